@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _CF_INTERNAL_H_
+#define _CF_INTERNAL_H_
+
+/*
+ * Private layout of struct cf_filter and the bucket primitives shared by
+ * cuckoo_filter.c, cf_semisort.c and cf_io.c. Never installed.
+ *
+ * The table is one bit array: bucket i starts at bit i * bucket_bits.
+ * A plain slot holds an f-bit fingerprint, 0 meaning empty. A semi-sorted
+ * bucket holds a 12-bit code for the sorted low nibbles of its four
+ * fingerprints, then the four (f - 4)-bit high parts in the same order.
+ *
+ * Buckets of at most 64 bits are read with one unaligned load and
+ * compared as b lanes of f bits at once (SWAR); wider ones slot by slot.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuckoo_filter.h"
+
+#define CF_ALIGN 64
+/* Bytes past the last bucket so that 64-bit loads never leave the table. */
+#define CF_TABLE_PAD 16
+#define CF_MAX_SLOTS 8
+
+enum cf_mode {
+	CF_MODE_WORD,     /* plain, bucket fits a 64-bit word: SWAR compare */
+	CF_MODE_SLOTS,    /* plain, wider bucket: one slot at a time */
+	CF_MODE_SEMISORT, /* semi-sorted 4-slot bucket, decoded to lanes */
+};
+
+struct cf_stash_entry {
+	uint32_t bucket; /* one of the item's two buckets */
+	uint32_t fp;
+	uint64_t value;
+};
+
+/* One step of a kick path: fp/value were written into bucket. */
+struct cf_kick {
+	uint32_t bucket;
+	uint32_t fp;
+	uint64_t value;
+};
+
+/* The fingerprints and values of one bucket, in slot order. */
+struct cf_bucket {
+	uint32_t fp[CF_MAX_SLOTS];
+	uint64_t value[CF_MAX_SLOTS];
+};
+
+struct cf_filter {
+	/* Read by every lookup. */
+	uint8_t *table;
+	uint8_t *values;        /* NULL when value_bits == 0 */
+	uint32_t bucket_mask;   /* buckets - 1 */
+	uint32_t bucket_bits;   /* bits per bucket */
+	uint32_t slots;         /* slots per bucket */
+	uint32_t fp_bits;
+	uint32_t fp_range;      /* 2^fp_bits - 1: fingerprints are 1..range */
+	uint32_t value_bytes;
+	uint64_t value_mask;    /* values are stored truncated to this */
+	enum cf_mode mode;
+	uint32_t stash_count;
+	uint32_t prefetch_span; /* offset of a bucket's last byte */
+	uint64_t lane_lo;       /* bit 0 of each f-bit lane */
+	uint64_t lane_hi;       /* top bit of each f-bit lane */
+	uint8_t lane_of_bit[64];
+	struct cf_stash_entry stash[CF_STASH_SIZE];
+
+	/* Semi-sorted layout: width and mask of each high part. */
+	uint32_t high_bits;
+	uint64_t high_mask;
+
+	/* Written by adds and deletes. */
+	uint64_t items;         /* in the table, stash excluded */
+	uint64_t kicks_total;
+	uint64_t kicks_max;
+	uint64_t adds_failed;
+	uint64_t rng;
+	struct cf_kick *path;   /* max_kicks entries, for rollback */
+
+	/* Cold. */
+	struct cf_params params;
+	struct cf_allocator alloc;
+	uint64_t buckets;
+	uint64_t table_bytes;
+	uint64_t values_bytes;
+	uint64_t path_bytes;
+};
+
+static inline uint64_t
+cf_load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void
+cf_store64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint64_t
+cf_low_mask(uint32_t nbits)
+{
+	return nbits >= 64 ? UINT64_MAX : (UINT64_C(1) << nbits) - 1;
+}
+
+/* Read nbits (<= 64) at bit offset bitpos; little-endian bit order. */
+static inline uint64_t
+cf_load_bits(const uint8_t *base, uint64_t bitpos, uint32_t nbits)
+{
+	const uint8_t *p = base + (bitpos >> 3);
+	uint32_t sh = bitpos & 7;
+	uint64_t v = cf_load64(p) >> sh;
+
+	if (sh + nbits > 64)
+		v |= (uint64_t)p[8] << (64 - sh);
+	return v & cf_low_mask(nbits);
+}
+
+static inline void
+cf_store_bits(uint8_t *base, uint64_t bitpos, uint32_t nbits, uint64_t v)
+{
+	uint8_t *p = base + (bitpos >> 3);
+	uint32_t sh = bitpos & 7;
+	uint64_t mask = cf_low_mask(nbits);
+	uint64_t w = cf_load64(p);
+
+	w = (w & ~(mask << sh)) | ((v & mask) << sh);
+	cf_store64(p, w);
+	if (sh + nbits > 64) {
+		uint32_t spill = sh + nbits - 64;
+		uint8_t m = (uint8_t)((1u << spill) - 1);
+
+		p[8] = (uint8_t)((p[8] & ~m) | ((v >> (64 - sh)) & m));
+	}
+}
+
+/* Value of table slot number slot (bucket * slots + s). */
+static inline uint64_t
+cf_value_load(const struct cf_filter *f, uint64_t slot)
+{
+	const uint8_t *p = f->values + slot * f->value_bytes;
+	uint16_t v16;
+	uint32_t v32;
+
+	switch (f->value_bytes) {
+	case 1:
+		return *p;
+	case 2:
+		memcpy(&v16, p, sizeof(v16));
+		return v16;
+	case 4:
+		memcpy(&v32, p, sizeof(v32));
+		return v32;
+	default:
+		return cf_load64(p);
+	}
+}
+
+static inline void
+cf_value_store(struct cf_filter *f, uint64_t slot, uint64_t value)
+{
+	uint8_t *p = f->values + slot * f->value_bytes;
+	uint16_t v16 = (uint16_t)value;
+	uint32_t v32 = (uint32_t)value;
+
+	switch (f->value_bytes) {
+	case 1:
+		*p = (uint8_t)value;
+		break;
+	case 2:
+		memcpy(p, &v16, sizeof(v16));
+		break;
+	case 4:
+		memcpy(p, &v32, sizeof(v32));
+		break;
+	default:
+		cf_store64(p, value);
+	}
+}
+
+/*
+ * Index from the high 32 bits, fingerprint from the low 32 bits: two
+ * independent parts of one hash. The fingerprint is mapped onto 1..range
+ * by a multiply-shift, which is uniform up to range / 2^32, so 0 stays
+ * free to mean "empty" without favouring any value.
+ */
+static inline uint32_t
+cf_index(const struct cf_filter *f, uint64_t hash)
+{
+	return (uint32_t)(hash >> 32) & f->bucket_mask;
+}
+
+static inline uint32_t
+cf_fingerprint(const struct cf_filter *f, uint64_t hash)
+{
+	return 1 + (uint32_t)(((hash & UINT32_MAX) * f->fp_range) >> 32);
+}
+
+/*
+ * Partial-key cuckoo hashing: the alternate bucket depends only on the
+ * current bucket and the fingerprint, and XOR makes it an involution on
+ * a power-of-two table. The fingerprint is mixed first (Fibonacci
+ * hashing), so that close fingerprints land far apart.
+ */
+static inline uint32_t
+cf_alt_index(const struct cf_filter *f, uint32_t i, uint32_t fp)
+{
+	uint64_t mix = (uint64_t)fp * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (i ^ (uint32_t)(mix >> 32)) & f->bucket_mask;
+}
+
+static inline const uint8_t *
+cf_bucket_addr(const struct cf_filter *f, uint32_t i)
+{
+	return f->table + (((uint64_t)i * f->bucket_bits) >> 3);
+}
+
+static inline void
+cf_prefetch_bucket(const struct cf_filter *f, uint32_t i)
+{
+	const uint8_t *p = cf_bucket_addr(f, i);
+
+	__builtin_prefetch(p, 0, 3);
+	__builtin_prefetch(p + f->prefetch_span, 0, 3);
+}
+
+/* Lane flags: the top bit of each f-bit lane of x that is zero. Exact up
+ * to and including the lowest zero lane, which is all callers use. */
+static inline uint64_t
+cf_zero_lanes(const struct cf_filter *f, uint64_t x)
+{
+	return (x - f->lane_lo) & ~x & f->lane_hi;
+}
+
+/* Fill defaults and check; 0 or -EINVAL. Sets the bucket count. */
+int cf_params_resolve(const struct cf_params *in, struct cf_params *out,
+		uint64_t *buckets);
+/* Derive the layout fields of f from f->params and a bucket count. */
+void cf_geometry_init(struct cf_filter *f, uint64_t buckets);
+/* Read the fingerprints and values of bucket i, in slot order. */
+void cf_bucket_read(const struct cf_filter *f, uint32_t i,
+		struct cf_bucket *b);
+/* Allocate an empty filter; NULL with errno set. */
+struct cf_filter *cf_create_geometry(const struct cf_params *p,
+		uint64_t buckets);
+
+/*
+ * Order of entries in a semi-sorted bucket: low nibble first, so that the
+ * nibbles come out sorted. Plain buckets pick kick victims by rank in the
+ * same order, so both layouts place items identically.
+ */
+static inline uint32_t
+cf_sort_key(uint32_t fp)
+{
+	return (fp & 0xf) << 28 | fp >> 4;
+}
+
+/* Sorted 4-nibble multisets: C(16 + 4 - 1, 4). */
+#define CF_SEMISORT_CODES 3876
+
+/* Sorted low nibbles of each 12-bit semi-sorted code, 4 bits each. */
+extern uint16_t cf_semisort_decode[4096];
+
+/* Expand a semi-sorted bucket word to 4 lanes of f bits. */
+static inline uint64_t
+cf_semisort_lanes(const struct cf_filter *f, uint64_t word)
+{
+	uint32_t nibbles = cf_semisort_decode[word & 0xfff];
+	uint64_t highs = word >> 12;
+	uint64_t lanes = 0;
+
+	for (uint32_t k = 0; k < 4; k++) {
+		uint64_t high = (highs >> (k * f->high_bits)) & f->high_mask;
+		uint64_t lane = (high << 4) | ((nibbles >> (4 * k)) & 0xf);
+
+		lanes |= lane << (k * f->fp_bits);
+	}
+	return lanes;
+}
+
+void cf_semisort_read(const struct cf_filter *f, uint32_t i,
+		struct cf_bucket *b);
+void cf_semisort_write(struct cf_filter *f, uint32_t i, struct cf_bucket *b,
+		uint32_t *order);
+void cf_semisort_init(void);
+
+/* Bucket i as b lanes of f bits (word and semi-sorted modes). */
+static inline uint64_t
+cf_bucket_lanes(const struct cf_filter *f, uint32_t i, enum cf_mode mode)
+{
+	uint64_t w = cf_load_bits(f->table, (uint64_t)i * f->bucket_bits,
+			f->bucket_bits);
+
+	return mode == CF_MODE_SEMISORT ? cf_semisort_lanes(f, w) : w;
+}
+
+/* Lane flags of the slots of bucket i holding fp (word/semisort modes). */
+static inline uint64_t
+cf_match_lanes(const struct cf_filter *f, uint32_t i, uint32_t fp,
+		enum cf_mode mode)
+{
+	return cf_zero_lanes(f, cf_bucket_lanes(f, i, mode) ^
+			((uint64_t)fp * f->lane_lo));
+}
+
+static inline uint32_t
+cf_slot_fp(const struct cf_filter *f, uint32_t i, uint32_t s)
+{
+	return (uint32_t)cf_load_bits(f->table,
+			(uint64_t)i * f->bucket_bits + (uint64_t)s * f->fp_bits,
+			f->fp_bits);
+}
+
+/* Slot of bucket i holding fp, or -1. */
+static inline int
+cf_find_in_bucket(const struct cf_filter *f, uint32_t i, uint32_t fp,
+		enum cf_mode mode)
+{
+	if (mode == CF_MODE_SLOTS) {
+		for (uint32_t s = 0; s < f->slots; s++)
+			if (cf_slot_fp(f, i, s) == fp)
+				return (int)s;
+		return -1;
+	}
+	uint64_t m = cf_match_lanes(f, i, fp, mode);
+
+	return m ? f->lane_of_bit[__builtin_ctzll(m)] : -1;
+}
+
+#endif /* _CF_INTERNAL_H_ */

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Save and load. The format is the header below, then the table bytes,
+ * the value bytes and the stash entries, all in the writer's byte order.
+ * The checksum is XXH64 (seed 0) of the whole output with the checksum
+ * field zeroed. Loading treats the input as hostile: sizes are derived
+ * from validated parameters, never trusted, and every bucket is checked
+ * before a filter is returned.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "cf_internal.h"
+
+#define CF_FILE_MAGIC "CUCKOOF\0"
+#define CF_FILE_VERSION 1
+#define CF_BYTE_ORDER 0x01020304u
+
+struct cf_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;   /* CF_BYTE_ORDER as the writer stores it */
+	uint32_t table;
+	uint32_t fp_bits;
+	uint32_t bucket_slots;
+	uint32_t max_kicks;
+	uint32_t value_bits;
+	uint32_t stash_count;
+	uint64_t capacity;
+	uint64_t seed;
+	uint64_t buckets;
+	uint64_t items;        /* in the table, stash excluded */
+	uint64_t table_bytes;
+	uint64_t values_bytes;
+	uint64_t checksum;
+};
+
+_Static_assert(sizeof(struct cf_file_header) == 96, "header layout");
+
+struct cf_file_stash {
+	uint32_t bucket;
+	uint32_t fp;
+	uint64_t value;
+};
+
+_Static_assert(sizeof(struct cf_file_stash) == 16, "stash layout");
+
+static void
+header_fill(const struct cf_filter *f, struct cf_file_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, CF_FILE_MAGIC, sizeof(h->magic));
+	h->version = CF_FILE_VERSION;
+	h->byte_order = CF_BYTE_ORDER;
+	h->table = f->params.table;
+	h->fp_bits = f->params.fp_bits;
+	h->bucket_slots = f->params.bucket_slots;
+	h->max_kicks = f->params.max_kicks;
+	h->value_bits = f->params.value_bits;
+	h->stash_count = f->stash_count;
+	h->capacity = f->params.capacity;
+	h->seed = f->params.seed;
+	h->buckets = f->buckets;
+	h->items = f->items;
+	h->table_bytes = f->table_bytes;
+	h->values_bytes = f->values_bytes;
+}
+
+static void
+stash_fill(const struct cf_filter *f, struct cf_file_stash *out)
+{
+	for (uint32_t k = 0; k < f->stash_count; k++)
+		out[k] = (struct cf_file_stash){ f->stash[k].bucket,
+			f->stash[k].fp, f->stash[k].value };
+}
+
+size_t
+cf_save_size(const struct cf_filter *f)
+{
+	return sizeof(struct cf_file_header) + f->table_bytes +
+		f->values_bytes + f->stash_count * sizeof(struct cf_file_stash);
+}
+
+int64_t
+cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
+{
+	size_t size = cf_save_size(f);
+	struct cf_file_header h;
+	uint8_t *p = buf;
+
+	if (len < size)
+		return -ENOSPC;
+	header_fill(f, &h);
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	memcpy(p, f->table, f->table_bytes);
+	p += f->table_bytes;
+	if (f->values_bytes != 0)
+		memcpy(p, f->values, f->values_bytes);
+	p += f->values_bytes;
+	stash_fill(f, (struct cf_file_stash *)(void *)p);
+	h.checksum = XXH64(buf, size, 0);
+	memcpy((uint8_t *)buf + offsetof(struct cf_file_header, checksum),
+			&h.checksum, sizeof(h.checksum));
+	return (int64_t)size;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len, XXH64_state_t *st)
+{
+	const uint8_t *p = buf;
+
+	XXH64_update(st, buf, len);
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+cf_save_file(const struct cf_filter *f, const char *path)
+{
+	struct cf_file_stash stash[CF_STASH_SIZE];
+	struct cf_file_header h;
+	XXH64_state_t *st;
+	char tmp[4096];
+	int fd, ret;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	st = XXH64_createState();
+	if (st == NULL)
+		return -ENOMEM;
+	XXH64_reset(st, 0);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	header_fill(f, &h);
+	stash_fill(f, stash);
+	ret = write_all(fd, &h, sizeof(h), st);
+	if (ret == 0)
+		ret = write_all(fd, f->table, f->table_bytes, st);
+	if (ret == 0 && f->values_bytes != 0)
+		ret = write_all(fd, f->values, f->values_bytes, st);
+	if (ret == 0)
+		ret = write_all(fd, stash, f->stash_count * sizeof(stash[0]),
+				st);
+	h.checksum = XXH64_digest(st);
+	if (ret == 0 && pwrite(fd, &h.checksum, sizeof(h.checksum),
+			offsetof(struct cf_file_header, checksum)) !=
+			sizeof(h.checksum))
+		ret = -EIO;
+	if (ret == 0 && fsync(fd) != 0)
+		ret = -errno;
+	if (close(fd) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && rename(tmp, path) != 0)
+		ret = -errno;
+	if (ret != 0)
+		unlink(tmp);
+out:
+	XXH64_freeState(st);
+	return ret;
+}
+
+static uint32_t
+swap32(uint32_t x)
+{
+	return __builtin_bswap32(x);
+}
+
+/* Check the header and the input length; 0 or a negative errno. */
+static int
+header_check(const void *buf, size_t len, struct cf_file_header *h,
+		struct cf_params *p, uint64_t *buckets)
+{
+	uint64_t want_buckets, total;
+	struct cf_filter geo;
+
+	if (len < sizeof(*h))
+		return -ENODATA;
+	memcpy(h, buf, sizeof(*h));
+	if (memcmp(h->magic, CF_FILE_MAGIC, sizeof(h->magic)) != 0)
+		return -EBADMSG;
+	if (h->byte_order == swap32(CF_BYTE_ORDER))
+		return -ENOTSUP;
+	if (h->byte_order != CF_BYTE_ORDER)
+		return -EBADMSG;
+	if (h->version != CF_FILE_VERSION)
+		return -EPROTONOSUPPORT;
+
+	memset(p, 0, sizeof(*p));
+	p->capacity = h->capacity;
+	p->fp_bits = h->fp_bits;
+	p->bucket_slots = h->bucket_slots;
+	p->max_kicks = h->max_kicks;
+	p->value_bits = h->value_bits;
+	p->table = (enum cf_table_type)h->table;
+	p->seed = h->seed;
+	/* Zero means "default" to cf_create, but a file states every value. */
+	if (h->fp_bits == 0 || h->bucket_slots == 0 || h->max_kicks == 0 ||
+			h->table > CF_TABLE_SEMISORT)
+		return -EBADMSG;
+	if (cf_params_resolve(p, p, &want_buckets) != 0 ||
+			h->buckets != want_buckets)
+		return -EBADMSG;
+	if (h->stash_count > CF_STASH_SIZE ||
+			h->items > h->buckets * h->bucket_slots)
+		return -EBADMSG;
+
+	memset(&geo, 0, sizeof(geo));
+	geo.params = *p;
+	cf_geometry_init(&geo, want_buckets);
+	if (h->table_bytes != geo.table_bytes ||
+			h->values_bytes != geo.values_bytes)
+		return -EBADMSG;
+	*buckets = want_buckets;
+	total = sizeof(*h) + h->table_bytes + h->values_bytes +
+		h->stash_count * sizeof(struct cf_file_stash);
+	if (len < total)
+		return -ENODATA;
+	if (len > total)
+		return -EBADMSG;
+	return 0;
+}
+
+/* Every table slot and stash entry must be one a filter can hold. */
+static int
+content_check(struct cf_filter *f, const struct cf_file_header *h)
+{
+	uint64_t items = 0;
+	uint8_t *pad = f->table + f->table_bytes - CF_TABLE_PAD;
+
+	for (uint64_t i = 0; i < f->buckets; i++) {
+		if (f->mode == CF_MODE_SEMISORT) {
+			uint64_t w = cf_load_bits(f->table, i * f->bucket_bits,
+					f->bucket_bits);
+
+			if ((w & 0xfff) >= CF_SEMISORT_CODES)
+				return -EBADMSG;
+		}
+		struct cf_bucket b;
+
+		cf_bucket_read(f, (uint32_t)i, &b);
+		for (uint32_t s = 0; s < f->slots; s++)
+			items += b.fp[s] != 0;
+	}
+	if (items != h->items)
+		return -EBADMSG;
+	for (uint32_t k = 0; k < f->stash_count; k++)
+		if (f->stash[k].bucket > f->bucket_mask ||
+				f->stash[k].fp == 0 ||
+				f->stash[k].fp > f->fp_range)
+			return -EBADMSG;
+	for (uint32_t k = 0; k < CF_TABLE_PAD; k++)
+		if (pad[k] != 0)
+			return -EBADMSG;
+	return 0;
+}
+
+struct cf_filter *
+cf_load_mem(const void *buf, size_t len, const struct cf_allocator *allocator,
+		int socket_id)
+{
+	struct cf_file_header h;
+	struct cf_file_stash stash[CF_STASH_SIZE];
+	const uint8_t *p = buf;
+	struct cf_params params;
+	struct cf_filter *f;
+	uint64_t buckets, sum;
+	uint8_t zero[sizeof(h.checksum)] = {0};
+	XXH64_state_t *st;
+	int ret;
+
+	if (buf == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = header_check(buf, len, &h, &params, &buckets);
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
+	}
+	st = XXH64_createState();
+	if (st == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	XXH64_reset(st, 0);
+	XXH64_update(st, p, offsetof(struct cf_file_header, checksum));
+	XXH64_update(st, zero, sizeof(zero));
+	XXH64_update(st, p + sizeof(h), len - sizeof(h));
+	sum = XXH64_digest(st);
+	XXH64_freeState(st);
+	if (sum != h.checksum) {
+		errno = EBADMSG;
+		return NULL;
+	}
+
+	params.allocator = allocator;
+	params.socket_id = socket_id;
+	f = cf_create_geometry(&params, buckets);
+	if (f == NULL)
+		return NULL;
+	p += sizeof(h);
+	memcpy(f->table, p, f->table_bytes);
+	p += f->table_bytes;
+	if (f->values_bytes != 0)
+		memcpy(f->values, p, f->values_bytes);
+	p += f->values_bytes;
+	memcpy(stash, p, h.stash_count * sizeof(stash[0]));
+	for (uint32_t k = 0; k < h.stash_count; k++)
+		f->stash[k] = (struct cf_stash_entry){ stash[k].bucket,
+			stash[k].fp, stash[k].value };
+	f->stash_count = h.stash_count;
+	f->items = h.items;
+	ret = content_check(f, &h);
+	if (ret < 0) {
+		cf_free(f);
+		errno = -ret;
+		return NULL;
+	}
+	return f;
+}
+
+struct cf_filter *
+cf_load_file(const char *path, const struct cf_allocator *allocator,
+		int socket_id)
+{
+	struct cf_filter *f = NULL;
+	struct stat sb;
+	uint8_t *buf;
+	size_t done = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) != 0) {
+		err = errno;
+		goto out_close;
+	}
+	buf = malloc(sb.st_size > 0 ? (size_t)sb.st_size : 1);
+	if (buf == NULL) {
+		err = ENOMEM;
+		goto out_close;
+	}
+	while (done < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + done, (size_t)sb.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : ENODATA;
+			goto out_free;
+		}
+		done += (size_t)n;
+	}
+	f = cf_load_mem(buf, done, allocator, socket_id);
+	if (f == NULL)
+		err = errno;
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	if (f == NULL)
+		errno = err;
+	return f;
+}

@@ -1,0 +1,1011 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Cuckoo filter: creation, add with bounded random-walk kicks and
+ * rollback, lookup, delete, bulk operations, values, scan and stats.
+ * Layout and bucket primitives are in cf_internal.h.
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include <xxhash.h>
+
+#include "cf_internal.h"
+
+#define HUGE_ALIGN (2u << 20)
+
+/* ------------------------------------------------------------- memory */
+
+static void *
+default_alloc(size_t size, size_t align, int socket_id, void *ctx)
+{
+	void *p;
+
+	(void)socket_id;
+	(void)ctx;
+	if (size >= HUGE_ALIGN)
+		align = HUGE_ALIGN;
+	if (posix_memalign(&p, align, size) != 0)
+		return NULL;
+	if (size >= HUGE_ALIGN)
+		(void)madvise(p, size & ~(size_t)(HUGE_ALIGN - 1),
+				MADV_HUGEPAGE);
+	memset(p, 0, size);
+	return p;
+}
+
+static void
+default_free(void *ptr, size_t size, void *ctx)
+{
+	(void)size;
+	(void)ctx;
+	free(ptr);
+}
+
+static const struct cf_allocator default_allocator = {
+	.alloc = default_alloc,
+	.free = default_free,
+};
+
+/* ------------------------------------------------------------ creation */
+
+/* Largest table: positions are 32-bit and the stash follows the slots. */
+#define MAX_TOTAL_SLOTS (UINT64_C(1) << 31)
+
+static int
+params_resolve(const struct cf_params *in, struct cf_params *p)
+{
+	if (in == NULL)
+		return -EINVAL;
+	*p = *in;
+	if (p->fp_bits == 0)
+		p->fp_bits = CF_DEFAULT_FP_BITS;
+	if (p->bucket_slots == 0)
+		p->bucket_slots = CF_DEFAULT_BUCKET_SLOTS;
+	if (p->max_kicks == 0)
+		p->max_kicks = CF_DEFAULT_MAX_KICKS;
+
+	if (p->capacity == 0 || p->capacity > MAX_TOTAL_SLOTS)
+		return -EINVAL;
+	if (p->bucket_slots != 2 && p->bucket_slots != 4 &&
+			p->bucket_slots != 8)
+		return -EINVAL;
+	if (p->max_kicks > CF_MAX_KICKS_LIMIT)
+		return -EINVAL;
+	if (p->value_bits != 0 && p->value_bits != 8 && p->value_bits != 16 &&
+			p->value_bits != 32 && p->value_bits != 64)
+		return -EINVAL;
+	switch (p->table) {
+	case CF_TABLE_PLAIN:
+		if (p->fp_bits < 4 || p->fp_bits > 32)
+			return -EINVAL;
+		break;
+	case CF_TABLE_SEMISORT:
+		if (p->fp_bits < 5 || p->fp_bits > 16 || p->bucket_slots != 4)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Smallest power-of-two bucket count holding capacity at <= 96% load. */
+static uint64_t
+buckets_for(const struct cf_params *p)
+{
+	uint64_t need = (p->capacity * 100 + p->bucket_slots * 96 - 1) /
+		(p->bucket_slots * 96);
+	uint64_t buckets = 1;
+
+	while (buckets < need)
+		buckets <<= 1;
+	return buckets;
+}
+
+static uint64_t
+splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static void
+rng_seed(struct cf_filter *f)
+{
+	uint64_t x = f->params.seed;
+
+	f->rng = splitmix64(&x) | 1;
+}
+
+/* xorshift64*: the kick walk needs speed, not cryptographic quality. */
+static inline uint32_t
+rng_next(struct cf_filter *f)
+{
+	f->rng ^= f->rng >> 12;
+	f->rng ^= f->rng << 25;
+	f->rng ^= f->rng >> 27;
+	return (uint32_t)((f->rng * UINT64_C(0x2545f4914f6cdd1d)) >> 32);
+}
+
+void
+cf_geometry_init(struct cf_filter *f, uint64_t buckets)
+{
+	const struct cf_params *p = &f->params;
+	uint32_t lanes;
+
+	f->buckets = buckets;
+	f->bucket_mask = (uint32_t)(buckets - 1);
+	f->slots = p->bucket_slots;
+	f->fp_bits = p->fp_bits;
+	f->fp_range = (uint32_t)cf_low_mask(p->fp_bits);
+	f->value_bytes = p->value_bits / 8;
+	f->value_mask = p->value_bits != 0 ? cf_low_mask(p->value_bits) : 0;
+	if (p->table == CF_TABLE_SEMISORT) {
+		f->mode = CF_MODE_SEMISORT;
+		f->bucket_bits = 4 * (p->fp_bits - 1);
+		f->high_bits = p->fp_bits - 4;
+		f->high_mask = cf_low_mask(f->high_bits);
+		lanes = 4;
+	} else {
+		f->bucket_bits = f->slots * f->fp_bits;
+		f->mode = f->bucket_bits <= 64 ? CF_MODE_WORD : CF_MODE_SLOTS;
+		lanes = f->mode == CF_MODE_WORD ? f->slots : 0;
+	}
+	f->lane_lo = 0;
+	for (uint32_t k = 0; k < lanes; k++)
+		f->lane_lo |= UINT64_C(1) << (k * f->fp_bits);
+	f->lane_hi = f->lane_lo << (f->fp_bits - 1);
+	for (uint32_t bit = 0; bit < 64; bit++) {
+		uint32_t lane = bit / f->fp_bits;
+
+		f->lane_of_bit[bit] = (uint8_t)(lane < f->slots ?
+				lane : f->slots - 1);
+	}
+	/* Last byte a bucket can touch, from its first byte. */
+	f->prefetch_span = (7 + f->bucket_bits - 1) >> 3;
+	f->table_bytes = ((buckets * f->bucket_bits + 7) >> 3) + CF_TABLE_PAD;
+	f->values_bytes = buckets * f->slots * f->value_bytes;
+	f->path_bytes = (uint64_t)p->max_kicks * sizeof(struct cf_kick);
+}
+
+/* Allocate a filter of @p buckets buckets from resolved parameters. */
+struct cf_filter *
+cf_create_geometry(const struct cf_params *p, uint64_t buckets)
+{
+	const struct cf_allocator *a = p->allocator != NULL ?
+		p->allocator : &default_allocator;
+	struct cf_filter *f;
+
+	if (a->alloc == NULL || a->free == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = a->alloc(sizeof(*f), CF_ALIGN, p->socket_id, a->ctx);
+	if (f == NULL)
+		goto nomem;
+	memset(f, 0, sizeof(*f));
+	f->params = *p;
+	f->params.allocator = NULL;
+	f->alloc = *a;
+	cf_geometry_init(f, buckets);
+
+	f->table = a->alloc(f->table_bytes, CF_ALIGN, p->socket_id, a->ctx);
+	if (f->table == NULL)
+		goto free_filter;
+	if (f->values_bytes != 0) {
+		f->values = a->alloc(f->values_bytes, CF_ALIGN, p->socket_id,
+				a->ctx);
+		if (f->values == NULL)
+			goto free_table;
+	}
+	f->path = a->alloc(f->path_bytes, CF_ALIGN, p->socket_id, a->ctx);
+	if (f->path == NULL)
+		goto free_values;
+	if (f->mode == CF_MODE_SEMISORT)
+		cf_semisort_init();
+	rng_seed(f);
+	return f;
+
+free_values:
+	if (f->values != NULL)
+		a->free(f->values, f->values_bytes, a->ctx);
+free_table:
+	a->free(f->table, f->table_bytes, a->ctx);
+free_filter:
+	a->free(f, sizeof(*f), a->ctx);
+nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct cf_filter *
+cf_create(const struct cf_params *params)
+{
+	struct cf_params p;
+	int ret = params_resolve(params, &p);
+
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
+	}
+	return cf_create_geometry(&p, buckets_for(&p));
+}
+
+int
+cf_params_resolve(const struct cf_params *in, struct cf_params *out,
+		uint64_t *buckets)
+{
+	int ret = params_resolve(in, out);
+
+	if (ret == 0)
+		*buckets = buckets_for(out);
+	return ret;
+}
+
+void
+cf_free(struct cf_filter *f)
+{
+	struct cf_allocator a;
+
+	if (f == NULL)
+		return;
+	a = f->alloc;
+	a.free(f->path, f->path_bytes, a.ctx);
+	if (f->values != NULL)
+		a.free(f->values, f->values_bytes, a.ctx);
+	a.free(f->table, f->table_bytes, a.ctx);
+	a.free(f, sizeof(*f), a.ctx);
+}
+
+uint64_t
+cf_hash(const struct cf_filter *f, const void *key, size_t len)
+{
+	return XXH3_64bits_withSeed(key, len, f->params.seed);
+}
+
+/* -------------------------------------------------------- slot access */
+
+static inline uint64_t
+slot_value(const struct cf_filter *f, uint32_t i, uint32_t s)
+{
+	return f->values != NULL ?
+		cf_value_load(f, (uint64_t)i * f->slots + s) : 0;
+}
+
+void
+cf_bucket_read(const struct cf_filter *f, uint32_t i, struct cf_bucket *b)
+{
+	if (f->mode == CF_MODE_SEMISORT) {
+		cf_semisort_read(f, i, b);
+		return;
+	}
+	for (uint32_t s = 0; s < f->slots; s++) {
+		b->fp[s] = cf_slot_fp(f, i, s);
+		b->value[s] = slot_value(f, i, s);
+	}
+}
+
+static void
+bucket_write(struct cf_filter *f, uint32_t i, struct cf_bucket *b)
+{
+	if (f->mode == CF_MODE_SEMISORT) {
+		cf_semisort_write(f, i, b, NULL);
+		return;
+	}
+	for (uint32_t s = 0; s < f->slots; s++) {
+		cf_store_bits(f->table, (uint64_t)i * f->bucket_bits +
+				(uint64_t)s * f->fp_bits, f->fp_bits, b->fp[s]);
+		if (f->values != NULL)
+			cf_value_store(f, (uint64_t)i * f->slots + s,
+					b->value[s]);
+	}
+}
+
+/* Write fp/value into slot s of bucket i; return the slot it ends in
+ * (semi-sorted buckets re-sort on every write). */
+static uint32_t
+slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
+		uint64_t value)
+{
+	if (f->mode == CF_MODE_SEMISORT) {
+		struct cf_bucket b;
+		uint32_t order[4];
+
+		cf_semisort_read(f, i, &b);
+		b.fp[s] = fp;
+		b.value[s] = value;
+		cf_semisort_write(f, i, &b, order);
+		return order[s];
+	}
+	cf_store_bits(f->table, (uint64_t)i * f->bucket_bits +
+			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
+	if (f->values != NULL)
+		cf_value_store(f, (uint64_t)i * f->slots + s, value);
+	return s;
+}
+
+/* Slot of bucket i holding exactly fp and value, or -1. */
+static int
+find_exact(const struct cf_filter *f, uint32_t i, uint32_t fp,
+		uint64_t value)
+{
+	struct cf_bucket b;
+
+	cf_bucket_read(f, i, &b);
+	for (uint32_t s = 0; s < f->slots; s++)
+		if (b.fp[s] == fp && b.value[s] == value)
+			return (int)s;
+	return -1;
+}
+
+static unsigned int
+count_in_bucket(const struct cf_filter *f, uint32_t i, uint32_t fp)
+{
+	struct cf_bucket b;
+	unsigned int n = 0;
+
+	cf_bucket_read(f, i, &b);
+	for (uint32_t s = 0; s < f->slots; s++)
+		n += b.fp[s] == fp;
+	return n;
+}
+
+static inline uint32_t
+table_slots(const struct cf_filter *f)
+{
+	return (uint32_t)(f->buckets * f->slots);
+}
+
+/* ------------------------------------------------------------- stash */
+
+static int
+stash_find(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp)
+{
+	for (uint32_t k = 0; k < f->stash_count; k++) {
+		const struct cf_stash_entry *e = &f->stash[k];
+
+		if (e->fp == fp && (e->bucket == i1 || e->bucket == i2))
+			return (int)k;
+	}
+	return -1;
+}
+
+static void
+stash_remove(struct cf_filter *f, uint32_t k)
+{
+	f->stash_count--;
+	memmove(&f->stash[k], &f->stash[k + 1],
+			(f->stash_count - k) * sizeof(f->stash[0]));
+}
+
+/* ---------------------------------------------------------------- add */
+
+static int
+locate(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
+		uint64_t value, uint32_t *pos)
+{
+	int s = find_exact(f, i1, fp, value);
+
+	if (s >= 0) {
+		*pos = i1 * f->slots + (uint32_t)s;
+		return 0;
+	}
+	s = find_exact(f, i2, fp, value);
+	if (s >= 0) {
+		*pos = i2 * f->slots + (uint32_t)s;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Slot of the entry of rank r in cf_sort_key() order (ties by slot).
+ * The victim is uniform either way; ranking makes the choice depend on
+ * the bucket's contents only, not on its layout.
+ */
+static uint32_t
+victim_slot(const struct cf_filter *f, const struct cf_bucket *b, uint32_t r)
+{
+	if (f->mode == CF_MODE_SEMISORT)
+		return r; /* already sorted */
+	for (uint32_t s = 0; s < f->slots; s++) {
+		uint32_t key = cf_sort_key(b->fp[s]), rank = 0;
+
+		for (uint32_t t = 0; t < f->slots; t++) {
+			uint32_t other = cf_sort_key(b->fp[t]);
+
+			rank += other < key || (other == key && t < s);
+		}
+		if (rank == r)
+			return s;
+	}
+	return 0;
+}
+
+/*
+ * Random walk (paper Algorithm 1): swap the homeless fingerprint with a
+ * random slot of its bucket, and move the evicted one to its alternate
+ * bucket, up to max_kicks times. Each step is recorded, so that a walk
+ * that finds no empty slot is undone in reverse and no stored item is
+ * ever dropped (the paper's code keeps the last victim aside instead).
+ */
+static int
+kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
+		uint64_t value, uint32_t *pos)
+{
+	const uint32_t new_fp = fp;
+	const uint64_t new_value = value;
+	uint32_t i = (rng_next(f) & 1) ? i2 : i1;
+	uint32_t n;
+
+	for (n = 0; n < f->params.max_kicks; n++) {
+		struct cf_bucket b;
+		uint32_t s, old_fp;
+		uint64_t old_value;
+		int e;
+
+		cf_bucket_read(f, i, &b);
+		s = victim_slot(f, &b, rng_next(f) & (f->slots - 1));
+		old_fp = b.fp[s];
+		old_value = b.value[s];
+		f->path[n] = (struct cf_kick){ i, fp, value };
+		slot_put(f, i, s, fp, value);
+		fp = old_fp;
+		value = old_value;
+		i = cf_alt_index(f, i, fp);
+		e = cf_find_in_bucket(f, i, 0, f->mode);
+		if (e >= 0) {
+			slot_put(f, i, (uint32_t)e, fp, value);
+			f->items++;
+			f->kicks_total += n + 1;
+			if (n + 1 > f->kicks_max)
+				f->kicks_max = n + 1;
+			if (pos != NULL)
+				locate(f, i1, i2, new_fp, new_value, pos);
+			return 0;
+		}
+	}
+	while (n-- > 0) {
+		const struct cf_kick *k = &f->path[n];
+		int s = find_exact(f, k->bucket, k->fp, k->value);
+
+		slot_put(f, k->bucket, (uint32_t)s, fp, value);
+		fp = k->fp;
+		value = k->value;
+	}
+	return -ENOSPC;
+}
+
+static int
+add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
+		uint32_t *pos, bool use_stash)
+{
+	uint32_t i2 = cf_alt_index(f, i1, fp);
+	uint32_t i = i1;
+	int s;
+
+	/* Stored values are truncated; the kick path compares them. */
+	value &= f->value_mask;
+	s = cf_find_in_bucket(f, i1, 0, f->mode);
+	if (s < 0) {
+		i = i2;
+		s = cf_find_in_bucket(f, i2, 0, f->mode);
+	}
+	if (s >= 0) {
+		s = (int)slot_put(f, i, (uint32_t)s, fp, value);
+		f->items++;
+		if (pos != NULL)
+			*pos = i * f->slots + (uint32_t)s;
+		return 0;
+	}
+	/* Both buckets full of this fingerprint: 2b copies, no more fit. */
+	if (count_in_bucket(f, i1, fp) + (i1 != i2 ?
+			count_in_bucket(f, i2, fp) : 0) ==
+			f->slots * (i1 != i2 ? 2 : 1))
+		return -ENOSPC;
+	if (kick(f, i1, i2, fp, value, pos) == 0)
+		return 0;
+	if (!use_stash || f->stash_count == CF_STASH_SIZE)
+		return -ENOSPC;
+	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value };
+	if (pos != NULL)
+		*pos = table_slots(f) + f->stash_count;
+	f->stash_count++;
+	return 0;
+}
+
+/* After a delete, move stash items back into the table when they fit. */
+static void
+stash_rehome(struct cf_filter *f)
+{
+	uint32_t k = 0;
+
+	while (k < f->stash_count) {
+		struct cf_stash_entry e = f->stash[k];
+
+		if (add_fp(f, e.bucket, e.fp, e.value, NULL, false) == 0)
+			stash_remove(f, k);
+		else
+			k++;
+	}
+}
+
+int
+cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint32_t *pos)
+{
+	int ret = add_fp(f, cf_index(f, hash), cf_fingerprint(f, hash), value,
+			pos, true);
+
+	if (ret < 0)
+		f->adds_failed++;
+	return ret;
+}
+
+int
+cf_add(struct cf_filter *f, const void *key, size_t len)
+{
+	return cf_add_with_hash(f, cf_hash(f, key, len), 0, NULL);
+}
+
+int
+cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint32_t *pos)
+{
+	if (cf_lookup_with_hash(f, hash, pos))
+		return -EEXIST;
+	return cf_add_with_hash(f, hash, value, pos);
+}
+
+int
+cf_add_unique(struct cf_filter *f, const void *key, size_t len)
+{
+	return cf_add_unique_with_hash(f, cf_hash(f, key, len), 0, NULL);
+}
+
+/* ------------------------------------------------------------- lookup */
+
+static inline __attribute__((always_inline)) int
+lookup_mode(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
+		enum cf_mode mode)
+{
+	uint32_t fp = cf_fingerprint(f, hash);
+	uint32_t i1 = cf_index(f, hash);
+	uint32_t i2 = cf_alt_index(f, i1, fp);
+	int s;
+
+	s = cf_find_in_bucket(f, i1, fp, mode);
+	if (s >= 0) {
+		if (pos != NULL)
+			*pos = i1 * f->slots + (uint32_t)s;
+		return 1;
+	}
+	s = cf_find_in_bucket(f, i2, fp, mode);
+	if (s >= 0) {
+		if (pos != NULL)
+			*pos = i2 * f->slots + (uint32_t)s;
+		return 1;
+	}
+	if (f->stash_count != 0) {
+		s = stash_find(f, i1, i2, fp);
+		if (s >= 0) {
+			if (pos != NULL)
+				*pos = table_slots(f) + (uint32_t)s;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int
+cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
+{
+	switch (f->mode) {
+	case CF_MODE_WORD:
+		return lookup_mode(f, hash, pos, CF_MODE_WORD);
+	case CF_MODE_SEMISORT:
+		return lookup_mode(f, hash, pos, CF_MODE_SEMISORT);
+	default:
+		return lookup_mode(f, hash, pos, CF_MODE_SLOTS);
+	}
+}
+
+int
+cf_lookup(const struct cf_filter *f, const void *key, size_t len)
+{
+	return cf_lookup_with_hash(f, cf_hash(f, key, len), NULL);
+}
+
+unsigned int
+cf_count_with_hash(const struct cf_filter *f, uint64_t hash)
+{
+	uint32_t fp = cf_fingerprint(f, hash);
+	uint32_t i1 = cf_index(f, hash);
+	uint32_t i2 = cf_alt_index(f, i1, fp);
+	unsigned int n = count_in_bucket(f, i1, fp);
+
+	if (i2 != i1)
+		n += count_in_bucket(f, i2, fp);
+	for (uint32_t k = 0; k < f->stash_count; k++)
+		n += f->stash[k].fp == fp &&
+			(f->stash[k].bucket == i1 || f->stash[k].bucket == i2);
+	return n;
+}
+
+unsigned int
+cf_count(const struct cf_filter *f, const void *key, size_t len)
+{
+	return cf_count_with_hash(f, cf_hash(f, key, len));
+}
+
+/* ------------------------------------------------------------- delete */
+
+static void
+table_remove(struct cf_filter *f, uint32_t i, uint32_t s)
+{
+	slot_put(f, i, s, 0, 0);
+	f->items--;
+}
+
+static int
+delete_fp(struct cf_filter *f, uint32_t i1, uint32_t fp)
+{
+	uint32_t i2 = cf_alt_index(f, i1, fp);
+	int s;
+
+	s = cf_find_in_bucket(f, i1, fp, f->mode);
+	if (s >= 0) {
+		table_remove(f, i1, (uint32_t)s);
+	} else {
+		s = cf_find_in_bucket(f, i2, fp, f->mode);
+		if (s >= 0) {
+			table_remove(f, i2, (uint32_t)s);
+		} else {
+			s = stash_find(f, i1, i2, fp);
+			if (s < 0)
+				return -ENOENT;
+			stash_remove(f, (uint32_t)s);
+			return 0;
+		}
+	}
+	if (f->stash_count != 0)
+		stash_rehome(f);
+	return 0;
+}
+
+int
+cf_delete_with_hash(struct cf_filter *f, uint64_t hash)
+{
+	return delete_fp(f, cf_index(f, hash), cf_fingerprint(f, hash));
+}
+
+int
+cf_delete(struct cf_filter *f, const void *key, size_t len)
+{
+	return cf_delete_with_hash(f, cf_hash(f, key, len));
+}
+
+void
+cf_clear(struct cf_filter *f)
+{
+	memset(f->table, 0, f->table_bytes);
+	if (f->values != NULL)
+		memset(f->values, 0, f->values_bytes);
+	f->stash_count = 0;
+	f->items = 0;
+	f->kicks_total = 0;
+	f->kicks_max = 0;
+	f->adds_failed = 0;
+	rng_seed(f);
+}
+
+/* --------------------------------------------------------------- bulk */
+
+/*
+ * Two passes over a burst, as rte_member_lookup_bulk does: derive every
+ * bucket pair and prefetch both lines, then compare. The compare pass is
+ * branch-free on hit or miss so that mixed bursts do not mispredict.
+ */
+static inline __attribute__((always_inline)) int
+lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint64_t *hit_mask, uint32_t *pos,
+		enum cf_mode mode)
+{
+	uint32_t b1[CF_BULK_MAX], b2[CF_BULK_MAX], fps[CF_BULK_MAX];
+	uint64_t hits = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		fps[k] = cf_fingerprint(f, hashes[k]);
+		b1[k] = cf_index(f, hashes[k]);
+		b2[k] = cf_alt_index(f, b1[k], fps[k]);
+		cf_prefetch_bucket(f, b1[k]);
+		cf_prefetch_bucket(f, b2[k]);
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		if (mode == CF_MODE_SLOTS) {
+			int s1 = cf_find_in_bucket(f, b1[k], fps[k], mode);
+			int s2 = cf_find_in_bucket(f, b2[k], fps[k], mode);
+
+			hits |= (uint64_t)(s1 >= 0 || s2 >= 0) << k;
+			if (pos != NULL)
+				pos[k] = s1 >= 0 ?
+					b1[k] * f->slots + (uint32_t)s1 :
+					b2[k] * f->slots + (uint32_t)s2;
+			continue;
+		}
+		uint64_t m1 = cf_match_lanes(f, b1[k], fps[k], mode);
+		uint64_t m2 = cf_match_lanes(f, b2[k], fps[k], mode);
+
+		hits |= (uint64_t)((m1 | m2) != 0) << k;
+		if (pos != NULL) {
+			uint32_t l1 = f->lane_of_bit[__builtin_ctzll(m1 |
+					(UINT64_C(1) << 63))];
+			uint32_t l2 = f->lane_of_bit[__builtin_ctzll(m2 |
+					(UINT64_C(1) << 63))];
+
+			pos[k] = m1 != 0 ? b1[k] * f->slots + l1 :
+				b2[k] * f->slots + l2;
+		}
+	}
+	if (f->stash_count != 0) {
+		for (unsigned int k = 0; k < n; k++) {
+			int s;
+
+			if (hits & (UINT64_C(1) << k))
+				continue;
+			s = stash_find(f, b1[k], b2[k], fps[k]);
+			if (s >= 0) {
+				hits |= UINT64_C(1) << k;
+				if (pos != NULL)
+					pos[k] = table_slots(f) + (uint32_t)s;
+			}
+		}
+	}
+	*hit_mask = hits;
+	return __builtin_popcountll(hits);
+}
+
+int
+cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint64_t *hit_mask, uint32_t *pos)
+{
+	if (n == 0 || n > CF_BULK_MAX)
+		return -EINVAL;
+	switch (f->mode) {
+	case CF_MODE_WORD:
+		return lookup_bulk_mode(f, hashes, n, hit_mask, pos,
+				CF_MODE_WORD);
+	case CF_MODE_SEMISORT:
+		return lookup_bulk_mode(f, hashes, n, hit_mask, pos,
+				CF_MODE_SEMISORT);
+	default:
+		return lookup_bulk_mode(f, hashes, n, hit_mask, pos,
+				CF_MODE_SLOTS);
+	}
+}
+
+static void
+prefetch_pairs(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint32_t *b1, uint32_t *fps)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		fps[k] = cf_fingerprint(f, hashes[k]);
+		b1[k] = cf_index(f, hashes[k]);
+		cf_prefetch_bucket(f, b1[k]);
+		cf_prefetch_bucket(f, cf_alt_index(f, b1[k], fps[k]));
+	}
+}
+
+int
+cf_add_bulk(struct cf_filter *f, const uint64_t *hashes,
+		const uint64_t *values, unsigned int n, uint64_t *added_mask)
+{
+	uint32_t b1[CF_BULK_MAX], fps[CF_BULK_MAX];
+	uint64_t added = 0;
+
+	if (n == 0 || n > CF_BULK_MAX)
+		return -EINVAL;
+	prefetch_pairs(f, hashes, n, b1, fps);
+	for (unsigned int k = 0; k < n; k++) {
+		if (add_fp(f, b1[k], fps[k], values != NULL ? values[k] : 0,
+				NULL, true) == 0)
+			added |= UINT64_C(1) << k;
+		else
+			f->adds_failed++;
+	}
+	if (added_mask != NULL)
+		*added_mask = added;
+	return __builtin_popcountll(added);
+}
+
+int
+cf_delete_bulk(struct cf_filter *f, const uint64_t *hashes, unsigned int n,
+		uint64_t *deleted_mask)
+{
+	uint32_t b1[CF_BULK_MAX], fps[CF_BULK_MAX];
+	uint64_t deleted = 0;
+
+	if (n == 0 || n > CF_BULK_MAX)
+		return -EINVAL;
+	prefetch_pairs(f, hashes, n, b1, fps);
+	for (unsigned int k = 0; k < n; k++)
+		if (delete_fp(f, b1[k], fps[k]) == 0)
+			deleted |= UINT64_C(1) << k;
+	if (deleted_mask != NULL)
+		*deleted_mask = deleted;
+	return __builtin_popcountll(deleted);
+}
+
+/* ----------------------------------------------------- slot positions */
+
+/* Resolve pos to a stash index (>= 0), or a table slot (-1 with i/s). */
+static int
+position(const struct cf_filter *f, uint32_t pos, uint32_t *i, uint32_t *s,
+		uint32_t *stash_k)
+{
+	uint32_t slots = table_slots(f);
+
+	if (pos < slots) {
+		*i = pos / f->slots;
+		*s = pos % f->slots;
+		return 0;
+	}
+	if (pos - slots < f->stash_count) {
+		*stash_k = pos - slots;
+		return 1;
+	}
+	return -EINVAL;
+}
+
+static bool
+slot_empty(const struct cf_filter *f, uint32_t i, uint32_t s)
+{
+	struct cf_bucket b;
+
+	if (f->mode != CF_MODE_SEMISORT)
+		return cf_slot_fp(f, i, s) == 0;
+	cf_semisort_read(f, i, &b);
+	return b.fp[s] == 0;
+}
+
+int
+cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value)
+{
+	uint32_t i, s, k;
+	int where = position(f, pos, &i, &s, &k);
+
+	if (where < 0 || f->values == NULL)
+		return -EINVAL;
+	if (where == 1) {
+		*value = f->stash[k].value;
+		return 0;
+	}
+	if (slot_empty(f, i, s))
+		return -ENOENT;
+	*value = slot_value(f, i, s);
+	return 0;
+}
+
+int
+cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value)
+{
+	uint32_t i, s, k;
+	int where = position(f, pos, &i, &s, &k);
+
+	if (where < 0 || f->values == NULL)
+		return -EINVAL;
+	value &= f->value_mask;
+	if (where == 1) {
+		f->stash[k].value = value;
+		return 0;
+	}
+	if (slot_empty(f, i, s))
+		return -ENOENT;
+	cf_value_store(f, (uint64_t)i * f->slots + s, value);
+	return 0;
+}
+
+int
+cf_delete_at(struct cf_filter *f, uint32_t pos)
+{
+	uint32_t i, s, k;
+	int where = position(f, pos, &i, &s, &k);
+
+	if (where < 0)
+		return -EINVAL;
+	if (where == 1) {
+		stash_remove(f, k);
+		return 0;
+	}
+	if (slot_empty(f, i, s))
+		return -ENOENT;
+	table_remove(f, i, s);
+	if (f->stash_count != 0)
+		stash_rehome(f);
+	return 0;
+}
+
+/* --------------------------------------------------------------- scan */
+
+uint64_t
+cf_scan(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
+		cf_scan_fn fn, void *arg)
+{
+	uint64_t c = *cursor < f->buckets ? *cursor : 0;
+	uint64_t deleted = 0;
+
+	for (uint64_t n = 0; n < nb_buckets; n++) {
+		struct cf_bucket b;
+		bool changed = false;
+
+		cf_bucket_read(f, (uint32_t)c, &b);
+		for (uint32_t s = 0; s < f->slots; s++) {
+			if (b.fp[s] == 0 || !fn((uint32_t)c * f->slots + s,
+					b.value[s], arg))
+				continue;
+			b.fp[s] = 0;
+			b.value[s] = 0;
+			changed = true;
+			f->items--;
+			deleted++;
+		}
+		if (changed)
+			bucket_write(f, (uint32_t)c, &b);
+		if (++c < f->buckets)
+			continue;
+		c = 0;
+		for (uint32_t k = 0; k < f->stash_count;) {
+			if (fn(table_slots(f) + k, f->stash[k].value, arg)) {
+				stash_remove(f, k);
+				deleted++;
+			} else {
+				k++;
+			}
+		}
+	}
+	*cursor = c;
+	if (deleted != 0 && f->stash_count != 0)
+		stash_rehome(f);
+	return deleted;
+}
+
+/* -------------------------------------------------------------- stats */
+
+void
+cf_stats(const struct cf_filter *f, struct cf_stats *st)
+{
+	uint64_t slots = f->buckets * f->slots;
+	double compared;
+
+	memset(st, 0, sizeof(*st));
+	st->items = f->items + f->stash_count;
+	st->buckets = f->buckets;
+	st->slots = slots;
+	st->table_bytes = f->table_bytes;
+	st->bytes = sizeof(*f) + f->table_bytes + f->values_bytes +
+		f->path_bytes;
+	st->load_factor = (double)st->items / (double)slots;
+	st->bits_per_item = st->items != 0 ?
+		(double)f->table_bytes * 8 / (double)st->items : 0;
+	/* A negative lookup compares its fingerprint with the items of two
+	 * buckets (2 * b * load on average) and the stash. */
+	compared = 2.0 * f->slots * st->load_factor + f->stash_count;
+	st->expected_fpr = -expm1(compared * log1p(-1.0 / f->fp_range));
+	st->kicks_total = f->kicks_total;
+	st->kicks_max = f->kicks_max;
+	st->stash_used = f->stash_count;
+	st->adds_failed = f->adds_failed;
+}
+
+void
+cf_get_params(const struct cf_filter *f, struct cf_params *params)
+{
+	*params = f->params;
+}

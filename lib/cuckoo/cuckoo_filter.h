@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _CUCKOO_FILTER_H_
+#define _CUCKOO_FILTER_H_
+
+/**
+ * @file
+ * Cuckoo filter: approximate set membership with deletion.
+ *
+ * An implementation of Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo
+ * Filter: Practically Better Than Bloom" (CoNEXT 2014): (2,b) buckets,
+ * partial-key cuckoo hashing (alternate bucket = i XOR hash(fingerprint)),
+ * insertion by bounded random-walk kicks, semi-sorted buckets (section 5.2)
+ * and per-slot values (section 6).
+ *
+ * Beyond the paper:
+ * - no false negatives, even when full: a failed kick path is rolled back,
+ *   a small stash absorbs the overflow, and once it is full an add fails
+ *   with -ENOSPC without touching any stored item;
+ * - bulk operations on up to 64 hashes that prefetch every candidate bucket
+ *   before comparing;
+ * - slot positions, so a caller can read, update or delete what a lookup
+ *   found without hashing again, and an incremental scan to age entries;
+ * - memory through caller-supplied allocator hooks (hugepages, NUMA);
+ * - save and load with a versioned, checksummed format.
+ *
+ * The library has no DPDK dependency. A filter is not thread safe: one
+ * writer, and no reader concurrent with a writer (cuckooflow gives each
+ * lcore its own filter).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Maximum number of hashes in one bulk call. */
+#define CF_BULK_MAX 64
+
+/** Number of stash entries that hold items the table could not place. */
+#define CF_STASH_SIZE 4
+
+/** Default fingerprint width in bits. */
+#define CF_DEFAULT_FP_BITS 12
+/** Default number of slots per bucket. */
+#define CF_DEFAULT_BUCKET_SLOTS 4
+/** Default bound on kicks per insertion (the paper's value). */
+#define CF_DEFAULT_MAX_KICKS 500
+/** Highest accepted bound on kicks per insertion. */
+#define CF_MAX_KICKS_LIMIT 65536
+/** Highest load factor the bucket count is sized for. */
+#define CF_SIZING_LOAD 0.96
+
+/** Bucket layout. */
+enum cf_table_type {
+	/** Each slot stores a full f-bit fingerprint (f = 4..32). */
+	CF_TABLE_PLAIN = 0,
+	/**
+	 * Semi-sorted 4-slot buckets (paper section 5.2): the low 4 bits of
+	 * the four fingerprints are sorted and coded in 12 bits, so an f-bit
+	 * fingerprint costs f - 1 bits (f = 5..16, 4 slots per bucket only).
+	 */
+	CF_TABLE_SEMISORT = 1,
+};
+
+/**
+ * Memory hooks. cuckooflow passes rte_zmalloc_socket()/rte_free().
+ */
+struct cf_allocator {
+	/**
+	 * Return @p size bytes of zeroed memory aligned to @p align (a power
+	 * of two, at least 64), preferably on NUMA socket @p socket_id, or
+	 * NULL.
+	 */
+	void *(*alloc)(size_t size, size_t align, int socket_id, void *ctx);
+	/** Release memory from alloc(); @p size is the size requested. */
+	void (*free)(void *ptr, size_t size, void *ctx);
+	void *ctx; /**< Passed to both hooks. */
+};
+
+/**
+ * Creation parameters. Zero in any field selects the documented default,
+ * so a designated initialiser only names what it changes.
+ */
+struct cf_params {
+	/**
+	 * Number of items the filter must hold. The bucket count is the
+	 * smallest power of two that holds @p capacity at a load of at most
+	 * CF_SIZING_LOAD. Required; at most 2^32 - 1 slots in total.
+	 */
+	uint64_t capacity;
+	/**
+	 * Fingerprint bits: 4..32 for CF_TABLE_PLAIN, 5..16 for
+	 * CF_TABLE_SEMISORT (default CF_DEFAULT_FP_BITS). The false positive
+	 * rate is about 2 * bucket_slots * load / 2^fp_bits.
+	 */
+	unsigned int fp_bits;
+	/** Slots per bucket: 2, 4 or 8 (default 4; semi-sorted: 4 only). */
+	unsigned int bucket_slots;
+	/** Kicks before an insertion gives up (default 500, max 65536). */
+	unsigned int max_kicks;
+	/**
+	 * Bits of value per slot: 0 (none, default), 8, 16, 32 or 64. Values
+	 * live in an array beside the table and move with their fingerprint.
+	 */
+	unsigned int value_bits;
+	/** Bucket layout (default CF_TABLE_PLAIN). */
+	enum cf_table_type table;
+	/** Seed of the byte-key hash (XXH3-64) and of the kick RNG. */
+	uint64_t seed;
+	/** NUMA socket passed to the allocator (default allocator ignores). */
+	int socket_id;
+	/**
+	 * Memory hooks, or NULL for the default: 64-byte aligned memory,
+	 * 2 MiB aligned and advised for transparent hugepages when large.
+	 * The struct is copied.
+	 */
+	const struct cf_allocator *allocator;
+};
+
+/** Filter statistics, see cf_stats(). */
+struct cf_stats {
+	uint64_t items;       /**< Items stored, stash included. */
+	uint64_t buckets;     /**< Buckets in the table. */
+	uint64_t slots;       /**< Slots in the table (buckets * slots). */
+	uint64_t table_bytes; /**< Bytes of fingerprint storage. */
+	uint64_t bytes;       /**< All bytes held: table, values, stash. */
+	double load_factor;   /**< items / slots. */
+	double bits_per_item; /**< table_bytes * 8 / items (0 if empty). */
+	double expected_fpr;  /**< False positive rate at this load. */
+	uint64_t kicks_total; /**< Kicks made by all successful adds. */
+	uint64_t kicks_max;   /**< Longest kick path of a successful add. */
+	uint64_t stash_used;  /**< Items now in the stash. */
+	uint64_t adds_failed; /**< Adds that returned -ENOSPC. */
+};
+
+/** Opaque filter handle. */
+struct cf_filter;
+
+/**
+ * Create a filter.
+ *
+ * @param params
+ *   Parameters; see struct cf_params.
+ * @return
+ *   The filter, or NULL with errno set:
+ *   - EINVAL if a parameter is out of range or unsupported;
+ *   - ENOMEM if memory could not be allocated.
+ */
+struct cf_filter *cf_create(const struct cf_params *params);
+
+/**
+ * Free a filter and its memory. NULL is accepted.
+ */
+void cf_free(struct cf_filter *f);
+
+/**
+ * Hash a key the way the byte-key functions do: seeded XXH3-64.
+ */
+uint64_t cf_hash(const struct cf_filter *f, const void *key, size_t len);
+
+/**
+ * Add an item by its 64-bit hash. Index and fingerprint come from
+ * independent bits: the bucket from the high 32 bits, the fingerprint
+ * from the low 32 bits. Adding an item twice stores two copies; at most
+ * 2 * bucket_slots copies fit.
+ *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   A well-mixed 64-bit hash of the item.
+ * @param value
+ *   Value stored with the item (truncated to value_bits; ignored if 0).
+ * @param pos
+ *   If not NULL, receives the item's slot position.
+ * @return
+ *   - 0 on success;
+ *   - -ENOSPC if the table and stash are full; no stored item moved.
+ */
+int cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint32_t *pos);
+
+/** cf_add_with_hash() of cf_hash(key), with value 0. */
+int cf_add(struct cf_filter *f, const void *key, size_t len);
+
+/**
+ * Add an item unless its fingerprint is already found (test-and-add).
+ * An item never added can be reported present at the false positive rate.
+ *
+ * @return
+ *   - 0 if added;
+ *   - -EEXIST if found (@p pos, if not NULL, receives its position);
+ *   - -ENOSPC if not found and no room.
+ */
+int cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash,
+		uint64_t value, uint32_t *pos);
+
+/** cf_add_unique_with_hash() of cf_hash(key), with value 0. */
+int cf_add_unique(struct cf_filter *f, const void *key, size_t len);
+
+/**
+ * Look an item up.
+ *
+ * @param pos
+ *   If not NULL and the item is found, receives its slot position.
+ * @return
+ *   1 if found (possibly a false positive), 0 if not (never wrong).
+ */
+int cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash,
+		uint32_t *pos);
+
+/** cf_lookup_with_hash() of cf_hash(key). */
+int cf_lookup(const struct cf_filter *f, const void *key, size_t len);
+
+/**
+ * Delete one copy of an item. Deleting an item that was never added may
+ * remove another item with the same fingerprint (a false negative for it):
+ * only delete what was added.
+ *
+ * @return
+ *   - 0 if one copy was deleted;
+ *   - -ENOENT if not found.
+ */
+int cf_delete_with_hash(struct cf_filter *f, uint64_t hash);
+
+/** cf_delete_with_hash() of cf_hash(key). */
+int cf_delete(struct cf_filter *f, const void *key, size_t len);
+
+/**
+ * Count the stored copies of an item's fingerprint in its two buckets
+ * and the stash.
+ */
+unsigned int cf_count_with_hash(const struct cf_filter *f, uint64_t hash);
+
+/** cf_count_with_hash() of cf_hash(key). */
+unsigned int cf_count(const struct cf_filter *f, const void *key,
+		size_t len);
+
+/** Remove every item; parameters and seed are kept, counters reset. */
+void cf_clear(struct cf_filter *f);
+
+/**
+ * Look up to CF_BULK_MAX hashes: derive every bucket pair, prefetch them
+ * all, then compare.
+ *
+ * @param hashes
+ *   The hashes.
+ * @param n
+ *   How many (1..CF_BULK_MAX).
+ * @param hit_mask
+ *   Receives bit k set if hashes[k] was found.
+ * @param pos
+ *   If not NULL, pos[k] receives the slot position of each hit.
+ * @return
+ *   The number of hits, or -EINVAL if n is 0 or above CF_BULK_MAX.
+ */
+int cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint64_t *hit_mask, uint32_t *pos);
+
+/**
+ * Add up to CF_BULK_MAX hashes in order, with every candidate bucket
+ * prefetched first.
+ *
+ * @param values
+ *   Values to store with the items, or NULL for 0.
+ * @param added_mask
+ *   If not NULL, receives bit k set if hashes[k] was added.
+ * @return
+ *   The number added (the others found no room), or -EINVAL for a bad n.
+ */
+int cf_add_bulk(struct cf_filter *f, const uint64_t *hashes,
+		const uint64_t *values, unsigned int n, uint64_t *added_mask);
+
+/**
+ * Delete one copy of each of up to CF_BULK_MAX hashes, in order.
+ *
+ * @param deleted_mask
+ *   If not NULL, receives bit k set if hashes[k] was deleted.
+ * @return
+ *   The number deleted, or -EINVAL for a bad n.
+ */
+int cf_delete_bulk(struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint64_t *deleted_mask);
+
+/*
+ * Slot positions name a slot of the table (bucket * slots + slot) or of
+ * the stash (slots + k). A position stays valid until the next add,
+ * delete, clear or scan on the filter: inserting may move items (kicks,
+ * and re-sorting of semi-sorted buckets).
+ */
+
+/**
+ * Read the value stored at a slot position.
+ *
+ * @return
+ *   - 0 and *value set;
+ *   - -EINVAL if pos is out of range or the filter has no values;
+ *   - -ENOENT if the slot is empty.
+ */
+int cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value);
+
+/**
+ * Write the value at a slot position (truncated to value_bits).
+ *
+ * @return
+ *   0, -EINVAL or -ENOENT as cf_value_get().
+ */
+int cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value);
+
+/**
+ * Delete the item at a slot position.
+ *
+ * @return
+ *   - 0 if deleted;
+ *   - -EINVAL if pos is out of range;
+ *   - -ENOENT if the slot is empty.
+ */
+int cf_delete_at(struct cf_filter *f, uint32_t pos);
+
+/**
+ * Scan callback: called for each stored item with its position and value
+ * (0 when the filter has no values). Return non-zero to delete the item.
+ */
+typedef int (*cf_scan_fn)(uint32_t pos, uint64_t value, void *arg);
+
+/**
+ * Visit @p nb_buckets buckets from *cursor on, calling @p fn on each
+ * item and deleting those it selects. The cursor advances and wraps; the
+ * stash is visited each time the cursor wraps. Call it with a cursor of 0
+ * to start, and with nb_buckets = cf_stats().buckets for a full pass.
+ * Kicks (by adds, or by deletes that move stash items back into the
+ * table) can move an item into a bucket the pass has already visited: it
+ * is then visited in the next pass. @p fn must not modify the filter.
+ *
+ * @return
+ *   The number of items deleted.
+ */
+uint64_t cf_scan(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
+		cf_scan_fn fn, void *arg);
+
+/** Fill @p stats. */
+void cf_stats(const struct cf_filter *f, struct cf_stats *stats);
+
+/** Read back the parameters in effect (defaults filled in). */
+void cf_get_params(const struct cf_filter *f, struct cf_params *params);
+
+/** Bytes that cf_save_mem() writes. */
+size_t cf_save_size(const struct cf_filter *f);
+
+/**
+ * Serialise the filter: magic, format version, byte order, parameters,
+ * seed, item count, table, values, stash and an XXH64 checksum.
+ *
+ * @return
+ *   The number of bytes written, or -ENOSPC if @p len is below
+ *   cf_save_size().
+ */
+int64_t cf_save_mem(const struct cf_filter *f, void *buf, size_t len);
+
+/**
+ * Write cf_save_mem() output to @p path (through a temporary file that
+ * is renamed, so a crash never leaves a partial file).
+ *
+ * @return
+ *   0, or a negative errno from the file system calls.
+ */
+int cf_save_file(const struct cf_filter *f, const char *path);
+
+/**
+ * Create a filter from cf_save_mem() output. The input is untrusted:
+ * every field is checked before any memory is allocated.
+ *
+ * @param allocator
+ *   Memory hooks for the new filter, or NULL for the default.
+ * @param socket_id
+ *   NUMA socket passed to the allocator.
+ * @return
+ *   The filter, or NULL with errno set:
+ *   - ENODATA if the input is shorter than its header says;
+ *   - EBADMSG if the magic, a field or the checksum is wrong;
+ *   - EPROTONOSUPPORT if the format version is not supported;
+ *   - ENOTSUP if it was written on a host of the other byte order;
+ *   - ENOMEM if memory could not be allocated.
+ */
+struct cf_filter *cf_load_mem(const void *buf, size_t len,
+		const struct cf_allocator *allocator, int socket_id);
+
+/**
+ * cf_load_mem() of a file's contents; errno as cf_load_mem(), or as set
+ * by open() or read().
+ */
+struct cf_filter *cf_load_file(const char *path,
+		const struct cf_allocator *allocator, int socket_id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _CUCKOO_FILTER_H_ */

@@ -1,0 +1,1022 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * lib/cuckoo behaviour: parameters, the add/lookup/delete contract checked
+ * against an exact model, the paper's load and false positive figures,
+ * semi-sorting, duplicates, bulk operations, values, positions and scans.
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "cuckoo_filter.h"
+#include "test.h"
+
+struct variant {
+	enum cf_table_type table;
+	unsigned int fp_bits;
+	unsigned int slots;
+	unsigned int value_bits;
+};
+
+static const struct variant variants[] = {
+	{ CF_TABLE_PLAIN, 4, 4, 0 },
+	{ CF_TABLE_PLAIN, 8, 4, 0 },
+	{ CF_TABLE_PLAIN, 12, 4, 16 },
+	{ CF_TABLE_PLAIN, 13, 4, 0 },
+	{ CF_TABLE_PLAIN, 16, 4, 32 },
+	{ CF_TABLE_PLAIN, 32, 4, 64 },
+	{ CF_TABLE_PLAIN, 12, 2, 8 },
+	{ CF_TABLE_PLAIN, 16, 2, 0 },
+	{ CF_TABLE_PLAIN, 8, 8, 0 },
+	{ CF_TABLE_PLAIN, 16, 8, 16 },
+	{ CF_TABLE_SEMISORT, 5, 4, 0 },
+	{ CF_TABLE_SEMISORT, 9, 4, 8 },
+	{ CF_TABLE_SEMISORT, 13, 4, 16 },
+	{ CF_TABLE_SEMISORT, 16, 4, 0 },
+};
+#define NB_VARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+static struct cf_filter *
+make(const struct variant *v, uint64_t capacity, uint64_t seed)
+{
+	struct cf_params p = {
+		.capacity = capacity,
+		.fp_bits = v->fp_bits,
+		.bucket_slots = v->slots,
+		.value_bits = v->value_bits,
+		.table = v->table,
+		.seed = seed,
+	};
+
+	return cf_create(&p);
+}
+
+static uint64_t
+items_of(const struct cf_filter *f)
+{
+	struct cf_stats st;
+
+	cf_stats(f, &st);
+	return st.items;
+}
+
+/* ------------------------------------------------------------ params */
+
+static int
+expect_einval(struct cf_params p)
+{
+	struct cf_filter *f;
+
+	errno = 0;
+	f = cf_create(&p);
+	TEST_ASSERT(f == NULL, "created with rejected parameters");
+	TEST_ASSERT_EQ(errno, EINVAL, "errno %d", errno);
+	return 0;
+}
+
+static int
+test_reject_null_params(void)
+{
+	errno = 0;
+	TEST_ASSERT(cf_create(NULL) == NULL, "NULL params accepted");
+	TEST_ASSERT_EQ(errno, EINVAL, "errno %d", errno);
+	return 0;
+}
+
+static int
+test_reject_zero_capacity(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 0 });
+}
+
+static int
+test_reject_huge_capacity(void)
+{
+	return expect_einval((struct cf_params){
+		.capacity = (UINT64_C(1) << 31) + 1 });
+}
+
+static int
+test_reject_fp_bits_3(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.fp_bits = 3 });
+}
+
+static int
+test_reject_fp_bits_33(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.fp_bits = 33 });
+}
+
+static int
+test_reject_semisort_fp_bits_4(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.fp_bits = 4, .table = CF_TABLE_SEMISORT });
+}
+
+static int
+test_reject_semisort_fp_bits_17(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.fp_bits = 17, .table = CF_TABLE_SEMISORT });
+}
+
+static int
+test_reject_semisort_2_slots(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.bucket_slots = 2, .table = CF_TABLE_SEMISORT });
+}
+
+static int
+test_reject_3_slots(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.bucket_slots = 3 });
+}
+
+static int
+test_reject_16_slots(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.bucket_slots = 16 });
+}
+
+static int
+test_reject_max_kicks(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.max_kicks = CF_MAX_KICKS_LIMIT + 1 });
+}
+
+static int
+test_reject_value_bits_12(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.value_bits = 12 });
+}
+
+static int
+test_reject_value_bits_128(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.value_bits = 128 });
+}
+
+static int
+test_reject_table_type(void)
+{
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.table = (enum cf_table_type)2 });
+}
+
+static int
+test_reject_allocator_without_hooks(void)
+{
+	struct cf_allocator a = { 0 };
+
+	return expect_einval((struct cf_params){ .capacity = 100,
+		.allocator = &a });
+}
+
+static int
+test_defaults_and_sizing(void)
+{
+	static const uint64_t caps[] = { 1, 3, 4, 100, 1000, 3932, 3933,
+		1000000 };
+
+	for (unsigned int k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+		struct cf_params p;
+		struct cf_stats st;
+		struct cf_filter *f = cf_create(&(struct cf_params){
+			.capacity = caps[k] });
+
+		TEST_ASSERT(f != NULL, "create %lu", (unsigned long)caps[k]);
+		cf_get_params(f, &p);
+		TEST_ASSERT(p.fp_bits == 12 && p.bucket_slots == 4 &&
+			p.max_kicks == 500 && p.table == CF_TABLE_PLAIN,
+			"defaults not applied");
+		cf_stats(f, &st);
+		TEST_ASSERT((st.buckets & (st.buckets - 1)) == 0,
+			"bucket count %lu", (unsigned long)st.buckets);
+		/* Fits at <= 96%, and half the buckets would not. */
+		TEST_ASSERT(caps[k] <= st.slots * 0.96 + 1e-9,
+			"capacity %lu above 96%% of %lu slots",
+			(unsigned long)caps[k], (unsigned long)st.slots);
+		TEST_ASSERT(st.buckets == 1 ||
+			caps[k] > st.slots / 2 * 0.96,
+			"table oversized for %lu", (unsigned long)caps[k]);
+		cf_free(f);
+	}
+	cf_free(NULL);
+	return 0;
+}
+
+/* ---------------------------------------------------------- contract */
+
+static int
+test_bytes_api(void)
+{
+	struct cf_filter *f = cf_create(&(struct cf_params){
+		.capacity = 1000, .fp_bits = 32, .seed = 42 });
+	char key[32];
+
+	TEST_ASSERT(f != NULL, "create");
+	for (int i = 0; i < 500; i++) {
+		int n = snprintf(key, sizeof(key), "flow-%d", i);
+
+		TEST_ASSERT_EQ(cf_add(f, key, (size_t)n), 0, "add %d", i);
+	}
+	for (int i = 0; i < 500; i++) {
+		int n = snprintf(key, sizeof(key), "flow-%d", i);
+
+		TEST_ASSERT_EQ(cf_lookup(f, key, (size_t)n), 1, "lookup %d",
+			i);
+		TEST_ASSERT_EQ(cf_count(f, key, (size_t)n), 1u, "count %d", i);
+		TEST_ASSERT_EQ(cf_add_unique(f, key, (size_t)n), -EEXIST,
+			"add_unique of a present key");
+	}
+	for (int i = 0; i < 500; i++) {
+		int n = snprintf(key, sizeof(key), "flow-%d", i);
+
+		TEST_ASSERT_EQ(cf_delete(f, key, (size_t)n), 0, "delete %d",
+			i);
+	}
+	TEST_ASSERT_EQ(items_of(f), 0u, "items left");
+	TEST_ASSERT_EQ(cf_delete(f, "flow-1", 6), -ENOENT, "delete absent");
+	TEST_ASSERT_EQ(cf_add_unique(f, "x", 1), 0, "add_unique absent");
+	TEST_ASSERT_EQ(cf_hash(f, "x", 1), cf_hash(f, "x", 1), "hash");
+	cf_free(f);
+	return 0;
+}
+
+/* Exact multiset model: distinct hashes with their copy counts. */
+struct model {
+	uint64_t *hash;
+	unsigned int *count;
+	uint32_t n;
+	uint64_t total;
+};
+
+static int
+model_verify(const struct cf_filter *f, const struct model *m)
+{
+	for (uint32_t k = 0; k < m->n; k++) {
+		if (m->count[k] == 0)
+			continue;
+		TEST_ASSERT(cf_lookup_with_hash(f, m->hash[k], NULL) == 1,
+			"false negative for item %u", k);
+		TEST_ASSERT(cf_count_with_hash(f, m->hash[k]) >= m->count[k],
+			"item %u: %u copies stored, %u added", k,
+			cf_count_with_hash(f, m->hash[k]), m->count[k]);
+	}
+	TEST_ASSERT_EQ(items_of(f), m->total, "items %lu, model %lu",
+		(unsigned long)items_of(f), (unsigned long)m->total);
+	return 0;
+}
+
+static int
+model_run(const struct variant *v, uint64_t seed)
+{
+	enum { OPS = 16000, MAX_KEYS = OPS };
+	struct model m = {
+		.hash = calloc(MAX_KEYS, sizeof(uint64_t)),
+		.count = calloc(MAX_KEYS, sizeof(unsigned int)),
+	};
+	struct cf_filter *f = make(v, 1500, seed);
+	uint64_t rng = seed, nospc = 0;
+	int ret = -1;
+
+	if (f == NULL || m.hash == NULL || m.count == NULL)
+		goto out;
+	for (int op = 0; op < OPS; op++) {
+		uint32_t r = (uint32_t)test_rand(&rng) % 100;
+		uint32_t k = m.n ? (uint32_t)(test_rand(&rng) % m.n) : 0;
+
+		if (r < 55 || m.n == 0) {
+			/* A new item, or one more copy of a known one. */
+			bool copy = r < 10 && m.n != 0;
+			uint64_t h = copy ? m.hash[k] : test_rand(&rng);
+			int rc = cf_add_with_hash(f, h, 0, NULL);
+
+			if (rc == 0) {
+				if (!copy) {
+					k = m.n++;
+					m.hash[k] = h;
+				}
+				m.count[k]++;
+				m.total++;
+			} else {
+				if (rc != -ENOSPC)
+					goto out;
+				/* Nothing stored may have been lost. */
+				if (nospc++ % 64 == 0 &&
+						model_verify(f, &m) != 0)
+					goto out;
+			}
+		} else if (r < 85) {
+			if (m.count[k] == 0)
+				continue;
+			if (cf_delete_with_hash(f, m.hash[k]) != 0) {
+				printf("# delete of a stored item failed\n");
+				goto out;
+			}
+			m.count[k]--;
+			m.total--;
+		} else if (m.count[k] != 0 &&
+				cf_lookup_with_hash(f, m.hash[k], NULL) != 1) {
+			printf("# false negative at op %d\n", op);
+			goto out;
+		}
+		if (op % 2000 == 0 && model_verify(f, &m) != 0)
+			goto out;
+	}
+	if (model_verify(f, &m) != 0)
+		goto out;
+	if (nospc == 0) {
+		printf("# the run never filled the table\n");
+		goto out;
+	}
+	/* Delete everything: every copy must be found, and nothing left. */
+	for (uint32_t k = 0; k < m.n; k++)
+		while (m.count[k] > 0) {
+			if (cf_delete_with_hash(f, m.hash[k]) != 0) {
+				printf("# copy %u of item %u missing\n",
+					m.count[k], k);
+				goto out;
+			}
+			m.count[k]--;
+			m.total--;
+		}
+	if (items_of(f) != 0) {
+		printf("# %lu items left after deleting all\n",
+			(unsigned long)items_of(f));
+		goto out;
+	}
+	ret = 0;
+out:
+	cf_free(f);
+	free(m.hash);
+	free(m.count);
+	return ret;
+}
+
+static int
+test_model_all_variants(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++)
+		for (uint64_t seed = 1; seed <= 2; seed++)
+			TEST_ASSERT_EQ(model_run(&variants[i], seed), 0,
+				"variant %u (table %d, f=%u, b=%u), seed %lu",
+				i, variants[i].table, variants[i].fp_bits,
+				variants[i].slots, (unsigned long)seed);
+	return 0;
+}
+
+/* Keep adding past every failure: the table stays exact and full. */
+static int
+test_overfill_keeps_items(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct cf_filter *f = make(&variants[i], 4000, 7);
+		uint64_t *h = calloc(8192, sizeof(*h));
+		uint64_t rng = 99, n = 0, fails = 0;
+		struct cf_stats st;
+
+		TEST_ASSERT(f != NULL && h != NULL, "alloc");
+		for (int a = 0; a < 8192; a++) {
+			uint64_t x = test_rand(&rng);
+
+			if (cf_add_with_hash(f, x, 0, NULL) == 0)
+				h[n++] = x;
+			else
+				fails++;
+		}
+		cf_stats(f, &st);
+		TEST_ASSERT(fails > 0 && st.stash_used == CF_STASH_SIZE,
+			"variant %u: never full", i);
+		TEST_ASSERT_EQ(st.items, n, "variant %u items", i);
+		TEST_ASSERT_EQ(st.adds_failed, fails, "variant %u fails", i);
+		for (uint64_t k = 0; k < n; k++)
+			TEST_ASSERT(cf_lookup_with_hash(f, h[k], NULL),
+				"variant %u: item %lu lost", i,
+				(unsigned long)k);
+		cf_free(f);
+		free(h);
+	}
+	return 0;
+}
+
+/* --------------------------------------------------- paper's figures */
+
+/* Load at the first insertion whose kick walk failed (paper Table 2). */
+static double
+first_failure_load(const struct variant *v, uint64_t seed)
+{
+	struct cf_filter *f = make(v, (uint64_t)((1u << 20) * 0.95), seed);
+	uint64_t rng = seed, items = 0;
+	struct cf_stats st;
+	double load = 0;
+
+	if (f == NULL)
+		return 0;
+	cf_stats(f, &st);
+	for (;;) {
+		uint32_t pos;
+
+		if (cf_add_with_hash(f, test_rand(&rng), 0, &pos) != 0 ||
+				pos >= st.slots)
+			break;
+		items++;
+	}
+	load = (double)items / (double)st.slots;
+	cf_free(f);
+	return load;
+}
+
+static int
+test_table2_first_failure(void)
+{
+	static const struct variant t2[] = {
+		{ CF_TABLE_PLAIN, 8, 4, 0 },
+		{ CF_TABLE_PLAIN, 12, 4, 0 },
+		{ CF_TABLE_PLAIN, 16, 4, 0 },
+		{ CF_TABLE_SEMISORT, 13, 4, 0 },
+	};
+
+	for (unsigned int i = 0; i < 4; i++) {
+		double load = first_failure_load(&t2[i], 1234 + i);
+
+		printf("# table %d f=%u: first failure at load %.4f\n",
+			t2[i].table, t2[i].fp_bits, load);
+		TEST_ASSERT(load >= 0.94, "first failure at %.4f < 0.94",
+			load);
+	}
+	return 0;
+}
+
+/* Fill 2^18 slots to 95%, then count hits of hashes never added. */
+static int
+fpr_check(unsigned int fp_bits, uint64_t queries)
+{
+	struct variant v = { CF_TABLE_PLAIN, fp_bits, 4, 0 };
+	struct cf_filter *f = make(&v, (uint64_t)((1u << 18) * 0.95), 5);
+	uint64_t rng = 1000 + fp_bits, qrng = 2000 + fp_bits, fp = 0;
+	struct cf_stats st;
+	double expected, measured;
+
+	TEST_ASSERT(f != NULL, "create");
+	cf_stats(f, &st);
+	while (st.items < 0.95 * st.slots) {
+		TEST_ASSERT_EQ(cf_add_with_hash(f, test_rand(&rng), 0, NULL),
+			0, "full before 95%% at %lu items",
+			(unsigned long)st.items);
+		st.items++;
+	}
+	cf_stats(f, &st);
+	for (uint64_t q = 0; q < queries; q++)
+		fp += cf_lookup_with_hash(f, test_rand(&qrng), NULL);
+	expected = 2.0 * 4 * st.load_factor / pow(2, fp_bits);
+	measured = (double)fp / (double)queries;
+	printf("# f=%u load %.4f: FPR %.6f%%, 2b*a/2^f %.6f%% (ratio %.3f)\n",
+		fp_bits, st.load_factor, 100 * measured, 100 * expected,
+		measured / expected);
+	TEST_ASSERT(fabs(measured / expected - 1) <= 0.25,
+		"FPR %.6g outside 25%% of %.6g", measured, expected);
+	TEST_ASSERT(fabs(st.expected_fpr / expected - 1) <= 0.02,
+		"cf_stats expected_fpr %.6g vs %.6g", st.expected_fpr,
+		expected);
+	cf_free(f);
+	return 0;
+}
+
+static int
+test_fpr_8(void)
+{
+	return fpr_check(8, 1000000);
+}
+
+static int
+test_fpr_12(void)
+{
+	return fpr_check(12, 2000000);
+}
+
+static int
+test_fpr_16(void)
+{
+	return fpr_check(16, 8000000);
+}
+
+/* --------------------------------------------------------- semisort */
+
+static int
+semisort_vs_plain(unsigned int fp_bits)
+{
+	struct variant vp = { CF_TABLE_PLAIN, fp_bits, 4, 0 };
+	struct variant vs = { CF_TABLE_SEMISORT, fp_bits, 4, 0 };
+	struct cf_filter *p = make(&vp, 15000, 3), *s = make(&vs, 15000, 3);
+	uint64_t *h = calloc(20000, sizeof(*h));
+	uint64_t rng = 77, qrng = 78, n = 0;
+	struct cf_stats sp, ss;
+
+	TEST_ASSERT(p != NULL && s != NULL && h != NULL, "create");
+	/* Fill past the first failure, then delete a third. */
+	for (int a = 0; a < 20000; a++) {
+		uint64_t x = test_rand(&rng);
+		int rp = cf_add_with_hash(p, x, 0, NULL);
+
+		TEST_ASSERT_EQ(cf_add_with_hash(s, x, 0, NULL), rp,
+			"add %d differs", a);
+		if (rp == 0)
+			h[n++] = x;
+	}
+	for (uint64_t k = 0; k < n; k += 3)
+		TEST_ASSERT(cf_delete_with_hash(p, h[k]) == 0 &&
+			cf_delete_with_hash(s, h[k]) == 0, "delete %lu",
+			(unsigned long)k);
+	for (uint64_t k = 0; k < n; k++)
+		TEST_ASSERT_EQ(cf_count_with_hash(p, h[k]),
+			cf_count_with_hash(s, h[k]), "count %lu",
+			(unsigned long)k);
+	for (int q = 0; q < 1000000; q++) {
+		uint64_t x = test_rand(&qrng);
+
+		TEST_ASSERT_EQ(cf_lookup_with_hash(p, x, NULL),
+			cf_lookup_with_hash(s, x, NULL), "query %d", q);
+	}
+	cf_stats(p, &sp);
+	cf_stats(s, &ss);
+	TEST_ASSERT_EQ(sp.items, ss.items, "items");
+	TEST_ASSERT_EQ(sp.buckets, ss.buckets, "buckets");
+	/* One bit less per slot: 4 (f - 1) bits per bucket. */
+	TEST_ASSERT_EQ((ss.table_bytes - 16) * 8, ss.buckets * 4 *
+		(fp_bits - 1), "semi-sorted table bytes");
+	TEST_ASSERT_EQ((sp.table_bytes - 16) * 8, sp.buckets * 4 * fp_bits,
+		"plain table bytes");
+	printf("# f=%u: %lu items, %.2f vs %.2f bits per item\n", fp_bits,
+		(unsigned long)ss.items, ss.bits_per_item, sp.bits_per_item);
+	cf_free(p);
+	cf_free(s);
+	free(h);
+	return 0;
+}
+
+static int
+test_semisort_equals_plain(void)
+{
+	static const unsigned int widths[] = { 5, 9, 13, 16 };
+
+	for (unsigned int i = 0; i < 4; i++)
+		TEST_ASSERT_EQ(semisort_vs_plain(widths[i]), 0, "f=%u",
+			widths[i]);
+	return 0;
+}
+
+/* -------------------------------------------------------- duplicates */
+
+static int
+test_duplicates(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct cf_filter *f = make(&variants[i], 1000, 11);
+		unsigned int b = variants[i].slots;
+		uint64_t h = 0x0123456789abcdefULL;
+
+		TEST_ASSERT(f != NULL, "create");
+		for (unsigned int c = 0; c < 2 * b; c++)
+			TEST_ASSERT_EQ(cf_add_with_hash(f, h, 0, NULL), 0,
+				"variant %u: copy %u", i, c);
+		TEST_ASSERT_EQ(cf_count_with_hash(f, h), 2 * b, "count");
+		TEST_ASSERT_EQ(cf_add_with_hash(f, h, 0, NULL), -ENOSPC,
+			"variant %u: copy %u accepted", i, 2 * b);
+		TEST_ASSERT_EQ(items_of(f), 2u * b, "items");
+		for (unsigned int c = 2 * b; c > 0; c--) {
+			TEST_ASSERT_EQ(cf_lookup_with_hash(f, h, NULL), 1,
+				"lookup");
+			TEST_ASSERT_EQ(cf_delete_with_hash(f, h), 0, "delete");
+			TEST_ASSERT_EQ(cf_count_with_hash(f, h), c - 1,
+				"count after delete");
+		}
+		TEST_ASSERT_EQ(cf_delete_with_hash(f, h), -ENOENT,
+			"delete past zero");
+		cf_free(f);
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- bulk */
+
+/* A filter past its first failure, so the stash is in use, and the
+ * hashes it holds. */
+static struct cf_filter *
+full_filter(const struct variant *v, uint64_t *h, uint64_t *n)
+{
+	struct cf_filter *f = make(v, 3000, 21);
+	uint64_t rng = 5;
+
+	*n = 0;
+	for (int a = 0; f != NULL && a < 4096; a++) {
+		uint64_t x = test_rand(&rng);
+
+		if (cf_add_with_hash(f, x, *n + 1, NULL) == 0)
+			h[(*n)++] = x;
+	}
+	return f;
+}
+
+static int
+test_bulk_lookup_equals_scalar(void)
+{
+	uint64_t h[4096], q[CF_BULK_MAX], rng = 8, n;
+
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct cf_filter *f = full_filter(&variants[i], h, &n);
+		struct cf_stats st;
+
+		TEST_ASSERT(f != NULL, "create");
+		cf_stats(f, &st);
+		TEST_ASSERT(st.stash_used > 0, "variant %u: stash unused", i);
+		for (unsigned int size = 1; size <= CF_BULK_MAX; size++) {
+			uint32_t pos[CF_BULK_MAX];
+			uint64_t mask;
+			int hits;
+
+			for (unsigned int k = 0; k < size; k++)
+				q[k] = test_rand(&rng) & 1 ?
+					h[test_rand(&rng) % n] :
+					test_rand(&rng);
+			hits = cf_lookup_bulk(f, q, size, &mask, pos);
+			TEST_ASSERT_EQ(hits, __builtin_popcountll(mask),
+				"hit count");
+			for (unsigned int k = 0; k < size; k++) {
+				uint32_t p1 = UINT32_MAX;
+				int hit = cf_lookup_with_hash(f, q[k], &p1);
+
+				TEST_ASSERT_EQ((int)((mask >> k) & 1), hit,
+					"variant %u size %u key %u", i, size,
+					k);
+				if (!hit)
+					continue;
+				TEST_ASSERT_EQ(pos[k], p1, "position");
+				TEST_ASSERT(pos[k] < st.slots + st.stash_used,
+					"position out of range");
+				if (variants[i].value_bits != 0) {
+					uint64_t val;
+
+					TEST_ASSERT_EQ(cf_value_get(f, pos[k],
+						&val), 0, "value at hit");
+				}
+			}
+			/* The positions are equal to scalar ones, and the
+			 * stash hits are reported past the table slots. */
+		}
+		TEST_ASSERT_EQ(cf_lookup_bulk(f, q, 0, &(uint64_t){0}, NULL),
+			-EINVAL, "n = 0");
+		TEST_ASSERT_EQ(cf_lookup_bulk(f, q, CF_BULK_MAX + 1,
+			&(uint64_t){0}, NULL), -EINVAL, "n = 65");
+		cf_free(f);
+	}
+	return 0;
+}
+
+/* Bulk add and delete leave exactly the state that scalar calls do. */
+static int
+test_bulk_add_delete_equal_scalar(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct cf_filter *a = make(&variants[i], 2000, 4);
+		struct cf_filter *b = make(&variants[i], 2000, 4);
+		uint64_t rng = 31, h[CF_BULK_MAX], vals[CF_BULK_MAX];
+		size_t size;
+		uint8_t *sa, *sb;
+
+		TEST_ASSERT(a != NULL && b != NULL, "create");
+		for (unsigned int round = 0; round < 80; round++) {
+			unsigned int n = 1 + round % CF_BULK_MAX;
+			uint64_t mask, want = 0;
+			int added;
+
+			for (unsigned int k = 0; k < n; k++) {
+				h[k] = test_rand(&rng);
+				vals[k] = round * 64 + k;
+			}
+			added = cf_add_bulk(a, h, vals, n, &mask);
+			for (unsigned int k = 0; k < n; k++)
+				if (cf_add_with_hash(b, h[k], vals[k],
+						NULL) == 0)
+					want |= UINT64_C(1) << k;
+			TEST_ASSERT_EQ(mask, want, "variant %u round %u", i,
+				round);
+			TEST_ASSERT_EQ(added, __builtin_popcountll(want),
+				"count");
+			if (round % 3 == 0) {
+				uint64_t dm, dw = 0;
+
+				cf_delete_bulk(a, h, n, &dm);
+				for (unsigned int k = 0; k < n; k++)
+					if (cf_delete_with_hash(b, h[k]) == 0)
+						dw |= UINT64_C(1) << k;
+				TEST_ASSERT_EQ(dm, dw, "delete mask");
+			}
+		}
+		size = cf_save_size(a);
+		TEST_ASSERT_EQ(size, cf_save_size(b), "sizes");
+		sa = malloc(size);
+		sb = malloc(size);
+		TEST_ASSERT(sa && sb, "alloc");
+		cf_save_mem(a, sa, size);
+		cf_save_mem(b, sb, size);
+		TEST_ASSERT(memcmp(sa, sb, size) == 0,
+			"variant %u: bulk and scalar states differ", i);
+		free(sa);
+		free(sb);
+		cf_free(a);
+		cf_free(b);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------ values and positions */
+
+static int
+test_values_and_positions(void)
+{
+	static const struct variant vv[] = {
+		{ CF_TABLE_PLAIN, 32, 4, 64 },
+		{ CF_TABLE_PLAIN, 16, 2, 16 },
+		{ CF_TABLE_SEMISORT, 16, 4, 32 },
+	};
+
+	for (unsigned int i = 0; i < 3; i++) {
+		struct cf_filter *f = make(&vv[i], 500, 2);
+		uint64_t rng = 3, h[400], v;
+		uint32_t pos;
+		struct cf_stats st;
+
+		TEST_ASSERT(f != NULL, "create");
+		cf_stats(f, &st);
+		for (int k = 0; k < 400; k++) {
+			h[k] = test_rand(&rng);
+			TEST_ASSERT_EQ(cf_add_with_hash(f, h[k], 1000 + k,
+				&pos), 0, "add");
+			TEST_ASSERT_EQ(cf_value_get(f, pos, &v), 0, "get");
+			TEST_ASSERT_EQ(v, (uint64_t)(1000 + k), "value at add");
+		}
+		/* Kicks moved values along with their fingerprints. */
+		for (int k = 0; k < 400; k++) {
+			TEST_ASSERT_EQ(cf_lookup_with_hash(f, h[k], &pos), 1,
+				"lookup");
+			TEST_ASSERT_EQ(cf_value_get(f, pos, &v), 0, "get");
+			TEST_ASSERT_EQ(v, (uint64_t)(1000 + k),
+				"variant %u item %d value", i, k);
+			TEST_ASSERT_EQ(cf_value_set(f, pos, 7 * k), 0, "set");
+		}
+		for (int k = 0; k < 400; k++) {
+			TEST_ASSERT_EQ(cf_lookup_with_hash(f, h[k], &pos), 1,
+				"lookup");
+			TEST_ASSERT_EQ(cf_value_get(f, pos, &v), 0, "get");
+			TEST_ASSERT_EQ(v, (uint64_t)(7 * k) &
+				(vv[i].value_bits == 64 ? UINT64_MAX :
+				(UINT64_C(1) << vv[i].value_bits) - 1),
+				"value after set");
+			if (k % 2 == 0) {
+				TEST_ASSERT_EQ(cf_delete_at(f, pos), 0,
+					"delete_at");
+				TEST_ASSERT_EQ(cf_count_with_hash(f, h[k]), 0u,
+					"deleted item still counted");
+			}
+		}
+		TEST_ASSERT_EQ(items_of(f), 200u, "items after delete_at");
+		TEST_ASSERT_EQ(cf_value_get(f, (uint32_t)st.slots + 10, &v),
+			-EINVAL, "position past the stash");
+		TEST_ASSERT_EQ(cf_delete_at(f, UINT32_MAX), -EINVAL,
+			"delete_at out of range");
+		/* Find an empty slot: -ENOENT. */
+		for (uint32_t p = 0; p < st.slots; p++)
+			if (cf_value_get(f, p, &v) == -ENOENT) {
+				TEST_ASSERT_EQ(cf_delete_at(f, p), -ENOENT,
+					"delete_at empty slot");
+				TEST_ASSERT_EQ(cf_value_set(f, p, 1), -ENOENT,
+					"set on empty slot");
+				break;
+			}
+		cf_free(f);
+	}
+	{
+		struct cf_filter *f = cf_create(&(struct cf_params){
+			.capacity = 10 });
+		uint64_t v;
+		uint32_t pos;
+
+		TEST_ASSERT_EQ(cf_add_with_hash(f, 1, 5, &pos), 0, "add");
+		TEST_ASSERT_EQ(cf_value_get(f, pos, &v), -EINVAL,
+			"values on a filter without values");
+		cf_free(f);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- scan */
+
+struct scan_arg {
+	uint64_t now;
+	uint64_t visited;
+};
+
+static int
+older_than(uint32_t pos, uint64_t value, void *arg)
+{
+	struct scan_arg *a = arg;
+
+	(void)pos;
+	a->visited++;
+	return value < a->now;
+}
+
+static int
+test_scan_incremental(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct variant v = variants[i];
+		struct cf_filter *f;
+		uint64_t rng = 17, h[4096], n = 0, cursor = 0, deleted = 0;
+		struct scan_arg arg = { .now = 500 };
+		struct cf_stats st;
+
+		v.value_bits = 32;
+		f = make(&v, 3000, 9);
+		TEST_ASSERT(f != NULL, "create");
+		/* Past the first failure, so the stash is scanned too. */
+		for (int a = 0; a < 4096; a++) {
+			uint64_t x = test_rand(&rng);
+
+			if (cf_add_with_hash(f, x, (uint64_t)a % 1000,
+					NULL) == 0)
+				h[n++] = x;
+		}
+		cf_stats(f, &st);
+		TEST_ASSERT(st.stash_used > 0, "stash unused");
+		/* Bounded steps of 7 buckets until one full pass. */
+		for (uint64_t done = 0; done < st.buckets; done += 7) {
+			uint64_t before = cursor;
+
+			deleted += cf_scan(f, &cursor, 7, older_than, &arg);
+			TEST_ASSERT(cursor == (before + 7) % st.buckets ||
+				(before + 7 >= st.buckets && cursor ==
+				(before + 7) - st.buckets), "cursor");
+		}
+		/* Re-homing the stash may kick an item into a bucket the
+		 * pass had visited: the next pass gets it. */
+		deleted += cf_scan(f, &cursor, st.buckets, older_than, &arg);
+		TEST_ASSERT(arg.visited >= st.items, "visited %lu of %lu",
+			(unsigned long)arg.visited, (unsigned long)st.items);
+		for (uint64_t k = 0; k < n; k++) {
+			uint32_t pos;
+			uint64_t val;
+
+			if (!cf_lookup_with_hash(f, h[k], &pos))
+				continue;
+			TEST_ASSERT_EQ(cf_value_get(f, pos, &val), 0, "get");
+			TEST_ASSERT(val >= 500, "item with value %lu survived",
+				(unsigned long)val);
+		}
+		TEST_ASSERT_EQ(items_of(f), st.items - deleted, "items");
+		cf_free(f);
+	}
+	return 0;
+}
+
+/* -------------------------------------------------- memory and clear */
+
+struct alloc_count {
+	int allocs, frees, socket;
+};
+
+static void *
+count_alloc(size_t size, size_t align, int socket_id, void *ctx)
+{
+	struct alloc_count *c = ctx;
+	void *p;
+
+	c->allocs++;
+	c->socket = socket_id;
+	if (posix_memalign(&p, align, size) != 0)
+		return NULL;
+	return memset(p, 0, size);
+}
+
+static void
+count_free(void *ptr, size_t size, void *ctx)
+{
+	struct alloc_count *c = ctx;
+
+	(void)size;
+	c->frees++;
+	free(ptr);
+}
+
+static void *
+fail_alloc(size_t size, size_t align, int socket_id, void *ctx)
+{
+	(void)size;
+	(void)align;
+	(void)socket_id;
+	(void)ctx;
+	return NULL;
+}
+
+static int
+test_allocator_hooks(void)
+{
+	struct alloc_count c = { 0 };
+	struct cf_allocator a = { count_alloc, count_free, &c };
+	struct cf_allocator bad = { fail_alloc, count_free, &c };
+	struct cf_filter *f = cf_create(&(struct cf_params){
+		.capacity = 1000, .value_bits = 8, .socket_id = 1,
+		.allocator = &a });
+
+	TEST_ASSERT(f != NULL, "create");
+	TEST_ASSERT(c.allocs == 4 && c.socket == 1, "allocs %d socket %d",
+		c.allocs, c.socket);
+	cf_free(f);
+	TEST_ASSERT_EQ(c.frees, c.allocs, "leak");
+	errno = 0;
+	TEST_ASSERT(cf_create(&(struct cf_params){ .capacity = 1000,
+		.allocator = &bad }) == NULL && errno == ENOMEM,
+		"allocation failure not reported");
+	return 0;
+}
+
+static int
+test_clear(void)
+{
+	struct cf_filter *f = cf_create(&(struct cf_params){
+		.capacity = 1000 });
+	uint64_t rng = 1, h[900];
+	struct cf_stats st;
+
+	for (int k = 0; k < 900; k++) {
+		h[k] = test_rand(&rng);
+		TEST_ASSERT_EQ(cf_add_with_hash(f, h[k], 0, NULL), 0, "add");
+	}
+	cf_stats(f, &st);
+	TEST_ASSERT(st.load_factor == 900.0 / st.slots &&
+		st.bits_per_item == (double)st.table_bytes * 8 / 900 &&
+		st.expected_fpr > 0, "stats");
+	cf_clear(f);
+	cf_stats(f, &st);
+	TEST_ASSERT(st.items == 0 && st.kicks_total == 0 &&
+		st.load_factor == 0, "not cleared");
+	for (int k = 0; k < 900; k++)
+		TEST_ASSERT_EQ(cf_count_with_hash(f, h[k]), 0u, "left over");
+	cf_free(f);
+	return 0;
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(test_reject_null_params),
+	TEST_CASE(test_reject_zero_capacity),
+	TEST_CASE(test_reject_huge_capacity),
+	TEST_CASE(test_reject_fp_bits_3),
+	TEST_CASE(test_reject_fp_bits_33),
+	TEST_CASE(test_reject_semisort_fp_bits_4),
+	TEST_CASE(test_reject_semisort_fp_bits_17),
+	TEST_CASE(test_reject_semisort_2_slots),
+	TEST_CASE(test_reject_3_slots),
+	TEST_CASE(test_reject_16_slots),
+	TEST_CASE(test_reject_max_kicks),
+	TEST_CASE(test_reject_value_bits_12),
+	TEST_CASE(test_reject_value_bits_128),
+	TEST_CASE(test_reject_table_type),
+	TEST_CASE(test_reject_allocator_without_hooks),
+	TEST_CASE(test_defaults_and_sizing),
+	TEST_CASE(test_bytes_api),
+	TEST_CASE(test_model_all_variants),
+	TEST_CASE(test_overfill_keeps_items),
+	TEST_CASE(test_table2_first_failure),
+	TEST_CASE(test_fpr_8),
+	TEST_CASE(test_fpr_12),
+	TEST_CASE(test_fpr_16),
+	TEST_CASE(test_semisort_equals_plain),
+	TEST_CASE(test_duplicates),
+	TEST_CASE(test_bulk_lookup_equals_scalar),
+	TEST_CASE(test_bulk_add_delete_equal_scalar),
+	TEST_CASE(test_values_and_positions),
+	TEST_CASE(test_scan_incremental),
+	TEST_CASE(test_allocator_hooks),
+	TEST_CASE(test_clear),
+	TEST_CASES_END()
+};
+
+int
+main(int argc, char **argv)
+{
+	return test_run(cases, argc, argv);
+}
