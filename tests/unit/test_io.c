@@ -1,1 +1,379 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * cf_save/cf_load: a round trip for every layout, and rejection of
+ * truncated, bit-flipped, wrong-version and other-byte-order inputs.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "cuckoo_filter.h"
+#include "test.h"
+
+/* Offsets in the documented header (docs/design.md). */
+#define OFF_VERSION 8
+#define OFF_BYTE_ORDER 12
+#define OFF_CHECKSUM 88
+#define HEADER_SIZE 96
+
+static const struct cf_params layouts[] = {
+	{ .capacity = 3000, .fp_bits = 8 },
+	{ .capacity = 3000, .fp_bits = 12, .value_bits = 16 },
+	{ .capacity = 3000, .fp_bits = 16, .bucket_slots = 2 },
+	{ .capacity = 3000, .fp_bits = 32, .value_bits = 64 },
+	{ .capacity = 3000, .fp_bits = 8, .bucket_slots = 8,
+		.value_bits = 8 },
+	{ .capacity = 3000, .fp_bits = 13, .table = CF_TABLE_SEMISORT,
+		.value_bits = 32 },
+	{ .capacity = 3000, .fp_bits = 9, .table = CF_TABLE_SEMISORT },
+};
+#define NB_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
+
+/* A filter filled past its first failure (so the stash is saved too). */
+static struct cf_filter *
+filled(const struct cf_params *p, uint64_t *h, uint64_t *n)
+{
+	struct cf_params q = *p;
+	struct cf_filter *f;
+	uint64_t rng = 1;
+
+	q.seed = 0xfeed;
+	f = cf_create(&q);
+	*n = 0;
+	for (int a = 0; f != NULL && a < 4200; a++) {
+		uint64_t x = test_rand(&rng);
+
+		if (cf_add_with_hash(f, x, (uint64_t)a, NULL) == 0)
+			h[(*n)++] = x;
+	}
+	return f;
+}
+
+static uint8_t *
+saved(const struct cf_filter *f, size_t *size)
+{
+	uint8_t *buf;
+
+	*size = cf_save_size(f);
+	buf = malloc(*size);
+	if (buf != NULL && cf_save_mem(f, buf, *size) != (int64_t)*size) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void
+reseal(uint8_t *buf, size_t size)
+{
+	uint64_t sum = 0;
+
+	if (buf == NULL || size < HEADER_SIZE)
+		return;
+	memcpy(buf + OFF_CHECKSUM, &sum, 8);
+	sum = XXH64(buf, size, 0);
+	memcpy(buf + OFF_CHECKSUM, &sum, 8);
+}
+
+static int
+expect_reject(const uint8_t *buf, size_t size, int err)
+{
+	struct cf_filter *f;
+
+	errno = 0;
+	f = cf_load_mem(buf, size, NULL, 0);
+	if (f != NULL) {
+		cf_free(f);
+		TEST_ASSERT(0, "accepted");
+	}
+	TEST_ASSERT(errno == err, "errno %d (%s), want %d", errno,
+		strerror(errno), err);
+	return 0;
+}
+
+static int
+test_round_trip_mem(void)
+{
+	static uint64_t h[4200];
+
+	for (unsigned int i = 0; i < NB_LAYOUTS; i++) {
+		uint64_t n, rng = 9;
+		struct cf_filter *f = filled(&layouts[i], h, &n), *g;
+		struct cf_stats a, b;
+		struct cf_params pa, pb;
+		size_t size, size2;
+		uint8_t *buf, *buf2;
+
+		TEST_ASSERT(f != NULL, "create");
+		cf_stats(f, &a);
+		TEST_ASSERT(a.stash_used > 0, "layout %u: stash unused", i);
+		buf = saved(f, &size);
+		TEST_ASSERT(buf != NULL, "save");
+		g = cf_load_mem(buf, size, NULL, 0);
+		TEST_ASSERT(g != NULL, "layout %u: load: %s", i,
+			strerror(errno));
+		cf_stats(g, &b);
+		TEST_ASSERT(a.items == b.items && a.buckets == b.buckets &&
+			a.stash_used == b.stash_used, "stats differ");
+		cf_get_params(f, &pa);
+		cf_get_params(g, &pb);
+		TEST_ASSERT(memcmp(&pa, &pb, sizeof(pa)) == 0, "params");
+		for (uint64_t k = 0; k < n; k++)
+			TEST_ASSERT(cf_lookup_with_hash(g, h[k], NULL),
+				"item %lu lost", (unsigned long)k);
+		for (int q = 0; q < 100000; q++) {
+			uint64_t x = test_rand(&rng);
+
+			TEST_ASSERT_EQ(cf_lookup_with_hash(f, x, NULL),
+				cf_lookup_with_hash(g, x, NULL), "answers");
+		}
+		/* The same bytes again, and the loaded filter still works. */
+		buf2 = saved(g, &size2);
+		TEST_ASSERT(buf2 != NULL && size2 == size &&
+			memcmp(buf, buf2, size) == 0, "re-save differs");
+		TEST_ASSERT_EQ(cf_delete_with_hash(g, h[0]), 0, "delete");
+		TEST_ASSERT_EQ(cf_save_mem(g, buf, HEADER_SIZE), -ENOSPC,
+			"short buffer");
+		free(buf);
+		free(buf2);
+		cf_free(f);
+		cf_free(g);
+	}
+	return 0;
+}
+
+static int
+test_round_trip_file(void)
+{
+	static uint64_t h[4200];
+	char path[] = "/tmp/cf_test_XXXXXX";
+	int fd = mkstemp(path);
+
+	TEST_ASSERT(fd >= 0, "mkstemp");
+	close(fd);
+	for (unsigned int i = 0; i < NB_LAYOUTS; i++) {
+		uint64_t n;
+		struct cf_filter *f = filled(&layouts[i], h, &n), *g;
+		size_t sf, sg;
+		uint8_t *bf, *bg;
+
+		TEST_ASSERT_EQ(cf_save_file(f, path), 0, "save_file");
+		g = cf_load_file(path, NULL, 0);
+		TEST_ASSERT(g != NULL, "load_file: %s", strerror(errno));
+		bf = saved(f, &sf);
+		bg = saved(g, &sg);
+		TEST_ASSERT(sf == sg && memcmp(bf, bg, sf) == 0,
+			"file round trip differs");
+		free(bf);
+		free(bg);
+		cf_free(f);
+		cf_free(g);
+	}
+	unlink(path);
+	errno = 0;
+	TEST_ASSERT(cf_load_file(path, NULL, 0) == NULL && errno == ENOENT,
+		"missing file");
+	{
+		struct cf_filter *f = cf_create(&(struct cf_params){
+			.capacity = 1 });
+		int ret = cf_save_file(f, "/nonexistent-dir/x");
+
+		cf_free(f);
+		TEST_ASSERT_EQ(ret, -ENOENT, "unwritable path");
+	}
+	return 0;
+}
+
+static int
+test_reject_truncated(void)
+{
+	static uint64_t h[4200];
+
+	for (unsigned int i = 0; i < NB_LAYOUTS; i++) {
+		uint64_t n;
+		struct cf_filter *f = filled(&layouts[i], h, &n);
+		size_t size;
+		uint8_t *buf = saved(f, &size);
+
+		TEST_ASSERT(buf != NULL, "save");
+		for (size_t len = 0; len < size; len += 1 + len / 64)
+			TEST_ASSERT_EQ(expect_reject(buf, len, ENODATA), 0,
+				"layout %u cut at %zu", i, len);
+		TEST_ASSERT_EQ(expect_reject(buf, size - 1, ENODATA), 0,
+			"one byte short");
+		free(buf);
+		cf_free(f);
+	}
+	return 0;
+}
+
+static int
+test_reject_trailing_bytes(void)
+{
+	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 50 });
+	size_t size;
+	uint8_t *buf = saved(f, &size), *big = calloc(1, size + 1);
+
+	memcpy(big, buf, size);
+	TEST_ASSERT_EQ(expect_reject(big, size + 1, EBADMSG), 0, "trailing");
+	free(buf);
+	free(big);
+	cf_free(f);
+	return 0;
+}
+
+static int
+test_reject_bit_flips(void)
+{
+	static uint64_t h[4200];
+	uint64_t rng = 4;
+
+	for (unsigned int i = 0; i < NB_LAYOUTS; i++) {
+		uint64_t n;
+		struct cf_filter *f = filled(&layouts[i], h, &n);
+		size_t size;
+		uint8_t *buf = saved(f, &size);
+
+		/* Every header bit, then random payload bits. */
+		for (size_t bit = 0; bit < size * 8; bit = bit < HEADER_SIZE *
+				8 ? bit + 1 : bit + 1 + test_rand(&rng) % 997) {
+			struct cf_filter *g;
+
+			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			g = cf_load_mem(buf, size, NULL, 0);
+			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			TEST_ASSERT(g == NULL, "layout %u: flip of bit %zu "
+				"accepted", i, bit);
+		}
+		free(buf);
+		cf_free(f);
+	}
+	return 0;
+}
+
+static int
+test_reject_wrong_version(void)
+{
+	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 50 });
+	size_t size;
+	uint8_t *buf = saved(f, &size);
+	uint32_t v = 2;
+
+	memcpy(buf + OFF_VERSION, &v, 4);
+	reseal(buf, size);
+	TEST_ASSERT_EQ(expect_reject(buf, size, EPROTONOSUPPORT), 0,
+		"version 2");
+	free(buf);
+	cf_free(f);
+	return 0;
+}
+
+static int
+test_reject_other_byte_order(void)
+{
+	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 50 });
+	size_t size;
+	uint8_t *buf = saved(f, &size);
+	uint32_t bo;
+
+	memcpy(&bo, buf + OFF_BYTE_ORDER, 4);
+	bo = __builtin_bswap32(bo);
+	memcpy(buf + OFF_BYTE_ORDER, &bo, 4);
+	reseal(buf, size);
+	TEST_ASSERT_EQ(expect_reject(buf, size, ENOTSUP), 0, "byte order");
+	free(buf);
+	cf_free(f);
+	return 0;
+}
+
+static int
+test_reject_bad_magic(void)
+{
+	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 50 });
+	size_t size;
+	uint8_t *buf = saved(f, &size);
+
+	buf[0] = 'X';
+	reseal(buf, size);
+	TEST_ASSERT_EQ(expect_reject(buf, size, EBADMSG), 0, "magic");
+	TEST_ASSERT_EQ(expect_reject(buf, 3, ENODATA), 0, "tiny input");
+	free(buf);
+	cf_free(f);
+	return 0;
+}
+
+/* Well-sealed but impossible contents are caught by the checks, not
+ * only by the checksum. */
+static int
+test_reject_inconsistent_fields(void)
+{
+	static const struct { size_t off; uint32_t val; } edits[] = {
+		{ 16, 9 },        /* table type */
+		{ 20, 40 },       /* fp_bits */
+		{ 24, 3 },        /* bucket_slots */
+		{ 28, 0 },        /* max_kicks */
+		{ 32, 12 },       /* value_bits */
+		{ 36, 9 },        /* stash_count */
+		{ 40, 0 },        /* capacity, low word */
+		{ 56, 1 },        /* buckets, low word */
+		{ 64, 999999 },   /* items, low word */
+		{ 72, 64 },       /* table_bytes, low word */
+	};
+
+	for (unsigned int e = 0; e < sizeof(edits) / sizeof(edits[0]); e++) {
+		struct cf_filter *f = cf_create(&(struct cf_params){
+			.capacity = 50, .table = CF_TABLE_SEMISORT,
+			.fp_bits = 13 });
+		size_t size;
+		uint8_t *buf;
+
+		cf_add_with_hash(f, 12345, 0, NULL);
+		buf = saved(f, &size);
+		memcpy(buf + edits[e].off, &edits[e].val, 4);
+		reseal(buf, size);
+		TEST_ASSERT(cf_load_mem(buf, size, NULL, 0) == NULL,
+			"edit at offset %zu accepted", edits[e].off);
+		free(buf);
+		cf_free(f);
+	}
+	{
+		/* A semi-sorted code past the 3876 valid ones. */
+		struct cf_filter *f = cf_create(&(struct cf_params){
+			.capacity = 50, .table = CF_TABLE_SEMISORT,
+			.fp_bits = 13 });
+		size_t size;
+		uint8_t *buf = saved(f, &size);
+
+		buf[HEADER_SIZE] = 0xff;
+		buf[HEADER_SIZE + 1] |= 0x0f;
+		reseal(buf, size);
+		TEST_ASSERT_EQ(expect_reject(buf, size, EBADMSG), 0,
+			"semi-sorted code 4095");
+		free(buf);
+		cf_free(f);
+	}
+	return 0;
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(test_round_trip_mem),
+	TEST_CASE(test_round_trip_file),
+	TEST_CASE(test_reject_truncated),
+	TEST_CASE(test_reject_trailing_bytes),
+	TEST_CASE(test_reject_bit_flips),
+	TEST_CASE(test_reject_wrong_version),
+	TEST_CASE(test_reject_other_byte_order),
+	TEST_CASE(test_reject_bad_magic),
+	TEST_CASE(test_reject_inconsistent_fields),
+	TEST_CASES_END()
+};
+
+int
+main(int argc, char **argv)
+{
+	return test_run(cases, argc, argv);
+}
