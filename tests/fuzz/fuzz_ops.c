@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * libFuzzer target: a byte string is a filter layout and a sequence of
+ * add, add_unique, delete, delete_at, lookup, bulk, scan and save/load
+ * operations on a small key universe, checked against an exact model.
+ * Any false negative, count mismatch or lost item aborts.
+ */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuckoo_filter.h"
+
+#define KEYS 256
+
+static const struct cf_params layouts[] = {
+	{ .capacity = 40, .fp_bits = 4 },
+	{ .capacity = 40, .fp_bits = 12, .value_bits = 16 },
+	{ .capacity = 40, .fp_bits = 32, .bucket_slots = 2, .value_bits = 8 },
+	{ .capacity = 40, .fp_bits = 16, .bucket_slots = 8 },
+	{ .capacity = 40, .fp_bits = 5, .table = CF_TABLE_SEMISORT },
+	{ .capacity = 40, .fp_bits = 13, .table = CF_TABLE_SEMISORT,
+		.value_bits = 32 },
+	{ .capacity = 40, .fp_bits = 8, .max_kicks = 3 },
+	{ .capacity = 1, .fp_bits = 8 },
+};
+
+static uint64_t
+key_hash(uint32_t k)
+{
+	uint64_t z = (k + 1) * UINT64_C(0x9e3779b97f4a7c15);
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	return z ^ (z >> 31);
+}
+
+struct model {
+	unsigned int count[KEYS];
+	uint64_t total;
+};
+
+static void
+check(int cond)
+{
+	if (!cond)
+		abort();
+}
+
+static void
+verify(const struct cf_filter *f, const struct model *m)
+{
+	struct cf_stats st;
+
+	for (uint32_t k = 0; k < KEYS; k++)
+		if (m->count[k] != 0) {
+			check(cf_lookup_with_hash(f, key_hash(k), NULL) == 1);
+			check(cf_count_with_hash(f, key_hash(k)) >=
+				m->count[k]);
+		}
+	cf_stats(f, &st);
+	check(st.items == m->total);
+}
+
+static int
+never(uint32_t pos, uint64_t value, void *arg)
+{
+	(void)pos;
+	(void)value;
+	(void)arg;
+	return 0;
+}
+
+static struct cf_filter *
+reload(struct cf_filter *f)
+{
+	size_t size = cf_save_size(f);
+	uint8_t *buf = malloc(size);
+	struct cf_filter *g;
+
+	check(buf != NULL && cf_save_mem(f, buf, size) == (int64_t)size);
+	g = cf_load_mem(buf, size, NULL, 0);
+	check(g != NULL);
+	free(buf);
+	cf_free(f);
+	return g;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct model m;
+	struct cf_filter *f;
+	uint64_t cursor = 0;
+
+	if (size < 1)
+		return 0;
+	f = cf_create(&layouts[data[0] % (sizeof(layouts) /
+		sizeof(layouts[0]))]);
+	check(f != NULL);
+	memset(&m, 0, sizeof(m));
+	for (size_t i = 1; i + 1 < size; i += 2) {
+		uint32_t op = data[i] % 9, k = data[i + 1];
+		uint64_t h = key_hash(k), mask;
+		uint32_t pos;
+		int rc;
+
+		switch (op) {
+		case 0:
+		case 1:
+			rc = cf_add_with_hash(f, h, k, NULL);
+			check(rc == 0 || rc == -ENOSPC);
+			if (rc == 0) {
+				m.count[k]++;
+				m.total++;
+			}
+			break;
+		case 2:
+			rc = cf_add_unique_with_hash(f, h, k, &pos);
+			check(rc == 0 || rc == -EEXIST || rc == -ENOSPC);
+			check(rc != 0 || m.count[k] == 0);
+			if (rc == 0) {
+				m.count[k]++;
+				m.total++;
+			}
+			break;
+		case 3:
+			rc = cf_delete_with_hash(f, h);
+			check(m.count[k] == 0 || rc == 0);
+			if (m.count[k] != 0) {
+				m.count[k]--;
+				m.total--;
+			} else if (rc == 0) {
+				/* Deleting what was never added removes
+				 * someone else's fingerprint: stop here. */
+				cf_free(f);
+				return 0;
+			}
+			break;
+		case 4:
+			if (m.count[k] == 0)
+				break;
+			check(cf_lookup_with_hash(f, h, &pos) == 1);
+			check(cf_delete_at(f, pos) == 0);
+			m.count[k]--;
+			m.total--;
+			break;
+		case 5: {
+			uint64_t hs[CF_BULK_MAX];
+			uint32_t n = 1 + k % CF_BULK_MAX, ps[CF_BULK_MAX];
+
+			for (uint32_t j = 0; j < n; j++)
+				hs[j] = key_hash((k + j * 7) % KEYS);
+			check(cf_lookup_bulk(f, hs, n, &mask, ps) >= 0);
+			for (uint32_t j = 0; j < n; j++)
+				check(((mask >> j) & 1) ==
+					(uint64_t)cf_lookup_with_hash(f,
+						hs[j], NULL));
+			break;
+		}
+		case 6:
+			cf_scan(f, &cursor, k % 5, never, NULL);
+			break;
+		case 7:
+			f = reload(f);
+			break;
+		default:
+			check(m.count[k] == 0 ||
+				cf_lookup_with_hash(f, h, NULL) == 1);
+			break;
+		}
+	}
+	verify(f, &m);
+	cf_free(f);
+	return 0;
+}

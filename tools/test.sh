@@ -1,0 +1,88 @@
+#!/bin/sh
+# The test command: install what is missing, then build and run every
+# suite. Ends with "N passed, N failed" and exits non-zero on any failure.
+#
+#   tools/test.sh            everything (what CI runs)
+#   FUZZ_SECONDS=300 tools/test.sh   longer fuzz runs
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+TALLY=$(mktemp)
+trap 'rm -f "$TALLY"' EXIT
+
+sh tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+# tally NAME PASSED FAILED [SKIPPED]
+tally() {
+	echo "$2 $3 ${4:-0}" >> "$TALLY"
+	echo "== $1: $2 passed, $3 failed, ${4:-0} skipped"
+}
+
+# Count meson's results; a TAP test counts each of its cases.
+count_meson() {
+	/usr/bin/python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    out = t.get("stdout") or ""
+    oks = sum(1 for l in out.splitlines() if l.startswith("ok "))
+    bad = sum(1 for l in out.splitlines() if l.startswith("not ok "))
+    if t["result"] == "SKIP":
+        skipped += 1
+    elif t["result"] in ("OK", "EXPECTEDFAIL"):
+        passed += max(oks, 1)
+    else:
+        passed += oks
+        failed += max(bad, 1)
+print(passed, failed, skipped)
+PY
+}
+
+# suite NAME BUILDDIR [meson options...]: configure, build, test.
+suite() {
+	name=$1 dir=$2
+	shift 2
+	if [ -d "$dir" ]; then
+		meson setup --reconfigure "$dir" "$@" >"$dir.setup.log" 2>&1
+	else
+		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1
+	fi || { cat "$dir.setup.log"; tally "$name build" 0 1; return; }
+	ninja -C "$dir" >"$dir.build.log" 2>&1 ||
+		{ tail -50 "$dir.build.log"; tally "$name build" 0 1; return; }
+	meson test -C "$dir" --print-errorlogs --num-processes 2 \
+		--suite unit --suite fuzz-replay
+	set -- $(count_meson "$dir")
+	tally "$name" "$1" "$2" "$3"
+}
+
+suite release build -Dwerror=true
+suite asan build-asan -Dwerror=true -Dbuildtype=debugoptimized \
+	-Db_sanitize=address,undefined -Db_lundef=false \
+	-Dc_args=-fno-sanitize-recover=all -Dbench=disabled
+
+# libFuzzer: a short run of each target from a copy of its corpus.
+CC=clang suite fuzz build-fuzz -Dwerror=true -Dfuzz=true \
+	-Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
+	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all -Dbench=disabled
+for target in ops load; do
+	bin=build-fuzz/tests/fuzz/fuzz_$target
+	[ -x "$bin" ] || { tally "fuzz_$target" 0 1; continue; }
+	work=$(mktemp -d)
+	cp "$ROOT/tests/fuzz/corpus/$target/"* "$work/"
+	if "$bin" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+			-artifact_prefix="$work/" "$work" \
+			>"build-fuzz/fuzz_$target.log" 2>&1; then
+		tally "fuzz_$target ($FUZZ_SECONDS s)" 1 0
+	else
+		tail -40 "build-fuzz/fuzz_$target.log"
+		ls "$work"/crash-* "$work"/leak-* 2>/dev/null
+		tally "fuzz_$target ($FUZZ_SECONDS s)" 0 1
+	fi
+	rm -rf "$work"
+done
+
+awk '{ p += $1; f += $2; s += $3 }
+	END { printf "%d passed, %d failed, %d skipped\n", p, f, s;
+		exit f != 0 }' "$TALLY"
