@@ -155,8 +155,15 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 		lanes = 4;
 	} else {
 		f->bucket_bits = f->slots * f->fp_bits;
-		f->mode = f->bucket_bits <= 64 ? CF_MODE_WORD : CF_MODE_SLOTS;
-		lanes = f->mode == CF_MODE_WORD ? f->slots : 0;
+		if (f->bucket_bits > 64)
+			f->mode = CF_MODE_SLOTS;
+		else if (f->bucket_bits % 8 == 0)
+			f->mode = CF_MODE_BYTES;
+		else
+			f->mode = CF_MODE_WORD;
+		lanes = f->mode != CF_MODE_SLOTS ? f->slots : 0;
+		f->bucket_bytes = f->bucket_bits / 8;
+		f->bucket_word_mask = cf_low_mask(f->bucket_bits);
 	}
 	f->lane_lo = 0;
 	for (uint32_t k = 0; k < lanes; k++)
@@ -171,6 +178,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	/* Last byte a bucket can touch, from its first byte. */
 	f->prefetch_span = (7 + f->bucket_bits - 1) >> 3;
 	f->table_bytes = ((buckets * f->bucket_bits + 7) >> 3) + CF_TABLE_PAD;
+	f->prefetch = f->table_bytes > CF_PREFETCH_MIN_BYTES;
 	f->values_bytes = buckets * f->slots * f->value_bytes;
 	f->path_bytes = (uint64_t)p->max_kicks * sizeof(struct cf_kick);
 }
@@ -430,6 +438,32 @@ victim_slot(const struct cf_filter *f, const struct cf_bucket *b, uint32_t r)
 }
 
 /*
+ * Victim for a kick out of full bucket i: the first entry, in rank order
+ * from a random rank, whose alternate bucket has a free slot, else the
+ * entry of that random rank. All alternates are prefetched together, so
+ * one memory latency looks one step ahead for every entry: near full,
+ * walks get much shorter, and each step still moves one item.
+ */
+static uint32_t
+choose_victim(const struct cf_filter *f, uint32_t i, const struct cf_bucket *b,
+		uint32_t r0)
+{
+	uint32_t alt[CF_MAX_SLOTS];
+
+	for (uint32_t s = 0; s < f->slots; s++) {
+		alt[s] = cf_alt_index(f, i, b->fp[s]);
+		cf_prefetch_bucket(f, alt[s]);
+	}
+	for (uint32_t r = 0; r < f->slots; r++) {
+		uint32_t s = victim_slot(f, b, (r0 + r) & (f->slots - 1));
+
+		if (cf_find_in_bucket(f, alt[s], 0, f->mode) >= 0)
+			return s;
+	}
+	return victim_slot(f, b, r0);
+}
+
+/*
  * Random walk (paper Algorithm 1): swap the homeless fingerprint with a
  * random slot of its bucket, and move the evicted one to its alternate
  * bucket, up to max_kicks times. Each step is recorded, so that a walk
@@ -452,7 +486,7 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 		int e;
 
 		cf_bucket_read(f, i, &b);
-		s = victim_slot(f, &b, rng_next(f) & (f->slots - 1));
+		s = choose_victim(f, i, &b, rng_next(f) & (f->slots - 1));
 		old_fp = b.fp[s];
 		old_value = b.value[s];
 		f->path[n] = (struct cf_kick){ i, fp, value };
@@ -608,6 +642,8 @@ int
 cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 {
 	switch (f->mode) {
+	case CF_MODE_BYTES:
+		return lookup_mode(f, hash, pos, CF_MODE_BYTES);
 	case CF_MODE_WORD:
 		return lookup_mode(f, hash, pos, CF_MODE_WORD);
 	case CF_MODE_SEMISORT:
@@ -708,6 +744,61 @@ cf_clear(struct cf_filter *f)
 
 /* --------------------------------------------------------------- bulk */
 
+/* Add the stash's hits among the misses of a burst. Branch-free over the
+ * burst: whether a key hit the table is data, and mispredicts. */
+static uint64_t
+stash_bulk(const struct cf_filter *f, unsigned int n, const uint32_t *b1,
+		const uint32_t *b2, const uint32_t *fps, uint64_t hits,
+		uint32_t *pos)
+{
+	uint64_t stash_hits = 0;
+
+	for (uint32_t e = 0; e < f->stash_count; e++) {
+		const struct cf_stash_entry *se = &f->stash[e];
+
+		for (unsigned int k = 0; k < n; k++) {
+			uint64_t m = (uint64_t)(se->fp == fps[k] &&
+				((se->bucket == b1[k]) | (se->bucket == b2[k])));
+
+			stash_hits |= m << k;
+		}
+	}
+	stash_hits &= ~hits;
+	if (pos != NULL)
+		for (uint64_t m = stash_hits; m != 0; m &= m - 1) {
+			unsigned int k = (unsigned int)__builtin_ctzll(m);
+
+			pos[k] = table_slots(f) +
+				(uint32_t)stash_find(f, b1[k], b2[k], fps[k]);
+		}
+	return hits | stash_hits;
+}
+
+/* The compare pass of whole-byte buckets as straight-line arithmetic
+ * on arrays, which the compiler turns into SIMD gathers and compares. */
+static inline uint64_t
+bytes_match_burst(const struct cf_filter *f, unsigned int n,
+		const uint32_t *b1, const uint32_t *b2, const uint32_t *fps)
+{
+	const uint8_t *table = f->table;
+	const uint64_t bytes = f->bucket_bytes, mask = f->bucket_word_mask;
+	const uint64_t lo = f->lane_lo, hi = f->lane_hi;
+	uint8_t hit[CF_BULK_MAX];
+	uint64_t hits = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t w1 = cf_load64(table + b1[k] * bytes) & mask;
+		uint64_t w2 = cf_load64(table + b2[k] * bytes) & mask;
+		uint64_t x1 = w1 ^ (fps[k] * lo), x2 = w2 ^ (fps[k] * lo);
+		uint64_t z = ((x1 - lo) & ~x1 & hi) | ((x2 - lo) & ~x2 & hi);
+
+		hit[k] = z != 0;
+	}
+	for (unsigned int k = 0; k < n; k++)
+		hits |= (uint64_t)hit[k] << k;
+	return hits;
+}
+
 /*
  * Two passes over a burst, as rte_member_lookup_bulk does: derive every
  * bucket pair and prefetch both lines, then compare. The compare pass is
@@ -725,8 +816,24 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 		fps[k] = cf_fingerprint(f, hashes[k]);
 		b1[k] = cf_index(f, hashes[k]);
 		b2[k] = cf_alt_index(f, b1[k], fps[k]);
-		cf_prefetch_bucket(f, b1[k]);
-		cf_prefetch_bucket(f, b2[k]);
+	}
+	if (f->prefetch)
+		for (unsigned int k = 0; k < n; k++) {
+			cf_prefetch_bucket(f, b1[k]);
+			cf_prefetch_bucket(f, b2[k]);
+		}
+	if (mode == CF_MODE_BYTES) {
+		hits = bytes_match_burst(f, n, b1, b2, fps);
+		/* Positions of the hits only, from lines now in cache. */
+		for (uint64_t m = pos != NULL ? hits : 0; m != 0; m &= m - 1) {
+			unsigned int k = (unsigned int)__builtin_ctzll(m);
+			int s = cf_find_in_bucket(f, b1[k], fps[k], mode);
+
+			pos[k] = s >= 0 ? b1[k] * f->slots + (uint32_t)s :
+				b2[k] * f->slots + (uint32_t)cf_find_in_bucket(
+					f, b2[k], fps[k], mode);
+		}
+		goto stash;
 	}
 	for (unsigned int k = 0; k < n; k++) {
 		if (mode == CF_MODE_SLOTS) {
@@ -754,20 +861,9 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 				b2[k] * f->slots + l2;
 		}
 	}
-	if (f->stash_count != 0) {
-		for (unsigned int k = 0; k < n; k++) {
-			int s;
-
-			if (hits & (UINT64_C(1) << k))
-				continue;
-			s = stash_find(f, b1[k], b2[k], fps[k]);
-			if (s >= 0) {
-				hits |= UINT64_C(1) << k;
-				if (pos != NULL)
-					pos[k] = table_slots(f) + (uint32_t)s;
-			}
-		}
-	}
+stash:
+	if (f->stash_count != 0)
+		hits = stash_bulk(f, n, b1, b2, fps, hits, pos);
 	*hit_mask = hits;
 	return __builtin_popcountll(hits);
 }
@@ -779,6 +875,9 @@ cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 	if (n == 0 || n > CF_BULK_MAX)
 		return -EINVAL;
 	switch (f->mode) {
+	case CF_MODE_BYTES:
+		return lookup_bulk_mode(f, hashes, n, hit_mask, pos,
+				CF_MODE_BYTES);
 	case CF_MODE_WORD:
 		return lookup_bulk_mode(f, hashes, n, hit_mask, pos,
 				CF_MODE_WORD);
