@@ -92,6 +92,7 @@ cf_save_size(const struct cf_filter *f)
 int64_t
 cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 {
+	struct cf_file_stash stash[CF_STASH_SIZE];
 	size_t size = cf_save_size(f);
 	struct cf_file_header h;
 	uint8_t *p = buf;
@@ -106,7 +107,9 @@ cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 	if (f->values_bytes != 0)
 		memcpy(p, f->values, f->values_bytes);
 	p += f->values_bytes;
-	stash_fill(f, (struct cf_file_stash *)(void *)p);
+	/* The output is unaligned past the table: copy, never cast. */
+	stash_fill(f, stash);
+	memcpy(p, stash, f->stash_count * sizeof(stash[0]));
 	h.checksum = XXH64(buf, size, 0);
 	memcpy((uint8_t *)buf + offsetof(struct cf_file_header, checksum),
 			&h.checksum, sizeof(h.checksum));
