@@ -239,7 +239,10 @@ cf_prefetch_bucket(const struct cf_filter *f, uint32_t i)
 	const uint8_t *p = cf_bucket_addr(f, i);
 
 	__builtin_prefetch(p, 0, 3);
-	__builtin_prefetch(p + f->prefetch_span, 0, 3);
+	/* A second line only when the bucket spans one: a redundant prefetch
+	 * still takes a miss buffer, and stalls when they are all busy. */
+	if (((uintptr_t)p & 63) + f->prefetch_span >= 64)
+		__builtin_prefetch(p + f->prefetch_span, 0, 3);
 }
 
 /* Lane flags: the top bit of each f-bit lane of x that is zero. Exact up
