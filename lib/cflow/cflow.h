@@ -39,7 +39,7 @@ enum cflow_parse_status {
 	CFLOW_PARSE_TRUNC_L3,      /**< IP header or extension cut short */
 	CFLOW_PARSE_TRUNC_L4,      /**< TCP/UDP/SCTP/ICMP header cut short */
 	CFLOW_PARSE_BAD_VERSION,   /**< IP version not matching ethertype */
-	CFLOW_PARSE_BAD_IHL,       /**< IPv4 IHL < 5, or TCP offset < 5 */
+	CFLOW_PARSE_BAD_HDRLEN,    /**< IPv4 IHL < 5, or TCP offset < 5 */
 	CFLOW_PARSE_BAD_LENGTH,    /**< IP length below its header's */
 	CFLOW_PARSE_BAD_EXT,       /**< IPv6 extension chain too long */
 	CFLOW_PARSE_STATUS_MAX,
@@ -66,6 +66,15 @@ struct cflow_key {
 	uint8_t family;     /**< 4 or 6 */
 	uint16_t pad;       /**< 0 */
 	uint32_t vlan;      /**< outer VID << 12 | inner VID, if in the key */
+};
+
+/** Protocol classes, each with its own idle timeout. */
+enum cflow_proto_class {
+	CFLOW_CLASS_TCP,
+	CFLOW_CLASS_UDP,    /**< UDP and UDP-Lite */
+	CFLOW_CLASS_ICMP,   /**< ICMP and ICMPv6 */
+	CFLOW_CLASS_OTHER,  /**< SCTP and every other protocol */
+	CFLOW_CLASS_MAX,
 };
 
 /** What the parser tells the tracker about one packet. */
@@ -96,6 +105,152 @@ const char *cflow_parse_status_name(enum cflow_parse_status st);
 
 /** Seeded XXH3-64 of a canonical key. */
 uint64_t cflow_hash_key(const struct cflow_key *key, uint64_t seed);
+
+/* ------------------------------------------------------------ tracking */
+
+/** What happened to one packet. */
+enum cflow_verdict {
+	CFLOW_NEW,                /**< first packet of a flow: inserted */
+	CFLOW_SEEN,               /**< packet of a tracked flow */
+	CFLOW_CLOSING,            /**< the TCP FIN/RST that closed a flow */
+	CFLOW_UNTRACKED_NON_IP,   /**< not IP */
+	CFLOW_UNTRACKED_MALFORMED, /**< see the parse status counters */
+	CFLOW_UNTRACKED_FRAGMENT, /**< non-first fragment */
+	CFLOW_UNTRACKED_ORPHAN,   /**< FIN/RST of an untracked flow */
+	CFLOW_UNTRACKED_FULL,     /**< table full, policy "untracked" */
+	CFLOW_VERDICT_MAX,
+};
+
+/** What to do when a new flow finds the table full. */
+enum cflow_full_policy {
+	/** Evict a closing entry of the flow's two buckets, else the one
+	 * idle longest (counted flows_evicted). */
+	CFLOW_FULL_EVICT = 0,
+	/** Leave the new flow untracked (counted insert_failed). */
+	CFLOW_FULL_UNTRACKED,
+};
+
+/** Hash source. */
+enum cflow_hash_mode {
+	CFLOW_HASH_XXH3 = 0,  /**< seeded XXH3-64 of the canonical key */
+	/**
+	 * The NIC's 32-bit RSS hash, mixed to 64 bits with the seed. Only
+	 * 32 bits of entropy (index and fingerprint share them); with the
+	 * symmetric Toeplitz key 0x6d5a the two 16-bit halves are equal, so
+	 * about 16 bits: far too few for a large table. Packets without an
+	 * RSS hash fall back to XXH3 (counted hash_fallback).
+	 */
+	CFLOW_HASH_RSS,
+};
+
+/** Default idle timeouts in seconds, by class. */
+#define CFLOW_TIMEOUT_TCP_S 300
+#define CFLOW_TIMEOUT_UDP_S 60
+#define CFLOW_TIMEOUT_ICMP_S 30
+#define CFLOW_TIMEOUT_OTHER_S 60
+/** Default time a closed TCP flow lingers before removal, seconds. */
+#define CFLOW_CLOSE_LINGER_S 10
+/** Default bound on buckets one cflow_sweep() call visits. */
+#define CFLOW_SWEEP_MAX_BUCKETS 64
+
+/** Tracker parameters; cflow_tracker_params_init() sets the defaults. */
+struct cflow_tracker_params {
+	uint64_t capacity;      /**< flows the table must hold */
+	unsigned int fp_bits;   /**< fingerprint bits (default 12) */
+	uint64_t seed;          /**< hash seed */
+	enum cflow_hash_mode hash;
+	uint64_t timeout_ns[CFLOW_CLASS_MAX]; /**< idle timeouts */
+	uint64_t close_linger_ns;  /**< 0: remove at FIN/RST */
+	enum cflow_full_policy full_policy;
+	struct cflow_parse_params parse;
+	unsigned int sweep_max_buckets; /**< work bound per cflow_sweep() */
+	const struct cf_allocator *allocator; /**< NULL: default */
+	int socket_id;
+};
+
+/**
+ * Counters, all 64-bit. Every packet is counted once in packets and in
+ * exactly one of: non_ip, malformed[], fragments, orphan_close,
+ * insert_failed, flows_new, flows_seen, flows_closed (the closing
+ * packet). Every flow counted new ends in exactly one of: still open
+ * (active), closed, expired or evicted:
+ *
+ *   flows_new == active + flows_closed + flows_expired + flows_evicted
+ */
+struct cflow_counters {
+	uint64_t packets;
+	uint64_t bytes;          /**< wire bytes of all packets */
+	uint64_t non_ip;
+	uint64_t malformed[CFLOW_PARSE_STATUS_MAX]; /**< by parse status */
+	uint64_t fragments;      /**< non-first fragments */
+	uint64_t flows_new;
+	uint64_t flows_seen;     /**< packets of tracked flows */
+	uint64_t flows_closed;
+	uint64_t flows_expired;
+	uint64_t flows_evicted;  /**< open flows evicted for a new one */
+	uint64_t insert_failed;
+	uint64_t orphan_close;
+	uint64_t reused;         /**< SYN on a closing flow: also counted new */
+	uint64_t hash_fallback;  /**< hash mode rss, packet without a hash */
+	uint64_t active;         /**< open flows in the table now */
+};
+
+/** One packet handed to the tracker. */
+struct cflow_input {
+	const uint8_t *data;  /**< frame, from the Ethernet header */
+	uint32_t len;         /**< captured bytes at data */
+	uint32_t wire_len;    /**< length on the wire (>= len) */
+	uint64_t time_ns;     /**< monotonic time of the packet */
+	uint32_t rss;         /**< NIC hash, if has_rss */
+	bool has_rss;
+};
+
+struct cflow_tracker;
+
+/** Fill @p p with the defaults for a table of @p capacity flows. */
+void cflow_tracker_params_init(struct cflow_tracker_params *p,
+		uint64_t capacity);
+
+/**
+ * Create a tracker. NULL with errno set: EINVAL for bad parameters,
+ * ENOMEM.
+ */
+struct cflow_tracker *cflow_tracker_create(
+		const struct cflow_tracker_params *p);
+
+/** Free a tracker; NULL is accepted. */
+void cflow_tracker_free(struct cflow_tracker *t);
+
+/**
+ * Track a burst of up to CF_BULK_MAX packets, in order. Time never goes
+ * backwards for the tracker: an earlier time_ns counts as the latest seen.
+ *
+ * @param verdicts
+ *   If not NULL, receives each packet's verdict.
+ */
+void cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
+		unsigned int n, enum cflow_verdict *verdicts);
+
+/**
+ * Expire idle flows and remove lingering closed ones, visiting at most
+ * sweep_max_buckets buckets: as many as the time since the last call
+ * asks for, so that a whole pass takes at most max(1 s, shortest
+ * timeout / 8) / 2 while the caller keeps calling.
+ *
+ * @return
+ *   Flows expired by this call.
+ */
+uint64_t cflow_sweep(struct cflow_tracker *t, uint64_t now_ns);
+
+/** A full pass at @p now_ns: makes end-of-run counters exact. */
+uint64_t cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns);
+
+/** Copy the counters. */
+void cflow_counters_get(const struct cflow_tracker *t,
+		struct cflow_counters *c);
+
+/** The tracker's filter, for its statistics. */
+const struct cf_filter *cflow_tracker_filter(const struct cflow_tracker *t);
 
 #ifdef __cplusplus
 }
