@@ -234,8 +234,11 @@ void cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 /**
  * Expire idle flows and remove lingering closed ones, visiting at most
  * sweep_max_buckets buckets: as many as the time since the last call
- * asks for, so that a whole pass takes at most max(1 s, shortest
- * timeout / 8) / 2 while the caller keeps calling.
+ * asks for, so that a whole pass takes at most P = max(1 s, shortest
+ * timeout / 8) / 2, provided calls come at least every
+ * sweep_max_buckets * P / buckets (the application calls it every
+ * burst, and when idle). Every idle flow is then expired no earlier than
+ * its timeout and no later than timeout + max(1 s, timeout / 8).
  *
  * @return
  *   Flows expired by this call.

@@ -1031,6 +1031,24 @@ cf_delete_at(struct cf_filter *f, uint32_t pos)
 	return 0;
 }
 
+unsigned int
+cf_bucket_positions(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
+{
+	uint32_t i1 = cf_index(f, hash);
+	uint32_t bucket[2] = { i1, cf_alt_index(f, i1, cf_fingerprint(f, hash)) };
+	unsigned int n = 0;
+
+	for (unsigned int k = 0; k < (bucket[0] != bucket[1] ? 2u : 1u); k++) {
+		struct cf_bucket b;
+
+		cf_bucket_read(f, bucket[k], &b);
+		for (uint32_t s = 0; s < f->slots; s++)
+			if (b.fp[s] != 0)
+				pos[n++] = bucket[k] * f->slots + s;
+	}
+	return n;
+}
+
 /* --------------------------------------------------------------- scan */
 
 uint64_t

@@ -320,6 +320,19 @@ int cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value);
 int cf_delete_at(struct cf_filter *f, uint32_t pos);
 
 /**
+ * Positions of the occupied slots of the two buckets @p hash maps to:
+ * the entries an item would compete with, for an eviction policy when
+ * the filter is full. Stash entries are not included.
+ *
+ * @param pos
+ *   Receives up to 2 * bucket_slots positions.
+ * @return
+ *   The number of positions written.
+ */
+unsigned int cf_bucket_positions(const struct cf_filter *f, uint64_t hash,
+		uint32_t *pos);
+
+/**
  * Scan callback: called for each stored item with its position and value
  * (0 when the filter has no values). Return non-zero to delete the item.
  */

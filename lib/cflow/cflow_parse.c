@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Packet parser: Ethernet II, up to two VLAN tags, IPv4, IPv6 with its
+ * extension headers, and the L4 ports. Packets are untrusted: every read
+ * is checked against the captured length first, and the IP length fields
+ * only ever shorten what is parsed (Ethernet padding), never lengthen it.
+ */
+
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "cflow.h"
+
+#define ETHER_HDR_LEN 14
+#define ETHER_TYPE_IPV4 0x0800
+#define ETHER_TYPE_IPV6 0x86dd
+#define ETHER_TYPE_VLAN 0x8100
+#define ETHER_TYPE_QINQ 0x88a8
+#define ETHER_TYPE_QINQ_OLD 0x9100
+#define VLAN_TAG_LEN 4
+#define MAX_VLAN_TAGS 2
+
+#define IPV4_MIN_HDR 20
+#define IPV6_HDR 40
+/* Extension headers followed before giving up (RFC 8200 expects few). */
+#define IPV6_MAX_EXT 8
+
+#define PROTO_HOPOPTS 0
+#define PROTO_ICMP 1
+#define PROTO_TCP 6
+#define PROTO_UDP 17
+#define PROTO_ROUTING 43
+#define PROTO_FRAGMENT 44
+#define PROTO_AH 51
+#define PROTO_ICMPV6 58
+#define PROTO_DSTOPTS 60
+#define PROTO_SCTP 132
+#define PROTO_UDPLITE 136
+
+static const char *const status_names[CFLOW_PARSE_STATUS_MAX] = {
+	[CFLOW_PARSE_OK] = "ok",
+	[CFLOW_PARSE_NON_IP] = "non_ip",
+	[CFLOW_PARSE_FRAGMENT] = "fragment",
+	[CFLOW_PARSE_TRUNC_L2] = "trunc_l2",
+	[CFLOW_PARSE_TRUNC_L3] = "trunc_l3",
+	[CFLOW_PARSE_TRUNC_L4] = "trunc_l4",
+	[CFLOW_PARSE_BAD_VERSION] = "bad_version",
+	[CFLOW_PARSE_BAD_HDRLEN] = "bad_hdrlen",
+	[CFLOW_PARSE_BAD_LENGTH] = "bad_length",
+	[CFLOW_PARSE_BAD_EXT] = "bad_ext",
+};
+
+const char *
+cflow_parse_status_name(enum cflow_parse_status st)
+{
+	return (unsigned int)st < CFLOW_PARSE_STATUS_MAX ?
+		status_names[st] : "unknown";
+}
+
+static inline uint16_t
+rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* Ports, TCP flags and class from the L4 header at l4 (l4len bytes). */
+static enum cflow_parse_status
+parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
+		uint16_t *sport, uint16_t *dport, struct cflow_packet *pkt)
+{
+	uint32_t need;
+
+	*sport = 0;
+	*dport = 0;
+	switch (proto) {
+	case PROTO_TCP:
+		if (l4len < 20)
+			return CFLOW_PARSE_TRUNC_L4;
+		if ((l4[12] >> 4) < 5)
+			return CFLOW_PARSE_BAD_HDRLEN;
+		pkt->tcp_flags = l4[13];
+		pkt->proto_class = CFLOW_CLASS_TCP;
+		need = 4;
+		break;
+	case PROTO_UDP:
+	case PROTO_UDPLITE:
+		pkt->proto_class = CFLOW_CLASS_UDP;
+		need = 8;
+		break;
+	case PROTO_SCTP:
+		pkt->proto_class = CFLOW_CLASS_OTHER;
+		need = 12;
+		break;
+	case PROTO_ICMP:
+	case PROTO_ICMPV6:
+		/* Keyed with zero ports, but the header must be there. */
+		pkt->proto_class = CFLOW_CLASS_ICMP;
+		return l4len < 4 ? CFLOW_PARSE_TRUNC_L4 : CFLOW_PARSE_OK;
+	default:
+		pkt->proto_class = CFLOW_CLASS_OTHER;
+		return CFLOW_PARSE_OK;
+	}
+	if (l4len < need)
+		return CFLOW_PARSE_TRUNC_L4;
+	*sport = rd16(l4);
+	*dport = rd16(l4 + 2);
+	return CFLOW_PARSE_OK;
+}
+
+/* The lower (address, port) endpoint first: one key per flow. */
+static void
+key_set(struct cflow_key *k, uint8_t family, const uint8_t *src,
+		const uint8_t *dst, uint16_t sport, uint16_t dport,
+		uint8_t proto)
+{
+	int cmp = memcmp(src, dst, 16);
+
+	if (cmp > 0 || (cmp == 0 && sport > dport)) {
+		const uint8_t *ta = src;
+		uint16_t tp = sport;
+
+		src = dst;
+		dst = ta;
+		sport = dport;
+		dport = tp;
+	}
+	memcpy(k->addr_lo, src, 16);
+	memcpy(k->addr_hi, dst, 16);
+	k->port_lo = sport;
+	k->port_hi = dport;
+	k->proto = proto;
+	k->family = family;
+}
+
+static enum cflow_parse_status
+parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
+{
+	uint8_t src[16] = { [10] = 0xff, [11] = 0xff };
+	uint8_t dst[16] = { [10] = 0xff, [11] = 0xff };
+	uint32_t ihl, total;
+	uint16_t sport, dport;
+	enum cflow_parse_status st;
+
+	if (len < 1)
+		return CFLOW_PARSE_TRUNC_L3;
+	if (p[0] >> 4 != 4)
+		return CFLOW_PARSE_BAD_VERSION;
+	if (len < IPV4_MIN_HDR)
+		return CFLOW_PARSE_TRUNC_L3;
+	ihl = (uint32_t)(p[0] & 0xf) * 4;
+	if (ihl < IPV4_MIN_HDR)
+		return CFLOW_PARSE_BAD_HDRLEN;
+	if (len < ihl)
+		return CFLOW_PARSE_TRUNC_L3;
+	total = rd16(p + 2);
+	if (total < ihl)
+		return CFLOW_PARSE_BAD_LENGTH;
+	if (total < len)
+		len = total; /* Ethernet padding */
+	if ((rd16(p + 6) & 0x1fff) != 0)
+		return CFLOW_PARSE_FRAGMENT;
+	st = parse_l4(p[9], p + ihl, len - ihl, &sport, &dport, pkt);
+	if (st != CFLOW_PARSE_OK)
+		return st;
+	memcpy(src + 12, p + 12, 4);
+	memcpy(dst + 12, p + 16, 4);
+	key_set(&pkt->key, 4, src, dst, sport, dport, p[9]);
+	return CFLOW_PARSE_OK;
+}
+
+static enum cflow_parse_status
+parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
+{
+	uint32_t off = IPV6_HDR, payload;
+	uint16_t sport, dport;
+	enum cflow_parse_status st;
+	uint8_t nh;
+
+	if (len < 1)
+		return CFLOW_PARSE_TRUNC_L3;
+	if (p[0] >> 4 != 6)
+		return CFLOW_PARSE_BAD_VERSION;
+	if (len < IPV6_HDR)
+		return CFLOW_PARSE_TRUNC_L3;
+	payload = rd16(p + 4);
+	/* 0 is a jumbogram (RFC 2675): the capture bounds it. */
+	if (payload != 0 && IPV6_HDR + payload < len)
+		len = IPV6_HDR + payload;
+	nh = p[6];
+	for (unsigned int ext = 0;; ext++) {
+		uint32_t hlen;
+
+		if (nh != PROTO_HOPOPTS && nh != PROTO_ROUTING &&
+				nh != PROTO_DSTOPTS && nh != PROTO_FRAGMENT &&
+				nh != PROTO_AH)
+			break;
+		if (ext == IPV6_MAX_EXT)
+			return CFLOW_PARSE_BAD_EXT;
+		if (len < off + 8) /* every extension is at least 8 bytes */
+			return CFLOW_PARSE_TRUNC_L3;
+		if (nh == PROTO_FRAGMENT) {
+			if ((rd16(p + off + 2) & 0xfff8) != 0)
+				return CFLOW_PARSE_FRAGMENT;
+			hlen = 8;
+		} else if (nh == PROTO_AH) {
+			hlen = ((uint32_t)p[off + 1] + 2) * 4;
+		} else {
+			hlen = ((uint32_t)p[off + 1] + 1) * 8;
+		}
+		if (len < off + hlen)
+			return CFLOW_PARSE_TRUNC_L3;
+		nh = p[off];
+		off += hlen;
+	}
+	st = parse_l4(nh, p + off, len - off, &sport, &dport, pkt);
+	if (st != CFLOW_PARSE_OK)
+		return st;
+	key_set(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
+	return CFLOW_PARSE_OK;
+}
+
+enum cflow_parse_status
+cflow_parse(const uint8_t *buf, uint32_t len,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkt)
+{
+	uint32_t off = ETHER_HDR_LEN, vlan = 0;
+	enum cflow_parse_status st;
+	uint16_t type;
+
+	memset(pkt, 0, sizeof(*pkt));
+	if (len < ETHER_HDR_LEN)
+		return CFLOW_PARSE_TRUNC_L2;
+	type = rd16(buf + 12);
+	for (unsigned int tags = 0; type == ETHER_TYPE_VLAN ||
+			type == ETHER_TYPE_QINQ || type == ETHER_TYPE_QINQ_OLD;
+			tags++) {
+		if (tags == MAX_VLAN_TAGS)
+			return CFLOW_PARSE_NON_IP;
+		if (len < off + VLAN_TAG_LEN)
+			return CFLOW_PARSE_TRUNC_L2;
+		vlan = vlan << 12 | (rd16(buf + off) & 0xfff);
+		type = rd16(buf + off + 2);
+		off += VLAN_TAG_LEN;
+	}
+	if (type == ETHER_TYPE_IPV4)
+		st = parse_ipv4(buf + off, len - off, pkt);
+	else if (type == ETHER_TYPE_IPV6)
+		st = parse_ipv6(buf + off, len - off, pkt);
+	else
+		return CFLOW_PARSE_NON_IP;
+	if (st == CFLOW_PARSE_OK && params != NULL && params->vlan_in_key)
+		pkt->key.vlan = vlan;
+	return st;
+}
+
+uint64_t
+cflow_hash_key(const struct cflow_key *key, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(key, sizeof(*key), seed);
+}

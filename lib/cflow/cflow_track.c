@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Flow tracker: one lib/cuckoo filter whose 32-bit slot values hold each
+ * flow's state, protocol class and coarse last-seen time.
+ *
+ * Value layout: bit 0 closing, bits 1-2 class, bits 4-31 time in ticks
+ * of 2^24 ns (16.8 ms), modulo 2^28 (52 days). Ages are differences
+ * modulo 2^28; timeouts are capped at half that, and the sweep removes
+ * every entry long before its age could wrap.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cflow.h"
+
+#define TICK_SHIFT 24
+#define TICK_BITS 28
+#define TICK_MASK ((UINT32_C(1) << TICK_BITS) - 1)
+#define MAX_TIMEOUT_TICKS (UINT32_C(1) << (TICK_BITS - 1))
+#define VALUE_CLOSING 1u
+#define VALUE_CLASS_SHIFT 1
+#define VALUE_TICK_SHIFT 4
+#define NS_PER_S UINT64_C(1000000000)
+
+struct cflow_tracker {
+	struct cf_filter *filter;
+	struct cflow_tracker_params params;
+	uint32_t timeout_ticks[CFLOW_CLASS_MAX];
+	uint32_t linger_ticks;
+	uint64_t now_ns;        /* latest time seen: never goes back */
+	uint32_t now_tick;
+	uint64_t buckets;
+	uint64_t cursor;        /* sweep position */
+	uint64_t sweep_period_ns;
+	uint64_t sweep_last_ns;
+	bool sweep_started;
+	double sweep_credit;    /* buckets owed to the sweep */
+	struct cflow_counters c;
+};
+
+void
+cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
+{
+	memset(p, 0, sizeof(*p));
+	p->capacity = capacity;
+	p->fp_bits = CF_DEFAULT_FP_BITS;
+	p->hash = CFLOW_HASH_XXH3;
+	p->timeout_ns[CFLOW_CLASS_TCP] = CFLOW_TIMEOUT_TCP_S * NS_PER_S;
+	p->timeout_ns[CFLOW_CLASS_UDP] = CFLOW_TIMEOUT_UDP_S * NS_PER_S;
+	p->timeout_ns[CFLOW_CLASS_ICMP] = CFLOW_TIMEOUT_ICMP_S * NS_PER_S;
+	p->timeout_ns[CFLOW_CLASS_OTHER] = CFLOW_TIMEOUT_OTHER_S * NS_PER_S;
+	p->close_linger_ns = CFLOW_CLOSE_LINGER_S * NS_PER_S;
+	p->full_policy = CFLOW_FULL_EVICT;
+	p->sweep_max_buckets = CFLOW_SWEEP_MAX_BUCKETS;
+}
+
+/* ------------------------------------------------------------- values */
+
+static inline uint32_t
+value_make(uint32_t tick, unsigned int cls, bool closing)
+{
+	return tick << VALUE_TICK_SHIFT | cls << VALUE_CLASS_SHIFT |
+		(closing ? VALUE_CLOSING : 0);
+}
+
+static inline bool
+value_closing(uint64_t v)
+{
+	return v & VALUE_CLOSING;
+}
+
+static inline unsigned int
+value_class(uint64_t v)
+{
+	return (v >> VALUE_CLASS_SHIFT) & 3;
+}
+
+static inline uint32_t
+value_age(const struct cflow_tracker *t, uint64_t v)
+{
+	return (t->now_tick - (uint32_t)(v >> VALUE_TICK_SHIFT)) & TICK_MASK;
+}
+
+/*
+ * Stored ticks are truncated, so an age of a ticks means at least
+ * (a - 1) ticks of real time: requiring a > T + 1 never expires a flow
+ * before its timeout, and costs at most 3 ticks (50 ms) of lateness.
+ */
+static inline bool
+idle_expired(const struct cflow_tracker *t, uint64_t v)
+{
+	return !value_closing(v) &&
+		value_age(t, v) > t->timeout_ticks[value_class(v)] + 1;
+}
+
+static inline bool
+linger_done(const struct cflow_tracker *t, uint64_t v)
+{
+	return value_closing(v) && value_age(t, v) > t->linger_ticks + 1;
+}
+
+/* Time never goes backwards: an earlier timestamp (a capture replayed
+ * twice, merged captures) counts as the latest one seen. */
+static inline void
+clock_advance(struct cflow_tracker *t, uint64_t time_ns)
+{
+	if (time_ns > t->now_ns) {
+		t->now_ns = time_ns;
+		t->now_tick = (uint32_t)(time_ns >> TICK_SHIFT) & TICK_MASK;
+	}
+}
+
+/* ---------------------------------------------------------- lifecycle */
+
+static uint32_t
+ticks_of(uint64_t ns)
+{
+	return (uint32_t)((ns + (UINT64_C(1) << TICK_SHIFT) - 1) >> TICK_SHIFT);
+}
+
+struct cflow_tracker *
+cflow_tracker_create(const struct cflow_tracker_params *p)
+{
+	uint64_t shortest = UINT64_MAX;
+	struct cflow_tracker *t;
+	struct cf_stats st;
+
+	if (p == NULL || p->capacity == 0 || p->sweep_max_buckets == 0 ||
+			(unsigned int)p->full_policy > CFLOW_FULL_UNTRACKED ||
+			(unsigned int)p->hash > CFLOW_HASH_RSS ||
+			p->close_linger_ns >> TICK_SHIFT >= MAX_TIMEOUT_TICKS)
+		goto einval;
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++) {
+		if (p->timeout_ns[c] == 0 ||
+				p->timeout_ns[c] >> TICK_SHIFT >= MAX_TIMEOUT_TICKS)
+			goto einval;
+		if (p->timeout_ns[c] < shortest)
+			shortest = p->timeout_ns[c];
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->params = *p;
+	t->filter = cf_create(&(struct cf_params){
+		.capacity = p->capacity,
+		.fp_bits = p->fp_bits,
+		.value_bits = 32,
+		.seed = p->seed,
+		.socket_id = p->socket_id,
+		.allocator = p->allocator,
+	});
+	if (t->filter == NULL) {
+		free(t);
+		return NULL;
+	}
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
+		t->timeout_ticks[c] = (uint32_t)(p->timeout_ns[c] >> TICK_SHIFT);
+	t->linger_ticks = ticks_of(p->close_linger_ns);
+	/* A full pass at least twice per max(1 s, shortest timeout / 8). */
+	t->sweep_period_ns = (shortest / 8 > NS_PER_S ? shortest / 8 :
+			NS_PER_S) / 2;
+	cf_stats(t->filter, &st);
+	t->buckets = st.buckets;
+	return t;
+einval:
+	errno = EINVAL;
+	return NULL;
+}
+
+void
+cflow_tracker_free(struct cflow_tracker *t)
+{
+	if (t == NULL)
+		return;
+	cf_free(t->filter);
+	free(t);
+}
+
+/* ----------------------------------------------------------- tracking */
+
+static void
+remove_at(struct cflow_tracker *t, uint32_t pos)
+{
+	(void)cf_delete_at(t->filter, pos);
+}
+
+/* Make room for a new flow in its two buckets: a closing entry if there
+ * is one, else the open one idle longest. */
+static bool
+evict_for(struct cflow_tracker *t, uint64_t hash)
+{
+	uint32_t pos[16], best = UINT32_MAX, best_age = 0;
+	unsigned int n = cf_bucket_positions(t->filter, hash, pos);
+	bool best_closing = false;
+
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t v;
+		uint32_t age;
+
+		if (cf_value_get(t->filter, pos[k], &v) != 0)
+			continue;
+		age = value_age(t, v);
+		if (value_closing(v) && !best_closing) {
+			best = pos[k];
+			best_closing = true;
+		} else if (!best_closing && (best == UINT32_MAX ||
+				age > best_age)) {
+			best = pos[k];
+			best_age = age;
+		}
+	}
+	if (best == UINT32_MAX)
+		return false;
+	remove_at(t, best);
+	if (!best_closing) {
+		t->c.flows_evicted++;
+		t->c.active--;
+	}
+	return true;
+}
+
+static enum cflow_verdict
+insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls)
+{
+	uint32_t v = value_make(t->now_tick, cls, false);
+	int ret = cf_add_with_hash(t->filter, hash, v, NULL);
+
+	if (ret == -ENOSPC && t->params.full_policy == CFLOW_FULL_EVICT &&
+			evict_for(t, hash))
+		ret = cf_add_with_hash(t->filter, hash, v, NULL);
+	if (ret != 0) {
+		t->c.insert_failed++;
+		return CFLOW_UNTRACKED_FULL;
+	}
+	t->c.flows_new++;
+	t->c.active++;
+	return CFLOW_NEW;
+}
+
+/*
+ * One parsed packet whose flow lookup gave found/pos. *moved is set when
+ * the filter was changed in a way that can move entries (delete, add),
+ * so that later positions of the burst must be looked up again.
+ */
+static enum cflow_verdict
+track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
+		uint64_t hash, bool found, uint32_t pos, bool *moved)
+{
+	bool tcp = pkt->proto_class == CFLOW_CLASS_TCP;
+	bool close = tcp && (pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST));
+	bool syn = tcp && (pkt->tcp_flags & (CFLOW_TCP_SYN | CFLOW_TCP_ACK)) ==
+		CFLOW_TCP_SYN;
+	uint64_t v;
+
+	if (found && cf_value_get(t->filter, pos, &v) == 0) {
+		if (!value_closing(v) && idle_expired(t, v)) {
+			/* Idle past its timeout, not swept yet. */
+			remove_at(t, pos);
+			*moved = true;
+			t->c.flows_expired++;
+			t->c.active--;
+		} else if (!value_closing(v)) {
+			if (close) {
+				t->c.flows_closed++;
+				t->c.active--;
+				if (t->linger_ticks == 0) {
+					remove_at(t, pos);
+					*moved = true;
+				} else {
+					cf_value_set(t->filter, pos, value_make(
+						t->now_tick, value_class(v),
+						true));
+				}
+				return CFLOW_CLOSING;
+			}
+			cf_value_set(t->filter, pos, value_make(t->now_tick,
+					value_class(v), false));
+			t->c.flows_seen++;
+			return CFLOW_SEEN;
+		} else if (linger_done(t, v)) {
+			remove_at(t, pos);
+			*moved = true;
+		} else if (syn) {
+			/* A new connection on a closing tuple. */
+			remove_at(t, pos);
+			*moved = true;
+			t->c.reused++;
+			return insert_flow(t, hash, pkt->proto_class);
+		} else {
+			t->c.flows_seen++;
+			return CFLOW_SEEN;
+		}
+	}
+	if (close) {
+		t->c.orphan_close++;
+		return CFLOW_UNTRACKED_ORPHAN;
+	}
+	*moved = true;
+	return insert_flow(t, hash, pkt->proto_class);
+}
+
+static uint64_t
+rss_hash(uint32_t rss, uint64_t seed)
+{
+	uint64_t z = ((uint64_t)rss << 32 | rss) ^ seed;
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static enum cflow_verdict
+untracked_verdict(struct cflow_tracker *t, enum cflow_parse_status st)
+{
+	switch (st) {
+	case CFLOW_PARSE_NON_IP:
+		t->c.non_ip++;
+		return CFLOW_UNTRACKED_NON_IP;
+	case CFLOW_PARSE_FRAGMENT:
+		t->c.fragments++;
+		return CFLOW_UNTRACKED_FRAGMENT;
+	default:
+		t->c.malformed[st]++;
+		return CFLOW_UNTRACKED_MALFORMED;
+	}
+}
+
+void
+cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
+		unsigned int n, enum cflow_verdict *verdicts)
+{
+	struct cflow_packet pkts[CF_BULK_MAX];
+	uint64_t hashes[CF_BULK_MAX], hits = 0, latest = 0;
+	uint32_t pos[CF_BULK_MAX];
+	uint8_t index[CF_BULK_MAX];
+	unsigned int m = 0;
+	bool moved = false;
+
+	if (n > CF_BULK_MAX)
+		n = CF_BULK_MAX;
+	for (unsigned int k = 0; k < n; k++) {
+		enum cflow_parse_status st;
+
+		t->c.packets++;
+		t->c.bytes += in[k].wire_len > in[k].len ?
+			in[k].wire_len : in[k].len;
+		if (in[k].time_ns > latest)
+			latest = in[k].time_ns;
+		st = cflow_parse(in[k].data, in[k].len, &t->params.parse,
+				&pkts[m]);
+		if (st != CFLOW_PARSE_OK) {
+			enum cflow_verdict v = untracked_verdict(t, st);
+
+			if (verdicts != NULL)
+				verdicts[k] = v;
+			continue;
+		}
+		if (t->params.hash == CFLOW_HASH_RSS && in[k].has_rss) {
+			hashes[m] = rss_hash(in[k].rss, t->params.seed);
+		} else {
+			if (t->params.hash == CFLOW_HASH_RSS)
+				t->c.hash_fallback++;
+			hashes[m] = cflow_hash_key(&pkts[m].key,
+					t->params.seed);
+		}
+		index[m++] = (uint8_t)k;
+	}
+	if (m != 0)
+		cf_lookup_bulk(t->filter, hashes, m, &hits, pos);
+	for (unsigned int j = 0; j < m; j++) {
+		bool found = (hits >> j) & 1;
+		enum cflow_verdict v;
+
+		clock_advance(t, in[index[j]].time_ns);
+		/* An earlier packet of the burst moved entries. */
+		if (moved)
+			found = cf_lookup_with_hash(t->filter, hashes[j],
+					&pos[j]);
+		v = track_one(t, &pkts[j], hashes[j], found, pos[j], &moved);
+		if (verdicts != NULL)
+			verdicts[index[j]] = v;
+	}
+	clock_advance(t, latest);
+}
+
+/* -------------------------------------------------------------- sweep */
+
+struct sweep_ctx {
+	const struct cflow_tracker *t;
+	uint64_t expired;
+};
+
+static int
+sweep_select(uint32_t pos, uint64_t v, void *arg)
+{
+	struct sweep_ctx *ctx = arg;
+
+	(void)pos;
+	if (idle_expired(ctx->t, v)) {
+		ctx->expired++;
+		return 1;
+	}
+	return linger_done(ctx->t, v);
+}
+
+static uint64_t
+sweep_buckets(struct cflow_tracker *t, uint64_t nb)
+{
+	struct sweep_ctx ctx = { t, 0 };
+
+	cf_scan(t->filter, &t->cursor, nb, sweep_select, &ctx);
+	t->c.flows_expired += ctx.expired;
+	t->c.active -= ctx.expired;
+	return ctx.expired;
+}
+
+uint64_t
+cflow_sweep(struct cflow_tracker *t, uint64_t now_ns)
+{
+	uint64_t nb;
+
+	clock_advance(t, now_ns);
+	if (!t->sweep_started) {
+		t->sweep_started = true;
+		t->sweep_last_ns = t->now_ns;
+		return 0;
+	}
+	t->sweep_credit += (double)t->buckets *
+		(double)(t->now_ns - t->sweep_last_ns) /
+		(double)t->sweep_period_ns;
+	t->sweep_last_ns = t->now_ns;
+	if (t->sweep_credit > (double)t->buckets)
+		t->sweep_credit = (double)t->buckets;
+	nb = (uint64_t)t->sweep_credit;
+	if (nb > t->params.sweep_max_buckets)
+		nb = t->params.sweep_max_buckets;
+	if (nb == 0)
+		return 0;
+	t->sweep_credit -= (double)nb;
+	return sweep_buckets(t, nb);
+}
+
+uint64_t
+cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns)
+{
+	clock_advance(t, now_ns);
+	return sweep_buckets(t, t->buckets);
+}
+
+void
+cflow_counters_get(const struct cflow_tracker *t, struct cflow_counters *c)
+{
+	*c = t->c;
+}
+
+const struct cf_filter *
+cflow_tracker_filter(const struct cflow_tracker *t)
+{
+	return t->filter;
+}
