@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * libFuzzer target: parse and track. The input is a byte for the
+ * tracker's settings, then records of [time step: 1 byte, in 100 ms]
+ * [length: 1 byte] [frame: length bytes], fed in bursts to a small
+ * tracker whose table fills. After every burst the counters must keep
+ * their two invariants (see struct cflow_counters); any violation aborts.
+ * Each frame is copied into a buffer of exactly its length, so ASan
+ * catches any read past it.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cflow.h"
+
+#define MS UINT64_C(1000000)
+
+static void
+check(const struct cflow_tracker *t)
+{
+	struct cflow_counters c;
+	uint64_t malformed = 0;
+
+	cflow_counters_get(t, &c);
+	for (int k = 0; k < CFLOW_PARSE_STATUS_MAX; k++)
+		malformed += c.malformed[k];
+	if (c.flows_new != c.active + c.flows_closed + c.flows_expired +
+			c.flows_evicted)
+		abort();
+	if (c.packets != c.non_ip + malformed + c.fragments + c.orphan_close +
+			c.insert_failed + c.flows_new + c.flows_seen +
+			c.flows_closed)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cflow_tracker_params p;
+	struct cflow_tracker *t;
+	struct cflow_input in[CF_BULK_MAX];
+	uint8_t *frames[CF_BULK_MAX];
+	uint64_t now = 1000 * MS * 1000;
+	unsigned int n = 0;
+	size_t off = 1;
+
+	if (size < 1)
+		return 0;
+	cflow_tracker_params_init(&p, 24);
+	p.fp_bits = (data[0] & 1) ? 32 : 8;
+	p.close_linger_ns = (data[0] & 2) ? 0 : 1000 * MS;
+	p.full_policy = (data[0] & 4) ? CFLOW_FULL_UNTRACKED :
+		CFLOW_FULL_EVICT;
+	p.parse.vlan_in_key = data[0] & 8;
+	p.hash = (data[0] & 16) ? CFLOW_HASH_RSS : CFLOW_HASH_XXH3;
+	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
+		p.timeout_ns[c] = (uint64_t)(1 + c) * 1000 * MS;
+	t = cflow_tracker_create(&p);
+	if (t == NULL)
+		abort();
+	while (off + 2 <= size) {
+		uint32_t len = data[off + 1];
+
+		now += data[off] * 100 * MS;
+		off += 2;
+		if (len > size - off)
+			len = (uint32_t)(size - off);
+		frames[n] = malloc(len ? len : 1);
+		memcpy(frames[n], data + off, len);
+		in[n] = (struct cflow_input){ .data = frames[n], .len = len,
+			.wire_len = len, .time_ns = now, .rss = len * 2654435761u,
+			.has_rss = len & 1 };
+		off += len;
+		if (++n == CF_BULK_MAX || off + 2 > size) {
+			cflow_track_burst(t, in, n, NULL);
+			for (unsigned int k = 0; k < n; k++)
+				free(frames[k]);
+			n = 0;
+			check(t);
+			cflow_sweep(t, now);
+			check(t);
+		}
+	}
+	for (unsigned int k = 0; k < n; k++)
+		free(frames[k]);
+	cflow_sweep_all(t, now + 10000 * MS);
+	check(t);
+	cflow_tracker_free(t);
+	return 0;
+}
