@@ -58,8 +58,8 @@ suite() {
 	tally "$name" "$1" "$2" "$3"
 }
 
-suite release build "unit fuzz-replay" -Dwerror=true
-suite asan build-asan "unit fuzz-replay" -Dwerror=true -Dbuildtype=debugoptimized \
+suite release build "unit fuzz-replay pcap" -Dwerror=true
+suite asan build-asan "unit fuzz-replay pcap" -Dwerror=true -Dbuildtype=debugoptimized \
 	-Db_sanitize=address,undefined -Db_lundef=false \
 	-Dc_args=-fno-sanitize-recover=all -Dbench=disabled
 
