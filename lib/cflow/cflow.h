@@ -157,7 +157,7 @@ enum cflow_hash_mode {
 struct cflow_tracker_params {
 	uint64_t capacity;      /**< flows the table must hold */
 	unsigned int fp_bits;   /**< fingerprint bits (default 12) */
-	uint64_t seed;          /**< hash seed */
+	uint64_t seed;          /**< hash seed; random from params_init */
 	enum cflow_hash_mode hash;
 	uint64_t timeout_ns[CFLOW_CLASS_MAX]; /**< idle timeouts */
 	uint64_t close_linger_ns;  /**< 0: remove at FIN/RST */

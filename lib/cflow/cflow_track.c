@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "cflow.h"
 
@@ -46,6 +48,11 @@ cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
 {
 	memset(p, 0, sizeof(*p));
 	p->capacity = capacity;
+	/* A random seed, so that flows cannot be chosen to collide; set
+	 * p->seed for reproducible runs. */
+	if (getrandom(&p->seed, sizeof(p->seed), GRND_NONBLOCK) !=
+			(ssize_t)sizeof(p->seed))
+		p->seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)p;
 	p->fp_bits = CF_DEFAULT_FP_BITS;
 	p->hash = CFLOW_HASH_XXH3;
 	p->timeout_ns[CFLOW_CLASS_TCP] = CFLOW_TIMEOUT_TCP_S * NS_PER_S;

@@ -972,6 +972,41 @@ test_track_model_short_fp(void)
 	return 0;
 }
 
+static int
+test_track_rss_hash_and_fallback(void)
+{
+	struct cflow_tracker_params p;
+	struct cflow_tracker *t;
+	struct cflow_counters c;
+	struct cflow_tracker_params q;
+	struct spec u = { .family = 4, .src = 1, .dst = 2, .sport = 1,
+		.dport = 2, .proto = 17 };
+	uint8_t buf[256];
+	struct cflow_input in[2] = {
+		{ .data = buf, .time_ns = S, .rss = 0xabcd1234, .has_rss = true },
+		{ .data = buf, .time_ns = S },
+	};
+
+	cflow_tracker_params_init(&p, 100);
+	cflow_tracker_params_init(&q, 100);
+	TEST_ASSERT(p.seed != q.seed, "default seeds are not random");
+	p.hash = CFLOW_HASH_RSS;
+	t = cflow_tracker_create(&p);
+	in[0].len = in[0].wire_len = in[1].len = in[1].wire_len =
+		build(buf, &u);
+	cflow_track_burst(t, in, 2, NULL);
+	cflow_counters_get(t, &c);
+	/* The same flow hashed two ways: two entries, one fallback. */
+	TEST_ASSERT(c.hash_fallback == 1 && c.flows_new == 2,
+		"fallback %lu new %lu", (unsigned long)c.hash_fallback,
+		(unsigned long)c.flows_new);
+	cflow_track_burst(t, in, 1, NULL);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.flows_seen == 1 && c.hash_fallback == 1, "RSS again");
+	cflow_tracker_free(t);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -989,6 +1024,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_time_backwards),
 	TEST_CASE(test_track_full_table),
 	TEST_CASE(test_track_params_rejected),
+	TEST_CASE(test_track_rss_hash_and_fallback),
 	TEST_CASE(test_track_model_fp32_exact),
 	TEST_CASE(test_track_model_short_fp),
 	TEST_CASES_END()
