@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* cuckooflow's options: one table, read from INI and the command line. */
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+
+#include "config.h"
+
+enum opt_type {
+	OPT_UINT,   /* decimal or 0x hex, within [min, max] */
+	OPT_FLAG,   /* no argument on the command line; 0/1 in the file */
+	OPT_CHOICE, /* one of the names in choices[] */
+	OPT_STRING,
+};
+
+struct option_def {
+	const char *name;      /* --name */
+	const char *section;   /* INI section, NULL: command line only */
+	const char *key;       /* INI key */
+	enum opt_type type;
+	size_t offset;         /* in struct app_config */
+	uint64_t min, max;
+	const char *const *choices;
+	const char *defval;
+	const char *help;
+};
+
+static const char *const modes[] = { "monitor", "forward", NULL };
+static const char *const hashes[] = { "xxh3", "rss", NULL };
+static const char *const clocks[] = { "tsc", "pkt", NULL };
+static const char *const policies[] = { "evict", "untracked", NULL };
+
+#define OFF(f) offsetof(struct app_config, f)
+#define DAY (86400 * 26)
+
+static const struct option_def defs[] = {
+	{ "portmask", "ports", "portmask", OPT_UINT, OFF(portmask), 1,
+		UINT64_MAX, NULL, "0x1", "ports to use, as a hex bitmask" },
+	{ "rxq", "ports", "rxq", OPT_UINT, OFF(rxq), 1, 16, NULL, "1",
+		"rx queues per port (one per worker lcore)" },
+	{ "txq", "ports", "txq", OPT_UINT, OFF(txq), 1, 16, NULL, "1",
+		"tx queues per port" },
+	{ "burst", "ports", "burst", OPT_UINT, OFF(burst), 1, CF_BULK_MAX,
+		NULL, "32", "packets per rx burst" },
+	{ "mode", "ports", "mode", OPT_CHOICE, OFF(mode), 0, 0, modes,
+		"monitor", "monitor: count and drop; forward: to the paired "
+		"port" },
+	{ "flows", "flows", "flows", OPT_UINT, OFF(flows), 1, UINT64_C(1) << 31,
+		NULL, "1048576", "flow table capacity per lcore" },
+	{ "fp-bits", "flows", "fp_bits", OPT_UINT, OFF(fp_bits), 4, 32, NULL,
+		"12", "fingerprint bits (FPR ~ 8 * load / 2^bits)" },
+	{ "hash", "flows", "hash", OPT_CHOICE, OFF(hash), 0, 0, hashes,
+		"xxh3", "xxh3 of the 5-tuple, or the NIC's rss hash" },
+	{ "hash-seed", "flows", "hash_seed", OPT_UINT, OFF(hash_seed), 0,
+		UINT64_MAX, NULL, "random", "hash seed, for reproducible runs" },
+	{ "clock", "flows", "clock", OPT_CHOICE, OFF(clock), 0, 0, clocks,
+		"tsc", "tsc, or pkt: the capture time net_pcap attaches" },
+	{ "idle-timeout", NULL, NULL, OPT_UINT, 0, 1, DAY, NULL, "(per class)",
+		"idle timeout in s for every protocol class" },
+	{ "timeout-tcp", "timeouts", "tcp", OPT_UINT,
+		OFF(timeout_s[CFLOW_CLASS_TCP]), 1, DAY, NULL, "300",
+		"TCP idle timeout, s" },
+	{ "timeout-udp", "timeouts", "udp", OPT_UINT,
+		OFF(timeout_s[CFLOW_CLASS_UDP]), 1, DAY, NULL, "60",
+		"UDP and UDP-Lite idle timeout, s" },
+	{ "timeout-icmp", "timeouts", "icmp", OPT_UINT,
+		OFF(timeout_s[CFLOW_CLASS_ICMP]), 1, DAY, NULL, "30",
+		"ICMP and ICMPv6 idle timeout, s" },
+	{ "timeout-other", "timeouts", "other", OPT_UINT,
+		OFF(timeout_s[CFLOW_CLASS_OTHER]), 1, DAY, NULL, "60",
+		"idle timeout of other protocols, s" },
+	{ "close-linger", "flows", "close_linger", OPT_UINT,
+		OFF(close_linger_s), 0, DAY, NULL, "10",
+		"s a closed TCP flow lingers (0: removed at FIN/RST)" },
+	{ "full-policy", "flows", "full_policy", OPT_CHOICE, OFF(full_policy),
+		0, 0, policies, "evict", "full table: evict, or leave the new "
+		"flow untracked" },
+	{ "vlan-in-key", "flows", "vlan_in_key", OPT_FLAG, OFF(vlan_in_key),
+		0, 1, NULL, "0", "key flows by their VLAN ids too" },
+	{ "exit-on-eof", "run", "exit_on_eof", OPT_FLAG, OFF(exit_on_eof), 0,
+		1, NULL, "0", "stop when every rx_pcap queue is exhausted" },
+	{ "stats-period", "run", "stats_period", OPT_UINT, OFF(stats_period_s),
+		0, 3600, NULL, "0", "print counters every N s (0: at exit "
+		"only)" },
+	{ "stats-json", "run", "stats_json", OPT_STRING, OFF(stats_json), 0, 0,
+		NULL, "", "write the final counters as JSON to FILE" },
+	{ "cfg", NULL, NULL, OPT_STRING, OFF(cfg_file), 0, 0, NULL, "",
+		"read settings from an INI FILE first" },
+};
+#define NB_DEFS (sizeof(defs) / sizeof(defs[0]))
+
+static void
+usage(const char *prog)
+{
+	printf("usage: %s [EAL options] -- [options]\n\n", prog);
+	for (unsigned int i = 0; i < NB_DEFS; i++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "--%s%s", defs[i].name,
+			defs[i].type == OPT_FLAG ? "" :
+			defs[i].type == OPT_STRING ? " FILE" : " N");
+		if (defs[i].type == OPT_CHOICE) {
+			size_t n = strlen(left);
+
+			snprintf(left + n - 2, sizeof(left) - n + 2, " ");
+			for (const char *const *c = defs[i].choices; *c; c++)
+				snprintf(left + strlen(left), sizeof(left) -
+					strlen(left), "%s%s", *c, c[1] ? "|" : "");
+		}
+		printf("  %-30s %s (default %s)\n", left, defs[i].help,
+			defs[i].defval[0] ? defs[i].defval : "none");
+	}
+	printf("  %-30s %s\n\nConfig file keys: see config/cuckooflow.ini.\n",
+		"-h, --help", "this text");
+}
+
+static uint64_t *
+field(struct app_config *cfg, const struct option_def *d)
+{
+	return (uint64_t *)(void *)((char *)cfg + d->offset);
+}
+
+/* Set one option from text; where says "--name" or "file:section.key". */
+static int
+set_value(struct app_config *cfg, const struct option_def *d,
+		const char *value, const char *where)
+{
+	unsigned long long v;
+	char *end;
+
+	switch (d->type) {
+	case OPT_STRING:
+		if (strlen(value) >= sizeof(cfg->stats_json)) {
+			fprintf(stderr, "cuckooflow: %s: path too long\n", where);
+			return -1;
+		}
+		strcpy((char *)field(cfg, d), value);
+		return 0;
+	case OPT_CHOICE:
+		for (unsigned int k = 0; d->choices[k] != NULL; k++)
+			if (strcmp(value, d->choices[k]) == 0) {
+				*field(cfg, d) = k;
+				return 0;
+			}
+		fprintf(stderr, "cuckooflow: %s %s: want one of", where, value);
+		for (unsigned int k = 0; d->choices[k] != NULL; k++)
+			fprintf(stderr, " %s", d->choices[k]);
+		fprintf(stderr, "\n");
+		return -1;
+	case OPT_FLAG:
+	case OPT_UINT:
+		errno = 0;
+		v = strtoull(value, &end, 0);
+		if (value[0] == '-' || value[0] == '\0' || *end != '\0' ||
+				errno != 0 || v < d->min || v > d->max) {
+			fprintf(stderr, "cuckooflow: %s %s: want an integer in "
+				"%" PRIu64 "..%" PRIu64 "\n", where, value,
+				d->min, d->max);
+			return -1;
+		}
+		if (strcmp(d->name, "idle-timeout") == 0) {
+			for (int c = 0; c < CFLOW_CLASS_MAX; c++)
+				cfg->timeout_s[c] = v;
+			return 0;
+		}
+		*field(cfg, d) = v;
+		if (strcmp(d->name, "hash-seed") == 0)
+			cfg->hash_seed_set = true;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * rte_cfgfile skips lines it cannot parse, so a mistyped file would be
+ * half read in silence: every line must be blank, a ; comment (the only
+ * kind rte_cfgfile knows), a [section] or a key = value.
+ */
+static int
+check_syntax(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char line[512];
+	int n = 0;
+
+	if (fp == NULL) {
+		fprintf(stderr, "cuckooflow: --cfg %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *p = line;
+		size_t len;
+
+		n++;
+		while (isspace((unsigned char)*p))
+			p++;
+		len = strlen(p);
+		while (len > 0 && isspace((unsigned char)p[len - 1]))
+			p[--len] = '\0';
+		if (len == 0 || *p == ';' ||
+				(*p == '[' && p[len - 1] == ']' && len > 2) ||
+				(strchr(p, '=') != NULL && *p != '='))
+			continue;
+		fprintf(stderr, "cuckooflow: --cfg %s: line %d: want [section] "
+			"or key = value: %s\n", path, n, p);
+		fclose(fp);
+		return -1;
+	}
+	fclose(fp);
+	return 0;
+}
+
+static int
+load_file(struct app_config *cfg, const char *path)
+{
+	struct rte_cfgfile *f;
+	char *sections[16];
+	int nsec, ret = 0;
+
+	if (check_syntax(path) != 0)
+		return -1;
+	f = rte_cfgfile_load(path, 0);
+	if (f == NULL) {
+		fprintf(stderr, "cuckooflow: --cfg %s: cannot read or parse the "
+			"file\n", path);
+		return -1;
+	}
+	for (int k = 0; k < 16; k++)
+		sections[k] = malloc(CFG_NAME_LEN);
+	nsec = rte_cfgfile_sections(f, sections, 16);
+	for (int s = 0; s < nsec && ret == 0; s++) {
+		struct rte_cfgfile_entry entries[32];
+		int n = rte_cfgfile_section_entries(f, sections[s], entries, 32);
+
+		for (int e = 0; e < n && ret == 0; e++) {
+			const struct option_def *d = NULL;
+			char where[512];
+
+			for (unsigned int i = 0; i < NB_DEFS; i++)
+				if (defs[i].section != NULL &&
+						strcmp(defs[i].section,
+						sections[s]) == 0 &&
+						strcmp(defs[i].key,
+						entries[e].name) == 0)
+					d = &defs[i];
+			snprintf(where, sizeof(where), "%s: [%s] %s =", path,
+				sections[s], entries[e].name);
+			if (d == NULL) {
+				fprintf(stderr, "cuckooflow: %s unknown key\n",
+					where);
+				ret = -1;
+			} else {
+				ret = set_value(cfg, d, entries[e].value, where);
+			}
+		}
+	}
+	for (int k = 0; k < 16; k++)
+		free(sections[k]);
+	rte_cfgfile_close(f);
+	return ret;
+}
+
+int
+app_config_parse(struct app_config *cfg, int argc, char **argv)
+{
+	struct option longopts[NB_DEFS + 2];
+	int opt, idx;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (unsigned int i = 0; i < NB_DEFS; i++) {
+		longopts[i] = (struct option){ defs[i].name,
+			defs[i].type == OPT_FLAG ? no_argument :
+			required_argument, NULL, 0 };
+		if (defs[i].section != NULL && strcmp(defs[i].defval, "random") &&
+				set_value(cfg, &defs[i], defs[i].defval,
+				"default") != 0)
+			return -1;
+	}
+	longopts[NB_DEFS] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[NB_DEFS + 1] = (struct option){ NULL, 0, NULL, 0 };
+
+	/* The file first, whatever its place on the command line. */
+	for (int a = 1; a < argc; a++)
+		if (strcmp(argv[a], "--cfg") == 0 && a + 1 < argc &&
+				load_file(cfg, argv[a + 1]) != 0)
+			return -1;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, &idx)) != -1) {
+		char where[64];
+
+		if (opt == 'h') {
+			usage(argv[0]);
+			return 1;
+		}
+		if (opt == '?' || opt == ':') {
+			fprintf(stderr, "cuckooflow: %s: %s (see --help)\n",
+				argv[optind - 1], opt == ':' ?
+				"needs a value" : "unknown option");
+			return -1;
+		}
+		snprintf(where, sizeof(where), "--%s", defs[idx].name);
+		if (defs[idx].type == OPT_FLAG) {
+			*field(cfg, &defs[idx]) = 1;
+			continue;
+		}
+		if (strcmp(defs[idx].name, "cfg") == 0)
+			continue;
+		if (set_value(cfg, &defs[idx], optarg, where) != 0)
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cuckooflow: %s: unexpected argument\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+void
+app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
+		void *arg)
+{
+	for (unsigned int i = 0; i < NB_DEFS; i++) {
+		const struct option_def *d = &defs[i];
+		uint64_t v;
+		char buf[320];
+
+		if (d->section == NULL)
+			continue;
+		v = *field((struct app_config *)(uintptr_t)cfg, d);
+		if (d->type == OPT_STRING)
+			snprintf(buf, sizeof(buf), "%s",
+				(const char *)field((struct app_config *)
+				(uintptr_t)cfg, d));
+		else if (d->type == OPT_CHOICE)
+			snprintf(buf, sizeof(buf), "%s", d->choices[v]);
+		else if (strcmp(d->name, "hash-seed") == 0 &&
+				!cfg->hash_seed_set)
+			snprintf(buf, sizeof(buf), "random");
+		else if (strcmp(d->name, "portmask") == 0)
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+		else
+			snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		fn(d->section, d->key, buf, arg);
+	}
+}

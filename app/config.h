@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _APP_CONFIG_H_
+#define _APP_CONFIG_H_
+
+/*
+ * cuckooflow's settings: defaults, then the --cfg INI file, then the
+ * command line. One table (config.c) defines every option, its config
+ * key, its range and its help line.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cflow.h"
+
+enum app_mode {
+	APP_MODE_MONITOR, /* count, then free */
+	APP_MODE_FORWARD, /* count, then send to the paired port */
+};
+
+enum app_clock {
+	APP_CLOCK_TSC, /* the CPU's time stamp counter */
+	APP_CLOCK_PKT, /* net_pcap's per-packet capture timestamp */
+};
+
+struct app_config {
+	uint64_t portmask;
+	uint64_t rxq;
+	uint64_t txq;
+	uint64_t burst;
+	uint64_t mode;         /* enum app_mode */
+	uint64_t flows;        /* flow table capacity per lcore */
+	uint64_t fp_bits;
+	uint64_t hash;         /* enum cflow_hash_mode */
+	uint64_t hash_seed;
+	bool hash_seed_set;    /* else random */
+	uint64_t clock;        /* enum app_clock */
+	uint64_t timeout_s[CFLOW_CLASS_MAX];
+	uint64_t close_linger_s;
+	uint64_t full_policy;  /* enum cflow_full_policy */
+	uint64_t vlan_in_key;
+	uint64_t exit_on_eof;
+	uint64_t stats_period_s;
+	char stats_json[256];
+	char cfg_file[256];
+};
+
+/*
+ * Fill @p cfg from the defaults, the --cfg file and the application
+ * arguments (those after the EAL's). On a bad option or value, print one
+ * line naming it and what is allowed, and return -1; return 1 after
+ * --help.
+ */
+int app_config_parse(struct app_config *cfg, int argc, char **argv);
+
+/* Every setting with its INI section and key, as text. */
+typedef void (*app_config_visit_fn)(const char *section, const char *key,
+		const char *value, void *arg);
+void app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
+		void *arg);
+
+#endif /* _APP_CONFIG_H_ */

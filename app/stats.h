@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _APP_STATS_H_
+#define _APP_STATS_H_
+
+/*
+ * Counters: per lcore and summed, printed as a table, written as JSON and
+ * served over DPDK telemetry (/cuckooflow/...), all from one list of
+ * names, which are lib/cflow's counter names.
+ */
+
+#include <stdio.h>
+
+#include "config.h"
+#include "worker.h"
+
+/* Register the telemetry commands; exits on a failed registration. */
+void app_stats_setup(const struct app_config *cfg,
+		struct app_worker *workers, unsigned int nb_workers);
+
+void app_stats_print(FILE *out);
+
+/* {"total": {...}, "lcores": [{...}], "filter": {...}}; 0 or -1 (errno). */
+int app_stats_write_json(const char *path);
+
+#endif /* _APP_STATS_H_ */

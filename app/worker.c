@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* The per-lcore run-to-completion loop. */
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_prefetch.h>
+
+#include "worker.h"
+
+static struct app_run run;
+
+void
+app_worker_setup(const struct app_run *r)
+{
+	run = *r;
+}
+
+static inline uint64_t
+tsc_ns(void)
+{
+	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)run.tsc_hz);
+}
+
+/*
+ * net_pcap's capture time: in 22.11 it fills the timestamp dynfield with
+ * microseconds since the epoch whether or not the offload is enabled.
+ */
+static inline bool
+packet_time(const struct rte_mbuf *m, uint64_t *ns)
+{
+	if (run.timestamp_offset < 0 || !(m->ol_flags & run.timestamp_flag))
+		return false;
+	*ns = *RTE_MBUF_DYNFIELD(m, run.timestamp_offset,
+			const rte_mbuf_timestamp_t *) * 1000;
+	return true;
+}
+
+/* An rx_pcap queue is exhausted when a burst comes back short while the
+ * port has not run out of mbufs (the driver reads the file in order). */
+static bool
+queue_at_eof(const struct app_rxq *q, uint64_t *nombuf)
+{
+	struct rte_eth_stats st;
+
+	if (rte_eth_stats_get(q->port, &st) != 0)
+		return false;
+	if (st.rx_nombuf != *nombuf) {
+		*nombuf = st.rx_nombuf;
+		return false;
+	}
+	return true;
+}
+
+static void
+forward_or_free(struct app_worker *w, const struct app_rxq *q,
+		struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0;
+
+	if (run.cfg->mode == APP_MODE_FORWARD) {
+		sent = rte_eth_tx_burst(q->tx_port, q->tx_queue, pkts, n);
+		w->tx_packets += sent;
+		w->tx_dropped += n - sent;
+	}
+	if (sent < n)
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+}
+
+int
+app_worker_main(void *arg)
+{
+	struct app_worker *w = arg;
+	const unsigned int burst = (unsigned int)run.cfg->burst;
+	uint64_t nombuf[RTE_MAX_ETHPORTS] = { 0 };
+	bool pkt_clock = run.cfg->clock == APP_CLOCK_PKT;
+
+	while (!*run.quit) {
+		unsigned int live = 0;
+
+		for (unsigned int i = 0; i < w->nb_rxq; i++) {
+			struct app_rxq *q = &w->rxq[i];
+			struct rte_mbuf *pkts[CF_BULK_MAX];
+			struct cflow_input in[CF_BULK_MAX];
+			uint16_t n;
+
+			if (q->eof)
+				continue;
+			live++;
+			n = rte_eth_rx_burst(q->port, q->queue, pkts,
+					(uint16_t)burst);
+			if (n < burst && run.cfg->exit_on_eof &&
+					queue_at_eof(q, &nombuf[q->port]))
+				q->eof = true;
+			if (n == 0) {
+				/* Idle: expire flows all the same. */
+				if (!pkt_clock)
+					w->last_ns = tsc_ns();
+				cflow_sweep(w->tracker, w->last_ns);
+				continue;
+			}
+			for (uint16_t k = 0; k < n; k++)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
+			for (uint16_t k = 0; k < n; k++) {
+				struct rte_mbuf *m = pkts[k];
+				uint64_t t;
+
+				if (!pkt_clock) {
+					t = k == 0 ? tsc_ns() : in[0].time_ns;
+				} else if (!packet_time(m, &t)) {
+					w->no_timestamp++;
+					t = w->last_ns;
+				}
+				in[k] = (struct cflow_input){
+					.data = rte_pktmbuf_mtod(m, uint8_t *),
+					.len = rte_pktmbuf_data_len(m),
+					.wire_len = rte_pktmbuf_pkt_len(m),
+					.time_ns = t,
+					.rss = m->hash.rss,
+					.has_rss = m->ol_flags &
+						RTE_MBUF_F_RX_RSS_HASH,
+				};
+				if (t > w->last_ns)
+					w->last_ns = t;
+			}
+			w->rx_packets += n;
+			cflow_track_burst(w->tracker, in, n, NULL);
+			cflow_sweep(w->tracker, w->last_ns);
+			forward_or_free(w, q, pkts, n);
+		}
+		if (live == 0)
+			break;
+	}
+	w->done = true;
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _APP_WORKER_H_
+#define _APP_WORKER_H_
+
+/*
+ * A worker lcore: it owns some rx queues and one flow tracker, and runs
+ * rx burst -> track -> forward or free to completion.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+
+#include "cflow.h"
+#include "config.h"
+
+#define APP_MAX_QUEUES_PER_LCORE 16
+
+struct app_rxq {
+	uint16_t port;
+	uint16_t queue;
+	uint16_t tx_port;   /* forward mode: the paired port */
+	uint16_t tx_queue;
+	bool eof;           /* rx_pcap exhausted (--exit-on-eof) */
+};
+
+/* Written by its lcore only; read by the main lcore and telemetry. */
+struct app_worker {
+	unsigned int lcore;
+	struct cflow_tracker *tracker;
+	struct app_rxq rxq[APP_MAX_QUEUES_PER_LCORE];
+	unsigned int nb_rxq;
+	uint64_t rx_packets;
+	uint64_t tx_packets;
+	uint64_t tx_dropped;
+	uint64_t no_timestamp;  /* --clock pkt, packet without one */
+	uint64_t last_ns;       /* time of the last packet or sweep */
+	volatile bool done;     /* every queue at EOF */
+} __rte_cache_aligned;
+
+/* Shared, read-only settings of the run. */
+struct app_run {
+	const struct app_config *cfg;
+	int timestamp_offset;   /* mbuf dynfield, -1 if not registered */
+	uint64_t timestamp_flag;
+	uint64_t tsc_hz;
+	volatile bool *quit;
+};
+
+/* The lcore main loop; arg is the struct app_worker. */
+int app_worker_main(void *arg);
+
+/* Set once before the workers start. */
+void app_worker_setup(const struct app_run *run);
+
+#endif /* _APP_WORKER_H_ */
