@@ -192,6 +192,7 @@ workers_setup(const uint16_t *ports, unsigned int nb_ports)
 	for (unsigned int i = 0; i < nb_ports; i++)
 		for (uint16_t q = 0; q < cfg.rxq; q++) {
 			struct app_worker *wk = &workers[w];
+			struct rte_eth_dev_info info;
 
 			if (wk->nb_rxq == APP_MAX_QUEUES_PER_LCORE)
 				rte_exit(EXIT_FAILURE, "more than %d queues on "
@@ -203,6 +204,9 @@ workers_setup(const uint16_t *ports, unsigned int nb_ports)
 				 * to itself */
 				.tx_port = ports[(i ^ 1) < nb_ports ? i ^ 1 : i],
 				.tx_queue = (uint16_t)(w % cfg.txq),
+				.pcap = rte_eth_dev_info_get(ports[i],
+					&info) == 0 && strcmp(info.driver_name,
+					"net_pcap") == 0,
 			};
 			w = (w + 1) % nb_workers;
 		}
@@ -300,7 +304,7 @@ main(int argc, char **argv)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
 	app_worker_setup(&run);
-	app_stats_setup(&cfg, workers, nb_workers);
+	app_stats_setup(&cfg, workers, nb_workers, ports, nb_ports);
 
 	for (unsigned int i = 0; i < nb_workers; i++)
 		rte_eal_remote_launch(app_worker_main, &workers[i],
@@ -312,7 +316,7 @@ main(int argc, char **argv)
 
 		for (unsigned int i = 0; i < nb_workers; i++)
 			done += workers[i].done;
-		if (done == nb_workers)
+		if (done == nb_workers && cfg.exit_on_eof)
 			break;
 		if (cfg.stats_period_s != 0 && rte_get_timer_cycles() -
 				last_print > cfg.stats_period_s *

@@ -11,6 +11,7 @@
 
 #include <rte_common.h>
 #include <rte_debug.h>
+#include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
 #include "stats.h"
@@ -18,14 +19,19 @@
 static const struct app_config *config;
 static struct app_worker *workers;
 static unsigned int nb_workers;
+static uint16_t ports[RTE_MAX_ETHPORTS];
+static unsigned int nb_ports;
 
-/* An lcore's counters: the tracker's, then the worker's own. */
+/* An lcore's counters: the tracker's, then the worker's own; in the
+ * total, the ports' too. */
 struct lcore_counters {
 	struct cflow_counters flow;
 	uint64_t rx_packets;
 	uint64_t tx_packets;
 	uint64_t tx_dropped;
 	uint64_t no_timestamp;
+	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
+	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
 };
 
 #define FLOW(f) { #f, offsetof(struct lcore_counters, flow.f) }
@@ -40,6 +46,7 @@ static const struct {
 	FLOW(active), FLOW(insert_failed), FLOW(orphan_close), FLOW(reused),
 	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
 	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
+	OWN(rx_nombuf), OWN(rx_missed),
 };
 #define NB_COUNTERS RTE_DIM(counters)
 
@@ -83,6 +90,14 @@ total_read(struct lcore_counters *sum)
 				+= counter(&c, k);
 		for (int st = 0; st < CFLOW_PARSE_STATUS_MAX; st++)
 			sum->flow.malformed[st] += c.flow.malformed[st];
+	}
+	for (unsigned int i = 0; i < nb_ports; i++) {
+		struct rte_eth_stats st;
+
+		if (rte_eth_stats_get(ports[i], &st) == 0) {
+			sum->rx_nombuf += st.rx_nombuf;
+			sum->rx_missed += st.imissed;
+		}
 	}
 }
 
@@ -297,7 +312,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 
 void
 app_stats_setup(const struct app_config *cfg, struct app_worker *w,
-		unsigned int n)
+		unsigned int n, const uint16_t *port_ids, unsigned int n_ports)
 {
 	static const struct {
 		const char *cmd;
@@ -318,6 +333,8 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 	config = cfg;
 	workers = w;
 	nb_workers = n;
+	nb_ports = n_ports;
+	memcpy(ports, port_ids, n_ports * sizeof(ports[0]));
 	for (unsigned int i = 0; i < RTE_DIM(cmds); i++) {
 		int ret = rte_telemetry_register_cmd(cmds[i].cmd, cmds[i].fn,
 				cmds[i].help);

@@ -16,7 +16,8 @@
 
 /* Register the telemetry commands; exits on a failed registration. */
 void app_stats_setup(const struct app_config *cfg,
-		struct app_worker *workers, unsigned int nb_workers);
+		struct app_worker *workers, unsigned int nb_workers,
+		const uint16_t *ports, unsigned int nb_ports);
 
 void app_stats_print(FILE *out);
 

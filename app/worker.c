@@ -91,7 +91,7 @@ app_worker_main(void *arg)
 			live++;
 			n = rte_eth_rx_burst(q->port, q->queue, pkts,
 					(uint16_t)burst);
-			if (n < burst && run.cfg->exit_on_eof &&
+			if (n < burst && q->pcap &&
 					queue_at_eof(q, &nombuf[q->port]))
 				q->eof = true;
 			if (n == 0) {
@@ -133,6 +133,17 @@ app_worker_main(void *arg)
 		if (live == 0)
 			break;
 	}
+	/* Every capture is exhausted: the end-of-run counters now, so that
+	 * telemetry shows them; then wait to be stopped, or stop. */
+	if (!*run.quit)
+		cflow_sweep_all(w->tracker, w->last_ns);
 	w->done = true;
+	while (!*run.quit && !run.cfg->exit_on_eof) {
+		if (!pkt_clock) {
+			w->last_ns = tsc_ns();
+			cflow_sweep(w->tracker, w->last_ns);
+		}
+		rte_delay_us_sleep(1000);
+	}
 	return 0;
 }

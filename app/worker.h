@@ -23,7 +23,8 @@ struct app_rxq {
 	uint16_t queue;
 	uint16_t tx_port;   /* forward mode: the paired port */
 	uint16_t tx_queue;
-	bool eof;           /* rx_pcap exhausted (--exit-on-eof) */
+	bool pcap;          /* net_pcap: a short burst can mean end of file */
+	bool eof;           /* rx_pcap exhausted */
 };
 
 /* Written by its lcore only; read by the main lcore and telemetry. */
