@@ -38,6 +38,8 @@
 #define MBUF_CACHE 256
 
 static volatile bool force_quit;
+static volatile uint64_t end_ns;
+static volatile bool end_set;
 static struct app_config cfg;
 static struct app_worker workers[RTE_MAX_LCORE];
 static unsigned int nb_workers;
@@ -175,6 +177,16 @@ tracker_create(unsigned int lcore)
 	return t;
 }
 
+static uint64_t
+last_packet_time(void)
+{
+	uint64_t t = 0;
+
+	for (unsigned int i = 0; i < nb_workers; i++)
+		t = RTE_MAX(t, workers[i].last_ns);
+	return t;
+}
+
 /* Spread every (port, rx queue) over the worker lcores, round robin. */
 static void
 workers_setup(const uint16_t *ports, unsigned int nb_ports)
@@ -295,6 +307,8 @@ main(int argc, char **argv)
 	memset(&run, 0, sizeof(run));
 	run.cfg = &cfg;
 	run.quit = &force_quit;
+	run.end_ns = &end_ns;
+	run.end_set = &end_set;
 	run.tsc_hz = rte_get_tsc_hz();
 	run.timestamp_offset = rte_mbuf_dynfield_lookup(
 			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
@@ -312,11 +326,17 @@ main(int argc, char **argv)
 
 	last_print = rte_get_timer_cycles();
 	while (!force_quit) {
-		unsigned int done = 0;
+		unsigned int done = 0, swept = 0;
 
-		for (unsigned int i = 0; i < nb_workers; i++)
+		for (unsigned int i = 0; i < nb_workers; i++) {
 			done += workers[i].done;
-		if (done == nb_workers && cfg.exit_on_eof)
+			swept += workers[i].swept;
+		}
+		if (done == nb_workers && !end_set) {
+			end_ns = last_packet_time();
+			end_set = true;
+		}
+		if (swept == nb_workers && cfg.exit_on_eof)
 			break;
 		if (cfg.stats_period_s != 0 && rte_get_timer_cycles() -
 				last_print > cfg.stats_period_s *
@@ -329,9 +349,12 @@ main(int argc, char **argv)
 	force_quit = true;
 	rte_eal_mp_wait_lcore();
 
-	/* Exact end-of-run counters: a full pass at each lcore's last time. */
+	/* Exact end-of-run counters: a full pass at the last packet time of
+	 * all lcores (already made if the captures ended). */
 	for (unsigned int i = 0; i < nb_workers; i++)
-		cflow_sweep_all(workers[i].tracker, workers[i].last_ns);
+		if (!workers[i].swept)
+			cflow_sweep_all(workers[i].tracker,
+				last_packet_time());
 	app_stats_print(stdout);
 	ret = EXIT_SUCCESS;
 	if (cfg.stats_json[0] != '\0' && app_stats_write_json(cfg.stats_json)

@@ -133,13 +133,15 @@ app_worker_main(void *arg)
 		if (live == 0)
 			break;
 	}
-	/* Every capture is exhausted: the end-of-run counters now, so that
-	 * telemetry shows them; then wait to be stopped, or stop. */
-	if (!*run.quit)
-		cflow_sweep_all(w->tracker, w->last_ns);
+	/* Every capture is exhausted. Once the main lcore has the last
+	 * packet time of all lcores, make the end-of-run counters exact (so
+	 * that telemetry shows them), then wait to be stopped. */
 	w->done = true;
-	while (!*run.quit && !run.cfg->exit_on_eof) {
-		if (!pkt_clock) {
+	while (!*run.quit) {
+		if (*run.end_set && !w->swept) {
+			cflow_sweep_all(w->tracker, *run.end_ns);
+			w->swept = true;
+		} else if (w->swept && !pkt_clock) {
 			w->last_ns = tsc_ns();
 			cflow_sweep(w->tracker, w->last_ns);
 		}

@@ -39,6 +39,7 @@ struct app_worker {
 	uint64_t no_timestamp;  /* --clock pkt, packet without one */
 	uint64_t last_ns;       /* time of the last packet or sweep */
 	volatile bool done;     /* every queue at EOF */
+	volatile bool swept;    /* final sweep made at app_run.end_ns */
 } __rte_cache_aligned;
 
 /* Shared, read-only settings of the run. */
@@ -48,6 +49,10 @@ struct app_run {
 	uint64_t timestamp_flag;
 	uint64_t tsc_hz;
 	volatile bool *quit;
+	/* Set by the main lcore once every worker is done: the last packet
+	 * time of all of them, for the final sweep. */
+	volatile uint64_t *end_ns;
+	volatile bool *end_set;
 };
 
 /* The lcore main loop; arg is the struct app_worker. */

@@ -14,6 +14,7 @@ usage:
 Runs under Debian's /usr/bin/python3 (python3-scapy).
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -308,6 +309,13 @@ def scenario_malformed(plan, rng):
         plan.other(t + k * 0.01, frame, kind)
 
 
+def split_queue(event):
+    """Queue of a packet: by flow key; untracked ones on queue 0."""
+    if event["kind"] != "track":
+        return 0
+    return int(hashlib.sha1(event["key"].encode()).hexdigest(), 16) % 2
+
+
 SCENARIOS = {
     "tcp": scenario_tcp,
     "udp_icmp": scenario_udp_icmp,
@@ -387,6 +395,14 @@ def main():
         everything.packets += [(t + shift * 1000000, f, e)
                                for t, f, e in plan.packets]
     write(args.out, "mixed", everything)
+    # The same packets over two rx queues, split by flow (each flow's
+    # key is symmetric), as a symmetric RSS would: two lcores must sum
+    # to the one-lcore counters.
+    for q in (0, 1):
+        half = Plan()
+        half.packets = [p for p in everything.packets
+                        if split_queue(p[2]) == q]
+        write_pcap(os.path.join(args.out, "mixed.q%d.pcap" % q), half)
     # Raw IP (link type 101): no Ethernet header, to be refused.
     raw = Plan()
     raw.other(0, IP(src=ip4(1), dst=ip4(2)) / UDP(), "non_ip")

@@ -8,12 +8,20 @@ test is about hugepages.
 import glob
 import json
 import os
+import signal
+import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
 
 APP, PCAPS = sys.argv[1], sys.argv[2]
+EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "..", "tools", "cuckooflow_exporter.py")
 TMP = tempfile.mkdtemp(prefix="cuckooflow-e2e-")
 results = []
 runs = 0
@@ -202,6 +210,144 @@ def test_documented_config():
          os.path.exists(out), log[-300:])
 
 
+def test_two_lcores():
+    q0 = os.path.join(PCAPS, "mixed.q0.pcap")
+    q1 = os.path.join(PCAPS, "mixed.q1.pcap")
+    out = os.path.join(TMP, "two.json")
+    global runs
+    runs += 1
+    p = subprocess.run(
+        [APP, "--lcores", "0@0,1@1,2@1", "--no-pci", "--no-huge", "-m", "512",
+         "--log-level=lib.*:error", "--file-prefix=cfe2e%d_%d" %
+         (os.getpid(), runs), "--vdev",
+         "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=/dev/null" % (q0, q1),
+         "--", "--rxq", "2", "--clock", "pkt", "--exit-on-eof",
+         "--fp-bits", "32", "--hash-seed", "7", "--stats-json", out],
+        capture_output=True, text=True, timeout=60)
+    with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
+        want = json.load(f)
+    if p.returncode != 0:
+        case("two lcores, two rx_pcap queues sum to the truth", False,
+             p.stderr[-300:])
+        return
+    with open(out) as f:
+        got = json.load(f)
+    lcores = got["lcores"]
+    sums = {k: sum(lc[k] for lc in lcores) for k in want
+            if isinstance(want[k], int)}
+    diff = {k: (sums[k], want[k]) for k in sums if sums[k] != want[k]}
+    busy = [lc["packets"] for lc in lcores]
+    case("two lcores, two rx_pcap queues sum to the truth",
+         len(lcores) == 2 and min(busy) > 0 and not diff,
+         "per lcore packets %s, %s" % (busy, diff))
+
+
+def telemetry(prefix, cmd):
+    path = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(5)
+    s.connect(path)
+    json.loads(s.recv(16384).decode())
+    s.send(cmd.encode())
+    raw = s.recv(1 << 17).decode()
+    s.close()
+    return json.loads(raw)
+
+
+def test_telemetry_and_exporter():
+    global runs
+    runs += 1
+    prefix = "cfe2e%d_%d" % (os.getpid(), runs)
+    out = os.path.join(TMP, "tel.json")
+    pcap = os.path.join(PCAPS, "mixed.pcap")
+    proc = subprocess.Popen(
+        [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+         "--log-level=lib.*:error", "--file-prefix=" + prefix, "--vdev",
+         "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % pcap, "--", "--clock",
+         "pkt", "--fp-bits", "32", "--hash-seed", "7", "--stats-json", out],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    name = "telemetry: every command bare, ,0 and ,z; final stats = JSON"
+    try:
+        stats = None
+        for _ in range(100):  # until the capture is read and swept
+            time.sleep(0.1)
+            try:
+                stats = telemetry(prefix, "/cuckooflow/stats")[
+                    "/cuckooflow/stats"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if stats and stats["packets"] == 796 and stats["active"] == 0:
+                break
+        commands = telemetry(prefix, "/")["/"]
+        bad = []
+        for cmd in commands:
+            for suffix in ("", ",0", ",z"):
+                try:
+                    telemetry(prefix, cmd + suffix)
+                except Exception as e:
+                    bad.append("%s%s: %r" % (cmd, suffix, e))
+        alive = proc.poll() is None
+        ours = [c for c in commands if c.startswith("/cuckooflow/")]
+        # The exporter, on a free port of this host's loopback.
+        port = free_port()
+        exp = subprocess.Popen([EXPORTER, "--file-prefix", prefix,
+                                "--port", str(port)],
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+        metrics = ""
+        for _ in range(50):
+            time.sleep(0.1)
+            try:
+                metrics = urllib.request.urlopen(
+                    "http://127.0.0.1:%d/metrics" % port,
+                    timeout=5).read().decode()
+                break
+            except OSError:
+                continue
+        exp.terminate()
+        exp.wait(timeout=10)
+        families = {f.name: f for f in
+                    text_string_to_metric_families(metrics)}
+        packets = families.get("cuckooflow_packets")
+        exported = packets and {s.labels["lcore"]: s.value
+                                for s in packets.samples
+                                if s.name == "cuckooflow_packets_total"}
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        with open(out) as f:
+            final = json.load(f)["total"]
+        diff = {k: (v, final.get(k)) for k, v in stats.items()
+                if k in final and not isinstance(final[k], dict)
+                and final[k] != v}
+        case(name, not bad and alive and len(ours) == 4 and not diff and
+             proc.returncode == 0, "bad %s alive %s cmds %s diff %s rc %s" %
+             (bad[:3], alive, ours, diff, proc.returncode))
+        case("prometheus exporter: /metrics parses, counters match",
+             exported == {"all": 796.0, "1": 796.0},
+             "exported %r, %d families" % (exported, len(families)))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_port_counters():
+    out = os.path.join(TMP, "port.json")
+    rc, log = app(os.path.join(PCAPS, "mixed.pcap"),
+                  ["--exit-on-eof", "--clock", "pkt", "--stats-json", out])
+    total = json.load(open(out))["total"] if rc == 0 else {}
+    case("port counters rx_nombuf and rx_missed are exported",
+         total.get("rx_nombuf") == 0 and total.get("rx_missed") == 0 and
+         total.get("rx_packets") == 796, log[-200:])
+
+
 def test_missing_pcap():
     rc, log = app("/nonexistent/capture.pcap", ["--exit-on-eof"])
     case("missing pcap: clean failure", rc != 0 and "rx_pcap" in log or
@@ -219,7 +365,8 @@ def test_help():
 def main():
     for t in (test_truth, test_hugepages, test_forward, test_bad_options,
               test_config_file_and_override, test_documented_config,
-              test_missing_pcap, test_help):
+              test_two_lcores, test_telemetry_and_exporter,
+              test_port_counters, test_missing_pcap, test_help):
         try:
             t()
         except Exception as e:  # a crash of the harness is a failure too
