@@ -20,6 +20,8 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -29,6 +31,8 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 
+#include <pcap/pcap.h>
+
 #include "config.h"
 #include "stats.h"
 #include "worker.h"
@@ -36,6 +40,13 @@
 #define RX_RING_SIZE 1024
 #define TX_RING_SIZE 1024
 #define MBUF_CACHE 256
+
+/* Each packet's enum cflow_verdict, for later stages of a pipeline. */
+static const struct rte_mbuf_dynfield verdict_field = {
+	.name = "cuckooflow_dynfield_verdict",
+	.size = sizeof(uint8_t),
+	.align = __alignof__(uint8_t),
+};
 
 static volatile bool force_quit;
 static volatile uint64_t end_ns;
@@ -87,6 +98,42 @@ static uint8_t rss_key[40] = {
 	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
 };
 
+/*
+ * net_pcap hands over a capture's bytes whatever its link type, and the
+ * parser expects Ethernet: refuse other captures rather than misparse
+ * them. The file names are in the device's arguments (rx_pcap=FILE).
+ */
+static void
+check_pcap_link_types(uint16_t port, const struct rte_eth_dev_info *info)
+{
+	const struct rte_devargs *da;
+	char args[1024], *save = NULL;
+
+	if (strcmp(info->driver_name, "net_pcap") != 0 ||
+			(da = rte_dev_devargs(info->device)) == NULL ||
+			da->args == NULL)
+		return;
+	snprintf(args, sizeof(args), "%s", da->args);
+	for (char *kv = strtok_r(args, ",", &save); kv != NULL;
+			kv = strtok_r(NULL, ",", &save)) {
+		char err[PCAP_ERRBUF_SIZE];
+		pcap_t *pc;
+		int link;
+
+		if (strncmp(kv, "rx_pcap=", 8) != 0)
+			continue;
+		pc = pcap_open_offline(kv + 8, err);
+		if (pc == NULL)
+			continue; /* the driver has already reported it */
+		link = pcap_datalink(pc);
+		pcap_close(pc);
+		if (link != DLT_EN10MB)
+			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s; "
+				"cuckooflow parses Ethernet (EN10MB) only\n",
+				port, kv + 8, pcap_datalink_val_to_name(link));
+	}
+}
+
 static void
 port_init(uint16_t port, struct rte_mempool *pool)
 {
@@ -100,6 +147,7 @@ port_init(uint16_t port, struct rte_mempool *pool)
 	if (ret != 0)
 		rte_exit(EXIT_FAILURE, "rte_eth_dev_info_get: %s, port %u\n",
 			rte_strerror(-ret), port);
+	check_pcap_link_types(port, &info);
 	if (cfg.rxq > info.max_rx_queues || cfg.txq > info.max_tx_queues)
 		rte_exit(EXIT_FAILURE, "port %u (%s): --rxq %" PRIu64 " --txq %"
 			PRIu64 ": the device has %u rx and %u tx queues\n",
@@ -314,6 +362,10 @@ main(int argc, char **argv)
 			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
 	ret = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
 	run.timestamp_flag = ret >= 0 ? RTE_BIT64(ret) : 0;
+	run.verdict_offset = rte_mbuf_dynfield_register(&verdict_field);
+	if (run.verdict_offset < 0)
+		rte_exit(EXIT_FAILURE, "mbuf dynfield %s: %s\n",
+			verdict_field.name, rte_strerror(rte_errno));
 	if (cfg.clock == APP_CLOCK_PKT && run.timestamp_offset < 0)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");

@@ -70,6 +70,7 @@ malformed_total(const struct lcore_counters *c)
 static void
 lcore_read(const struct app_worker *w, struct lcore_counters *c)
 {
+	memset(c, 0, sizeof(*c));
 	cflow_counters_get(w->tracker, &c->flow);
 	c->rx_packets = w->rx_packets;
 	c->tx_packets = w->tx_packets;

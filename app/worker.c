@@ -84,6 +84,7 @@ app_worker_main(void *arg)
 			struct app_rxq *q = &w->rxq[i];
 			struct rte_mbuf *pkts[CF_BULK_MAX];
 			struct cflow_input in[CF_BULK_MAX];
+			enum cflow_verdict verdicts[CF_BULK_MAX];
 			uint16_t n;
 
 			if (q->eof)
@@ -126,7 +127,10 @@ app_worker_main(void *arg)
 					w->last_ns = t;
 			}
 			w->rx_packets += n;
-			cflow_track_burst(w->tracker, in, n, NULL);
+			cflow_track_burst(w->tracker, in, n, verdicts);
+			for (uint16_t k = 0; k < n; k++)
+				*RTE_MBUF_DYNFIELD(pkts[k], run.verdict_offset,
+					uint8_t *) = (uint8_t)verdicts[k];
 			cflow_sweep(w->tracker, w->last_ns);
 			forward_or_free(w, q, pkts, n);
 		}

@@ -46,6 +46,7 @@ struct app_worker {
 struct app_run {
 	const struct app_config *cfg;
 	int timestamp_offset;   /* mbuf dynfield, -1 if not registered */
+	int verdict_offset;     /* mbuf dynfield for enum cflow_verdict */
 	uint64_t timestamp_flag;
 	uint64_t tsc_hz;
 	volatile bool *quit;

@@ -345,13 +345,21 @@ def test_port_counters():
     total = json.load(open(out))["total"] if rc == 0 else {}
     case("port counters rx_nombuf and rx_missed are exported",
          total.get("rx_nombuf") == 0 and total.get("rx_missed") == 0 and
-         total.get("rx_packets") == 796, log[-200:])
+         total.get("rx_packets") == 796, "rc %d, %s" % (rc, {
+             k: total.get(k) for k in ("rx_nombuf", "rx_missed",
+                                        "rx_packets")}))
 
 
 def test_missing_pcap():
     rc, log = app("/nonexistent/capture.pcap", ["--exit-on-eof"])
     case("missing pcap: clean failure", rc != 0 and "rx_pcap" in log or
          "nonexistent" in log, "rc %d: %s" % (rc, log.strip()[-200:]))
+
+
+def test_non_ethernet_capture():
+    rc, log = app(os.path.join(PCAPS, "raw_ip.pcap"), ["--exit-on-eof"])
+    case("a raw-IP capture is refused, naming its link type",
+         rc != 0 and "RAW" in log and "raw_ip.pcap" in log, log[-200:])
 
 
 def test_help():
@@ -366,7 +374,8 @@ def main():
     for t in (test_truth, test_hugepages, test_forward, test_bad_options,
               test_config_file_and_override, test_documented_config,
               test_two_lcores, test_telemetry_and_exporter,
-              test_port_counters, test_missing_pcap, test_help):
+              test_port_counters, test_non_ethernet_capture,
+              test_missing_pcap, test_help):
         try:
             t()
         except Exception as e:  # a crash of the harness is a failure too
