@@ -51,6 +51,8 @@ static const struct option_def defs[] = {
 		"tx queues per port" },
 	{ "burst", "ports", "burst", OPT_UINT, OFF(burst), 1, CF_BULK_MAX,
 		NULL, "32", "packets per rx burst" },
+	{ "mbufs", "ports", "mbufs", OPT_UINT, OFF(mbufs), 0, 1u << 24, NULL,
+		"0", "mbufs in the pool (0: enough for every ring and lcore)" },
 	{ "mode", "ports", "mode", OPT_CHOICE, OFF(mode), 0, 0, modes,
 		"monitor", "monitor: count and drop; forward: to the paired "
 		"port" },

@@ -29,6 +29,7 @@ struct app_config {
 	uint64_t rxq;
 	uint64_t txq;
 	uint64_t burst;
+	uint64_t mbufs;        /* 0: sized from rings, queues and lcores */
 	uint64_t mode;         /* enum app_mode */
 	uint64_t flows;        /* flow table capacity per lcore */
 	uint64_t fp_bits;

@@ -342,8 +342,12 @@ main(int argc, char **argv)
 	/* Rings of every port and queue, plus each lcore's burst and cache. */
 	nb_mbufs = nb_ports * (cfg.rxq * RX_RING_SIZE + cfg.txq * TX_RING_SIZE) +
 		rte_lcore_count() * (MBUF_CACHE + cfg.burst) + 1024;
+	if (cfg.mbufs != 0)
+		nb_mbufs = cfg.mbufs;
+	/* A per-lcore cache needs a pool at least 1.5 times its size. */
 	pool = rte_pktmbuf_pool_create("cuckooflow_mbufs", (unsigned int)nb_mbufs,
-			MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+			nb_mbufs >= MBUF_CACHE * 2 ? MBUF_CACHE : 0, 0,
+			RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
 	if (pool == NULL)
 		rte_exit(EXIT_FAILURE, "mbuf pool of %" PRIu64 " mbufs: %s "
 			"(with --no-huge, raise -m)\n", nb_mbufs,

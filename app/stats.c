@@ -157,7 +157,7 @@ json_filter(FILE *f, const struct app_worker *w)
 	struct cf_stats st;
 
 	cf_stats(cflow_tracker_filter(w->tracker), &st);
-	fprintf(f, "{\"lcore\": %u, \"capacity\": %" PRIu64 ", \"items\": %"
+	fprintf(f, "\"lcore_%u\": {\"capacity\": %" PRIu64 ", \"items\": %"
 		PRIu64 ", \"load\": %.6f, \"bytes\": %" PRIu64 ", "
 		"\"bits_per_flow\": %.3f, \"expected_fpr\": %.9f, "
 		"\"stash\": %" PRIu64 "}", w->lcore, config->flows, st.items,
@@ -186,12 +186,12 @@ app_stats_write_json(const char *path)
 		json_counters(f, &c);
 		fprintf(f, "}");
 	}
-	fprintf(f, "],\n \"filter\": [");
+	fprintf(f, "],\n \"filter\": {");
 	for (unsigned int i = 0; i < nb_workers; i++) {
 		fprintf(f, "%s", i ? ", " : "");
 		json_filter(f, &workers[i]);
 	}
-	fprintf(f, "]}\n");
+	fprintf(f, "}}\n");
 	return fclose(f) == 0 ? 0 : -1;
 }
 

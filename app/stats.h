@@ -21,7 +21,8 @@ void app_stats_setup(const struct app_config *cfg,
 
 void app_stats_print(FILE *out);
 
-/* {"total": {...}, "lcores": [{...}], "filter": {...}}; 0 or -1 (errno). */
+/* {"total": {...}, "lcores": [{...}], "filter": {"lcore_N": {...}}};
+ * 0, or -1 with errno set. */
 int app_stats_write_json(const char *path);
 
 #endif /* _APP_STATS_H_ */

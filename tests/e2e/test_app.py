@@ -8,6 +8,7 @@ test is about hugepages.
 import glob
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -95,13 +96,15 @@ def test_truth():
             case("truth %s fp32" % name, not diff, str(diff))
         except RuntimeError as e:
             case("truth %s fp32" % name, False, str(e))
-    with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
-        want = json.load(f)
-    got = counters(os.path.join(PCAPS, "mixed.pcap"), 12)["total"]
-    lost = want["flows_new"] - got["flows_new"]
-    case("truth mixed.pcap fp12 within FPR bound",
-         not differences(got, want, exact=False) and 0 <= lost <= 3,
-         "lost %d, %s" % (lost, differences(got, want, exact=False)))
+        # 12-bit fingerprints: a new flow may match another's entry (at
+        # most 8 compared, in a table of 2^16 slots), so flows may only
+        # be lost, a few at most for these captures.
+        got = counters(pcap, 12)
+        g, lost = got["total"], want["flows_new"] - got["total"]["flows_new"]
+        case("truth %s fp12 within the FPR bound" % name,
+             not differences(g, want, exact=False) and 0 <= lost <= 3 and
+             "lcore_1" in got["filter"], "lost %d, %s" % (
+                 lost, differences(g, want, exact=False)))
 
 
 def hugepages_free():
@@ -145,6 +148,7 @@ BAD_OPTIONS = [
     (["--burst", "65"], "--burst"),
     (["--burst", "x"], "--burst"),
     (["--rxq", "0"], "--rxq"),
+    (["--mbufs", "x"], "--mbufs"),
     (["--mode", "bridge"], "--mode"),
     (["--fp-bits", "3"], "--fp-bits"),
     (["--fp-bits", "33"], "--fp-bits"),
@@ -356,6 +360,22 @@ def test_missing_pcap():
          "nonexistent" in log, "rc %d: %s" % (rc, log.strip()[-200:]))
 
 
+def test_mbuf_exhaustion():
+    """net_pcap reads a packet, then takes an mbuf: with 16 mbufs and
+    bursts of 32, every 17th packet of a burst finds none and is lost.
+    The loss must show in rx_nombuf, and the run must still end."""
+    out = os.path.join(TMP, "nombuf.json")
+    rc, log = app(os.path.join(PCAPS, "mixed.pcap"),
+                  ["--mbufs", "16", "--burst", "32", "--exit-on-eof",
+                   "--clock", "pkt", "--stats-json", out])
+    total = json.load(open(out))["total"] if rc == 0 else {}
+    case("mbuf exhaustion is counted in rx_nombuf, nothing else lost",
+         total.get("rx_nombuf", 0) > 0 and
+         total["rx_nombuf"] + total["packets"] == 796,
+         "rc %d, %s" % (rc, {k: total.get(k) for k in ("rx_nombuf",
+                                                        "packets")}))
+
+
 def test_non_ethernet_capture():
     rc, log = app(os.path.join(PCAPS, "raw_ip.pcap"), ["--exit-on-eof"])
     case("a raw-IP capture is refused, naming its link type",
@@ -374,12 +394,14 @@ def main():
     for t in (test_truth, test_hugepages, test_forward, test_bad_options,
               test_config_file_and_override, test_documented_config,
               test_two_lcores, test_telemetry_and_exporter,
-              test_port_counters, test_non_ethernet_capture,
+              test_port_counters, test_mbuf_exhaustion,
+              test_non_ethernet_capture,
               test_missing_pcap, test_help):
         try:
             t()
         except Exception as e:  # a crash of the harness is a failure too
             case(t.__name__, False, repr(e))
+    shutil.rmtree(TMP, ignore_errors=True)
     print("1..%d" % len(results))
     failed = 0
     for n, (name, ok, detail) in enumerate(results, 1):
