@@ -103,6 +103,14 @@ enum cflow_parse_status cflow_parse(const uint8_t *buf, uint32_t len,
 /** Name of a parse status, for counters and logs ("trunc_l3", ...). */
 const char *cflow_parse_status_name(enum cflow_parse_status st);
 
+/**
+ * Build the canonical key of a flow; addresses are 16 bytes (IPv4
+ * mapped for family 4).
+ */
+void cflow_key_init(struct cflow_key *key, uint8_t family,
+		const uint8_t *src, const uint8_t *dst, uint16_t sport,
+		uint16_t dport, uint8_t proto);
+
 /** Seeded XXH3-64 of a canonical key. */
 uint64_t cflow_hash_key(const struct cflow_key *key, uint64_t seed);
 

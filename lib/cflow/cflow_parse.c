@@ -110,8 +110,8 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 }
 
 /* The lower (address, port) endpoint first: one key per flow. */
-static void
-key_set(struct cflow_key *k, uint8_t family, const uint8_t *src,
+void
+cflow_key_init(struct cflow_key *k, uint8_t family, const uint8_t *src,
 		const uint8_t *dst, uint16_t sport, uint16_t dport,
 		uint8_t proto)
 {
@@ -126,6 +126,7 @@ key_set(struct cflow_key *k, uint8_t family, const uint8_t *src,
 		sport = dport;
 		dport = tp;
 	}
+	memset(k, 0, sizeof(*k));
 	memcpy(k->addr_lo, src, 16);
 	memcpy(k->addr_hi, dst, 16);
 	k->port_lo = sport;
@@ -166,7 +167,7 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 		return st;
 	memcpy(src + 12, p + 12, 4);
 	memcpy(dst + 12, p + 16, 4);
-	key_set(&pkt->key, 4, src, dst, sport, dport, p[9]);
+	cflow_key_init(&pkt->key, 4, src, dst, sport, dport, p[9]);
 	return CFLOW_PARSE_OK;
 }
 
@@ -217,7 +218,7 @@ parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 	st = parse_l4(nh, p + off, len - off, &sport, &dport, pkt);
 	if (st != CFLOW_PARSE_OK)
 		return st;
-	key_set(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
+	cflow_key_init(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
 	return CFLOW_PARSE_OK;
 }
 
