@@ -95,6 +95,8 @@ static const struct option_def defs[] = {
 		"only)" },
 	{ "stats-json", "run", "stats_json", OPT_STRING, OFF(stats_json), 0, 0,
 		NULL, "", "write the final counters as JSON to FILE" },
+	{ "blocklist", "filter", "blocklist", OPT_STRING, OFF(blocklist), 0, 0,
+		NULL, "", "drop packets matching this list (text or compiled)" },
 	{ "cfg", NULL, NULL, OPT_STRING, OFF(cfg_file), 0, 0, NULL, "",
 		"read settings from an INI FILE first" },
 };

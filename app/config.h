@@ -44,6 +44,7 @@ struct app_config {
 	uint64_t exit_on_eof;
 	uint64_t stats_period_s;
 	char stats_json[256];
+	char blocklist[256];   /* text list or compiled filter file */
 	char cfg_file[256];
 };
 

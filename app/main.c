@@ -53,6 +53,7 @@ static volatile uint64_t end_ns;
 static volatile bool end_set;
 static struct app_config cfg;
 static struct app_worker workers[RTE_MAX_LCORE];
+static struct cflow_blocklist *blocklist;
 static unsigned int nb_workers;
 
 static void
@@ -373,6 +374,15 @@ main(int argc, char **argv)
 	if (cfg.clock == APP_CLOCK_PKT && run.timestamp_offset < 0)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
+	run.parse.vlan_in_key = cfg.vlan_in_key;
+	if (cfg.blocklist[0] != '\0') {
+		char err[512];
+
+		blocklist = cflow_bl_load(cfg.blocklist, err, sizeof(err));
+		if (blocklist == NULL)
+			rte_exit(EXIT_FAILURE, "--blocklist: %s\n", err);
+		run.blocklist = blocklist;
+	}
 	app_worker_setup(&run);
 	app_stats_setup(&cfg, workers, nb_workers, ports, nb_ports);
 
@@ -425,6 +435,7 @@ main(int argc, char **argv)
 	}
 	for (unsigned int i = 0; i < nb_workers; i++)
 		cflow_tracker_free(workers[i].tracker);
+	cflow_bl_free(blocklist);
 	rte_mempool_free(pool);
 	rte_eal_cleanup();
 	free(eal_argv);

@@ -30,6 +30,11 @@ struct lcore_counters {
 	uint64_t tx_packets;
 	uint64_t tx_dropped;
 	uint64_t no_timestamp;
+	uint64_t blocked_packets;
+	uint64_t blocked_bytes;
+	uint64_t blocked_address;
+	uint64_t blocked_prefix;
+	uint64_t blocked_flow;
 	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
 	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
 };
@@ -46,7 +51,8 @@ static const struct {
 	FLOW(active), FLOW(insert_failed), FLOW(orphan_close), FLOW(reused),
 	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
 	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
-	OWN(rx_nombuf), OWN(rx_missed),
+	OWN(blocked_packets), OWN(blocked_bytes), OWN(blocked_address),
+	OWN(blocked_prefix), OWN(blocked_flow), OWN(rx_nombuf), OWN(rx_missed),
 };
 #define NB_COUNTERS RTE_DIM(counters)
 
@@ -76,6 +82,11 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->tx_packets = w->tx_packets;
 	c->tx_dropped = w->tx_dropped;
 	c->no_timestamp = w->no_timestamp;
+	c->blocked_packets = w->blocked_packets;
+	c->blocked_bytes = w->blocked_bytes;
+	c->blocked_address = w->blocked[CFLOW_BL_ADDRESS];
+	c->blocked_prefix = w->blocked[CFLOW_BL_PREFIX];
+	c->blocked_flow = w->blocked[CFLOW_BL_FLOW];
 }
 
 static void

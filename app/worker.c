@@ -54,6 +54,34 @@ queue_at_eof(const struct app_rxq *q, uint64_t *nombuf)
 	return true;
 }
 
+/* Drop the packets the blocklist matches; keep the others, in order,
+ * with their inputs. Returns how many are kept. */
+static uint16_t
+drop_blocked(struct app_worker *w, struct rte_mbuf **pkts,
+		struct cflow_input *in, uint16_t n)
+{
+	uint16_t keep = 0;
+
+	for (uint16_t k = 0; k < n; k++) {
+		struct cflow_packet p;
+		enum cflow_bl_kind kind = CFLOW_BL_NONE;
+
+		if (cflow_parse(in[k].data, in[k].len, &run.parse, &p) ==
+				CFLOW_PARSE_OK)
+			kind = cflow_bl_match(run.blocklist, &p);
+		if (kind != CFLOW_BL_NONE) {
+			w->blocked_packets++;
+			w->blocked_bytes += in[k].wire_len;
+			w->blocked[kind]++;
+			rte_pktmbuf_free(pkts[k]);
+			continue;
+		}
+		pkts[keep] = pkts[k];
+		in[keep++] = in[k];
+	}
+	return keep;
+}
+
 static void
 forward_or_free(struct app_worker *w, const struct app_rxq *q,
 		struct rte_mbuf **pkts, uint16_t n)
@@ -127,6 +155,11 @@ app_worker_main(void *arg)
 					w->last_ns = t;
 			}
 			w->rx_packets += n;
+			if (run.blocklist != NULL) {
+				n = drop_blocked(w, pkts, in, n);
+				if (n == 0)
+					continue;
+			}
 			cflow_track_burst(w->tracker, in, n, verdicts);
 			for (uint16_t k = 0; k < n; k++)
 				*RTE_MBUF_DYNFIELD(pkts[k], run.verdict_offset,

@@ -13,6 +13,7 @@
 
 #include <rte_common.h>
 
+#include "blocklist.h"
 #include "cflow.h"
 #include "config.h"
 
@@ -37,6 +38,9 @@ struct app_worker {
 	uint64_t tx_packets;
 	uint64_t tx_dropped;
 	uint64_t no_timestamp;  /* --clock pkt, packet without one */
+	uint64_t blocked_packets;
+	uint64_t blocked_bytes;
+	uint64_t blocked[CFLOW_BL_KINDS]; /* by entry kind */
 	uint64_t last_ns;       /* time of the last packet or sweep */
 	volatile bool done;     /* every queue at EOF */
 	volatile bool swept;    /* final sweep made at app_run.end_ns */
@@ -49,6 +53,9 @@ struct app_run {
 	int verdict_offset;     /* mbuf dynfield for enum cflow_verdict */
 	uint64_t timestamp_flag;
 	uint64_t tsc_hz;
+	/* Read-only, shared by all workers; NULL without --blocklist. */
+	const struct cflow_blocklist *blocklist;
+	struct cflow_parse_params parse;
 	volatile bool *quit;
 	/* Set by the main lcore once every worker is done: the last packet
 	 * time of all of them, for the final sweep. */
