@@ -34,6 +34,7 @@
 #include <pcap/pcap.h>
 
 #include "config.h"
+#include "filter.h"
 #include "stats.h"
 #include "worker.h"
 
@@ -53,14 +54,17 @@ static volatile uint64_t end_ns;
 static volatile bool end_set;
 static struct app_config cfg;
 static struct app_worker workers[RTE_MAX_LCORE];
-static struct cflow_blocklist *blocklist;
 static unsigned int nb_workers;
+
+static volatile bool reload_requested;
 
 static void
 signal_handler(int signum)
 {
-	(void)signum;
-	force_quit = true;
+	if (signum == SIGHUP)
+		reload_requested = true;
+	else
+		force_quit = true;
 }
 
 /* ------------------------------------------------------------ memory */
@@ -244,6 +248,7 @@ workers_setup(const uint16_t *ports, unsigned int nb_ports)
 
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		workers[nb_workers].lcore = lcore;
+		workers[nb_workers].index = nb_workers;
 		workers[nb_workers].tracker = tracker_create(lcore);
 		nb_workers++;
 	}
@@ -329,6 +334,7 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, signal_handler);
 	signal(SIGTERM, signal_handler);
+	signal(SIGHUP, signal_handler);
 
 	RTE_ETH_FOREACH_DEV(port)
 		if (port < 64 && (cfg.portmask >> port) & 1)
@@ -375,14 +381,8 @@ main(int argc, char **argv)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
 	run.parse.vlan_in_key = cfg.vlan_in_key;
-	if (cfg.blocklist[0] != '\0') {
-		char err[512];
-
-		blocklist = cflow_bl_load(cfg.blocklist, err, sizeof(err));
-		if (blocklist == NULL)
-			rte_exit(EXIT_FAILURE, "--blocklist: %s\n", err);
-		run.blocklist = blocklist;
-	}
+	app_filter_init(cfg.blocklist, nb_workers);
+	app_filter_telemetry();
 	app_worker_setup(&run);
 	app_stats_setup(&cfg, workers, nb_workers, ports, nb_ports);
 
@@ -404,6 +404,14 @@ main(int argc, char **argv)
 		}
 		if (swept == nb_workers && cfg.exit_on_eof)
 			break;
+		if (reload_requested) {
+			char err[512];
+
+			reload_requested = false;
+			if (app_filter_reload(NULL, err, sizeof(err)) != 0)
+				fprintf(stderr, "cuckooflow: SIGHUP reload: %s "
+					"(previous list kept)\n", err);
+		}
 		if (cfg.stats_period_s != 0 && rte_get_timer_cycles() -
 				last_print > cfg.stats_period_s *
 				rte_get_timer_hz()) {
@@ -435,7 +443,7 @@ main(int argc, char **argv)
 	}
 	for (unsigned int i = 0; i < nb_workers; i++)
 		cflow_tracker_free(workers[i].tracker);
-	cflow_bl_free(blocklist);
+	app_filter_fini();
 	rte_mempool_free(pool);
 	rte_eal_cleanup();
 	free(eal_argv);

@@ -8,6 +8,7 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
 
+#include "filter.h"
 #include "worker.h"
 
 static struct app_run run;
@@ -57,8 +58,8 @@ queue_at_eof(const struct app_rxq *q, uint64_t *nombuf)
 /* Drop the packets the blocklist matches; keep the others, in order,
  * with their inputs. Returns how many are kept. */
 static uint16_t
-drop_blocked(struct app_worker *w, struct rte_mbuf **pkts,
-		struct cflow_input *in, uint16_t n)
+drop_blocked(struct app_worker *w, const struct cflow_blocklist *bl,
+		struct rte_mbuf **pkts, struct cflow_input *in, uint16_t n)
 {
 	uint16_t keep = 0;
 
@@ -68,7 +69,7 @@ drop_blocked(struct app_worker *w, struct rte_mbuf **pkts,
 
 		if (cflow_parse(in[k].data, in[k].len, &run.parse, &p) ==
 				CFLOW_PARSE_OK)
-			kind = cflow_bl_match(run.blocklist, &p);
+			kind = cflow_bl_match(bl, &p);
 		if (kind != CFLOW_BL_NONE) {
 			w->blocked_packets++;
 			w->blocked_bytes += in[k].wire_len;
@@ -105,7 +106,14 @@ app_worker_main(void *arg)
 	uint64_t nombuf[RTE_MAX_ETHPORTS] = { 0 };
 	bool pkt_clock = run.cfg->clock == APP_CLOCK_PKT;
 
+	struct rte_rcu_qsbr *rcu = app_filter_rcu();
+
+	rte_rcu_qsbr_thread_register(rcu, w->index);
+	rte_rcu_qsbr_thread_online(rcu, w->index);
 	while (!*run.quit) {
+		/* One list for the whole pass; a reload frees it only after
+		 * the quiescent report below. */
+		const struct cflow_blocklist *bl = app_filter_get();
 		unsigned int live = 0;
 
 		for (unsigned int i = 0; i < w->nb_rxq; i++) {
@@ -155,8 +163,8 @@ app_worker_main(void *arg)
 					w->last_ns = t;
 			}
 			w->rx_packets += n;
-			if (run.blocklist != NULL) {
-				n = drop_blocked(w, pkts, in, n);
+			if (bl != NULL) {
+				n = drop_blocked(w, bl, pkts, in, n);
 				if (n == 0)
 					continue;
 			}
@@ -167,6 +175,7 @@ app_worker_main(void *arg)
 			cflow_sweep(w->tracker, w->last_ns);
 			forward_or_free(w, q, pkts, n);
 		}
+		rte_rcu_qsbr_quiescent(rcu, w->index);
 		if (live == 0)
 			break;
 	}
@@ -182,7 +191,10 @@ app_worker_main(void *arg)
 			w->last_ns = tsc_ns();
 			cflow_sweep(w->tracker, w->last_ns);
 		}
+		rte_rcu_qsbr_quiescent(rcu, w->index);
 		rte_delay_us_sleep(1000);
 	}
+	rte_rcu_qsbr_thread_offline(rcu, w->index);
+	rte_rcu_qsbr_thread_unregister(rcu, w->index);
 	return 0;
 }

@@ -31,6 +31,7 @@ struct app_rxq {
 /* Written by its lcore only; read by the main lcore and telemetry. */
 struct app_worker {
 	unsigned int lcore;
+	unsigned int index;     /* 0..workers-1: the RCU thread id */
 	struct cflow_tracker *tracker;
 	struct app_rxq rxq[APP_MAX_QUEUES_PER_LCORE];
 	unsigned int nb_rxq;
@@ -53,8 +54,6 @@ struct app_run {
 	int verdict_offset;     /* mbuf dynfield for enum cflow_verdict */
 	uint64_t timestamp_flag;
 	uint64_t tsc_hz;
-	/* Read-only, shared by all workers; NULL without --blocklist. */
-	const struct cflow_blocklist *blocklist;
 	struct cflow_parse_params parse;
 	volatile bool *quit;
 	/* Set by the main lcore once every worker is done: the last packet

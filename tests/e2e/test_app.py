@@ -324,7 +324,7 @@ def test_telemetry_and_exporter():
         diff = {k: (v, final.get(k)) for k, v in stats.items()
                 if k in final and not isinstance(final[k], dict)
                 and final[k] != v}
-        case(name, not bad and alive and len(ours) == 4 and not diff and
+        case(name, not bad and alive and len(ours) == 6 and not diff and
              proc.returncode == 0, "bad %s alive %s cmds %s diff %s rc %s" %
              (bad[:3], alive, ours, diff, proc.returncode))
         case("prometheus exporter: /metrics parses, counters match",
@@ -471,6 +471,74 @@ def test_blocklist_forward():
          rc != 0 and "badlist.txt:2:" in log, log[-200:])
 
 
+def test_blocklist_reload_under_traffic():
+    """The capture loops (infinite_rx) while the list is reloaded 120
+    times through telemetry, alternating two lists, plus one bad path:
+    no crash, the bad reload keeps the old list, and every packet was
+    handled by one list or the other."""
+    a = os.path.join(TMP, "list_a.txt")
+    b = os.path.join(TMP, "list_b.txt")
+    with open(a, "w") as f:
+        f.write(BLOCKLIST)
+    with open(b, "w") as f:
+        f.write("10.0.0.0/16\n2001:db8::/32\n")
+    global runs
+    runs += 1
+    prefix = "cfe2e%d_%d" % (os.getpid(), runs)
+    out = os.path.join(TMP, "reload.json")
+    proc = subprocess.Popen(
+        [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+         "--log-level=lib.*:error", "--file-prefix=" + prefix, "--vdev",
+         "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1" %
+         os.path.join(PCAPS, "mixed.pcap"), "--", "--blocklist", a,
+         "--stats-json", out], stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    name = "blocklist: 120 reloads under traffic, totals add up"
+    try:
+        info = None
+        for _ in range(100):  # the socket exists before our commands
+            time.sleep(0.1)
+            try:
+                info = telemetry(prefix, "/cuckooflow/blocklist")[
+                    "/cuckooflow/blocklist"]
+            except (OSError, ValueError, KeyError):
+                continue
+            if info is not None:
+                break
+        failed = []
+        for n in range(120):
+            r = telemetry(prefix, "/cuckooflow/blocklist/reload,%s" %
+                          (a if n % 2 else b))["/cuckooflow/blocklist/reload"]
+            if r["result"] != "reloaded":
+                failed.append(r)
+        bad = telemetry(prefix, "/cuckooflow/blocklist/reload,/nonexistent"
+                        )["/cuckooflow/blocklist/reload"]
+        state = telemetry(prefix, "/cuckooflow/blocklist")[
+            "/cuckooflow/blocklist"]
+        during = telemetry(prefix, "/cuckooflow/stats")["/cuckooflow/stats"]
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        total = json.load(open(out))["total"]
+        ok = (info is not None and not failed and
+              bad["result"].startswith("failed") and
+              "/nonexistent" in bad["last_error"] and
+              state["reloads"] == 120 and state["source"] == a and
+              state["entries"] == 4 and proc.returncode == 0 and
+              during["blocked_packets"] > 0 and
+              total["rx_packets"] == total["packets"] +
+              total["blocked_packets"] and total["rx_packets"] > 796)
+        case(name, ok, "failed %s bad %s state %s rc %s totals %s" % (
+            failed[:2], bad, state, proc.returncode,
+            {k: total.get(k) for k in ("rx_packets", "packets",
+                                       "blocked_packets")}))
+    except Exception as e:
+        case(name, False, repr(e) + (proc.stderr.read()[-300:]
+                                     if proc.poll() is not None else ""))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_non_ethernet_capture():
     rc, log = app(os.path.join(PCAPS, "raw_ip.pcap"), ["--exit-on-eof"])
     case("a raw-IP capture is refused, naming its link type",
@@ -490,6 +558,7 @@ def main():
               test_config_file_and_override, test_documented_config,
               test_two_lcores, test_telemetry_and_exporter,
               test_port_counters, test_mbuf_exhaustion, test_blocklist_forward,
+              test_blocklist_reload_under_traffic,
               test_non_ethernet_capture,
               test_missing_pcap, test_help):
         try:
