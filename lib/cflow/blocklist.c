@@ -378,18 +378,56 @@ match_addr(const struct cflow_blocklist *bl, int family, const uint8_t *addr)
 	return CFLOW_BL_NONE;
 }
 
-enum cflow_bl_kind
-cflow_bl_match(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
+static enum cflow_bl_kind
+match_scalar(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
 {
-	enum cflow_bl_kind k;
+	enum cflow_bl_kind k = match_addr(bl, pkt->key.family,
+			pkt->key.addr_lo);
 
-	k = match_addr(bl, pkt->key.family, pkt->key.addr_lo);
 	if (k == CFLOW_BL_NONE)
 		k = match_addr(bl, pkt->key.family, pkt->key.addr_hi);
 	if (k == CFLOW_BL_NONE && bl->entries[CFLOW_BL_FLOW] != 0 &&
 			listed(bl, flow_hash(&pkt->key)))
 		k = CFLOW_BL_FLOW;
 	return k;
+}
+
+/*
+ * Every lookup a packet needs (each present length for each address,
+ * then the flow) goes into one bulk call, so that their cache misses
+ * overlap. The first hit in that order decides the kind, as a scalar
+ * scan would: the shortest listed prefix of the lower address, then of
+ * the higher one, then the flow.
+ */
+enum cflow_bl_kind
+cflow_bl_match(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
+{
+	const int family = pkt->key.family;
+	const uint8_t *lens = family == 4 ? bl->v4_len : bl->v6_len;
+	const unsigned int full = family == 4 ? 32 : 128;
+	uint64_t hashes[CF_BULK_MAX], hits;
+	uint8_t kind[CF_BULK_MAX];
+	unsigned int n = 0;
+
+	for (int side = 0; side < 2; side++) {
+		const uint8_t *addr = side ? pkt->key.addr_hi : pkt->key.addr_lo;
+
+		for (unsigned int l = 0; l <= full; l++) {
+			if (!lens[l])
+				continue;
+			if (n == CF_BULK_MAX - 1) /* many lengths */
+				return match_scalar(bl, pkt);
+			kind[n] = l == full ? CFLOW_BL_ADDRESS : CFLOW_BL_PREFIX;
+			hashes[n++] = prefix_hash(family, addr, l);
+		}
+	}
+	if (bl->entries[CFLOW_BL_FLOW] != 0) {
+		kind[n] = CFLOW_BL_FLOW;
+		hashes[n++] = flow_hash(&pkt->key);
+	}
+	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
+		return CFLOW_BL_NONE;
+	return (enum cflow_bl_kind)kind[__builtin_ctzll(hits)];
 }
 
 int

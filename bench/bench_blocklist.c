@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * bench_blocklist: the per-packet cost of a blocklist check with 1 M
+ * entries, lib/cflow's cuckoo blocklist against exact rte_hash tables of
+ * the same entries, in one run, with the memory of each.
+ *
+ * Two lists: 1 M IPv4 addresses; and 1 M IPv4 prefixes spread over 8
+ * lengths (/20../32). rte_hash holds one exact table per prefix length
+ * (key: masked address), probed at each length as the cuckoo list is.
+ * Packets: random IPv4 pairs, 10% carrying a listed address.
+ *
+ * usage: bench_blocklist [--entries N] [--packets N]
+ */
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_malloc.h>
+
+#include "blocklist.h"
+
+static const unsigned int lengths[8] = { 20, 22, 24, 26, 28, 30, 31, 32 };
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t
+splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static uint64_t
+heap_bytes(void)
+{
+	struct rte_malloc_socket_stats st;
+	uint64_t total = 0;
+
+	for (unsigned int s = 0; s < RTE_MAX_NUMA_NODES; s++)
+		if (rte_malloc_get_socket_stats((int)s, &st) == 0)
+			total += st.heap_allocsz_bytes;
+	return total;
+}
+
+static inline uint32_t
+mask(uint32_t a, unsigned int len)
+{
+	return len == 0 ? 0 : a & ~((UINT32_C(1) << (32 - len)) - 1);
+}
+
+struct list {
+	const char *name;
+	uint32_t *addr;
+	unsigned int *len;
+};
+
+/* Write the list as text (for cflow_bl_read) and fill exact tables. */
+static void
+run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
+{
+	char path[] = "/tmp/bench_bl_XXXXXX";
+	int fd = mkstemp(path);
+	FILE *fp = fdopen(fd, "w");
+	struct rte_hash *h[8] = { NULL };
+	uint64_t heap0 = heap_bytes(), rng = 99, hits_cf = 0, hits_h = 0;
+	uint32_t *pkt = malloc(2 * packets * sizeof(uint32_t));
+	struct cflow_blocklist *bl;
+	struct cflow_bl_info info;
+	char err[256];
+	double t0, t_cf, t_h;
+	unsigned int nlen = prefixes ? 8 : 1;
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct in_addr a = { htonl(l->addr[i]) };
+
+		fprintf(fp, "%s/%u\n", inet_ntoa(a), l->len[i]);
+	}
+	fclose(fp);
+	t0 = now();
+	bl = cflow_bl_read(path, 32, err, sizeof(err));
+	unlink(path);
+	if (bl == NULL) {
+		fprintf(stderr, "bench_blocklist: %s\n", err);
+		exit(1);
+	}
+	cflow_bl_info(bl, &info);
+	for (unsigned int k = 0; k < nlen; k++) {
+		char name[32];
+		struct rte_hash_parameters p = {
+			.name = name, .entries = (uint32_t)(n / nlen * 1.3 + 64),
+			.key_len = sizeof(uint32_t), .hash_func = rte_hash_crc,
+			.socket_id = 0,
+		};
+
+		snprintf(name, sizeof(name), "bl_%s_%u", l->name, k);
+		h[k] = rte_hash_create(&p);
+		if (h[k] == NULL) {
+			fprintf(stderr, "rte_hash_create: %s\n",
+				rte_strerror(rte_errno));
+			exit(1);
+		}
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned int k = prefixes ? 0 : 0;
+		uint32_t key = mask(l->addr[i], l->len[i]);
+
+		if (prefixes)
+			while (lengths[k] != l->len[i])
+				k++;
+		rte_hash_add_key(h[k], &key);
+	}
+	/* Packets: 10% with a listed address somewhere inside an entry. */
+	for (uint64_t i = 0; i < 2 * packets; i++) {
+		uint64_t r = splitmix(&rng);
+
+		pkt[i] = r % 20 == 0 ? l->addr[(r >> 8) % n] ^ (uint32_t)(
+			(r >> 40) & (prefixes ? 0xff : 0)) : (uint32_t)(r >> 32);
+	}
+	t0 = now();
+	for (uint64_t i = 0; i < packets; i++) {
+		struct cflow_packet p;
+		uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
+		uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
+		uint32_t a = htonl(pkt[2 * i]), b = htonl(pkt[2 * i + 1]);
+
+		memcpy(s + 12, &a, 4);
+		memcpy(d + 12, &b, 4);
+		memset(&p, 0, sizeof(p));
+		cflow_key_init(&p.key, 4, s, d, 1, 2, 17);
+		hits_cf += cflow_bl_match(bl, &p) != CFLOW_BL_NONE;
+	}
+	t_cf = now() - t0;
+	t0 = now();
+	for (uint64_t i = 0; i < packets; i++) {
+		bool hit = false;
+
+		for (unsigned int side = 0; side < 2 && !hit; side++)
+			for (unsigned int k = 0; k < nlen && !hit; k++) {
+				uint32_t key = mask(pkt[2 * i + side],
+					prefixes ? lengths[k] : 32);
+
+				hit = rte_hash_lookup(h[k], &key) >= 0;
+			}
+		hits_h += hit;
+	}
+	t_h = now() - t0;
+	printf("| %-9s | %9" PRIu64 " | %5u | %12.1f | %12.1f | %9.1f | "
+		"%9.1f | %7.4f%% | %" PRIu64 "/%" PRIu64 " |\n", l->name,
+		info.total, info.v4_lengths, t_cf / packets * 1e9,
+		t_h / packets * 1e9, info.bits_per_entry,
+		(heap_bytes() - heap0) * 8.0 / n, 100.0 * hits_cf / packets,
+		hits_cf, hits_h);
+	for (unsigned int k = 0; k < nlen; k++)
+		rte_hash_free(h[k]);
+	cflow_bl_free(bl);
+	free(pkt);
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[64];
+	char *eal[] = { argv[0], "--no-huge", "-m", "2048", "--no-pci",
+		"--no-telemetry", "--log-level=lib.*:error", prefix, NULL };
+	uint64_t n = 1000000, packets = 2000000, rng = 7;
+	struct list addrs = { "addresses", NULL, NULL };
+	struct list nets = { "prefixes", NULL, NULL };
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:p:h")) != -1) {
+		if (opt == 'n')
+			n = strtoull(optarg, NULL, 10);
+		else if (opt == 'p')
+			packets = strtoull(optarg, NULL, 10);
+		else {
+			printf("usage: %s [-n entries] [-p packets]\n", argv[0]);
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (n < 100 || packets < 1000) {
+		fprintf(stderr, "bench_blocklist: want -n >= 100, -p >= 1000\n");
+		return 2;
+	}
+	snprintf(prefix, sizeof(prefix), "--file-prefix=cfbl%d", (int)getpid());
+	if (rte_eal_init(8, eal) < 0) {
+		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	addrs.addr = malloc(n * sizeof(uint32_t));
+	addrs.len = malloc(n * sizeof(unsigned int));
+	nets.addr = malloc(n * sizeof(uint32_t));
+	nets.len = malloc(n * sizeof(unsigned int));
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = splitmix(&rng);
+
+		addrs.addr[i] = (uint32_t)r;
+		addrs.len[i] = 32;
+		nets.len[i] = lengths[(r >> 32) % 8];
+		nets.addr[i] = mask((uint32_t)(r >> 35) * 8 + (uint32_t)r,
+			nets.len[i]);
+	}
+	printf("# bench_blocklist: %" PRIu64 " entries, %" PRIu64 " packets "
+		"(2 addresses each), ns per packet\n\n", n, packets);
+	printf("| list      | entries   | lens  | cuckoo ns/pkt | rte_hash "
+		"ns/pkt | cuckoo bits/entry | rte_hash bits/entry | matched | "
+		"hits cuckoo/exact |\n");
+	printf("|-----------|-----------|-------|--------------|----------"
+		"----|-----------|-----------|---------|------|\n");
+	run(&addrs, n, packets, false);
+	run(&nets, n, packets, true);
+	rte_eal_cleanup();
+	return 0;
+}
