@@ -20,49 +20,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
-#include <rte_malloc.h>
 
+#include "bench_util.h"
 #include "blocklist.h"
 
 static const unsigned int lengths[8] = { 20, 22, 24, 26, 28, 30, 31, 32 };
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t
-splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static uint64_t
-heap_bytes(void)
-{
-	struct rte_malloc_socket_stats st;
-	uint64_t total = 0;
-
-	for (unsigned int s = 0; s < RTE_MAX_NUMA_NODES; s++)
-		if (rte_malloc_get_socket_stats((int)s, &st) == 0)
-			total += st.heap_allocsz_bytes;
-	return total;
-}
 
 static inline uint32_t
 mask(uint32_t a, unsigned int len)

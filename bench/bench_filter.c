@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -44,9 +43,9 @@
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
-#include <rte_malloc.h>
 #include <rte_member.h>
 
+#include "bench_util.h"
 #include "cuckoo_filter.h"
 
 #define BURST 32
@@ -66,25 +65,6 @@ struct options {
 };
 
 /* ------------------------------------------------------------ helpers */
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t
-splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -135,6 +115,7 @@ struct target_ops {
 	int (*lookup)(void *h, uint64_t key);
 	unsigned int (*lookup_bulk)(void *h, const uint64_t *keys);
 	int (*del)(void *h, uint64_t key);
+	/* Table bytes, or NULL: measured as the DPDK heap it takes. */
 	uint64_t (*bytes)(void *h);
 	void (*destroy)(void *h);
 };
@@ -297,15 +278,6 @@ member_del(void *h, uint64_t key)
 	return rte_member_delete(h, &key, 1);
 }
 
-static uint64_t
-member_bytes(void *h)
-{
-	/* 64-byte buckets of 16 entries; num_keys rounded to a power of
-	 * two by rte_member_create_ht. */
-	(void)h;
-	return 0;
-}
-
 static void
 member_destroy(void *h)
 {
@@ -318,7 +290,6 @@ static const struct target_ops member_ops = {
 	.lookup = member_lookup,
 	.lookup_bulk = member_lookup_bulk,
 	.del = member_del,
-	.bytes = member_bytes,
 	.destroy = member_destroy,
 };
 
@@ -375,13 +346,6 @@ hash_del(void *h, uint64_t key)
 	return rte_hash_del_key(h, &key) >= 0 ? 0 : -ENOENT;
 }
 
-static uint64_t
-hash_bytes(void *h)
-{
-	(void)h;
-	return 0;
-}
-
 static void
 hash_destroy(void *h)
 {
@@ -394,7 +358,6 @@ static const struct target_ops hash_ops = {
 	.lookup = hash_lookup,
 	.lookup_bulk = hash_lookup_bulk,
 	.del = hash_del,
-	.bytes = hash_bytes,
 	.destroy = hash_destroy,
 };
 
@@ -412,19 +375,6 @@ static const struct target side_by_side[] = {
 	{ "rte_member", &member_ops, 0 },
 	{ "rte_hash", &hash_ops, 0 },
 };
-
-/* Bytes held by the DPDK heap: how rte_member and rte_hash are sized. */
-static uint64_t
-heap_bytes(void)
-{
-	struct rte_malloc_socket_stats st;
-	uint64_t total = 0;
-
-	for (unsigned int s = 0; s < RTE_MAX_NUMA_NODES; s++)
-		if (rte_malloc_get_socket_stats((int)s, &st) == 0)
-			total += st.heap_allocsz_bytes;
-	return total;
-}
 
 /* ---------------------------------------------------- probe ceiling */
 
@@ -604,9 +554,8 @@ side(unsigned int log2, const struct options *o, FILE *csv)
 				strerror(errno));
 			continue;
 		}
-		bytes = tg->ops->bytes(h);
-		if (bytes == 0)
-			bytes = heap_bytes() - heap0;
+		bytes = tg->ops->bytes != NULL ? tg->ops->bytes(h) :
+			heap_bytes() - heap0;
 		t0 = now();
 		while (n < slots) {
 			int ret = tg->ops->add(h, keys[n]);

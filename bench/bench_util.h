@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _BENCH_UTIL_H_
+#define _BENCH_UTIL_H_
+
+/* Helpers shared by the benchmark programs: a clock, a seeded key
+ * stream, and the bytes held by the DPDK heap. */
+
+#include <stdint.h>
+#include <time.h>
+
+#include <rte_malloc.h>
+
+static inline double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* splitmix64: a reproducible stream of well-mixed 64-bit values. */
+static inline uint64_t
+splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Bytes allocated from the DPDK heap: how DPDK tables are sized. */
+static inline uint64_t
+heap_bytes(void)
+{
+	struct rte_malloc_socket_stats st;
+	uint64_t total = 0;
+
+	for (unsigned int s = 0; s < RTE_MAX_NUMA_NODES; s++)
+		if (rte_malloc_get_socket_stats((int)s, &st) == 0)
+			total += st.heap_allocsz_bytes;
+	return total;
+}
+
+#endif /* _BENCH_UTIL_H_ */
