@@ -63,16 +63,6 @@ counter(const struct lcore_counters *c, unsigned int k)
 			counters[k].offset);
 }
 
-static uint64_t
-malformed_total(const struct lcore_counters *c)
-{
-	uint64_t n = 0;
-
-	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++)
-		n += c->flow.malformed[st];
-	return n;
-}
-
 static void
 lcore_read(const struct app_worker *w, struct lcore_counters *c)
 {
@@ -134,9 +124,9 @@ app_stats_print(FILE *out)
 			fprintf(out, " %14" PRIu64, counter(&c[i], k));
 		fprintf(out, "\n");
 	}
-	fprintf(out, "%-16s %16" PRIu64, "malformed", malformed_total(&total));
+	fprintf(out, "%-16s %16" PRIu64, "malformed", cflow_malformed_total(&total.flow));
 	for (unsigned int i = 0; i < nb_workers; i++)
-		fprintf(out, " %14" PRIu64, malformed_total(&c[i]));
+		fprintf(out, " %14" PRIu64, cflow_malformed_total(&c[i].flow));
 	fprintf(out, "\n");
 	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++)
 		if (total.flow.malformed[st] != 0)
@@ -159,7 +149,7 @@ json_counters(FILE *f, const struct lcore_counters *c)
 		fprintf(f, "%s\"%s\": %" PRIu64, st == CFLOW_PARSE_TRUNC_L2 ?
 			"" : ", ", cflow_parse_status_name(st),
 			c->flow.malformed[st]);
-	fprintf(f, "}, \"malformed_total\": %" PRIu64, malformed_total(c));
+	fprintf(f, "}, \"malformed_total\": %" PRIu64, cflow_malformed_total(&c->flow));
 }
 
 static void
@@ -214,7 +204,7 @@ tel_counters(struct rte_tel_data *d, const struct lcore_counters *c)
 	rte_tel_data_start_dict(d);
 	for (unsigned int k = 0; k < NB_COUNTERS; k++)
 		rte_tel_data_add_dict_u64(d, counters[k].name, counter(c, k));
-	rte_tel_data_add_dict_u64(d, "malformed", malformed_total(c));
+	rte_tel_data_add_dict_u64(d, "malformed", cflow_malformed_total(&c->flow));
 	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++) {
 		char key[40];
 

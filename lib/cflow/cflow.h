@@ -256,6 +256,9 @@ uint64_t cflow_sweep(struct cflow_tracker *t, uint64_t now_ns);
 /** A full pass at @p now_ns: makes end-of-run counters exact. */
 uint64_t cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns);
 
+/** Packets counted malformed, all reasons together. */
+uint64_t cflow_malformed_total(const struct cflow_counters *c);
+
 /** Copy the counters. */
 void cflow_counters_get(const struct cflow_tracker *t,
 		struct cflow_counters *c);

@@ -459,6 +459,16 @@ cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns)
 	return sweep_buckets(t, t->buckets);
 }
 
+uint64_t
+cflow_malformed_total(const struct cflow_counters *c)
+{
+	uint64_t n = 0;
+
+	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++)
+		n += c->malformed[st];
+	return n;
+}
+
 void
 cflow_counters_get(const struct cflow_tracker *t, struct cflow_counters *c)
 {

@@ -22,11 +22,10 @@ static void
 check(const struct cflow_tracker *t)
 {
 	struct cflow_counters c;
-	uint64_t malformed = 0;
+	uint64_t malformed;
 
 	cflow_counters_get(t, &c);
-	for (int k = 0; k < CFLOW_PARSE_STATUS_MAX; k++)
-		malformed += c.malformed[k];
+	malformed = cflow_malformed_total(&c);
 	if (c.flows_new != c.active + c.flows_closed + c.flows_expired +
 			c.flows_evicted)
 		abort();

@@ -40,7 +40,6 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 static void
 print_counters(const struct cflow_counters *c)
 {
-	uint64_t total = 0;
 
 	printf("{\"packets\": %" PRIu64 ", \"bytes\": %" PRIu64
 		", \"non_ip\": %" PRIu64 ", \"fragments\": %" PRIu64
@@ -57,9 +56,9 @@ print_counters(const struct cflow_counters *c)
 		printf("%s\"%s\": %" PRIu64, st == CFLOW_PARSE_TRUNC_L2 ?
 			"" : ", ", cflow_parse_status_name(st),
 			c->malformed[st]);
-		total += c->malformed[st];
 	}
-	printf("}, \"malformed_total\": %" PRIu64 "}\n", total);
+	printf("}, \"malformed_total\": %" PRIu64 "}\n",
+		cflow_malformed_total(c));
 }
 
 int
