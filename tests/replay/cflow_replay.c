@@ -40,7 +40,6 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 static void
 print_counters(const struct cflow_counters *c)
 {
-
 	printf("{\"packets\": %" PRIu64 ", \"bytes\": %" PRIu64
 		", \"non_ip\": %" PRIu64 ", \"fragments\": %" PRIu64
 		", \"flows_new\": %" PRIu64 ", \"flows_seen\": %" PRIu64
