@@ -230,8 +230,9 @@ struct cflow_tracker *cflow_tracker_create(
 void cflow_tracker_free(struct cflow_tracker *t);
 
 /**
- * Track a burst of up to CF_BULK_MAX packets, in order. Time never goes
- * backwards for the tracker: an earlier time_ns counts as the latest seen.
+ * Track @p n packets, in order, CF_BULK_MAX at a time (one bulk lookup
+ * each). Time never goes backwards for the tracker: an earlier time_ns
+ * counts as the latest seen.
  *
  * @param verdicts
  *   If not NULL, receives each packet's verdict.

@@ -337,8 +337,9 @@ untracked_verdict(struct cflow_tracker *t, enum cflow_parse_status st)
 	}
 }
 
-void
-cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
+/* Up to CF_BULK_MAX packets: one bulk lookup. */
+static void
+track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		unsigned int n, enum cflow_verdict *verdicts)
 {
 	struct cflow_packet pkts[CF_BULK_MAX];
@@ -348,8 +349,6 @@ cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 	unsigned int m = 0;
 	bool moved = false;
 
-	if (n > CF_BULK_MAX)
-		n = CF_BULK_MAX;
 	for (unsigned int k = 0; k < n; k++) {
 		enum cflow_parse_status st;
 
@@ -393,6 +392,15 @@ cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 			verdicts[index[j]] = v;
 	}
 	clock_advance(t, latest);
+}
+
+void
+cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
+		unsigned int n, enum cflow_verdict *verdicts)
+{
+	for (unsigned int k = 0; k < n; k += CF_BULK_MAX)
+		track_chunk(t, in + k, n - k < CF_BULK_MAX ? n - k :
+			CF_BULK_MAX, verdicts != NULL ? verdicts + k : NULL);
 }
 
 /* -------------------------------------------------------------- sweep */

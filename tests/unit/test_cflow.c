@@ -1006,6 +1006,36 @@ test_track_rss_hash_and_fallback(void)
 	return 0;
 }
 
+/* More packets than one bulk lookup takes: every one is counted. */
+static int
+test_track_long_burst(void)
+{
+	enum { N = 2 * CF_BULK_MAX + 36 };
+	struct cflow_tracker *t = tracker(1000, 32, 10, CFLOW_FULL_EVICT);
+	static uint8_t bufs[N][256];
+	struct cflow_input in[N];
+	enum cflow_verdict v[N];
+	struct cflow_counters c;
+
+	for (int k = 0; k < N; k++) {
+		struct spec s = { .family = 4, .src = (uint8_t)(k / 2),
+			.dst = 200, .sport = 9, .dport = 9, .proto = 17 };
+
+		in[k] = (struct cflow_input){ .data = bufs[k], .time_ns = S };
+		in[k].len = in[k].wire_len = build(bufs[k], &s);
+	}
+	cflow_track_burst(t, in, N, v);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.packets == N && c.flows_new == N / 2 &&
+		c.flows_seen == N / 2, "packets %lu new %lu seen %lu",
+		(unsigned long)c.packets, (unsigned long)c.flows_new,
+		(unsigned long)c.flows_seen);
+	TEST_ASSERT(v[N - 2] == CFLOW_NEW && v[N - 1] == CFLOW_SEEN,
+		"verdicts past the first chunk");
+	cflow_tracker_free(t);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -1024,6 +1054,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_full_table),
 	TEST_CASE(test_track_params_rejected),
 	TEST_CASE(test_track_rss_hash_and_fallback),
+	TEST_CASE(test_track_long_burst),
 	TEST_CASE(test_track_model_fp32_exact),
 	TEST_CASE(test_track_model_short_fp),
 	TEST_CASES_END()
