@@ -44,7 +44,7 @@ static const char *const policies[] = { "evict", "untracked", NULL };
 
 static const struct option_def defs[] = {
 	{ "portmask", "ports", "portmask", OPT_UINT, OFF(portmask), 1,
-		UINT64_MAX, NULL, "0x1", "ports to use, as a hex bitmask" },
+		UINT64_MAX, NULL, "all", "ports to use: a hex bitmask, or all" },
 	{ "rxq", "ports", "rxq", OPT_UINT, OFF(rxq), 1, 16, NULL, "1",
 		"rx queues per port (one per worker lcore)" },
 	{ "txq", "ports", "txq", OPT_UINT, OFF(txq), 1, 16, NULL, "1",
@@ -162,6 +162,12 @@ set_value(struct app_config *cfg, const struct option_def *d,
 		return -1;
 	case OPT_FLAG:
 	case OPT_UINT:
+		/* 0 stands for every port; a mask of 0 is refused below. */
+		if (strcmp(d->name, "portmask") == 0 &&
+				strcmp(value, "all") == 0) {
+			*field(cfg, d) = 0;
+			return 0;
+		}
 		errno = 0;
 		v = strtoull(value, &end, 0);
 		if (value[0] == '-' || value[0] == '\0' || *end != '\0' ||
@@ -352,6 +358,8 @@ app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
 		else if (strcmp(d->name, "hash-seed") == 0 &&
 				!cfg->hash_seed_set)
 			snprintf(buf, sizeof(buf), "random");
+		else if (strcmp(d->name, "portmask") == 0 && v == 0)
+			snprintf(buf, sizeof(buf), "all");
 		else if (strcmp(d->name, "portmask") == 0)
 			snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 		else

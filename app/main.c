@@ -337,12 +337,13 @@ main(int argc, char **argv)
 	signal(SIGHUP, signal_handler);
 
 	RTE_ETH_FOREACH_DEV(port)
-		if (port < 64 && (cfg.portmask >> port) & 1)
+		if (cfg.portmask == 0 ||
+				(port < 64 && (cfg.portmask >> port) & 1))
 			ports[nb_ports++] = port;
 	if (nb_ports == 0 || (cfg.portmask >> RTE_MIN(
 			rte_eth_dev_count_avail(), 63u)) != 0)
-		rte_exit(EXIT_FAILURE, "--portmask 0x%" PRIx64 ": %u ports are "
-			"available (give a NIC with -a, or --vdev "
+		rte_exit(EXIT_FAILURE, "--portmask 0x%" PRIx64 " (0: all): %u "
+			"ports are available (give a NIC with -a, or --vdev "
 			"net_pcap0,rx_pcap=FILE)\n", cfg.portmask,
 			rte_eth_dev_count_avail());
 

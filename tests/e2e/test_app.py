@@ -8,6 +8,7 @@ test is about hugepages.
 import glob
 import ipaddress
 import json
+import re
 import os
 import shutil
 import signal
@@ -39,8 +40,8 @@ def app(pcap=None, args=(), huge=False, tx=None, vdev=None, timeout=60):
     if vdev is None and pcap is not None:
         vdev = "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
             pcap, tx or os.path.join(TMP, "tx.pcap"))
-    if vdev:
-        eal += ["--vdev", vdev]
+    for v in [vdev] if isinstance(vdev, str) else vdev or []:
+        eal += ["--vdev", v]
     p = subprocess.run([APP] + eal + ["--"] + list(args), capture_output=True,
                        text=True, timeout=timeout)
     return p.returncode, p.stdout + p.stderr
@@ -420,40 +421,64 @@ def oracle_kind(frame, entries):
     return None
 
 
-def test_blocklist_forward():
-    path = os.path.join(TMP, "block.txt")
-    with open(path, "w") as f:
-        f.write(BLOCKLIST)
+def blocklist_entries(text):
     entries = {"nets": [], "flows": []}
-    for line in BLOCKLIST.splitlines():
+    for line in text.splitlines():
         w = line.split("#")[0].split()
         if len(w) == 1:
             entries["nets"].append(ipaddress.ip_network(w[0]))
         elif len(w) == 5:
             entries["flows"].append((6 if w[0] == "tcp" else 17, w[1],
                                      int(w[2]), w[3], int(w[4])))
-    pcap = os.path.join(PCAPS, "mixed.pcap")
-    frames = pcap_frames(pcap)
-    kinds = [oracle_kind(fr, entries) for fr in frames]
-    want_out = [fr for fr, k in zip(frames, kinds) if k is None]
-    out = os.path.join(TMP, "blocked_out.pcap")
+    return entries
+
+
+def test_blocklist_forward():
+    """Two net_pcap ports, forwarding to each other: each one's tx_pcap
+    holds exactly the other's unmatched packets, by the oracle."""
+    path = os.path.join(TMP, "block.txt")
+    with open(path, "w") as f:
+        f.write(BLOCKLIST)
+    entries = blocklist_entries(BLOCKLIST)
+    rx = [os.path.join(PCAPS, "mixed.q%d.pcap" % i) for i in (0, 1)]
+    tx = [os.path.join(TMP, "blocked_out%d.pcap" % i) for i in (0, 1)]
+    frames = [pcap_frames(p) for p in rx]
+    kinds = [[oracle_kind(fr, entries) for fr in f] for f in frames]
+    want_out = [[fr for fr, k in zip(f, ks) if k is None]
+                for f, ks in zip(frames, kinds)]
     stats = os.path.join(TMP, "blocked.json")
-    rc, log = app(pcap, ["--mode", "forward", "--blocklist", path,
+    rc, log = app(None, ["--mode", "forward", "--blocklist", path,
                          "--clock", "pkt", "--exit-on-eof", "--stats-json",
-                         stats], tx=out)
-    got = pcap_frames(out) if rc == 0 else []
+                         stats],
+                  vdev=["net_pcap%d,rx_pcap=%s,tx_pcap=%s" % (i, rx[i], tx[i])
+                        for i in (0, 1)])
+    got = [pcap_frames(t) if rc == 0 else [] for t in tx]
     total = json.load(open(stats))["total"] if rc == 0 else {}
-    want = {"blocked_" + k: kinds.count(k)
+    all_kinds = kinds[0] + kinds[1]
+    want = {"blocked_" + k: all_kinds.count(k)
             for k in ("address", "prefix", "flow")}
     counts = {k: total.get(k) for k in want}
-    case("blocklist: out.pcap holds exactly the unmatched packets",
-         rc == 0 and got == want_out and len(got) < len(frames),
-         "rc %d, %d frames out, oracle %d of %d" % (
-             rc, len(got), len(want_out), len(frames)))
+    nb_frames = len(all_kinds)
+    nb_out = len(want_out[0]) + len(want_out[1])
+    case("blocklist, two ports: each tx_pcap holds exactly the other "
+         "port's unmatched packets",
+         rc == 0 and got == [want_out[1], want_out[0]] and
+         all(0 < len(w) < len(f) for w, f in zip(want_out, frames)),
+         "rc %d, %s frames out, oracle %s of %s" % (
+             rc, [len(g) for g in got], [len(w) for w in want_out],
+             [len(f) for f in frames]))
     case("blocklist: counters agree with the oracle, by kind",
          counts == want and min(want.values()) > 0 and
-         total.get("blocked_packets") == len(frames) - len(want_out),
-         "%s vs oracle %s" % (counts, want))
+         total.get("blocked_packets") == nb_frames - nb_out and
+         total.get("tx_packets") == nb_out and
+         total.get("blocked_bytes") == sum(
+             len(fr) for f, ks in zip(frames, kinds)
+             for fr, k in zip(f, ks) if k is not None),
+         "%s vs oracle %s" % (total, want))
+    pcap = os.path.join(PCAPS, "mixed.pcap")
+    want_mixed = [fr for fr in pcap_frames(pcap)
+                  if oracle_kind(fr, entries) is None]
+    out = os.path.join(TMP, "blocked_out.pcap")
     # The same list compiled by cuckooflow-filter gives the same output.
     cli = os.path.join(os.path.dirname(APP), "..", "cuckooflow-filter")
     compiled = os.path.join(TMP, "block.cf")
@@ -462,13 +487,160 @@ def test_blocklist_forward():
     rc, log = app(pcap, ["--mode", "forward", "--blocklist", compiled,
                          "--clock", "pkt", "--exit-on-eof"], tx=out)
     case("blocklist: a compiled filter file drops the same packets",
-         crc == 0 and rc == 0 and pcap_frames(out) == want_out, log[-200:])
+         crc == 0 and rc == 0 and pcap_frames(out) == want_mixed,
+         log[-200:])
     bad = os.path.join(TMP, "badlist.txt")
     with open(bad, "w") as f:
         f.write("10.0.0.1\n10.0.0.0/99\n")
     rc, log = app(pcap, ["--blocklist", bad, "--exit-on-eof"])
     case("a bad blocklist line stops the start, naming file:line",
          rc != 0 and "badlist.txt:2:" in log, log[-200:])
+
+
+def testpmd_port_stats(log):
+    """testpmd's per-port forward statistics: [(rx, tx), ...]."""
+    rx = [int(x) for x in re.findall(r"RX-packets: +(\d+) +RX-dropped", log)]
+    tx = [int(x) for x in re.findall(r"TX-packets: +(\d+) +TX-dropped", log)]
+    return list(zip(rx, tx))
+
+
+# How each kind of software-switch link is set up on the two sides.
+# vhost-user shares the peer's memory, so both sides need hugepages (and
+# virtio-user one file per segment); memif copies, so --no-huge will do.
+SWITCH_LINKS = {
+    "memif": {
+        "huge": False,
+        "ours": "net_memif%d,role=server,socket=%s",
+        "peer": "net_memif%d,role=client,socket=%s",
+        "peer_eal": [],
+    },
+    "vhost": {
+        "huge": True,
+        "ours": "net_vhost%d,iface=%s,queues=1",
+        # The capture arrives in one go: a ring that holds all of it.
+        "peer": "net_virtio_user%d,path=%s,queue_size=1024",
+        # (testpmd leaves its hugepage files: removed after the run)
+        "peer_eal": ["--single-file-segments"],
+    },
+}
+
+
+def test_switch_links():
+    for kind in SWITCH_LINKS:
+        switch_link_case(kind)
+
+
+def switch_link_case(kind):
+    """cuckooflow inline between two links of @kind, with dpdk-testpmd on
+    the far side: testpmd replays mixed.pcap into link 0 (net_pcap0 ->
+    link 0) and writes what comes back on link 1 to a pcap (link 1 ->
+    net_pcap1)."""
+    link = SWITCH_LINKS[kind]
+    name = "%s: testpmd peer gets exactly the unmatched packets back" % kind
+    testpmd = shutil.which("dpdk-testpmd")
+    if testpmd is None:
+        skip(name, "dpdk-testpmd not installed (Debian package dpdk)")
+        return
+    if link["huge"] and (hugepages_free() < 256 or
+                         not os.path.ismount("/dev/hugepages")):
+        skip(name, "no hugepages reserved (HugePages_Free < 256)")
+        return
+    global runs
+    runs += 1
+    prefix = "cfe2e%d_%d" % (os.getpid(), runs)
+    mem = ["-m", "256"] if link["huge"] else ["--no-huge", "-m", "512"]
+    sock = [os.path.join(TMP, "%s%d.sock" % (kind, i)) for i in (0, 1)]
+    path = os.path.join(TMP, "switch_block.txt")
+    with open(path, "w") as f:
+        f.write(BLOCKLIST)
+    pcap = os.path.join(PCAPS, "mixed.pcap")
+    frames = pcap_frames(pcap)
+    entries = blocklist_entries(BLOCKLIST)
+    want_out = [fr for fr in frames if oracle_kind(fr, entries) is None]
+    # virtio drops (and counts as rx errors) frames shorter than an
+    # Ethernet header; cuckooflow forwards them as malformed.
+    want_recv = [fr for fr in want_out if kind != "vhost" or len(fr) >= 14]
+    empty = os.path.join(TMP, "empty.pcap")
+    with open(empty, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    back, recv = (os.path.join(TMP, n) for n in ("back.pcap", "recv.pcap"))
+    stats = os.path.join(TMP, "switch.json")
+    for f in sock + [stats]:
+        if os.path.exists(f):
+            os.unlink(f)
+    cf = subprocess.Popen(
+        [APP, "-l", "0,1", "--no-pci", "--log-level=lib.*:error",
+         "--file-prefix=" + prefix] + mem +
+        ["--vdev=" + link["ours"] % (i, sock[i]) for i in (0, 1)] +
+        ["--", "--mode", "forward", "--blocklist", path, "--stats-json",
+         stats], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    tp = None
+    try:
+        for _ in range(100):
+            if all(os.path.exists(s) for s in sock) or cf.poll() is not None:
+                break
+            time.sleep(0.1)
+        tp = subprocess.Popen(
+            [testpmd, "-l", "0,1", "--no-pci", "--log-level=lib.*:error",
+             "--file-prefix=%s_peer" % prefix] + mem + link["peer_eal"] +
+            ["--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, back)] +
+            ["--vdev=" + link["peer"] % (i, sock[i]) for i in (0, 1)] +
+            ["--vdev=net_pcap1,rx_pcap=%s,tx_pcap=%s" % (empty, recv),
+             "--", "-i", "--forward-mode=io", "--total-num-mbufs=8192",
+             "--rxd=1024", "--txd=1024",
+             # testpmd drains every rx queue before it starts forwarding:
+             # that would swallow the capture.
+             "--no-flush-rx"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        # The links come up asynchronously once both sides started.
+        up = False
+        for _ in range(100):
+            time.sleep(0.1)
+            try:
+                up = all(telemetry(prefix, "/ethdev/link_status,%d" % i)[
+                    "/ethdev/link_status"]["status"] == "UP" for i in (0, 1))
+            except (OSError, ValueError, KeyError):
+                continue
+            if up:
+                break
+        tp.stdin.write("start\n")
+        tp.stdin.flush()
+        for _ in range(100):  # until cuckooflow has handled every packet
+            time.sleep(0.1)
+            cur = telemetry(prefix, "/cuckooflow/stats")["/cuckooflow/stats"]
+            if cur["rx_packets"] >= len(frames) and \
+                    cur["tx_packets"] + cur["blocked_packets"] >= len(frames):
+                break
+        time.sleep(0.5)  # let testpmd write what it received
+        log, _ = tp.communicate("stop\nquit\n", timeout=30)
+        cf.send_signal(signal.SIGINT)
+        cf.wait(timeout=30)
+        total = json.load(open(stats))["total"]
+        ports = testpmd_port_stats(log)
+        got = pcap_frames(recv)
+        blocked = len(frames) - len(want_out)
+        # testpmd prints ports 0-3, then the sum of all.
+        ok = (up and cf.returncode == 0 and got == want_recv and
+              len(ports) >= 4 and ports[1][1] == len(frames) and
+              ports[2][0] == len(want_recv) and
+              ports[3][1] == len(want_recv) and
+              total["rx_packets"] == len(frames) and
+              total["blocked_packets"] == blocked and
+              total["tx_packets"] == len(want_out) and blocked > 0)
+        case(name, ok, "link up %s, rc %s, recv %d of %d; testpmd (rx, tx) "
+             "%s; cuckooflow %s" % (
+                 up, cf.returncode, len(got), len(want_recv), ports,
+                 {k: total.get(k) for k in ("rx_packets", "blocked_packets",
+                                            "tx_packets")}))
+    except Exception as e:
+        case(name, False, repr(e) + (cf.stderr.read()[-300:]
+                                     if cf.poll() is not None else ""))
+    finally:
+        for p in (tp, cf):
+            if p is not None and p.poll() is None:
+                p.kill()
+        for f in glob.glob("/dev/hugepages/%s_peermap_*" % prefix):
+            os.unlink(f)
 
 
 def test_blocklist_reload_under_traffic():
@@ -558,7 +730,7 @@ def main():
               test_config_file_and_override, test_documented_config,
               test_two_lcores, test_telemetry_and_exporter,
               test_port_counters, test_mbuf_exhaustion, test_blocklist_forward,
-              test_blocklist_reload_under_traffic,
+              test_blocklist_reload_under_traffic, test_switch_links,
               test_non_ethernet_capture,
               test_missing_pcap, test_help):
         try:
