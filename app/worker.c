@@ -55,21 +55,24 @@ queue_at_eof(const struct app_rxq *q, uint64_t *nombuf)
 	return true;
 }
 
-/* Drop the packets the blocklist matches; keep the others, in order,
- * with their inputs. Returns how many are kept. */
+/* Parse the burst once; drop the packets the blocklist matches and keep
+ * the others, in order, with their inputs and parse results. Returns how
+ * many are kept. */
 static uint16_t
 drop_blocked(struct app_worker *w, const struct cflow_blocklist *bl,
-		struct rte_mbuf **pkts, struct cflow_input *in, uint16_t n)
+		struct rte_mbuf **pkts, struct cflow_input *in,
+		struct cflow_packet *parsed, enum cflow_parse_status *status,
+		uint16_t n)
 {
 	uint16_t keep = 0;
 
 	for (uint16_t k = 0; k < n; k++) {
-		struct cflow_packet p;
 		enum cflow_bl_kind kind = CFLOW_BL_NONE;
 
-		if (cflow_parse(in[k].data, in[k].len, &run.parse, &p) ==
-				CFLOW_PARSE_OK)
-			kind = cflow_bl_match(bl, &p);
+		status[keep] = cflow_parse(in[k].data, in[k].len, &run.parse,
+				&parsed[keep]);
+		if (status[keep] == CFLOW_PARSE_OK)
+			kind = cflow_bl_match(bl, &parsed[keep]);
 		if (kind != CFLOW_BL_NONE) {
 			w->blocked_packets++;
 			w->blocked_bytes += in[k].wire_len;
@@ -121,6 +124,8 @@ app_worker_main(void *arg)
 			struct rte_mbuf *pkts[CF_BULK_MAX];
 			struct cflow_input in[CF_BULK_MAX];
 			enum cflow_verdict verdicts[CF_BULK_MAX];
+			struct cflow_packet parsed[CF_BULK_MAX];
+			enum cflow_parse_status status[CF_BULK_MAX];
 			uint16_t n;
 
 			if (q->eof)
@@ -164,11 +169,13 @@ app_worker_main(void *arg)
 			}
 			w->rx_packets += n;
 			if (bl != NULL) {
-				n = drop_blocked(w, bl, pkts, in, n);
-				if (n == 0)
-					continue;
+				n = drop_blocked(w, bl, pkts, in, parsed, status,
+						n);
+				cflow_track_parsed(w->tracker, in, parsed, status,
+						n, verdicts);
+			} else {
+				cflow_track_burst(w->tracker, in, n, verdicts);
 			}
-			cflow_track_burst(w->tracker, in, n, verdicts);
 			for (uint16_t k = 0; k < n; k++)
 				*RTE_MBUF_DYNFIELD(pkts[k], run.verdict_offset,
 					uint8_t *) = (uint8_t)verdicts[k];

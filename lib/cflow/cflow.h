@@ -241,6 +241,22 @@ void cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 		unsigned int n, enum cflow_verdict *verdicts);
 
 /**
+ * cflow_track_burst() for packets the caller has parsed already (with
+ * the tracker's parse parameters), to look at them before tracking,
+ * as the application's blocklist does, without parsing twice.
+ *
+ * @param pkts
+ *   cflow_parse()'s output for each packet; read only where @p status
+ *   is CFLOW_PARSE_OK.
+ * @param status
+ *   cflow_parse()'s return for each packet.
+ */
+void cflow_track_parsed(struct cflow_tracker *t,
+		const struct cflow_input *in, const struct cflow_packet *pkts,
+		const enum cflow_parse_status *status, unsigned int n,
+		enum cflow_verdict *verdicts);
+
+/**
  * Expire idle flows and remove lingering closed ones, visiting at most
  * sweep_max_buckets buckets: as many as the time since the last call
  * asks for, so that a whole pass takes at most P = max(1 s, shortest

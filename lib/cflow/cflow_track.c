@@ -337,12 +337,13 @@ untracked_verdict(struct cflow_tracker *t, enum cflow_parse_status st)
 	}
 }
 
-/* Up to CF_BULK_MAX packets: one bulk lookup. */
+/* Up to CF_BULK_MAX parsed packets: one bulk lookup. */
 static void
 track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
-		unsigned int n, enum cflow_verdict *verdicts)
+		const struct cflow_packet *pkts,
+		const enum cflow_parse_status *status, unsigned int n,
+		enum cflow_verdict *verdicts)
 {
-	struct cflow_packet pkts[CF_BULK_MAX];
 	uint64_t hashes[CF_BULK_MAX], hits = 0, latest = 0;
 	uint32_t pos[CF_BULK_MAX];
 	uint8_t index[CF_BULK_MAX];
@@ -350,17 +351,13 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	bool moved = false;
 
 	for (unsigned int k = 0; k < n; k++) {
-		enum cflow_parse_status st;
-
 		t->c.packets++;
 		t->c.bytes += in[k].wire_len > in[k].len ?
 			in[k].wire_len : in[k].len;
 		if (in[k].time_ns > latest)
 			latest = in[k].time_ns;
-		st = cflow_parse(in[k].data, in[k].len, &t->params.parse,
-				&pkts[m]);
-		if (st != CFLOW_PARSE_OK) {
-			enum cflow_verdict v = untracked_verdict(t, st);
+		if (status[k] != CFLOW_PARSE_OK) {
+			enum cflow_verdict v = untracked_verdict(t, status[k]);
 
 			if (verdicts != NULL)
 				verdicts[k] = v;
@@ -371,7 +368,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		} else {
 			if (t->params.hash == CFLOW_HASH_RSS)
 				t->c.hash_fallback++;
-			hashes[m] = cflow_hash_key(&pkts[m].key,
+			hashes[m] = cflow_hash_key(&pkts[k].key,
 					t->params.seed);
 		}
 		index[m++] = (uint8_t)k;
@@ -379,28 +376,50 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	if (m != 0)
 		cf_lookup_bulk(t->filter, hashes, m, &hits, pos);
 	for (unsigned int j = 0; j < m; j++) {
+		unsigned int k = index[j];
 		bool found = (hits >> j) & 1;
 		enum cflow_verdict v;
 
-		clock_advance(t, in[index[j]].time_ns);
+		clock_advance(t, in[k].time_ns);
 		/* An earlier packet of the burst moved entries. */
 		if (moved)
 			found = cf_lookup_with_hash(t->filter, hashes[j],
 					&pos[j]);
-		v = track_one(t, &pkts[j], hashes[j], found, pos[j], &moved);
+		v = track_one(t, &pkts[k], hashes[j], found, pos[j], &moved);
 		if (verdicts != NULL)
-			verdicts[index[j]] = v;
+			verdicts[k] = v;
 	}
 	clock_advance(t, latest);
+}
+
+void
+cflow_track_parsed(struct cflow_tracker *t, const struct cflow_input *in,
+		const struct cflow_packet *pkts,
+		const enum cflow_parse_status *status, unsigned int n,
+		enum cflow_verdict *verdicts)
+{
+	for (unsigned int k = 0; k < n; k += CF_BULK_MAX)
+		track_chunk(t, in + k, pkts + k, status + k,
+			n - k < CF_BULK_MAX ? n - k : CF_BULK_MAX,
+			verdicts != NULL ? verdicts + k : NULL);
 }
 
 void
 cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 		unsigned int n, enum cflow_verdict *verdicts)
 {
-	for (unsigned int k = 0; k < n; k += CF_BULK_MAX)
-		track_chunk(t, in + k, n - k < CF_BULK_MAX ? n - k :
-			CF_BULK_MAX, verdicts != NULL ? verdicts + k : NULL);
+	struct cflow_packet pkts[CF_BULK_MAX];
+	enum cflow_parse_status status[CF_BULK_MAX];
+
+	for (unsigned int k = 0; k < n; k += CF_BULK_MAX) {
+		unsigned int c = n - k < CF_BULK_MAX ? n - k : CF_BULK_MAX;
+
+		for (unsigned int j = 0; j < c; j++)
+			status[j] = cflow_parse(in[k + j].data, in[k + j].len,
+					&t->params.parse, &pkts[j]);
+		track_chunk(t, in + k, pkts, status, c,
+			verdicts != NULL ? verdicts + k : NULL);
+	}
 }
 
 /* -------------------------------------------------------------- sweep */
