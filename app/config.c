@@ -38,6 +38,7 @@ static const char *const modes[] = { "monitor", "forward", NULL };
 static const char *const hashes[] = { "xxh3", "rss", NULL };
 static const char *const clocks[] = { "tsc", "pkt", NULL };
 static const char *const policies[] = { "evict", "untracked", NULL };
+static const char *const age_widths[] = { "32", "16", NULL };
 
 #define OFF(f) offsetof(struct app_config, f)
 #define DAY (86400 * 26)
@@ -60,6 +61,10 @@ static const struct option_def defs[] = {
 		NULL, "1048576", "flow table capacity per lcore" },
 	{ "fp-bits", "flows", "fp_bits", OPT_UINT, OFF(fp_bits), 4, 32, NULL,
 		"12", "fingerprint bits (FPR ~ 8 * load / 2^bits)" },
+	{ "age-bits", "flows", "age_bits", OPT_CHOICE, OFF(age_bits), 0, 0,
+		age_widths, "32", "bits of state per flow: 32 (16.8 ms ticks), "
+		"or 16 (ticks of ~1/2000 of the longest timeout; 2 bytes "
+		"less per flow)" },
 	{ "hash", "flows", "hash", OPT_CHOICE, OFF(hash), 0, 0, hashes,
 		"xxh3", "xxh3 of the 5-tuple, or the NIC's rss hash" },
 	{ "hash-seed", "flows", "hash_seed", OPT_UINT, OFF(hash_seed), 0,

@@ -33,6 +33,7 @@ struct app_config {
 	uint64_t mode;         /* enum app_mode */
 	uint64_t flows;        /* flow table capacity per lcore */
 	uint64_t fp_bits;
+	uint64_t age_bits;     /* index into "32", "16" */
 	uint64_t hash;         /* enum cflow_hash_mode */
 	uint64_t hash_seed;
 	bool hash_seed_set;    /* else random */

@@ -212,6 +212,7 @@ tracker_create(unsigned int lcore)
 
 	cflow_tracker_params_init(&p, cfg.flows);
 	p.fp_bits = (unsigned int)cfg.fp_bits;
+	p.value_bits = cfg.age_bits == 1 ? 16 : 32;
 	if (cfg.hash_seed_set)
 		p.seed = cfg.hash_seed;
 	p.hash = (enum cflow_hash_mode)cfg.hash;
@@ -223,6 +224,9 @@ tracker_create(unsigned int lcore)
 	p.allocator = &dpdk_allocator;
 	p.socket_id = (int)rte_lcore_to_socket_id(lcore);
 	t = cflow_tracker_create(&p);
+	if (t == NULL && errno == EINVAL && p.value_bits == 16)
+		rte_exit(EXIT_FAILURE, "--age-bits 16: the longest timeout or "
+			"linger must stay under about 13 days\n");
 	if (t == NULL)
 		rte_exit(EXIT_FAILURE, "flow table of %" PRIu64 " flows on lcore "
 			"%u: %s (with --no-huge, give the EAL more memory: "

@@ -165,6 +165,13 @@ enum cflow_hash_mode {
 struct cflow_tracker_params {
 	uint64_t capacity;      /**< flows the table must hold */
 	unsigned int fp_bits;   /**< fingerprint bits (default 12) */
+	/**
+	 * Bits of state per flow: 32 (default: time in 16.8 ms ticks,
+	 * timeouts up to 26 days) or 16 (the smallest tick from 16.8 ms
+	 * up under which the longest timeout spans a quarter of the range:
+	 * 268 ms for the default 300 s; 2 bytes less per flow).
+	 */
+	unsigned int value_bits;
 	uint64_t seed;          /**< hash seed; random from params_init */
 	enum cflow_hash_mode hash;
 	uint64_t timeout_ns[CFLOW_CLASS_MAX]; /**< idle timeouts */

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Flow tracker: one lib/cuckoo filter whose 32-bit slot values hold each
- * flow's state, protocol class and coarse last-seen time.
+ * Flow tracker: one lib/cuckoo filter whose slot values hold each flow's
+ * state, protocol class and coarse last-seen time.
  *
- * Value layout: bit 0 closing, bits 1-2 class, bits 4-31 time in ticks
- * of 2^24 ns (16.8 ms), modulo 2^28 (52 days). Ages are differences
- * modulo 2^28; timeouts are capped at half that, and the sweep removes
- * every entry long before its age could wrap.
+ * Value layout (value_bits 32 or 16): bit 0 closing, bits 1-2 class,
+ * bits 3 and up the time in ticks, modulo 2^(value_bits - 3). A tick is
+ * 2^24 ns (16.8 ms) with 32-bit values; with 16-bit values it is the
+ * smallest power of two of nanoseconds, from 2^24 up, that keeps every
+ * timeout under a quarter of the tick range (2^27 ns = 134 ms for the
+ * default 300 s). Ages are differences modulo the range, and the sweep
+ * removes every entry long before its age could wrap.
  */
 
 #include <errno.h>
@@ -18,18 +21,18 @@
 
 #include "cflow.h"
 
-#define TICK_SHIFT 24
-#define TICK_BITS 28
-#define TICK_MASK ((UINT32_C(1) << TICK_BITS) - 1)
-#define MAX_TIMEOUT_TICKS (UINT32_C(1) << (TICK_BITS - 1))
+#define MIN_TICK_SHIFT 24
 #define VALUE_CLOSING 1u
 #define VALUE_CLASS_SHIFT 1
-#define VALUE_TICK_SHIFT 4
+#define VALUE_TICK_SHIFT 3
 #define NS_PER_S UINT64_C(1000000000)
 
 struct cflow_tracker {
 	struct cf_filter *filter;
 	struct cflow_tracker_params params;
+	unsigned int tick_shift;  /* a tick is 2^tick_shift ns */
+	uint32_t tick_mask;       /* ticks are stored modulo tick_mask + 1 */
+	uint64_t leap_ns;         /* a quarter of the tick range */
 	uint32_t timeout_ticks[CFLOW_CLASS_MAX];
 	uint32_t linger_ticks;
 	uint64_t now_ns;        /* latest time seen: never goes back */
@@ -54,6 +57,7 @@ cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
 			(ssize_t)sizeof(p->seed))
 		p->seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)p;
 	p->fp_bits = CF_DEFAULT_FP_BITS;
+	p->value_bits = 32;
 	p->hash = CFLOW_HASH_XXH3;
 	p->timeout_ns[CFLOW_CLASS_TCP] = CFLOW_TIMEOUT_TCP_S * NS_PER_S;
 	p->timeout_ns[CFLOW_CLASS_UDP] = CFLOW_TIMEOUT_UDP_S * NS_PER_S;
@@ -88,13 +92,14 @@ value_class(uint64_t v)
 static inline uint32_t
 value_age(const struct cflow_tracker *t, uint64_t v)
 {
-	return (t->now_tick - (uint32_t)(v >> VALUE_TICK_SHIFT)) & TICK_MASK;
+	return (t->now_tick - (uint32_t)(v >> VALUE_TICK_SHIFT)) &
+		t->tick_mask;
 }
 
 /*
  * Stored ticks are truncated, so an age of a ticks means at least
  * (a - 1) ticks of real time: requiring a > T + 1 never expires a flow
- * before its timeout, and costs at most 3 ticks (50 ms) of lateness.
+ * before its timeout, and costs at most 3 ticks of lateness.
  */
 static inline bool
 idle_expired(const struct cflow_tracker *t, uint64_t v)
@@ -109,44 +114,103 @@ linger_done(const struct cflow_tracker *t, uint64_t v)
 	return value_closing(v) && value_age(t, v) > t->linger_ticks + 1;
 }
 
-/* Time never goes backwards: an earlier timestamp (a capture replayed
- * twice, merged captures) counts as the latest one seen. */
+static uint64_t sweep_buckets(struct cflow_tracker *t, uint64_t nb);
+
 static inline void
+clock_set(struct cflow_tracker *t, uint64_t ns)
+{
+	t->now_ns = ns;
+	t->now_tick = (uint32_t)(ns >> t->tick_shift) & t->tick_mask;
+}
+
+/*
+ * Stored times wrap, so a leap of the clock by more than a quarter of
+ * the tick range (a gap in a capture: 9 minutes with 16-bit values and
+ * the default timeouts) would misread ages. One full sweep a quarter
+ * range after the old time removes every entry first: by then none is
+ * younger than its timeout. Returns true if it swept.
+ */
+static bool
+clock_leap(struct cflow_tracker *t, uint64_t time_ns)
+{
+	struct cf_stats st;
+	bool swept = false;
+
+	cf_stats(t->filter, &st);
+	if (st.items != 0) {
+		clock_set(t, t->now_ns + t->leap_ns);
+		sweep_buckets(t, t->buckets);
+		swept = true;
+	}
+	clock_set(t, time_ns);
+	return swept;
+}
+
+/* Time never goes backwards: an earlier timestamp (a capture replayed
+ * twice, merged captures) counts as the latest one seen. Returns true if
+ * entries were removed. */
+static inline bool
 clock_advance(struct cflow_tracker *t, uint64_t time_ns)
 {
-	if (time_ns > t->now_ns) {
-		t->now_ns = time_ns;
-		t->now_tick = (uint32_t)(time_ns >> TICK_SHIFT) & TICK_MASK;
-	}
+	if (time_ns <= t->now_ns)
+		return false;
+	if (time_ns - t->now_ns > t->leap_ns)
+		return clock_leap(t, time_ns);
+	clock_set(t, time_ns);
+	return false;
 }
 
 /* ---------------------------------------------------------- lifecycle */
 
 static uint32_t
-ticks_of(uint64_t ns)
+ticks_of(uint64_t ns, unsigned int shift)
 {
-	return (uint32_t)((ns + (UINT64_C(1) << TICK_SHIFT) - 1) >> TICK_SHIFT);
+	return (uint32_t)((ns + (UINT64_C(1) << shift) - 1) >> shift);
+}
+
+/*
+ * The tick for @p value_bits: the finest from 2^24 ns up under which
+ * @p longest (the longest timeout or linger) spans less than a quarter
+ * of the tick range. The other quarter of the half range that ages can
+ * tell apart is the sweep's slack. 0 if none fits.
+ */
+static unsigned int
+tick_shift_for(unsigned int value_bits, uint64_t longest)
+{
+	unsigned int tick_bits = value_bits - VALUE_TICK_SHIFT;
+
+	for (unsigned int shift = MIN_TICK_SHIFT; shift < 40; shift++)
+		if ((longest >> shift) + 4 < (UINT64_C(1) << (tick_bits - 2)))
+			return shift;
+	return 0;
 }
 
 struct cflow_tracker *
 cflow_tracker_create(const struct cflow_tracker_params *p)
 {
-	uint64_t shortest = UINT64_MAX;
+	uint64_t shortest = UINT64_MAX, longest;
+	unsigned int shift;
 	struct cflow_tracker *t;
 	struct cf_stats st;
 
 	if (p == NULL || p->capacity == 0 || p->sweep_max_buckets == 0 ||
+			(p->value_bits != 16 && p->value_bits != 32) ||
 			(unsigned int)p->full_policy > CFLOW_FULL_UNTRACKED ||
-			(unsigned int)p->hash > CFLOW_HASH_RSS ||
-			p->close_linger_ns >> TICK_SHIFT >= MAX_TIMEOUT_TICKS)
+			(unsigned int)p->hash > CFLOW_HASH_RSS)
 		goto einval;
+	longest = p->close_linger_ns;
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++) {
-		if (p->timeout_ns[c] == 0 ||
-				p->timeout_ns[c] >> TICK_SHIFT >= MAX_TIMEOUT_TICKS)
+		if (p->timeout_ns[c] == 0)
 			goto einval;
 		if (p->timeout_ns[c] < shortest)
 			shortest = p->timeout_ns[c];
+		if (p->timeout_ns[c] > longest)
+			longest = p->timeout_ns[c];
 	}
+	/* 32-bit values keep 16.8 ms ticks: timeouts up to 26 days. */
+	shift = tick_shift_for(p->value_bits, longest);
+	if (shift == 0 || (p->value_bits == 32 && shift != MIN_TICK_SHIFT))
+		goto einval;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL) {
 		errno = ENOMEM;
@@ -156,7 +220,7 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 	t->filter = cf_create(&(struct cf_params){
 		.capacity = p->capacity,
 		.fp_bits = p->fp_bits,
-		.value_bits = 32,
+		.value_bits = p->value_bits,
 		.seed = p->seed,
 		.socket_id = p->socket_id,
 		.allocator = p->allocator,
@@ -165,9 +229,12 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 		free(t);
 		return NULL;
 	}
+	t->tick_shift = shift;
+	t->tick_mask = (UINT32_C(1) << (p->value_bits - VALUE_TICK_SHIFT)) - 1;
+	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << shift;
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
-		t->timeout_ticks[c] = (uint32_t)(p->timeout_ns[c] >> TICK_SHIFT);
-	t->linger_ticks = ticks_of(p->close_linger_ns);
+		t->timeout_ticks[c] = (uint32_t)(p->timeout_ns[c] >> shift);
+	t->linger_ticks = ticks_of(p->close_linger_ns, shift);
 	/* A full pass at least twice per max(1 s, shortest timeout / 8). */
 	t->sweep_period_ns = (shortest / 8 > NS_PER_S ? shortest / 8 :
 			NS_PER_S) / 2;
@@ -380,8 +447,10 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		bool found = (hits >> j) & 1;
 		enum cflow_verdict v;
 
-		clock_advance(t, in[k].time_ns);
-		/* An earlier packet of the burst moved entries. */
+		/* A leap of the clock, or an earlier packet of the burst,
+		 * moved entries. */
+		if (clock_advance(t, in[k].time_ns))
+			moved = true;
 		if (moved)
 			found = cf_lookup_with_hash(t->filter, hashes[j],
 					&pos[j]);

@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cflow_tracker *t;
 	struct cflow_input in[CF_BULK_MAX];
 	uint8_t *frames[CF_BULK_MAX];
-	uint64_t now = 1000 * MS * 1000;
+	uint64_t now = 1000 * MS * 1000, step;
 	unsigned int n = 0;
 	size_t off = 1;
 
@@ -57,6 +57,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CFLOW_FULL_EVICT;
 	p.parse.vlan_in_key = data[0] & 8;
 	p.hash = (data[0] & 16) ? CFLOW_HASH_RSS : CFLOW_HASH_XXH3;
+	/* 16-bit values with steps of up to 64 s: clock leaps past the
+	 * quarter range (34 s here). */
+	p.value_bits = (data[0] & 32) ? 16 : 32;
+	step = (data[0] & 64) ? 250 * MS : 100 * MS;
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = (uint64_t)(1 + c) * 1000 * MS;
 	t = cflow_tracker_create(&p);
@@ -65,7 +69,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (off + 2 <= size) {
 		uint32_t len = data[off + 1];
 
-		now += data[off] * 100 * MS;
+		now += data[off] * step;
 		off += 2;
 		if (len > size - off)
 			len = (uint32_t)(size - off);
