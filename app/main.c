@@ -67,29 +67,6 @@ signal_handler(int signum)
 		force_quit = true;
 }
 
-/* ------------------------------------------------------------ memory */
-
-static void *
-zmalloc_socket(size_t size, size_t align, int socket_id, void *ctx)
-{
-	(void)ctx;
-	return rte_zmalloc_socket("cuckooflow", size, (unsigned int)align,
-			socket_id);
-}
-
-static void
-dpdk_free(void *ptr, size_t size, void *ctx)
-{
-	(void)size;
-	(void)ctx;
-	rte_free(ptr);
-}
-
-static const struct cf_allocator dpdk_allocator = {
-	.alloc = zmalloc_socket,
-	.free = dpdk_free,
-};
-
 /* ------------------------------------------------------------- ports */
 
 /*
@@ -221,7 +198,7 @@ tracker_create(unsigned int lcore)
 	p.close_linger_ns = cfg.close_linger_s * 1000000000ull;
 	p.full_policy = (enum cflow_full_policy)cfg.full_policy;
 	p.parse.vlan_in_key = cfg.vlan_in_key;
-	p.allocator = &dpdk_allocator;
+	p.allocator = &app_dpdk_allocator;
 	p.socket_id = (int)rte_lcore_to_socket_id(lcore);
 	t = cflow_tracker_create(&p);
 	if (t == NULL && errno == EINVAL && p.value_bits == 16)
@@ -254,6 +231,7 @@ workers_setup(const uint16_t *ports, unsigned int nb_ports)
 		workers[nb_workers].lcore = lcore;
 		workers[nb_workers].index = nb_workers;
 		workers[nb_workers].tracker = tracker_create(lcore);
+		workers[nb_workers].table = workers[nb_workers].tracker;
 		nb_workers++;
 	}
 	if (nb_workers == 0)

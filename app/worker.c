@@ -13,10 +13,32 @@
 
 static struct app_run run;
 
+static void
+cflow_table_track(void *table, const struct cflow_input *in,
+		const struct cflow_packet *pkts,
+		const enum cflow_parse_status *status, unsigned int n,
+		enum cflow_verdict *verdicts)
+{
+	cflow_track_parsed(table, in, pkts, status, n, verdicts);
+}
+
+static uint64_t
+cflow_table_sweep(void *table, uint64_t now_ns)
+{
+	return cflow_sweep(table, now_ns);
+}
+
+const struct app_flow_table_ops app_cflow_table_ops = {
+	.track = cflow_table_track,
+	.sweep = cflow_table_sweep,
+};
+
 void
 app_worker_setup(const struct app_run *r)
 {
 	run = *r;
+	if (run.table_ops == NULL)
+		run.table_ops = &app_cflow_table_ops;
 }
 
 static inline uint64_t
@@ -55,11 +77,11 @@ queue_at_eof(const struct app_rxq *q, uint64_t *nombuf)
 	return true;
 }
 
-/* Parse the burst once; drop the packets the blocklist matches and keep
- * the others, in order, with their inputs and parse results. Returns how
- * many are kept. */
+/* Parse the burst; with a blocklist, drop the packets it matches and
+ * keep the others, in order, with their inputs and parse results.
+ * Returns how many are kept. */
 static uint16_t
-drop_blocked(struct app_worker *w, const struct cflow_blocklist *bl,
+parse_and_filter(struct app_worker *w, const struct cflow_blocklist *bl,
 		struct rte_mbuf **pkts, struct cflow_input *in,
 		struct cflow_packet *parsed, enum cflow_parse_status *status,
 		uint16_t n)
@@ -71,7 +93,7 @@ drop_blocked(struct app_worker *w, const struct cflow_blocklist *bl,
 
 		status[keep] = cflow_parse(in[k].data, in[k].len, &run.parse,
 				&parsed[keep]);
-		if (status[keep] == CFLOW_PARSE_OK)
+		if (bl != NULL && status[keep] == CFLOW_PARSE_OK)
 			kind = cflow_bl_match(bl, &parsed[keep]);
 		if (kind != CFLOW_BL_NONE) {
 			w->blocked_packets++;
@@ -101,6 +123,60 @@ forward_or_free(struct app_worker *w, const struct app_rxq *q,
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
 }
 
+void
+app_worker_idle(struct app_worker *w)
+{
+	if (run.cfg->clock != APP_CLOCK_PKT)
+		w->last_ns = tsc_ns();
+	run.table_ops->sweep(w->table, w->last_ns);
+}
+
+void
+app_worker_burst(struct app_worker *w, const struct app_rxq *q,
+		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
+		uint16_t n)
+{
+	struct cflow_input in[CF_BULK_MAX];
+	struct cflow_packet parsed[CF_BULK_MAX];
+	enum cflow_parse_status status[CF_BULK_MAX];
+	enum cflow_verdict verdicts[CF_BULK_MAX];
+	bool pkt_clock = run.cfg->clock == APP_CLOCK_PKT;
+
+	for (uint16_t k = 0; k < n; k++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
+	for (uint16_t k = 0; k < n; k++) {
+		struct rte_mbuf *m = pkts[k];
+		uint64_t t;
+
+		if (!pkt_clock) {
+			t = k == 0 ? tsc_ns() : in[0].time_ns;
+		} else if (!packet_time(m, &t)) {
+			w->no_timestamp++;
+			t = w->last_ns;
+		}
+		in[k] = (struct cflow_input){
+			.data = rte_pktmbuf_mtod(m, uint8_t *),
+			.len = rte_pktmbuf_data_len(m),
+			.wire_len = rte_pktmbuf_pkt_len(m),
+			.time_ns = t,
+			.rss = m->hash.rss,
+			.has_rss = m->ol_flags & RTE_MBUF_F_RX_RSS_HASH,
+		};
+		if (t > w->last_ns)
+			w->last_ns = t;
+	}
+	w->rx_packets += n;
+	n = parse_and_filter(w, bl, pkts, in, parsed, status, n);
+	if (n != 0)
+		run.table_ops->track(w->table, in, parsed, status, n,
+				verdicts);
+	for (uint16_t k = 0; k < n; k++)
+		*RTE_MBUF_DYNFIELD(pkts[k], run.verdict_offset, uint8_t *) =
+			(uint8_t)verdicts[k];
+	run.table_ops->sweep(w->table, w->last_ns);
+	forward_or_free(w, q, pkts, n);
+}
+
 int
 app_worker_main(void *arg)
 {
@@ -122,10 +198,6 @@ app_worker_main(void *arg)
 		for (unsigned int i = 0; i < w->nb_rxq; i++) {
 			struct app_rxq *q = &w->rxq[i];
 			struct rte_mbuf *pkts[CF_BULK_MAX];
-			struct cflow_input in[CF_BULK_MAX];
-			enum cflow_verdict verdicts[CF_BULK_MAX];
-			struct cflow_packet parsed[CF_BULK_MAX];
-			enum cflow_parse_status status[CF_BULK_MAX];
 			uint16_t n;
 
 			if (q->eof)
@@ -136,51 +208,11 @@ app_worker_main(void *arg)
 			if (n < burst && q->pcap &&
 					queue_at_eof(q, &nombuf[q->port]))
 				q->eof = true;
-			if (n == 0) {
+			if (n == 0)
 				/* Idle: expire flows all the same. */
-				if (!pkt_clock)
-					w->last_ns = tsc_ns();
-				cflow_sweep(w->tracker, w->last_ns);
-				continue;
-			}
-			for (uint16_t k = 0; k < n; k++)
-				rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
-			for (uint16_t k = 0; k < n; k++) {
-				struct rte_mbuf *m = pkts[k];
-				uint64_t t;
-
-				if (!pkt_clock) {
-					t = k == 0 ? tsc_ns() : in[0].time_ns;
-				} else if (!packet_time(m, &t)) {
-					w->no_timestamp++;
-					t = w->last_ns;
-				}
-				in[k] = (struct cflow_input){
-					.data = rte_pktmbuf_mtod(m, uint8_t *),
-					.len = rte_pktmbuf_data_len(m),
-					.wire_len = rte_pktmbuf_pkt_len(m),
-					.time_ns = t,
-					.rss = m->hash.rss,
-					.has_rss = m->ol_flags &
-						RTE_MBUF_F_RX_RSS_HASH,
-				};
-				if (t > w->last_ns)
-					w->last_ns = t;
-			}
-			w->rx_packets += n;
-			if (bl != NULL) {
-				n = drop_blocked(w, bl, pkts, in, parsed, status,
-						n);
-				cflow_track_parsed(w->tracker, in, parsed, status,
-						n, verdicts);
-			} else {
-				cflow_track_burst(w->tracker, in, n, verdicts);
-			}
-			for (uint16_t k = 0; k < n; k++)
-				*RTE_MBUF_DYNFIELD(pkts[k], run.verdict_offset,
-					uint8_t *) = (uint8_t)verdicts[k];
-			cflow_sweep(w->tracker, w->last_ns);
-			forward_or_free(w, q, pkts, n);
+				app_worker_idle(w);
+			else
+				app_worker_burst(w, q, bl, pkts, n);
 		}
 		rte_rcu_qsbr_quiescent(rcu, w->index);
 		if (live == 0)
@@ -195,8 +227,7 @@ app_worker_main(void *arg)
 			cflow_sweep_all(w->tracker, *run.end_ns);
 			w->swept = true;
 		} else if (w->swept && !pkt_clock) {
-			w->last_ns = tsc_ns();
-			cflow_sweep(w->tracker, w->last_ns);
+			app_worker_idle(w);
 		}
 		rte_rcu_qsbr_quiescent(rcu, w->index);
 		rte_delay_us_sleep(1000);
