@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * bench_pipeline: the application's worker loop (app_worker_burst) on a
+ * synthetic in-memory source, in packets per second per core, for 1 K to
+ * 100 M flows. In the same run, three variants share the source, the
+ * receive path and the packet sequence:
+ *
+ *   ceiling   rx burst, then free: what the source and DPDK cost;
+ *   cuckoo    the worker loop over lib/cflow's tracker;
+ *   rte_hash  the same loop over an exact rte_hash flow table.
+ *
+ * Each lcore has a net_ring port over its own ring. Before every rx
+ * burst it allocates 32 mbufs, as a driver refills its ring, writes the
+ * next flow of its sequence into their pre-built 64-byte TCP or UDP
+ * frames (source address and port, protocol, TCP flags) and enqueues
+ * them. With two lcores the flows are split between them, as RSS would,
+ * each with its own table of half the flows.
+ *
+ * The sequence draws flows uniformly or by a Zipf law. A share of TCP
+ * packets (--churn) is a FIN; the next packet of a closed flow is a SYN
+ * that opens it again. Tables are filled with every flow first, so the
+ * measured part is the steady state.
+ *
+ * usage: bench_pipeline [EAL options] -- [options]; see usage().
+ */
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_ring.h>
+
+#include "bench_util.h"
+#include "cflow.h"
+#include "exact_table.h"
+#include "worker.h"
+
+#define BURST 32
+#define MAX_LCORES 2
+#define POOL_MBUFS 4096
+#define FRAME_LEN 60            /* 64 bytes on the wire with the FCS */
+#define SEQ_BITS 24             /* flows drawn per lcore, then cycled */
+#define FLOW_SYN (UINT32_C(1) << 30)
+#define FLOW_FIN (UINT32_C(1) << 31)
+#define FLOW_MASK (FLOW_SYN - 1)
+
+enum variant { CEILING, CUCKOO, RTE_HASH, VARIANTS };
+static const char *const variant_names[] = { "ceiling", "cuckoo",
+	"rte_hash" };
+
+static struct {
+	uint64_t flows[8];
+	unsigned int nb_flows;
+	bool zipf[2];           /* uniform, zipf */
+	double zipf_s;
+	double churn;
+	double seconds;
+	unsigned int fp_bits;
+	unsigned int age_bits;
+	unsigned int lcores[2]; /* 1 and/or 2 */
+	unsigned int nb_lcore_counts;
+	bool variant[VARIANTS];
+	const char *csv;
+} opt = {
+	.flows = { 1000, 100000, 1000000, 10000000, 100000000 },
+	.nb_flows = 5,
+	.zipf = { true, false },
+	.zipf_s = 0.99,
+	.churn = 0.01,
+	.seconds = 2,
+	.fp_bits = 16,
+	.age_bits = 16,
+	.variant = { true, true, true },
+};
+
+/* One lcore's source, port and table. */
+struct lane {
+	struct rte_mempool *pool;
+	struct rte_ring *ring;
+	uint16_t port;
+	uint32_t *seq;          /* flow ids with FLOW_SYN/FLOW_FIN */
+	uint64_t seq_pos;
+	uint64_t flows;         /* this lane's share */
+	unsigned int lane, nb_lanes;
+	struct app_worker w;
+	struct cflow_tracker *tracker;
+	struct exact_table *exact;
+	/* results */
+	uint64_t packets, cycles;
+} __rte_cache_aligned;
+
+static struct lane lanes[MAX_LCORES];
+static unsigned int nb_lanes;
+static enum variant current;
+static volatile unsigned int ready, go;
+static struct app_config app_cfg;
+
+/* ------------------------------------------------------------ source */
+
+/* Ethernet, IPv4 (46 bytes), then TCP (ACK) or UDP: the bytes that do
+ * not change from packet to packet. */
+static void
+frame_init(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
+{
+	struct rte_mbuf *m = obj;
+	uint8_t *p = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
+	static const uint8_t head[] = {
+		0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00,
+		0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 6, 0, 0,
+		10, 0, 0, 0, 192, 168, 1, 1,
+		0x04, 0x00, 0x00, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10,
+		0xff, 0xff, 0, 0, 0, 0,
+	};
+
+	(void)mp;
+	(void)arg;
+	(void)idx;
+	memset(p, 0, FRAME_LEN);
+	memcpy(p, head, sizeof(head));
+}
+
+/* Flow f: 10.a.b.c from its low 24 bits, source port 1024 + the rest;
+ * even flows TCP, odd flows UDP. */
+static inline void
+frame_write(struct rte_mbuf *m, uint32_t e, unsigned int lane,
+		unsigned int nb)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t f = (e & FLOW_MASK) * nb + lane;
+	bool udp = f & 1;
+
+	p[23] = udp ? 17 : 6;
+	p[27] = (uint8_t)(f >> 16);
+	p[28] = (uint8_t)(f >> 8);
+	p[29] = (uint8_t)f;
+	p[34] = (uint8_t)((1024 + (f >> 24)) >> 8);
+	p[35] = (uint8_t)(1024 + (f >> 24));
+	p[47] = e & FLOW_SYN ? 0x02 : e & FLOW_FIN ? 0x11 : 0x10;
+	m->data_len = FRAME_LEN;
+	m->pkt_len = FRAME_LEN;
+}
+
+/* The next burst into the lane's ring: the next flows of the sequence,
+ * or while warming up every flow in turn. */
+static inline void
+source_fill(struct lane *l, bool warm)
+{
+	struct rte_mbuf *m[BURST];
+	unsigned int sent;
+
+	if (rte_pktmbuf_alloc_bulk(l->pool, m, BURST) != 0)
+		return;
+	for (unsigned int k = 0; k < BURST; k++) {
+		uint32_t e = warm ? (uint32_t)(l->seq_pos++ % l->flows) :
+			l->seq[l->seq_pos++ & ((1u << SEQ_BITS) - 1)];
+
+		frame_write(m[k], e, l->lane, l->nb_lanes);
+	}
+	sent = rte_ring_enqueue_burst(l->ring, (void **)m, BURST, NULL);
+	if (sent < BURST)
+		rte_pktmbuf_free_bulk(m + sent, BURST - sent);
+}
+
+/* ------------------------------------------------------- the sequence */
+
+/*
+ * Zipf ranks 1..n by rejection-inversion (Hormann and Derflinger, 1996):
+ * O(1) a draw for any n, no table.
+ */
+struct zipf {
+	double s, n, h_x1, h_n, cut;
+};
+
+static double
+zipf_h(const struct zipf *z, double x)
+{
+	return exp(-z->s * log(x));
+}
+
+static double
+zipf_hint(const struct zipf *z, double x)   /* integral of h */
+{
+	double l = log(x), t = (1 - z->s) * l;
+
+	return (fabs(t) > 1e-8 ? expm1(t) / t : 1 + t / 2) * l;
+}
+
+static double
+zipf_hint_inv(const struct zipf *z, double x)
+{
+	double t = x * (1 - z->s);
+
+	if (t < -1)
+		t = -1;
+	return exp((fabs(t) > 1e-8 ? log1p(t) / t : 1 - t / 2) * x);
+}
+
+static void
+zipf_init(struct zipf *z, double s, uint64_t n)
+{
+	z->s = s;
+	z->n = (double)n;
+	z->h_x1 = zipf_hint(z, 1.5) - 1;
+	z->h_n = zipf_hint(z, z->n + 0.5);
+	z->cut = 2 - zipf_hint_inv(z, zipf_hint(z, 2.5) - zipf_h(z, 2));
+}
+
+static uint64_t
+zipf_draw(const struct zipf *z, uint64_t *rng)
+{
+	for (;;) {
+		double u = z->h_n + (double)(splitmix(rng) >> 11) * 0x1p-53 *
+			(z->h_x1 - z->h_n);
+		double x = zipf_hint_inv(z, u);
+		double k = floor(x + 0.5);
+
+		if (k < 1)
+			k = 1;
+		else if (k > z->n)
+			k = z->n;
+		if (k - x <= z->cut || u >= zipf_hint(z, k + 0.5) - zipf_h(z, k))
+			return (uint64_t)k - 1;
+	}
+}
+
+/* 2^SEQ_BITS draws over the lane's flows, with FIN/SYN churn on the TCP
+ * ones (even global ids). */
+static int
+sequence_build(struct lane *l, bool zipf, uint64_t seed)
+{
+	uint64_t n = l->flows, rng = seed;
+	uint8_t *closed = calloc((n + 7) / 8, 1);
+	uint64_t fin_below = (uint64_t)(opt.churn * 0x1p64);
+	struct zipf z;
+
+	if (closed == NULL)
+		return -1;
+	zipf_init(&z, opt.zipf_s, n);
+	for (uint64_t i = 0; i < (UINT64_C(1) << SEQ_BITS); i++) {
+		uint64_t f = zipf ? zipf_draw(&z, &rng) :
+			(uint64_t)(((__uint128_t)splitmix(&rng) * n) >> 64);
+		uint32_t e = (uint32_t)f;
+
+		if (((f * l->nb_lanes + l->lane) & 1) == 0) {
+			if (closed[f / 8] & (1u << (f % 8))) {
+				closed[f / 8] &= (uint8_t)~(1u << (f % 8));
+				e |= FLOW_SYN;
+			} else if (splitmix(&rng) < fin_below) {
+				closed[f / 8] |= (uint8_t)(1u << (f % 8));
+				e |= FLOW_FIN;
+			}
+		}
+		l->seq[i] = e;
+	}
+	free(closed);
+	return 0;
+}
+
+/* ------------------------------------------------------------ lcores */
+
+static void
+barrier(unsigned int *count, unsigned int n)
+{
+	__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n)
+		rte_pause();
+}
+
+static inline void
+lane_step(struct lane *l, bool warm)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint16_t n;
+
+	source_fill(l, warm);
+	n = rte_eth_rx_burst(l->port, 0, pkts, BURST);
+	if (current == CEILING)
+		rte_pktmbuf_free_bulk(pkts, n);
+	else if (n != 0)
+		app_worker_burst(&l->w, &l->w.rxq[0], NULL, pkts, n);
+	l->packets += n;
+}
+
+static int
+lane_main(void *arg)
+{
+	unsigned int i = (unsigned int)rte_lcore_index(rte_lcore_id());
+	uint64_t hz = rte_get_tsc_hz(), t0, end;
+	struct lane *l = &lanes[i];
+
+	(void)arg;
+	if (i >= nb_lanes)
+		return 0;
+	/* Fill the table with every flow once (not for the ceiling). */
+	if (current != CEILING) {
+		l->seq_pos = 0;
+		while (l->seq_pos < l->flows)
+			lane_step(l, true);
+	}
+	l->seq_pos = 0;
+	barrier((unsigned int *)&ready, nb_lanes);
+	/* Warm the caches and branch predictors for a tenth of the time. */
+	end = rte_rdtsc() + (uint64_t)(opt.seconds * 0.1 * (double)hz);
+	while (rte_rdtsc() < end)
+		lane_step(l, false);
+	barrier((unsigned int *)&go, nb_lanes);
+	l->packets = 0;
+	t0 = rte_rdtsc();
+	end = t0 + (uint64_t)(opt.seconds * (double)hz);
+	do {
+		for (int i = 0; i < 64; i++)
+			lane_step(l, false);
+	} while (rte_rdtsc() < end);
+	l->cycles = rte_rdtsc() - t0;
+	return 0;
+}
+
+static void
+lane_setup(unsigned int i)
+{
+	struct lane *l = &lanes[i];
+	char name[32];
+	int socket = (int)rte_socket_id(), ret;
+
+	snprintf(name, sizeof(name), "bench_pool%u", i);
+	l->pool = rte_pktmbuf_pool_create(name, POOL_MBUFS, 256, 0,
+			RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+	snprintf(name, sizeof(name), "bench_ring%u", i);
+	l->ring = rte_ring_create(name, 1024, socket,
+			RING_F_SP_ENQ | RING_F_SC_DEQ);
+	l->seq = malloc(sizeof(uint32_t) << SEQ_BITS);
+	if (l->pool == NULL || l->ring == NULL || l->seq == NULL)
+		rte_exit(EXIT_FAILURE, "lane %u: %s\n", i,
+			rte_strerror(rte_errno));
+	rte_mempool_obj_iter(l->pool, frame_init, NULL);
+	ret = rte_eth_from_ring(l->ring);
+	if (ret < 0)
+		rte_exit(EXIT_FAILURE, "net_ring: %s\n",
+			rte_strerror(rte_errno));
+	l->port = (uint16_t)ret;
+	if (rte_eth_dev_configure(l->port, 1, 1,
+			&(struct rte_eth_conf){ 0 }) != 0 ||
+			rte_eth_rx_queue_setup(l->port, 0, 1024, socket, NULL,
+				l->pool) != 0 ||
+			rte_eth_tx_queue_setup(l->port, 0, 1024, socket,
+				NULL) != 0 ||
+			rte_eth_dev_start(l->port) != 0)
+		rte_exit(EXIT_FAILURE, "net_ring port %u setup\n", l->port);
+	l->lane = i;
+	l->w.lcore = i;
+	l->w.nb_rxq = 1;
+	l->w.rxq[0] = (struct app_rxq){ .port = l->port, .tx_port = l->port };
+}
+
+/* ------------------------------------------------------------- a run */
+
+struct result {
+	double mpps;            /* per lcore */
+	double cycles_per_pkt;
+	double bytes_per_flow;  /* table memory / flows */
+	uint64_t tracked;       /* open flows in the tables at the end */
+	double new_share;       /* flows_new / packets, warm-up included */
+};
+
+static void
+tracker_params(struct cflow_tracker_params *p, uint64_t flows,
+		unsigned int lane)
+{
+	cflow_tracker_params_init(p, flows);
+	p->fp_bits = opt.fp_bits;
+	p->value_bits = opt.age_bits;
+	p->seed = 0x5eed + lane;
+	p->allocator = &app_dpdk_allocator;
+	p->socket_id = (int)rte_socket_id();
+}
+
+static struct result
+run_variant(enum variant v)
+{
+	struct result r = { 0 };
+	uint64_t heap0 = heap_bytes(), packets = 0, cycles = 0, tracked = 0;
+	uint64_t created, flows = 0;
+
+	current = v;
+	ready = go = 0;
+	for (unsigned int i = 0; i < nb_lanes; i++) {
+		struct lane *l = &lanes[i];
+		struct cflow_tracker_params p;
+
+		tracker_params(&p, l->flows, i);
+		l->tracker = NULL;
+		l->exact = NULL;
+		if (v == CUCKOO)
+			l->tracker = cflow_tracker_create(&p);
+		else if (v == RTE_HASH)
+			l->exact = exact_table_create(&p, p.socket_id);
+		if (v != CEILING && l->tracker == NULL && l->exact == NULL)
+			rte_exit(EXIT_FAILURE, "%s table of %" PRIu64 " flows: "
+				"out of memory (reserve more hugepages)\n",
+				variant_names[v], l->flows);
+		l->w.table = v == CUCKOO ? (void *)l->tracker : l->exact;
+		l->w.last_ns = 0;
+		l->packets = 0;
+	}
+	created = heap_bytes() - heap0;
+	app_worker_setup(&(struct app_run){
+		.cfg = &app_cfg,
+		.timestamp_offset = -1,
+		.verdict_offset = rte_mbuf_dynfield_lookup(
+			"cuckooflow_dynfield_verdict", NULL),
+		.tsc_hz = rte_get_tsc_hz(),
+		.table_ops = v == RTE_HASH ? &exact_table_ops :
+			&app_cflow_table_ops,
+	});
+	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
+	rte_eal_mp_wait_lcore();
+	for (unsigned int i = 0; i < nb_lanes; i++) {
+		struct lane *l = &lanes[i];
+		struct cflow_counters c = { 0 };
+
+		packets += l->packets;
+		flows += l->flows;
+		cycles += l->cycles;
+		if (l->tracker != NULL)
+			cflow_counters_get(l->tracker, &c);
+		else if (l->exact != NULL)
+			exact_table_counters(l->exact, &c);
+		tracked += c.active;
+		r.new_share += c.packets ? (double)c.flows_new /
+			(double)c.packets : 0;
+		cflow_tracker_free(l->tracker);
+		exact_table_free(l->exact);
+	}
+	r.mpps = (double)packets / nb_lanes /
+		((double)cycles / nb_lanes / (double)rte_get_tsc_hz()) / 1e6;
+	r.cycles_per_pkt = (double)cycles / (double)packets;
+	r.tracked = tracked;
+	r.bytes_per_flow = v != CEILING ? (double)created / (double)flows : 0;
+	r.new_share /= nb_lanes;
+	return r;
+}
+
+/* ------------------------------------------------------------- main */
+
+static void
+usage(const char *prog)
+{
+	printf("usage: %s [EAL options] -- [options]\n"
+		"  --flows LIST     flow counts (default "
+		"1000,100000,1000000,10000000,100000000)\n"
+		"  --dist D         uniform, zipf or both (default uniform)\n"
+		"  --zipf-s S       Zipf exponent (default 0.99)\n"
+		"  --churn F        share of TCP packets that are a FIN; the "
+		"flow's next is a SYN (default 0.01)\n"
+		"  --seconds S      measured time per row (default 2)\n"
+		"  --fp-bits N      cuckoo fingerprint bits (default 16)\n"
+		"  --age-bits N     cuckoo state bits, 16 or 32 (default 16)\n"
+		"  --lcores L       1, 2 or both (default: both if the EAL has "
+		"2 lcores)\n"
+		"  --variants LIST  of ceiling,cuckoo,rte_hash (default all)\n"
+		"  --csv FILE       also write the rows as CSV\n"
+		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n",
+		prog);
+}
+
+static int
+parse_options(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "flows", 1, NULL, 'f' }, { "dist", 1, NULL, 'd' },
+		{ "zipf-s", 1, NULL, 'z' }, { "churn", 1, NULL, 'c' },
+		{ "seconds", 1, NULL, 's' }, { "fp-bits", 1, NULL, 'b' },
+		{ "age-bits", 1, NULL, 'a' }, { "lcores", 1, NULL, 'l' },
+		{ "variants", 1, NULL, 'v' }, { "csv", 1, NULL, 'o' },
+		{ "quick", 0, NULL, 'q' }, { "help", 0, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, li = 0;
+
+	opt.lcores[0] = 1;
+	opt.lcores[1] = 2;
+	opt.nb_lcore_counts = rte_lcore_count() >= 2 ? 2 : 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longs, &li)) != -1) {
+		char *end = NULL, *tok, *save = NULL;
+
+		switch (c) {
+		case 'f':
+			opt.nb_flows = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok != NULL &&
+					opt.nb_flows < 8;
+					tok = strtok_r(NULL, ",", &save)) {
+				opt.flows[opt.nb_flows] = strtoull(tok, &end, 0);
+				if (*end != '\0' || opt.flows[opt.nb_flows] <
+						2 || opt.flows[opt.nb_flows] >
+						(UINT64_C(1) << 29))
+					goto bad;
+				opt.nb_flows++;
+			}
+			if (opt.nb_flows == 0)
+				goto bad;
+			break;
+		case 'd':
+			opt.zipf[0] = strcmp(optarg, "zipf") != 0;
+			opt.zipf[1] = strcmp(optarg, "uniform") != 0;
+			if (strcmp(optarg, "zipf") && strcmp(optarg, "uniform") &&
+					strcmp(optarg, "both"))
+				goto bad;
+			break;
+		case 'z':
+			opt.zipf_s = strtod(optarg, &end);
+			if (*end != '\0' || !(opt.zipf_s > 0 && opt.zipf_s < 4))
+				goto bad;
+			break;
+		case 'c':
+			opt.churn = strtod(optarg, &end);
+			if (*end != '\0' || !(opt.churn >= 0 && opt.churn <= 0.5))
+				goto bad;
+			break;
+		case 's':
+			opt.seconds = strtod(optarg, &end);
+			if (*end != '\0' || !(opt.seconds >= 0.05 &&
+					opt.seconds <= 600))
+				goto bad;
+			break;
+		case 'b':
+			opt.fp_bits = (unsigned int)strtoul(optarg, &end, 0);
+			if (*end != '\0' || opt.fp_bits < 4 || opt.fp_bits > 32)
+				goto bad;
+			break;
+		case 'a':
+			opt.age_bits = (unsigned int)strtoul(optarg, &end, 0);
+			if (*end != '\0' || (opt.age_bits != 16 &&
+					opt.age_bits != 32))
+				goto bad;
+			break;
+		case 'l':
+			if (strcmp(optarg, "1") == 0) {
+				opt.nb_lcore_counts = 1;
+			} else if (strcmp(optarg, "2") == 0) {
+				opt.lcores[0] = 2;
+				opt.nb_lcore_counts = 1;
+			} else if (strcmp(optarg, "both") != 0) {
+				goto bad;
+			}
+			if (rte_lcore_count() < opt.lcores[
+					opt.nb_lcore_counts - 1]) {
+				fprintf(stderr, "bench_pipeline: --lcores %s "
+					"needs the EAL to have 2 (-l 0,1)\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'v':
+			memset(opt.variant, 0, sizeof(opt.variant));
+			for (tok = strtok_r(optarg, ",", &save); tok != NULL;
+					tok = strtok_r(NULL, ",", &save)) {
+				int k;
+
+				for (k = 0; k < VARIANTS; k++)
+					if (strcmp(tok, variant_names[k]) == 0)
+						opt.variant[k] = true;
+				for (k = 0; k < VARIANTS; k++)
+					if (strcmp(tok, variant_names[k]) == 0)
+						break;
+				if (k == VARIANTS)
+					goto bad;
+			}
+			break;
+		case 'o':
+			opt.csv = optarg;
+			break;
+		case 'q':
+			opt.flows[0] = 1000;
+			opt.flows[1] = 100000;
+			opt.nb_flows = 2;
+			opt.seconds = 0.3;
+			break;
+		case 'h':
+			usage(argv[0]);
+			exit(0);
+		default:
+			usage(argv[0]);
+			return -1;
+		}
+		continue;
+bad:
+		fprintf(stderr, "bench_pipeline: --%s %s: not accepted (see "
+			"--help)\n", longs[li].name, optarg);
+		return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "bench_pipeline: stray argument %s\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct rte_mbuf_dynfield verdict_field = {
+		.name = "cuckooflow_dynfield_verdict",
+		.size = sizeof(uint8_t),
+		.align = 1,
+	};
+	int ret = rte_eal_init(argc, argv);
+	FILE *csv = NULL;
+
+	if (ret < 0)
+		rte_exit(EXIT_FAILURE, "rte_eal_init: %s\n",
+			rte_strerror(rte_errno));
+	if (parse_options(argc - ret, argv + ret) != 0)
+		return 2;
+	if (rte_mbuf_dynfield_register(&verdict_field) < 0)
+		rte_exit(EXIT_FAILURE, "dynfield: %s\n",
+			rte_strerror(rte_errno));
+	app_cfg.mode = APP_MODE_MONITOR;
+	app_cfg.clock = APP_CLOCK_TSC;
+	app_cfg.burst = BURST;
+	for (unsigned int i = 0; i < RTE_MIN(rte_lcore_count(),
+			(unsigned int)MAX_LCORES); i++)
+		lane_setup(i);
+	if (opt.csv != NULL && (csv = fopen(opt.csv, "w")) == NULL)
+		rte_exit(EXIT_FAILURE, "--csv %s: cannot write\n", opt.csv);
+	if (csv != NULL)
+		fprintf(csv, "flows,dist,lcores,variant,mpps_per_lcore,"
+			"cycles_per_pkt,bytes_per_flow,tracked,new_share\n");
+	printf("# bench_pipeline: 64-byte TCP/UDP frames, %.0f%% TCP churn, "
+		"cuckoo with %u-bit fingerprints and %u-bit state, %.1f s a "
+		"row; TSC %.2f GHz\n\n", opt.churn * 100, opt.fp_bits,
+		opt.age_bits, opt.seconds, rte_get_tsc_hz() / 1e9);
+	printf("| flows | dist | lcores | variant | Mpps/lcore | cycles/pkt "
+		"| bytes/flow | of ceiling | cuckoo/rte_hash |\n");
+	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|\n");
+	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
+		for (int d = 0; d < 2; d++) {
+			if (!opt.zipf[d])
+				continue;
+			for (unsigned int li = 0; li < opt.nb_lcore_counts;
+					li++) {
+				struct result res[VARIANTS] = { { 0 } };
+
+				nb_lanes = opt.lcores[li];
+				for (unsigned int i = 0; i < nb_lanes; i++) {
+					lanes[i].nb_lanes = nb_lanes;
+					lanes[i].flows = (opt.flows[fi] + i) /
+						nb_lanes;
+					if (sequence_build(&lanes[i], d == 1,
+							99 + i) != 0)
+						rte_exit(EXIT_FAILURE,
+							"out of memory\n");
+				}
+				for (int v = 0; v < VARIANTS; v++) {
+					const struct result *r = &res[v];
+					char of_ceiling[16] = "", ratio[16] = "";
+
+					if (!opt.variant[v])
+						continue;
+					res[v] = run_variant((enum variant)v);
+					if (v != CEILING && res[CEILING].mpps > 0)
+						snprintf(of_ceiling,
+							sizeof(of_ceiling),
+							"%.0f%%", 100 * r->mpps /
+							res[CEILING].mpps);
+					if (v == RTE_HASH && res[CUCKOO].mpps > 0)
+						snprintf(ratio, sizeof(ratio),
+							"%.2fx", res[CUCKOO].mpps /
+							r->mpps);
+					printf("| %" PRIu64 " | %s | %u | %s | "
+						"%.2f | %.0f | %.2f | %s | %s |\n",
+						opt.flows[fi],
+						d ? "zipf" : "uniform", nb_lanes,
+						variant_names[v], r->mpps,
+						r->cycles_per_pkt,
+						r->bytes_per_flow, of_ceiling,
+						ratio);
+					fflush(stdout);
+					if (csv != NULL)
+						fprintf(csv, "%" PRIu64 ",%s,%u,"
+							"%s,%.3f,%.1f,%.3f,%"
+							PRIu64 ",%.4f\n",
+							opt.flows[fi], d ?
+							"zipf" : "uniform",
+							nb_lanes,
+							variant_names[v],
+							r->mpps,
+							r->cycles_per_pkt,
+							r->bytes_per_flow,
+							r->tracked,
+							r->new_share);
+				}
+			}
+		}
+	if (csv != NULL)
+		fclose(csv);
+	rte_eal_cleanup();
+	return 0;
+}

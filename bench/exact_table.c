@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * An exact flow table on rte_hash with lib/cflow's tracker contract; see
+ * exact_table.h.
+ *
+ * Per rte_hash position, one 64-bit state: bit 0 closing, bits 1-2
+ * class, bit 3 in use, bits 4-63 the last-seen time in ns. rte_hash
+ * positions are stable while a key is in the table (displacements move
+ * signatures, not keys), so the state is updated without a second hash
+ * operation.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_malloc.h>
+
+#include "exact_table.h"
+
+#define STATE_CLOSING 1u
+#define STATE_USED 8u
+#define STATE_TIME_SHIFT 4
+/* Positions one sweep call visits at most: the tracker's default bound
+ * of 64 buckets of 4 slots. */
+#define SWEEP_MAX_POSITIONS 256
+
+struct exact_table {
+	struct rte_hash *h;
+	uint64_t *state;        /* by position */
+	uint32_t positions;
+	uint32_t cursor;        /* sweep position */
+	uint64_t timeout_ns[CFLOW_CLASS_MAX];
+	uint64_t linger_ns;
+	uint64_t now_ns;
+	uint64_t sweep_period_ns;
+	uint64_t sweep_last_ns;
+	bool sweep_started;
+	double sweep_credit;
+	struct cflow_counters c;
+};
+
+struct exact_table *
+exact_table_create(const struct cflow_tracker_params *p, int socket_id)
+{
+	static unsigned int instances;
+	uint64_t shortest = UINT64_MAX;
+	struct exact_table *t;
+	char name[RTE_HASH_NAMESIZE];
+	/* The tracker's headroom: room for capacity at <= 96% load. */
+	uint64_t entries = (p->capacity * 100 + 95) / 96;
+
+	if (entries >= UINT32_MAX - 1) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	t = rte_zmalloc_socket("exact_table", sizeof(*t), 0, socket_id);
+	if (t == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "exact_flows_%u", instances++);
+	t->h = rte_hash_create(&(struct rte_hash_parameters){
+		.name = name,
+		.entries = (uint32_t)entries,
+		.key_len = sizeof(struct cflow_key),
+		.hash_func = rte_hash_crc,
+		.hash_func_init_val = (uint32_t)p->seed,
+		.socket_id = socket_id,
+	});
+	t->positions = (uint32_t)entries + 1;
+	t->state = rte_zmalloc_socket("exact_state",
+			sizeof(*t->state) * t->positions, 0, socket_id);
+	if (t->h == NULL || t->state == NULL) {
+		exact_table_free(t);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++) {
+		t->timeout_ns[c] = p->timeout_ns[c];
+		if (p->timeout_ns[c] < shortest)
+			shortest = p->timeout_ns[c];
+	}
+	t->linger_ns = p->close_linger_ns;
+	/* The tracker's pace: a full pass twice per max(1 s, timeout / 8). */
+	t->sweep_period_ns = (shortest / 8 > NS_PER_S ? shortest / 8 :
+			NS_PER_S) / 2;
+	return t;
+}
+
+void
+exact_table_free(struct exact_table *t)
+{
+	if (t == NULL)
+		return;
+	rte_hash_free(t->h);
+	rte_free(t->state);
+	rte_free(t);
+}
+
+void
+exact_table_counters(const struct exact_table *t, struct cflow_counters *c)
+{
+	*c = t->c;
+}
+
+static inline uint64_t
+state_make(uint64_t now_ns, unsigned int cls, bool closing)
+{
+	return now_ns << STATE_TIME_SHIFT | STATE_USED | cls << 1 |
+		(closing ? STATE_CLOSING : 0);
+}
+
+static void
+remove_key(struct exact_table *t, const struct cflow_key *key, int32_t pos)
+{
+	rte_hash_del_key(t->h, key);
+	t->state[pos] = 0;
+}
+
+static enum cflow_verdict
+insert_key(struct exact_table *t, const struct cflow_key *key,
+		unsigned int cls)
+{
+	int32_t pos = rte_hash_add_key(t->h, key);
+
+	if (pos < 0) {
+		t->c.insert_failed++;
+		return CFLOW_UNTRACKED_FULL;
+	}
+	t->state[pos] = state_make(t->now_ns, cls, false);
+	t->c.flows_new++;
+	t->c.active++;
+	return CFLOW_NEW;
+}
+
+/* The tracker's per-packet contract (cflow_track.c, track_one). */
+static enum cflow_verdict
+track_one(struct exact_table *t, const struct cflow_packet *pkt, int32_t pos,
+		bool *moved)
+{
+	bool tcp = pkt->proto_class == CFLOW_CLASS_TCP;
+	bool close = tcp && (pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST));
+	bool syn = tcp && (pkt->tcp_flags & (CFLOW_TCP_SYN | CFLOW_TCP_ACK)) ==
+		CFLOW_TCP_SYN;
+
+	if (pos >= 0) {
+		uint64_t s = t->state[pos];
+		uint64_t age = t->now_ns - (s >> STATE_TIME_SHIFT);
+		unsigned int cls = (s >> 1) & 3;
+
+		if (!(s & STATE_CLOSING) && age > t->timeout_ns[cls]) {
+			remove_key(t, &pkt->key, pos);
+			*moved = true;
+			t->c.flows_expired++;
+			t->c.active--;
+		} else if (!(s & STATE_CLOSING)) {
+			if (close) {
+				t->c.flows_closed++;
+				t->c.active--;
+				if (t->linger_ns == 0) {
+					remove_key(t, &pkt->key, pos);
+					*moved = true;
+				} else {
+					t->state[pos] = state_make(t->now_ns,
+						cls, true);
+				}
+				return CFLOW_CLOSING;
+			}
+			t->state[pos] = state_make(t->now_ns, cls, false);
+			t->c.flows_seen++;
+			return CFLOW_SEEN;
+		} else if (age > t->linger_ns) {
+			remove_key(t, &pkt->key, pos);
+			*moved = true;
+		} else if (syn) {
+			remove_key(t, &pkt->key, pos);
+			*moved = true;
+			t->c.reused++;
+			return insert_key(t, &pkt->key, pkt->proto_class);
+		} else {
+			t->c.flows_seen++;
+			return CFLOW_SEEN;
+		}
+	}
+	if (close) {
+		t->c.orphan_close++;
+		return CFLOW_UNTRACKED_ORPHAN;
+	}
+	*moved = true;
+	return insert_key(t, &pkt->key, pkt->proto_class);
+}
+
+static void
+exact_track(void *table, const struct cflow_input *in,
+		const struct cflow_packet *pkts,
+		const enum cflow_parse_status *status, unsigned int n,
+		enum cflow_verdict *verdicts)
+{
+	struct exact_table *t = table;
+	const void *keys[CF_BULK_MAX];
+	int32_t pos[CF_BULK_MAX];
+	uint8_t index[CF_BULK_MAX];
+	unsigned int m = 0;
+	bool moved = false;
+
+	for (unsigned int k = 0; k < n; k++) {
+		t->c.packets++;
+		t->c.bytes += in[k].wire_len;
+		if (status[k] == CFLOW_PARSE_OK) {
+			keys[m] = &pkts[k].key;
+			index[m++] = (uint8_t)k;
+			continue;
+		}
+		if (status[k] == CFLOW_PARSE_NON_IP) {
+			t->c.non_ip++;
+			verdicts[k] = CFLOW_UNTRACKED_NON_IP;
+		} else if (status[k] == CFLOW_PARSE_FRAGMENT) {
+			t->c.fragments++;
+			verdicts[k] = CFLOW_UNTRACKED_FRAGMENT;
+		} else {
+			t->c.malformed[status[k]]++;
+			verdicts[k] = CFLOW_UNTRACKED_MALFORMED;
+		}
+	}
+	if (m != 0)
+		rte_hash_lookup_bulk(t->h, keys, m, pos);
+	for (unsigned int j = 0; j < m; j++) {
+		unsigned int k = index[j];
+
+		if (in[k].time_ns > t->now_ns)
+			t->now_ns = in[k].time_ns;
+		/* An earlier packet of the burst added or removed a key. */
+		if (moved)
+			pos[j] = rte_hash_lookup(t->h, keys[j]);
+		verdicts[k] = track_one(t, &pkts[k], pos[j], &moved);
+	}
+}
+
+/* Visit as many positions as the time since the last call asks for
+ * (at most SWEEP_MAX_POSITIONS), removing idle and lingered-out flows. */
+static uint64_t
+exact_sweep(void *table, uint64_t now_ns)
+{
+	struct exact_table *t = table;
+	uint64_t nb, expired = 0;
+
+	if (now_ns > t->now_ns)
+		t->now_ns = now_ns;
+	if (!t->sweep_started) {
+		t->sweep_started = true;
+		t->sweep_last_ns = t->now_ns;
+		return 0;
+	}
+	t->sweep_credit += (double)t->positions *
+		(double)(t->now_ns - t->sweep_last_ns) /
+		(double)t->sweep_period_ns;
+	t->sweep_last_ns = t->now_ns;
+	if (t->sweep_credit > (double)t->positions)
+		t->sweep_credit = (double)t->positions;
+	nb = (uint64_t)t->sweep_credit;
+	if (nb > SWEEP_MAX_POSITIONS)
+		nb = SWEEP_MAX_POSITIONS;
+	t->sweep_credit -= (double)nb;
+	while (nb-- > 0) {
+		uint32_t pos = t->cursor;
+		uint64_t s = t->state[pos], age;
+		void *key;
+
+		t->cursor = pos + 1 < t->positions ? pos + 1 : 0;
+		if (!(s & STATE_USED))
+			continue;
+		age = t->now_ns - (s >> STATE_TIME_SHIFT);
+		if (s & STATE_CLOSING ? age <= t->linger_ns :
+				age <= t->timeout_ns[(s >> 1) & 3])
+			continue;
+		if (rte_hash_get_key_with_position(t->h, pos, &key) != 0)
+			continue;
+		rte_hash_del_key(t->h, key);
+		t->state[pos] = 0;
+		if (!(s & STATE_CLOSING)) {
+			expired++;
+			t->c.active--;
+		}
+	}
+	t->c.flows_expired += expired;
+	return expired;
+}
+
+const struct app_flow_table_ops exact_table_ops = {
+	.track = exact_track,
+	.sweep = exact_sweep,
+};
