@@ -109,15 +109,30 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 	return CFLOW_PARSE_OK;
 }
 
-/* The lower (address, port) endpoint first: one key per flow. */
-void
-cflow_key_init(struct cflow_key *k, uint8_t family, const uint8_t *src,
+static inline uint64_t
+load_be64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return __builtin_bswap64(v);
+}
+
+/*
+ * The lower (address, port) endpoint first: one key per flow. Addresses
+ * compare in memcmp order, as big-endian words (memcmp is a call). The
+ * key must be zeroed already.
+ */
+static inline void
+key_fill(struct cflow_key *k, uint8_t family, const uint8_t *src,
 		const uint8_t *dst, uint16_t sport, uint16_t dport,
 		uint8_t proto)
 {
-	int cmp = memcmp(src, dst, 16);
+	uint64_t s0 = load_be64(src), d0 = load_be64(dst);
+	uint64_t s1 = load_be64(src + 8), d1 = load_be64(dst + 8);
 
-	if (cmp > 0 || (cmp == 0 && sport > dport)) {
+	if (s0 > d0 || (s0 == d0 && (s1 > d1 || (s1 == d1 &&
+			sport > dport)))) {
 		const uint8_t *ta = src;
 		uint16_t tp = sport;
 
@@ -126,7 +141,6 @@ cflow_key_init(struct cflow_key *k, uint8_t family, const uint8_t *src,
 		sport = dport;
 		dport = tp;
 	}
-	memset(k, 0, sizeof(*k));
 	memcpy(k->addr_lo, src, 16);
 	memcpy(k->addr_hi, dst, 16);
 	k->port_lo = sport;
@@ -135,11 +149,48 @@ cflow_key_init(struct cflow_key *k, uint8_t family, const uint8_t *src,
 	k->family = family;
 }
 
+void
+cflow_key_init(struct cflow_key *k, uint8_t family, const uint8_t *src,
+		const uint8_t *dst, uint16_t sport, uint16_t dport,
+		uint8_t proto)
+{
+	memset(k, 0, sizeof(*k));
+	key_fill(k, family, src, dst, sport, dport, proto);
+}
+
+/* key_fill for IPv4 (stored IPv4-mapped), without building 16-byte
+ * addresses first. */
+static inline void
+key_fill_v4(struct cflow_key *k, const uint8_t *src, const uint8_t *dst,
+		uint16_t sport, uint16_t dport, uint8_t proto)
+{
+	uint32_t s, d;
+
+	memcpy(&s, src, 4);
+	memcpy(&d, dst, 4);
+	if (__builtin_bswap32(s) > __builtin_bswap32(d) ||
+			(s == d && sport > dport)) {
+		uint32_t ta = s;
+		uint16_t tp = sport;
+
+		s = d;
+		d = ta;
+		sport = dport;
+		dport = tp;
+	}
+	k->addr_lo[10] = k->addr_lo[11] = 0xff;
+	k->addr_hi[10] = k->addr_hi[11] = 0xff;
+	memcpy(k->addr_lo + 12, &s, 4);
+	memcpy(k->addr_hi + 12, &d, 4);
+	k->port_lo = sport;
+	k->port_hi = dport;
+	k->proto = proto;
+	k->family = 4;
+}
+
 static enum cflow_parse_status
 parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 {
-	uint8_t src[16] = { [10] = 0xff, [11] = 0xff };
-	uint8_t dst[16] = { [10] = 0xff, [11] = 0xff };
 	uint32_t ihl, total;
 	uint16_t sport, dport;
 	enum cflow_parse_status st;
@@ -165,9 +216,7 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 	st = parse_l4(p[9], p + ihl, len - ihl, &sport, &dport, pkt);
 	if (st != CFLOW_PARSE_OK)
 		return st;
-	memcpy(src + 12, p + 12, 4);
-	memcpy(dst + 12, p + 16, 4);
-	cflow_key_init(&pkt->key, 4, src, dst, sport, dport, p[9]);
+	key_fill_v4(&pkt->key, p + 12, p + 16, sport, dport, p[9]);
 	return CFLOW_PARSE_OK;
 }
 
@@ -218,7 +267,7 @@ parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 	st = parse_l4(nh, p + off, len - off, &sport, &dport, pkt);
 	if (st != CFLOW_PARSE_OK)
 		return st;
-	cflow_key_init(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
+	key_fill(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
 	return CFLOW_PARSE_OK;
 }
 

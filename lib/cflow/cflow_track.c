@@ -317,21 +317,21 @@ insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls)
 }
 
 /*
- * One parsed packet whose flow lookup gave found/pos. *moved is set when
+ * One parsed packet whose flow lookup gave found/pos/v (the value at pos).
+ * *moved is set when
  * the filter was changed in a way that can move entries (delete, add),
  * so that later positions of the burst must be looked up again.
  */
 static enum cflow_verdict
 track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
-		uint64_t hash, bool found, uint32_t pos, bool *moved)
+		uint64_t hash, bool found, uint32_t pos, uint64_t v, bool *moved)
 {
 	bool tcp = pkt->proto_class == CFLOW_CLASS_TCP;
 	bool close = tcp && (pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST));
 	bool syn = tcp && (pkt->tcp_flags & (CFLOW_TCP_SYN | CFLOW_TCP_ACK)) ==
 		CFLOW_TCP_SYN;
-	uint64_t v;
 
-	if (found && cf_value_get(t->filter, pos, &v) == 0) {
+	if (found) {
 		if (!value_closing(v) && idle_expired(t, v)) {
 			/* Idle past its timeout, not swept yet. */
 			remove_at(t, pos);
@@ -411,7 +411,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		const enum cflow_parse_status *status, unsigned int n,
 		enum cflow_verdict *verdicts)
 {
-	uint64_t hashes[CF_BULK_MAX], hits = 0, latest = 0;
+	uint64_t hashes[CF_BULK_MAX], values[CF_BULK_MAX], hits = 0, latest = 0;
 	uint32_t pos[CF_BULK_MAX];
 	uint8_t index[CF_BULK_MAX];
 	unsigned int m = 0;
@@ -441,7 +441,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		index[m++] = (uint8_t)k;
 	}
 	if (m != 0)
-		cf_lookup_bulk(t->filter, hashes, m, &hits, pos);
+		cf_lookup_bulk_values(t->filter, hashes, m, &hits, pos, values);
 	for (unsigned int j = 0; j < m; j++) {
 		unsigned int k = index[j];
 		bool found = (hits >> j) & 1;
@@ -453,8 +453,10 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 			moved = true;
 		if (moved)
 			found = cf_lookup_with_hash(t->filter, hashes[j],
-					&pos[j]);
-		v = track_one(t, &pkts[k], hashes[j], found, pos[j], &moved);
+					&pos[j]) &&
+				cf_value_get(t->filter, pos[j], &values[j]) == 0;
+		v = track_one(t, &pkts[k], hashes[j], found, pos[j], values[j],
+				&moved);
 		if (verdicts != NULL)
 			verdicts[k] = v;
 	}

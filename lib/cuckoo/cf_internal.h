@@ -63,6 +63,7 @@ struct cf_filter {
 	uint32_t bucket_mask;   /* buckets - 1 */
 	uint32_t bucket_bits;   /* bits per bucket */
 	uint32_t slots;         /* slots per bucket */
+	uint32_t slot_shift;    /* log2(slots): positions split without a div */
 	uint32_t fp_bits;
 	uint32_t fp_range;      /* 2^fp_bits - 1: fingerprints are 1..range */
 	uint32_t value_bytes;

@@ -143,6 +143,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->buckets = buckets;
 	f->bucket_mask = (uint32_t)(buckets - 1);
 	f->slots = p->bucket_slots;
+	f->slot_shift = (uint32_t)__builtin_ctz(p->bucket_slots);
 	f->fp_bits = p->fp_bits;
 	f->fp_range = (uint32_t)cf_low_mask(p->fp_bits);
 	f->value_bytes = p->value_bits / 8;
@@ -890,6 +891,33 @@ cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 	}
 }
 
+int
+cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint64_t *hit_mask, uint32_t *pos,
+		uint64_t *values)
+{
+	uint32_t slots = table_slots(f);
+	int ret = cf_lookup_bulk(f, hashes, n, hit_mask, pos);
+
+	if (ret <= 0)
+		return ret;
+	if (f->values != NULL && f->prefetch)
+		for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
+			uint32_t p = pos[__builtin_ctzll(m)];
+
+			if (p < slots)
+				__builtin_prefetch(f->values + (uint64_t)p *
+					f->value_bytes, 0, 3);
+		}
+	for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(m);
+
+		values[k] = f->values == NULL ? 0 : pos[k] < slots ?
+			cf_value_load(f, pos[k]) : f->stash[pos[k] - slots].value;
+	}
+	return ret;
+}
+
 static void
 prefetch_pairs(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n, uint32_t *b1, uint32_t *fps)
@@ -952,8 +980,8 @@ position(const struct cf_filter *f, uint32_t pos, uint32_t *i, uint32_t *s,
 	uint32_t slots = table_slots(f);
 
 	if (pos < slots) {
-		*i = pos / f->slots;
-		*s = pos % f->slots;
+		*i = pos >> f->slot_shift;
+		*s = pos & (f->slots - 1);
 		return 0;
 	}
 	if (pos - slots < f->stash_count) {

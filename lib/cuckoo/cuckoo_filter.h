@@ -260,6 +260,21 @@ int cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n, uint64_t *hit_mask, uint32_t *pos);
 
 /**
+ * cf_lookup_bulk() that also reads each hit's value: the value lines of
+ * every hit are prefetched first, so that their misses overlap.
+ *
+ * @param pos
+ *   Receives the slot position of each hit (required).
+ * @param values
+ *   values[k] receives the value of each hit (0 without values).
+ * @return
+ *   As cf_lookup_bulk().
+ */
+int cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint64_t *hit_mask, uint32_t *pos,
+		uint64_t *values);
+
+/**
  * Add up to CF_BULK_MAX hashes in order, with every candidate bucket
  * prefetched first.
  *

@@ -644,8 +644,8 @@ test_bulk_lookup_equals_scalar(void)
 		cf_stats(f, &st);
 		TEST_ASSERT(st.stash_used > 0, "variant %u: stash unused", i);
 		for (unsigned int size = 1; size <= CF_BULK_MAX; size++) {
-			uint32_t pos[CF_BULK_MAX];
-			uint64_t mask;
+			uint32_t pos[CF_BULK_MAX], pos_v[CF_BULK_MAX];
+			uint64_t mask, mask_v, vals[CF_BULK_MAX];
 			int hits;
 
 			for (unsigned int k = 0; k < size; k++)
@@ -655,6 +655,9 @@ test_bulk_lookup_equals_scalar(void)
 			hits = cf_lookup_bulk(f, q, size, &mask, pos);
 			TEST_ASSERT_EQ(hits, __builtin_popcountll(mask),
 				"hit count");
+			TEST_ASSERT_EQ(cf_lookup_bulk_values(f, q, size,
+				&mask_v, pos_v, vals), hits, "with values");
+			TEST_ASSERT_EQ(mask_v, mask, "hits with values");
 			for (unsigned int k = 0; k < size; k++) {
 				uint32_t p1 = UINT32_MAX;
 				int hit = cf_lookup_with_hash(f, q[k], &p1);
@@ -667,11 +670,18 @@ test_bulk_lookup_equals_scalar(void)
 				TEST_ASSERT_EQ(pos[k], p1, "position");
 				TEST_ASSERT(pos[k] < st.slots + st.stash_used,
 					"position out of range");
+				TEST_ASSERT_EQ(pos_v[k], p1, "position, "
+					"with values");
 				if (variants[i].value_bits != 0) {
 					uint64_t val;
 
 					TEST_ASSERT_EQ(cf_value_get(f, pos[k],
 						&val), 0, "value at hit");
+					TEST_ASSERT_EQ(vals[k], val, "value, "
+						"%s", pos[k] >= st.slots ?
+						"stash" : "table");
+				} else {
+					TEST_ASSERT_EQ(vals[k], 0, "no values");
 				}
 			}
 			/* The positions are equal to scalar ones, and the
