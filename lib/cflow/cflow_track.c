@@ -404,6 +404,25 @@ untracked_verdict(struct cflow_tracker *t, enum cflow_parse_status st)
 	}
 }
 
+/*
+ * Slots whose value the chunk may have written, hashed to 256 bits: a
+ * later packet of the same flow must read the value again, not the one
+ * the bulk lookup returned. A collision only costs a needless read.
+ */
+#define WRITTEN_WORDS 4
+
+static inline bool
+written_test(const uint64_t *w, uint32_t pos)
+{
+	return (w[(pos >> 6) % WRITTEN_WORDS] >> (pos & 63)) & 1;
+}
+
+static inline void
+written_set(uint64_t *w, uint32_t pos)
+{
+	w[(pos >> 6) % WRITTEN_WORDS] |= UINT64_C(1) << (pos & 63);
+}
+
 /* Up to CF_BULK_MAX parsed packets: one bulk lookup. */
 static void
 track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
@@ -412,6 +431,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		enum cflow_verdict *verdicts)
 {
 	uint64_t hashes[CF_BULK_MAX], values[CF_BULK_MAX], hits = 0, latest = 0;
+	uint64_t written[WRITTEN_WORDS] = { 0 };
 	uint32_t pos[CF_BULK_MAX];
 	uint8_t index[CF_BULK_MAX];
 	unsigned int m = 0;
@@ -455,6 +475,10 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 			found = cf_lookup_with_hash(t->filter, hashes[j],
 					&pos[j]) &&
 				cf_value_get(t->filter, pos[j], &values[j]) == 0;
+		else if (found && written_test(written, pos[j]))
+			cf_value_get(t->filter, pos[j], &values[j]);
+		if (found)
+			written_set(written, pos[j]);
 		v = track_one(t, &pkts[k], hashes[j], found, pos[j], values[j],
 				&moved);
 		if (verdicts != NULL)

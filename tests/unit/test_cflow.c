@@ -1073,6 +1073,46 @@ test_track_long_burst(void)
 	return 0;
 }
 
+/* Packets of one flow in one burst each see what the one before left:
+ * the value the bulk lookup read is stale once the first has written. */
+static int
+test_track_same_flow_in_burst(void)
+{
+	struct cflow_tracker *t = tracker(1000, 32, 10, CFLOW_FULL_EVICT);
+	struct spec ack = tcp(CFLOW_TCP_ACK, false);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, false);
+	const struct spec *burst[] = { &ack, &fin, &fin, &ack };
+	/* The first packet refreshes a flow idle for just under its 300 s
+	 * timeout; the others come past the timeout of the old time. */
+	static const uint64_t at[] = { 300 * S, 302 * S, 303 * S, 304 * S };
+	static const enum cflow_verdict want[] = { CFLOW_SEEN, CFLOW_CLOSING,
+		CFLOW_SEEN, CFLOW_SEEN };
+	uint8_t bufs[4][256];
+	struct cflow_input in[4];
+	enum cflow_verdict v[4];
+	struct cflow_counters c;
+
+	TEST_ASSERT(t != NULL, "create");
+	TEST_ASSERT_EQ(send(t, &ack, 1 * S), CFLOW_NEW, "open");
+	for (int k = 0; k < 4; k++) {
+		in[k] = (struct cflow_input){ .data = bufs[k],
+			.time_ns = at[k] };
+		in[k].len = in[k].wire_len = build(bufs[k], burst[k]);
+	}
+	cflow_track_burst(t, in, 4, v);
+	for (int k = 0; k < 4; k++)
+		TEST_ASSERT_EQ(v[k], want[k], "packet %d: verdict %d", k, v[k]);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.flows_new == 1 && c.flows_closed == 1 &&
+		c.flows_expired == 0 && c.active == 0, "new %lu closed %lu "
+		"expired %lu active %lu", (unsigned long)c.flows_new,
+		(unsigned long)c.flows_closed, (unsigned long)c.flows_expired,
+		(unsigned long)c.active);
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	cflow_tracker_free(t);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -1092,6 +1132,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_params_rejected),
 	TEST_CASE(test_track_rss_hash_and_fallback),
 	TEST_CASE(test_track_long_burst),
+	TEST_CASE(test_track_same_flow_in_burst),
 	TEST_CASE(test_track_model_fp32_exact),
 	TEST_CASE(test_track_model_short_fp),
 	TEST_CASES_END()
