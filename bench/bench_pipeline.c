@@ -385,6 +385,8 @@ tracker_params(struct cflow_tracker_params *p, uint64_t flows,
 	p->seed = 0x5eed + lane;
 	p->allocator = &app_dpdk_allocator;
 	p->socket_id = (int)rte_socket_id();
+	if (getenv("SWEEP_MAX"))
+		p->sweep_max_buckets = atoi(getenv("SWEEP_MAX"));
 }
 
 static struct result

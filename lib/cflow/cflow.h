@@ -266,8 +266,9 @@ void cflow_track_parsed(struct cflow_tracker *t,
 /**
  * Expire idle flows and remove lingering closed ones, visiting at most
  * sweep_max_buckets buckets: as many as the time since the last call
- * asks for, so that a whole pass takes at most P = max(1 s, shortest
- * timeout / 8) / 2, provided calls come at least every
+ * asks for, so that a whole pass takes at most P = L - 4 ticks (at
+ * least L / 2), where L = max(1 s, shortest timeout / 8), provided calls
+ * come at least every
  * sweep_max_buckets * P / buckets (the application calls it every
  * burst, and when idle). Every idle flow is then expired no earlier than
  * its timeout and no later than timeout + max(1 s, timeout / 8).

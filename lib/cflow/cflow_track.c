@@ -188,7 +188,7 @@ tick_shift_for(unsigned int value_bits, uint64_t longest)
 struct cflow_tracker *
 cflow_tracker_create(const struct cflow_tracker_params *p)
 {
-	uint64_t shortest = UINT64_MAX, longest;
+	uint64_t shortest = UINT64_MAX, longest, lateness;
 	unsigned int shift;
 	struct cflow_tracker *t;
 	struct cf_stats st;
@@ -235,9 +235,17 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
 		t->timeout_ticks[c] = (uint32_t)(p->timeout_ns[c] >> shift);
 	t->linger_ticks = ticks_of(p->close_linger_ns, shift);
-	/* A full pass at least twice per max(1 s, shortest timeout / 8). */
-	t->sweep_period_ns = (shortest / 8 > NS_PER_S ? shortest / 8 :
-			NS_PER_S) / 2;
+	/*
+	 * A full pass per L = max(1 s, shortest timeout / 8), the promised
+	 * lateness, less what truncated ticks add (3 ticks) and a tick of
+	 * margin: the slowest pace that keeps the promise, since on a big
+	 * table the sweep is a large part of the per-packet cost. Never
+	 * below L / 2.
+	 */
+	lateness = shortest / 8 > NS_PER_S ? shortest / 8 : NS_PER_S;
+	t->sweep_period_ns = lateness - (UINT64_C(4) << shift);
+	if (t->sweep_period_ns < lateness / 2)
+		t->sweep_period_ns = lateness / 2;
 	cf_stats(t->filter, &st);
 	t->buckets = st.buckets;
 	return t;
@@ -524,17 +532,23 @@ struct sweep_ctx {
 	uint64_t expired;
 };
 
-static int
-sweep_select(uint32_t pos, uint64_t v, void *arg)
+/* One batch of slots: select the idle flows and the lingered-out closed
+ * ones. */
+static uint64_t
+sweep_select(uint32_t first, const uint64_t *values, uint64_t used,
+		unsigned int n, void *arg)
 {
 	struct sweep_ctx *ctx = arg;
+	uint64_t expired = 0, done = 0;
 
-	(void)pos;
-	if (idle_expired(ctx->t, v)) {
-		ctx->expired++;
-		return 1;
+	(void)first;
+	for (unsigned int k = 0; k < n; k++) {
+		expired |= (uint64_t)idle_expired(ctx->t, values[k]) << k;
+		done |= (uint64_t)linger_done(ctx->t, values[k]) << k;
 	}
-	return linger_done(ctx->t, v);
+	expired &= used;
+	ctx->expired += (uint64_t)__builtin_popcountll(expired);
+	return expired | (done & used);
 }
 
 static uint64_t
@@ -542,7 +556,7 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 {
 	struct sweep_ctx ctx = { t, 0 };
 
-	cf_scan(t->filter, &t->cursor, nb, sweep_select, &ctx);
+	cf_scan_batch(t->filter, &t->cursor, nb, sweep_select, &ctx);
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;
 	return ctx.expired;

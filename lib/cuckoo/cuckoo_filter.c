@@ -1079,46 +1079,178 @@ cf_bucket_positions(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 
 /* --------------------------------------------------------------- scan */
 
-uint64_t
-cf_scan(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
-		cf_scan_fn fn, void *arg)
+/*
+ * A scan runs a few batches per call between bursts of lookups, so the
+ * hardware prefetchers lose its stream: fetch the lines of the batch
+ * that many batches ahead (the next call's, with the tracker's 64).
+ */
+#define SCAN_PREFETCH_BATCHES 4
+
+static void
+scan_prefetch(const struct cf_filter *f, uint64_t c, uint64_t nb)
 {
-	uint64_t c = *cursor < f->buckets ? *cursor : 0;
-	uint64_t deleted = 0;
+	const uint8_t *p, *end;
 
-	for (uint64_t n = 0; n < nb_buckets; n++) {
+	if (c + nb > f->buckets)
+		return;
+	p = cf_bucket_addr(f, (uint32_t)c);
+	end = cf_bucket_addr(f, (uint32_t)(c + nb - 1)) + f->prefetch_span;
+	for (p -= (uintptr_t)p & 63; p <= end; p += 64)
+		__builtin_prefetch(p, 0, 1);
+	if (f->values == NULL)
+		return;
+	p = f->values + c * f->slots * f->value_bytes;
+	end = p + nb * f->slots * f->value_bytes - 1;
+	for (p -= (uintptr_t)p & 63; p <= end; p += 64)
+		__builtin_prefetch(p, 0, 1);
+}
+
+/* Occupancy and values of buckets c..c+nb-1 into a batch: slot k of the
+ * batch is bucket c + k / slots, slot k % slots. */
+static uint64_t
+scan_gather(const struct cf_filter *f, uint64_t c, uint32_t nb,
+		uint64_t *values)
+{
+	uint64_t used = 0;
+	uint32_t n = nb * f->slots;
+
+	if (f->mode == CF_MODE_SEMISORT) {
+		for (uint32_t j = 0; j < nb; j++) {
+			struct cf_bucket b;
+
+			cf_semisort_read(f, (uint32_t)(c + j), &b);
+			for (uint32_t s = 0; s < f->slots; s++) {
+				used |= (uint64_t)(b.fp[s] != 0) <<
+					(j * f->slots + s);
+				values[j * f->slots + s] = b.value[s];
+			}
+		}
+		return used;
+	}
+	for (uint32_t j = 0; j < nb; j++) {
+		uint32_t i = (uint32_t)(c + j);
+
+		if (f->mode == CF_MODE_SLOTS) {
+			for (uint32_t s = 0; s < f->slots; s++)
+				used |= (uint64_t)(cf_slot_fp(f, i, s) != 0) <<
+					(j * f->slots + s);
+			continue;
+		}
+		/* The whole bucket in one load. */
+		uint64_t w = cf_bucket_lanes(f, i, f->mode);
+		uint64_t fp_mask = cf_low_mask(f->fp_bits);
+
+		for (uint32_t s = 0; s < f->slots; s++)
+			used |= (uint64_t)(((w >> (s * f->fp_bits)) &
+				fp_mask) != 0) << (j * f->slots + s);
+	}
+	for (uint32_t k = 0; k < n; k++)
+		values[k] = f->values != NULL ?
+			cf_value_load(f, c * f->slots + k) : 0;
+	return used;
+}
+
+/* Empty the slots of buckets c.. that @p del selects. */
+static void
+scan_delete(struct cf_filter *f, uint64_t c, uint64_t del)
+{
+	while (del != 0) {
+		uint32_t k = (uint32_t)__builtin_ctzll(del);
+		uint32_t i = (uint32_t)(c + (k >> f->slot_shift));
 		struct cf_bucket b;
-		bool changed = false;
 
-		cf_bucket_read(f, (uint32_t)c, &b);
+		cf_bucket_read(f, i, &b);
+		/* Every selected slot of this bucket at once. */
 		for (uint32_t s = 0; s < f->slots; s++) {
-			if (b.fp[s] == 0 || !fn((uint32_t)c * f->slots + s,
-					b.value[s], arg))
+			uint32_t bit = (i - (uint32_t)c) * f->slots + s;
+
+			if (!((del >> bit) & 1))
 				continue;
 			b.fp[s] = 0;
 			b.value[s] = 0;
-			changed = true;
+			del &= ~(UINT64_C(1) << bit);
 			f->items--;
-			deleted++;
 		}
-		if (changed)
-			bucket_write(f, (uint32_t)c, &b);
-		if (++c < f->buckets)
+		bucket_write(f, i, &b);
+	}
+}
+
+uint64_t
+cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
+		cf_scan_batch_fn fn, void *arg)
+{
+	uint64_t c = *cursor < f->buckets ? *cursor : 0;
+	uint64_t deleted = 0, values[64];
+
+	while (nb_buckets > 0) {
+		uint64_t nb = 64 / f->slots, used, del;
+
+		if (nb > nb_buckets)
+			nb = nb_buckets;
+		if (nb > f->buckets - c)
+			nb = f->buckets - c;
+		if (f->prefetch)
+			scan_prefetch(f, c + SCAN_PREFETCH_BATCHES * nb, nb);
+		used = scan_gather(f, c, (uint32_t)nb, values);
+		del = used == 0 ? 0 : fn((uint32_t)(c * f->slots), values,
+				used, (unsigned int)nb * f->slots, arg) & used;
+		if (del != 0) {
+			scan_delete(f, c, del);
+			deleted += (uint64_t)__builtin_popcountll(del);
+		}
+		nb_buckets -= nb;
+		c += nb;
+		if (c < f->buckets)
 			continue;
 		c = 0;
-		for (uint32_t k = 0; k < f->stash_count;) {
-			if (fn(table_slots(f) + k, f->stash[k].value, arg)) {
+		if (f->stash_count == 0)
+			continue;
+		for (uint32_t k = 0; k < f->stash_count; k++)
+			values[k] = f->stash[k].value;
+		del = fn(table_slots(f), values, (UINT64_C(1) <<
+				f->stash_count) - 1, f->stash_count, arg);
+		/* From the top, so that removals do not shift the rest. */
+		for (uint32_t k = f->stash_count; k-- > 0;)
+			if ((del >> k) & 1) {
 				stash_remove(f, k);
 				deleted++;
-			} else {
-				k++;
 			}
-		}
 	}
 	*cursor = c;
 	if (deleted != 0 && f->stash_count != 0)
 		stash_rehome(f);
 	return deleted;
+}
+
+struct scan_each {
+	cf_scan_fn fn;
+	void *arg;
+};
+
+static uint64_t
+scan_each_item(uint32_t first, const uint64_t *values, uint64_t used,
+		unsigned int n, void *arg)
+{
+	const struct scan_each *e = arg;
+	uint64_t del = 0;
+
+	(void)n;
+	for (uint64_t m = used; m != 0; m &= m - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(m);
+
+		if (e->fn(first + k, values[k], e->arg))
+			del |= UINT64_C(1) << k;
+	}
+	return del;
+}
+
+uint64_t
+cf_scan(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
+		cf_scan_fn fn, void *arg)
+{
+	struct scan_each e = { fn, arg };
+
+	return cf_scan_batch(f, cursor, nb_buckets, scan_each_item, &e);
 }
 
 /* -------------------------------------------------------------- stats */

@@ -368,6 +368,22 @@ typedef int (*cf_scan_fn)(uint32_t pos, uint64_t value, void *arg);
 uint64_t cf_scan(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 		cf_scan_fn fn, void *arg);
 
+/**
+ * Batch scan callback: @p n slots with consecutive positions from
+ * @p first (table slots, or the stash), their values (0 without values)
+ * and @p used (bit k set: slot first + k holds an item). Returns the
+ * mask of the items to delete. It must not modify the filter.
+ */
+typedef uint64_t (*cf_scan_batch_fn)(uint32_t first, const uint64_t *values,
+		uint64_t used, unsigned int n, void *arg);
+
+/**
+ * cf_scan() with one callback per batch of up to 64 slots instead of one
+ * per item: for scans that run on the datapath, as expiry does.
+ */
+uint64_t cf_scan_batch(struct cf_filter *f, uint64_t *cursor,
+		uint64_t nb_buckets, cf_scan_batch_fn fn, void *arg);
+
 /** Fill @p stats. */
 void cf_stats(const struct cf_filter *f, struct cf_stats *stats);
 
