@@ -91,6 +91,9 @@ static const struct option_def defs[] = {
 	{ "full-policy", "flows", "full_policy", OPT_CHOICE, OFF(full_policy),
 		0, 0, policies, "evict", "full table: evict, or leave the new "
 		"flow untracked" },
+	{ "exact-size", "flows", "exact_size", OPT_FLAG, OFF(exact_size), 0,
+		1, NULL, "0", "size the table to --flows exactly, not to the "
+		"next power of two (up to half the memory)" },
 	{ "vlan-in-key", "flows", "vlan_in_key", OPT_FLAG, OFF(vlan_in_key),
 		0, 1, NULL, "0", "key flows by their VLAN ids too" },
 	{ "exit-on-eof", "run", "exit_on_eof", OPT_FLAG, OFF(exit_on_eof), 0,

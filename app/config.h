@@ -42,6 +42,7 @@ struct app_config {
 	uint64_t close_linger_s;
 	uint64_t full_policy;  /* enum cflow_full_policy */
 	uint64_t vlan_in_key;
+	uint64_t exact_size;
 	uint64_t exit_on_eof;
 	uint64_t stats_period_s;
 	char stats_json[256];

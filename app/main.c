@@ -190,6 +190,7 @@ tracker_create(unsigned int lcore)
 	cflow_tracker_params_init(&p, cfg.flows);
 	p.fp_bits = (unsigned int)cfg.fp_bits;
 	p.value_bits = cfg.age_bits == 1 ? 16 : 32;
+	p.exact_size = cfg.exact_size;
 	if (cfg.hash_seed_set)
 		p.seed = cfg.hash_seed;
 	p.hash = (enum cflow_hash_mode)cfg.hash;

@@ -158,12 +158,12 @@ json_filter(FILE *f, const struct app_worker *w)
 	struct cf_stats st;
 
 	cf_stats(cflow_tracker_filter(w->tracker), &st);
-	fprintf(f, "\"lcore_%u\": {\"capacity\": %" PRIu64 ", \"items\": %"
-		PRIu64 ", \"load\": %.6f, \"bytes\": %" PRIu64 ", "
-		"\"bits_per_flow\": %.3f, \"expected_fpr\": %.9f, "
-		"\"stash\": %" PRIu64 "}", w->lcore, config->flows, st.items,
-		st.load_factor, st.bytes, st.bits_per_item, st.expected_fpr,
-		st.stash_used);
+	fprintf(f, "\"lcore_%u\": {\"capacity\": %" PRIu64 ", \"slots\": %"
+		PRIu64 ", \"items\": %" PRIu64 ", \"load\": %.6f, "
+		"\"bytes\": %" PRIu64 ", \"bits_per_flow\": %.3f, "
+		"\"expected_fpr\": %.9f, \"stash\": %" PRIu64 "}", w->lcore,
+		config->flows, st.slots, st.items, st.load_factor, st.bytes,
+		st.bits_per_item, st.expected_fpr, st.stash_used);
 }
 
 int

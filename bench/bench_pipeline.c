@@ -70,6 +70,8 @@ static struct {
 	double seconds;
 	unsigned int fp_bits;
 	unsigned int age_bits;
+	bool exact_size;
+	unsigned int sweep_buckets;
 	unsigned int lcores[2]; /* 1 and/or 2 */
 	unsigned int nb_lcore_counts;
 	bool variant[VARIANTS];
@@ -83,6 +85,7 @@ static struct {
 	.seconds = 2,
 	.fp_bits = 16,
 	.age_bits = 16,
+	.sweep_buckets = CFLOW_SWEEP_MAX_BUCKETS,
 	.variant = { true, true, true },
 };
 
@@ -385,8 +388,8 @@ tracker_params(struct cflow_tracker_params *p, uint64_t flows,
 	p->seed = 0x5eed + lane;
 	p->allocator = &app_dpdk_allocator;
 	p->socket_id = (int)rte_socket_id();
-	if (getenv("SWEEP_MAX"))
-		p->sweep_max_buckets = atoi(getenv("SWEEP_MAX"));
+	p->exact_size = opt.exact_size;
+	p->sweep_max_buckets = opt.sweep_buckets;
 }
 
 static struct result
@@ -470,6 +473,10 @@ usage(const char *prog)
 		"  --seconds S      measured time per row (default 2)\n"
 		"  --fp-bits N      cuckoo fingerprint bits (default 16)\n"
 		"  --age-bits N     cuckoo state bits, 16 or 32 (default 16)\n"
+		"  --exact-size     cuckoo tables sized exactly, not to a power "
+		"of two\n"
+		"  --sweep-buckets N  sweep work bound per burst, in buckets of "
+		"4 slots (default 64; 1 shows what the sweep costs)\n"
 		"  --lcores L       1, 2 or both (default: both if the EAL has "
 		"2 lcores)\n"
 		"  --variants LIST  of ceiling,cuckoo,rte_hash (default all)\n"
@@ -486,6 +493,7 @@ parse_options(int argc, char **argv)
 		{ "zipf-s", 1, NULL, 'z' }, { "churn", 1, NULL, 'c' },
 		{ "seconds", 1, NULL, 's' }, { "fp-bits", 1, NULL, 'b' },
 		{ "age-bits", 1, NULL, 'a' }, { "lcores", 1, NULL, 'l' },
+		{ "exact-size", 0, NULL, 'e' }, { "sweep-buckets", 1, NULL, 'w' },
 		{ "variants", 1, NULL, 'v' }, { "csv", 1, NULL, 'o' },
 		{ "quick", 0, NULL, 'q' }, { "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -547,6 +555,16 @@ parse_options(int argc, char **argv)
 			opt.age_bits = (unsigned int)strtoul(optarg, &end, 0);
 			if (*end != '\0' || (opt.age_bits != 16 &&
 					opt.age_bits != 32))
+				goto bad;
+			break;
+		case 'e':
+			opt.exact_size = true;
+			break;
+		case 'w':
+			opt.sweep_buckets = (unsigned int)strtoul(optarg, &end,
+				0);
+			if (*end != '\0' || opt.sweep_buckets < 1 ||
+					opt.sweep_buckets > 65536)
 				goto bad;
 			break;
 		case 'l':
@@ -643,9 +661,11 @@ main(int argc, char **argv)
 		fprintf(csv, "flows,dist,lcores,variant,mpps_per_lcore,"
 			"cycles_per_pkt,bytes_per_flow,tracked,new_share\n");
 	printf("# bench_pipeline: 64-byte TCP/UDP frames, %.0f%% TCP churn, "
-		"cuckoo with %u-bit fingerprints and %u-bit state, %.1f s a "
-		"row; TSC %.2f GHz\n\n", opt.churn * 100, opt.fp_bits,
-		opt.age_bits, opt.seconds, rte_get_tsc_hz() / 1e9);
+		"cuckoo with %u-bit fingerprints and %u-bit state%s, sweep "
+		"<= %u buckets a burst, %.1f s a row; TSC %.2f GHz\n\n",
+		opt.churn * 100, opt.fp_bits, opt.age_bits,
+		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
+		opt.seconds, rte_get_tsc_hz() / 1e9);
 	printf("| flows | dist | lcores | variant | Mpps/lcore | cycles/pkt "
 		"| bytes/flow | of ceiling | cuckoo/rte_hash |\n");
 	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|\n");

@@ -24,15 +24,13 @@
 #define STATE_CLOSING 1u
 #define STATE_USED 8u
 #define STATE_TIME_SHIFT 4
-/* Positions one sweep call visits at most: the tracker's default bound
- * of 64 buckets of 4 slots. */
-#define SWEEP_MAX_POSITIONS 256
 
 struct exact_table {
 	struct rte_hash *h;
 	uint64_t *state;        /* by position */
 	uint32_t positions;
 	uint32_t cursor;        /* sweep position */
+	uint32_t sweep_max;     /* positions a sweep call visits at most */
 	uint64_t timeout_ns[CFLOW_CLASS_MAX];
 	uint64_t linger_ns;
 	uint64_t now_ns;
@@ -85,9 +83,12 @@ exact_table_create(const struct cflow_tracker_params *p, int socket_id)
 			shortest = p->timeout_ns[c];
 	}
 	t->linger_ns = p->close_linger_ns;
-	/* The tracker's pace: a full pass twice per max(1 s, timeout / 8). */
-	t->sweep_period_ns = (shortest / 8 > NS_PER_S ? shortest / 8 :
-			NS_PER_S) / 2;
+	/* The tracker's bound: as many slots as its buckets hold. */
+	t->sweep_max = p->sweep_max_buckets * 4;
+	/* The tracker's promise, with exact times: a full pass per
+	 * max(1 s, shortest timeout / 8). */
+	t->sweep_period_ns = shortest / 8 > NS_PER_S ? shortest / 8 :
+			NS_PER_S;
 	return t;
 }
 
@@ -241,7 +242,7 @@ exact_track(void *table, const struct cflow_input *in,
 }
 
 /* Visit as many positions as the time since the last call asks for
- * (at most SWEEP_MAX_POSITIONS), removing idle and lingered-out flows. */
+ * (at most sweep_max), removing idle and lingered-out flows. */
 static uint64_t
 exact_sweep(void *table, uint64_t now_ns)
 {
@@ -262,8 +263,8 @@ exact_sweep(void *table, uint64_t now_ns)
 	if (t->sweep_credit > (double)t->positions)
 		t->sweep_credit = (double)t->positions;
 	nb = (uint64_t)t->sweep_credit;
-	if (nb > SWEEP_MAX_POSITIONS)
-		nb = SWEEP_MAX_POSITIONS;
+	if (nb > t->sweep_max)
+		nb = t->sweep_max;
 	t->sweep_credit -= (double)nb;
 	while (nb-- > 0) {
 		uint32_t pos = t->cursor;

@@ -172,6 +172,7 @@ struct cflow_tracker_params {
 	 * 268 ms for the default 300 s; 2 bytes less per flow).
 	 */
 	unsigned int value_bits;
+	bool exact_size;        /**< lib/cuckoo's exact_size (default off) */
 	uint64_t seed;          /**< hash seed; random from params_init */
 	enum cflow_hash_mode hash;
 	uint64_t timeout_ns[CFLOW_CLASS_MAX]; /**< idle timeouts */

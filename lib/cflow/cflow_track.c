@@ -221,6 +221,7 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 		.capacity = p->capacity,
 		.fp_bits = p->fp_bits,
 		.value_bits = p->value_bits,
+		.exact_size = p->exact_size,
 		.seed = p->seed,
 		.socket_id = p->socket_id,
 		.allocator = p->allocator,

@@ -61,6 +61,7 @@ struct cf_filter {
 	uint8_t *table;
 	uint8_t *values;        /* NULL when value_bits == 0 */
 	uint32_t bucket_mask;   /* buckets - 1 */
+	bool pow2;              /* buckets is a power of two */
 	uint32_t bucket_bits;   /* bits per bucket */
 	uint32_t slots;         /* slots per bucket */
 	uint32_t slot_shift;    /* log2(slots): positions split without a div */
@@ -196,6 +197,13 @@ cf_value_store(struct cf_filter *f, uint64_t slot, uint64_t value)
 	}
 }
 
+/* x in [0, 2^32) mapped onto [0, n): a multiply, not a division. */
+static inline uint32_t
+cf_range(uint32_t x, uint64_t n)
+{
+	return (uint32_t)(((uint64_t)x * n) >> 32);
+}
+
 /*
  * Index from the high 32 bits, fingerprint from the low 32 bits: two
  * independent parts of one hash. The fingerprint is mapped onto 1..range
@@ -205,7 +213,8 @@ cf_value_store(struct cf_filter *f, uint64_t slot, uint64_t value)
 static inline uint32_t
 cf_index(const struct cf_filter *f, uint64_t hash)
 {
-	return (uint32_t)(hash >> 32) & f->bucket_mask;
+	return f->pow2 ? (uint32_t)(hash >> 32) & f->bucket_mask :
+		cf_range((uint32_t)(hash >> 32), f->buckets);
 }
 
 static inline uint32_t
@@ -216,16 +225,25 @@ cf_fingerprint(const struct cf_filter *f, uint64_t hash)
 
 /*
  * Partial-key cuckoo hashing: the alternate bucket depends only on the
- * current bucket and the fingerprint, and XOR makes it an involution on
- * a power-of-two table. The fingerprint is mixed first (Fibonacci
- * hashing), so that close fingerprints land far apart.
+ * current bucket and the fingerprint. The fingerprint is mixed first
+ * (Fibonacci hashing), so that close fingerprints land far apart.
+ *
+ * On a power-of-two table it is the paper's i XOR h(fp). XOR is not an
+ * involution modulo any other bucket count (the blog version's bug);
+ * there (cf_params.exact_size) it is (h(fp) - i) mod buckets, which is:
+ * h - (h - i) = i.
  */
 static inline uint32_t
 cf_alt_index(const struct cf_filter *f, uint32_t i, uint32_t fp)
 {
 	uint64_t mix = (uint64_t)fp * UINT64_C(0x9e3779b97f4a7c15);
+	uint32_t h, alt;
 
-	return (i ^ (uint32_t)(mix >> 32)) & f->bucket_mask;
+	if (f->pow2)
+		return (i ^ (uint32_t)(mix >> 32)) & f->bucket_mask;
+	h = cf_range((uint32_t)(mix >> 32), f->buckets);
+	alt = h - i;
+	return h >= i ? alt : alt + (uint32_t)f->buckets;
 }
 
 static inline const uint8_t *

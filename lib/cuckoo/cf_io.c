@@ -222,9 +222,15 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 	if (h->fp_bits == 0 || h->bucket_slots == 0 || h->max_kicks == 0 ||
 			h->table > CF_TABLE_SEMISORT)
 		return -EBADMSG;
-	if (cf_params_resolve(p, p, &want_buckets) != 0 ||
-			h->buckets != want_buckets)
+	/* The file holds no flag for exact_size: the bucket count tells. */
+	if (cf_params_resolve(p, p, &want_buckets) != 0)
 		return -EBADMSG;
+	if (h->buckets != want_buckets) {
+		p->exact_size = true;
+		if (cf_params_resolve(p, p, &want_buckets) != 0 ||
+				h->buckets != want_buckets)
+			return -EBADMSG;
+	}
 	if (h->stash_count > CF_STASH_SIZE ||
 			h->items > h->buckets * h->bucket_slots)
 		return -EBADMSG;
@@ -269,7 +275,7 @@ content_check(struct cf_filter *f, const struct cf_file_header *h)
 	if (items != h->items)
 		return -EBADMSG;
 	for (uint32_t k = 0; k < f->stash_count; k++)
-		if (f->stash[k].bucket > f->bucket_mask ||
+		if (f->stash[k].bucket >= f->buckets ||
 				f->stash[k].fp == 0 ||
 				f->stash[k].fp > f->fp_range)
 			return -EBADMSG;

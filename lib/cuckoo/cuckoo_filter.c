@@ -93,7 +93,8 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 	return 0;
 }
 
-/* Smallest power-of-two bucket count holding capacity at <= 96% load. */
+/* Buckets holding capacity at <= 96% load: that many with exact_size,
+ * else the next power of two. */
 static uint64_t
 buckets_for(const struct cf_params *p)
 {
@@ -101,6 +102,8 @@ buckets_for(const struct cf_params *p)
 		(p->bucket_slots * 96);
 	uint64_t buckets = 1;
 
+	if (p->exact_size)
+		return need;
 	while (buckets < need)
 		buckets <<= 1;
 	return buckets;
@@ -141,6 +144,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	uint32_t lanes;
 
 	f->buckets = buckets;
+	f->pow2 = (buckets & (buckets - 1)) == 0;
 	f->bucket_mask = (uint32_t)(buckets - 1);
 	f->slots = p->bucket_slots;
 	f->slot_shift = (uint32_t)__builtin_ctz(p->bucket_slots);

@@ -30,6 +30,7 @@
  */
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -88,9 +89,17 @@ struct cf_params {
 	/**
 	 * Number of items the filter must hold. The bucket count is the
 	 * smallest power of two that holds @p capacity at a load of at most
-	 * CF_SIZING_LOAD. Required; at most 2^32 - 1 slots in total.
+	 * CF_SIZING_LOAD (or exactly that many, see @p exact_size).
+	 * Required; at most 2^31 items.
 	 */
 	uint64_t capacity;
+	/**
+	 * Size the table to @p capacity at CF_SIZING_LOAD exactly rather
+	 * than to the next power of two: up to half the memory. The
+	 * alternate bucket is then (h(fp) - i) mod buckets, not the paper's
+	 * i XOR h(fp), which is an involution on power-of-two tables only.
+	 */
+	bool exact_size;
 	/**
 	 * Fingerprint bits: 4..32 for CF_TABLE_PLAIN, 5..16 for
 	 * CF_TABLE_SEMISORT (default CF_DEFAULT_FP_BITS). The false positive

@@ -107,6 +107,18 @@ def test_truth():
              not differences(g, want, exact=False) and 0 <= lost <= 3 and
              "lcore_1" in got["filter"], "lost %d, %s" % (
                  lost, differences(g, want, exact=False)))
+    # The compact table: 16-bit state, exact size (not a power of two).
+    with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
+        want = json.load(f)
+    name = "truth mixed.pcap fp32, --age-bits 16 --exact-size"
+    try:
+        got = counters(os.path.join(PCAPS, "mixed.pcap"), 32, extra=[
+            "--age-bits", "16", "--exact-size", "--flows", "50000"])
+        diff = differences(got["total"], want)
+        case(name, not diff and got["filter"]["lcore_1"]["slots"] ==
+             13021 * 4, "%s %s" % (diff, got["filter"]["lcore_1"]))
+    except RuntimeError as e:
+        case(name, False, str(e))
 
 
 def hugepages_free():

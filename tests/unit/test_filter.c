@@ -19,23 +19,29 @@ struct variant {
 	unsigned int fp_bits;
 	unsigned int slots;
 	unsigned int value_bits;
+	bool exact_size;
 };
 
 static const struct variant variants[] = {
-	{ CF_TABLE_PLAIN, 4, 4, 0 },
-	{ CF_TABLE_PLAIN, 8, 4, 0 },
-	{ CF_TABLE_PLAIN, 12, 4, 16 },
-	{ CF_TABLE_PLAIN, 13, 4, 0 },
-	{ CF_TABLE_PLAIN, 16, 4, 32 },
-	{ CF_TABLE_PLAIN, 32, 4, 64 },
-	{ CF_TABLE_PLAIN, 12, 2, 8 },
-	{ CF_TABLE_PLAIN, 16, 2, 0 },
-	{ CF_TABLE_PLAIN, 8, 8, 0 },
-	{ CF_TABLE_PLAIN, 16, 8, 16 },
-	{ CF_TABLE_SEMISORT, 5, 4, 0 },
-	{ CF_TABLE_SEMISORT, 9, 4, 8 },
-	{ CF_TABLE_SEMISORT, 13, 4, 16 },
-	{ CF_TABLE_SEMISORT, 16, 4, 0 },
+	{ CF_TABLE_PLAIN, 4, 4, 0, false },
+	{ CF_TABLE_PLAIN, 8, 4, 0, false },
+	{ CF_TABLE_PLAIN, 12, 4, 16, false },
+	{ CF_TABLE_PLAIN, 13, 4, 0, false },
+	{ CF_TABLE_PLAIN, 16, 4, 32, false },
+	{ CF_TABLE_PLAIN, 32, 4, 64, false },
+	{ CF_TABLE_PLAIN, 12, 2, 8, false },
+	{ CF_TABLE_PLAIN, 16, 2, 0, false },
+	{ CF_TABLE_PLAIN, 8, 8, 0, false },
+	{ CF_TABLE_PLAIN, 16, 8, 16, false },
+	{ CF_TABLE_SEMISORT, 5, 4, 0, false },
+	{ CF_TABLE_SEMISORT, 9, 4, 8, false },
+	{ CF_TABLE_SEMISORT, 13, 4, 16, false },
+	{ CF_TABLE_SEMISORT, 16, 4, 0, false },
+	/* Bucket counts that are not powers of two. */
+	{ CF_TABLE_PLAIN, 16, 4, 16, true },
+	{ CF_TABLE_PLAIN, 12, 2, 8, true },
+	{ CF_TABLE_PLAIN, 32, 8, 64, true },
+	{ CF_TABLE_SEMISORT, 13, 4, 16, true },
 };
 #define NB_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -49,6 +55,7 @@ make(const struct variant *v, uint64_t capacity, uint64_t seed)
 		.value_bits = v->value_bits,
 		.table = v->table,
 		.seed = seed,
+		.exact_size = v->exact_size,
 	};
 
 	return cf_create(&p);
@@ -444,10 +451,10 @@ static int
 test_table2_first_failure(void)
 {
 	static const struct variant t2[] = {
-		{ CF_TABLE_PLAIN, 8, 4, 0 },
-		{ CF_TABLE_PLAIN, 12, 4, 0 },
-		{ CF_TABLE_PLAIN, 16, 4, 0 },
-		{ CF_TABLE_SEMISORT, 13, 4, 0 },
+		{ CF_TABLE_PLAIN, 8, 4, 0, false },
+		{ CF_TABLE_PLAIN, 12, 4, 0, false },
+		{ CF_TABLE_PLAIN, 16, 4, 0, false },
+		{ CF_TABLE_SEMISORT, 13, 4, 0, false },
 	};
 
 	for (unsigned int i = 0; i < 4; i++) {
@@ -465,7 +472,7 @@ test_table2_first_failure(void)
 static int
 fpr_check(unsigned int fp_bits, uint64_t queries)
 {
-	struct variant v = { CF_TABLE_PLAIN, fp_bits, 4, 0 };
+	struct variant v = { CF_TABLE_PLAIN, fp_bits, 4, 0, false };
 	struct cf_filter *f = make(&v, (uint64_t)((1u << 18) * 0.95), 5);
 	uint64_t rng = 1000 + fp_bits, qrng = 2000 + fp_bits, fp = 0;
 	struct cf_stats st;
@@ -519,8 +526,8 @@ test_fpr_16(void)
 static int
 semisort_vs_plain(unsigned int fp_bits)
 {
-	struct variant vp = { CF_TABLE_PLAIN, fp_bits, 4, 0 };
-	struct variant vs = { CF_TABLE_SEMISORT, fp_bits, 4, 0 };
+	struct variant vp = { CF_TABLE_PLAIN, fp_bits, 4, 0, false };
+	struct variant vs = { CF_TABLE_SEMISORT, fp_bits, 4, 0, false };
 	struct cf_filter *p = make(&vp, 15000, 3), *s = make(&vs, 15000, 3);
 	uint64_t *h = calloc(20000, sizeof(*h));
 	uint64_t rng = 77, qrng = 78, n = 0;
@@ -759,9 +766,9 @@ static int
 test_values_and_positions(void)
 {
 	static const struct variant vv[] = {
-		{ CF_TABLE_PLAIN, 32, 4, 64 },
-		{ CF_TABLE_PLAIN, 16, 2, 16 },
-		{ CF_TABLE_SEMISORT, 16, 4, 32 },
+		{ CF_TABLE_PLAIN, 32, 4, 64, false },
+		{ CF_TABLE_PLAIN, 16, 2, 16, false },
+		{ CF_TABLE_SEMISORT, 16, 4, 32, false },
 	};
 
 	for (unsigned int i = 0; i < 3; i++) {

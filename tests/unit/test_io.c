@@ -30,6 +30,11 @@ static const struct cf_params layouts[] = {
 	{ .capacity = 3000, .fp_bits = 13, .table = CF_TABLE_SEMISORT,
 		.value_bits = 32 },
 	{ .capacity = 3000, .fp_bits = 9, .table = CF_TABLE_SEMISORT },
+	/* 782 buckets: not a power of two */
+	{ .capacity = 3000, .fp_bits = 16, .value_bits = 16,
+		.exact_size = true },
+	{ .capacity = 3000, .fp_bits = 13, .table = CF_TABLE_SEMISORT,
+		.exact_size = true },
 };
 #define NB_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
