@@ -327,13 +327,12 @@ insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls)
 
 /*
  * One parsed packet whose flow lookup gave found/pos/v (the value at pos).
- * *moved is set when
- * the filter was changed in a way that can move entries (delete, add),
- * so that later positions of the burst must be looked up again.
+ * *changed is set when it added or removed an entry.
  */
 static enum cflow_verdict
 track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
-		uint64_t hash, bool found, uint32_t pos, uint64_t v, bool *moved)
+		uint64_t hash, bool found, uint32_t pos, uint64_t v,
+		bool *changed)
 {
 	bool tcp = pkt->proto_class == CFLOW_CLASS_TCP;
 	bool close = tcp && (pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST));
@@ -344,7 +343,7 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		if (!value_closing(v) && idle_expired(t, v)) {
 			/* Idle past its timeout, not swept yet. */
 			remove_at(t, pos);
-			*moved = true;
+			*changed = true;
 			t->c.flows_expired++;
 			t->c.active--;
 		} else if (!value_closing(v)) {
@@ -353,7 +352,7 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 				t->c.active--;
 				if (t->linger_ticks == 0) {
 					remove_at(t, pos);
-					*moved = true;
+					*changed = true;
 				} else {
 					cf_value_set(t->filter, pos, value_make(
 						t->now_tick, value_class(v),
@@ -367,11 +366,11 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 			return CFLOW_SEEN;
 		} else if (linger_done(t, v)) {
 			remove_at(t, pos);
-			*moved = true;
+			*changed = true;
 		} else if (syn) {
 			/* A new connection on a closing tuple. */
 			remove_at(t, pos);
-			*moved = true;
+			*changed = true;
 			t->c.reused++;
 			return insert_flow(t, hash, pkt->proto_class);
 		} else {
@@ -383,7 +382,7 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		t->c.orphan_close++;
 		return CFLOW_UNTRACKED_ORPHAN;
 	}
-	*moved = true;
+	*changed = true;
 	return insert_flow(t, hash, pkt->proto_class);
 }
 
@@ -414,9 +413,10 @@ untracked_verdict(struct cflow_tracker *t, enum cflow_parse_status st)
 }
 
 /*
- * Slots whose value the chunk may have written, hashed to 256 bits: a
- * later packet of the same flow must read the value again, not the one
- * the bulk lookup returned. A collision only costs a needless read.
+ * Slots an earlier packet of the chunk found, hence may have written or
+ * emptied, hashed to 256 bits: a later packet of the same flow must look
+ * it up again, not trust what the bulk lookup returned. A collision only
+ * costs a needless lookup.
  */
 #define WRITTEN_WORDS 4
 
@@ -443,8 +443,9 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	uint64_t written[WRITTEN_WORDS] = { 0 };
 	uint32_t pos[CF_BULK_MAX];
 	uint8_t index[CF_BULK_MAX];
+	uint64_t relocations = cf_relocations(t->filter);
 	unsigned int m = 0;
-	bool moved = false;
+	bool moved = false, changed = false;
 
 	for (unsigned int k = 0; k < n; k++) {
 		t->c.packets++;
@@ -473,23 +474,27 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		cf_lookup_bulk_values(t->filter, hashes, m, &hits, pos, values);
 	for (unsigned int j = 0; j < m; j++) {
 		unsigned int k = index[j];
-		bool found = (hits >> j) & 1;
+		bool found = (hits >> j) & 1, changed_now = false;
 		enum cflow_verdict v;
 
-		/* A leap of the clock, or an earlier packet of the burst,
-		 * moved entries. */
+		/* A leap of the clock swept the table. */
 		if (clock_advance(t, in[k].time_ns))
 			moved = true;
-		if (moved)
+		/* Look the flow up again if entries moved (kicks, stash), if
+		 * an earlier packet wrote or emptied its slot, or if it was
+		 * missing and entries were added since (perhaps its own). */
+		if (moved || (found ? written_test(written, pos[j]) : changed))
 			found = cf_lookup_with_hash(t->filter, hashes[j],
 					&pos[j]) &&
 				cf_value_get(t->filter, pos[j], &values[j]) == 0;
-		else if (found && written_test(written, pos[j]))
-			cf_value_get(t->filter, pos[j], &values[j]);
 		if (found)
 			written_set(written, pos[j]);
 		v = track_one(t, &pkts[k], hashes[j], found, pos[j], values[j],
-				&moved);
+				&changed_now);
+		if (changed_now) {
+			changed = true;
+			moved |= cf_relocations(t->filter) != relocations;
+		}
 		if (verdicts != NULL)
 			verdicts[k] = v;
 	}

@@ -87,6 +87,7 @@ struct cf_filter {
 	/* Written by adds and deletes. */
 	uint64_t items;         /* in the table, stash excluded */
 	uint64_t kicks_total;
+	uint64_t relocations;   /* see cf_relocations() */
 	uint64_t kicks_max;
 	uint64_t adds_failed;
 	uint64_t rng;

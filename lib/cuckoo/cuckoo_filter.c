@@ -309,6 +309,8 @@ static void
 bucket_write(struct cf_filter *f, uint32_t i, struct cf_bucket *b)
 {
 	if (f->mode == CF_MODE_SEMISORT) {
+		/* Re-sorting can move every item of the bucket. */
+		f->relocations++;
 		cf_semisort_write(f, i, b, NULL);
 		return;
 	}
@@ -334,6 +336,7 @@ slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
 		cf_semisort_read(f, i, &b);
 		b.fp[s] = fp;
 		b.value[s] = value;
+		f->relocations++;
 		cf_semisort_write(f, i, &b, order);
 		return order[s];
 	}
@@ -393,6 +396,8 @@ stash_find(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp)
 static void
 stash_remove(struct cf_filter *f, uint32_t k)
 {
+	/* The entries after k move down one position. */
+	f->relocations++;
 	f->stash_count--;
 	memmove(&f->stash[k], &f->stash[k + 1],
 			(f->stash_count - k) * sizeof(f->stash[0]));
@@ -549,6 +554,8 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 			count_in_bucket(f, i2, fp) : 0) ==
 			f->slots * (i1 != i2 ? 2 : 1))
 		return -ENOSPC;
+	/* Kicks move other items, even when rolled back. */
+	f->relocations++;
 	if (kick(f, i1, i2, fp, value, pos) == 0)
 		return 0;
 	if (!use_stash || f->stash_count == CF_STASH_SIZE)
@@ -741,6 +748,7 @@ cf_clear(struct cf_filter *f)
 		memset(f->values, 0, f->values_bytes);
 	f->stash_count = 0;
 	f->items = 0;
+	f->relocations++;
 	f->kicks_total = 0;
 	f->kicks_max = 0;
 	f->adds_failed = 0;
@@ -1283,6 +1291,12 @@ cf_stats(const struct cf_filter *f, struct cf_stats *st)
 	st->kicks_max = f->kicks_max;
 	st->stash_used = f->stash_count;
 	st->adds_failed = f->adds_failed;
+}
+
+uint64_t
+cf_relocations(const struct cf_filter *f)
+{
+	return f->relocations;
 }
 
 void

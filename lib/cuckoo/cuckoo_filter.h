@@ -399,6 +399,15 @@ void cf_stats(const struct cf_filter *f, struct cf_stats *stats);
 /** Read back the parameters in effect (defaults filled in). */
 void cf_get_params(const struct cf_filter *f, struct cf_params *params);
 
+/**
+ * A count that changes whenever an item other than the one being added or
+ * deleted may have changed position: kicks, stash moves, semi-sorted
+ * re-sorts, cf_clear(). A caller holding positions from an earlier lookup
+ * keeps them while it is unchanged; adding into a free slot, deleting,
+ * and setting values leave the others where they are.
+ */
+uint64_t cf_relocations(const struct cf_filter *f);
+
 /** Bytes that cf_save_mem() writes. */
 size_t cf_save_size(const struct cf_filter *f);
 

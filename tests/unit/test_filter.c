@@ -997,6 +997,62 @@ test_clear(void)
 	return 0;
 }
 
+/* While cf_relocations() is unchanged, every position a lookup gave
+ * still holds its item: adds into free slots and deletes move nothing;
+ * kicks, stash moves and re-sorts change the count. */
+static int
+test_relocations(void)
+{
+	static const struct variant vs[] = {
+		{ CF_TABLE_PLAIN, 32, 4, 16, false },
+		{ CF_TABLE_PLAIN, 32, 4, 16, true },
+		{ CF_TABLE_SEMISORT, 16, 4, 16, false },
+	};
+	static uint64_t h[4200];
+	static uint32_t pos[4200];
+
+	for (unsigned int i = 0; i < 3; i++) {
+		struct cf_filter *f = make(&vs[i], 3000, 9);
+		uint64_t rng = 3, r, changes = 0;
+		unsigned int n = 0;
+
+		TEST_ASSERT(f != NULL, "create");
+		r = cf_relocations(f);
+		for (int a = 0; a < 4200; a++) {
+			uint64_t x = test_rand(&rng);
+
+			/* Now and then delete the oldest item instead. */
+			if (a % 5 == 4 && n > 0) {
+				TEST_ASSERT_EQ(cf_delete_with_hash(f, h[0]), 0,
+					"delete");
+				h[0] = h[--n];
+				pos[0] = pos[n];
+			} else if (cf_add_with_hash(f, x, 1, &pos[n]) == 0) {
+				h[n++] = x;
+			}
+			if (cf_relocations(f) != r) {
+				r = cf_relocations(f);
+				changes++;
+				for (unsigned int k = 0; k < n; k++)
+					TEST_ASSERT(cf_lookup_with_hash(f, h[k],
+						&pos[k]), "item lost");
+				continue;
+			}
+			for (unsigned int k = 0; k < n; k++) {
+				uint32_t p;
+
+				TEST_ASSERT(cf_lookup_with_hash(f, h[k], &p) &&
+					p == pos[k], "variant %u, add %d: item "
+					"%u moved from %u to %u, count "
+					"unchanged", i, a, k, pos[k], p);
+			}
+		}
+		TEST_ASSERT(changes > 0, "variant %u: nothing ever moved", i);
+		cf_free(f);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
@@ -1024,6 +1080,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_semisort_equals_plain),
 	TEST_CASE(test_duplicates),
 	TEST_CASE(test_bulk_lookup_equals_scalar),
+	TEST_CASE(test_relocations),
 	TEST_CASE(test_bulk_add_delete_equal_scalar),
 	TEST_CASE(test_values_and_positions),
 	TEST_CASE(test_scan_incremental),
