@@ -17,6 +17,10 @@
  * them. With two lcores the flows are split between them, as RSS would,
  * each with its own table of half the flows.
  *
+ * All the variants' tables are built and filled first; then the variants
+ * take turns (ROUNDS slices each), so that the drift of a shared machine
+ * falls on all of them alike.
+ *
  * The sequence draws flows uniformly or by a Zipf law. A share of TCP
  * packets (--churn) is a FIN; the next packet of a closed flow is a SYN
  * that opens it again. Tables are filled with every flow first, so the
@@ -101,13 +105,18 @@ struct lane {
 	struct app_worker w;
 	struct cflow_tracker *tracker;
 	struct exact_table *exact;
-	/* results */
-	uint64_t packets, cycles;
+	/* per variant, summed over the rounds */
+	uint64_t packets[VARIANTS], cycles[VARIANTS];
 } __rte_cache_aligned;
+
+/* The variants take turns, ROUNDS times, so that a slow spell of this
+ * shared machine hits them all alike. */
+#define ROUNDS 4
 
 static struct lane lanes[MAX_LCORES];
 static unsigned int nb_lanes;
 static enum variant current;
+static bool filling;            /* the lanes fill their tables */
 static volatile unsigned int ready, go;
 static struct app_config app_cfg;
 
@@ -294,40 +303,45 @@ lane_step(struct lane *l, bool warm)
 		rte_pktmbuf_free_bulk(pkts, n);
 	else if (n != 0)
 		app_worker_burst(&l->w, &l->w.rxq[0], NULL, pkts, n);
-	l->packets += n;
+	l->packets[current] += n;
 }
 
+/* Fill the current table with every flow once, or run one slice of
+ * the measure: a tenth of it to warm up, then the counted part. */
 static int
 lane_main(void *arg)
 {
 	unsigned int i = (unsigned int)rte_lcore_index(rte_lcore_id());
-	uint64_t hz = rte_get_tsc_hz(), t0, end;
+	uint64_t hz = rte_get_tsc_hz(), t0, end, start;
+	double slice = opt.seconds / ROUNDS;
 	struct lane *l = &lanes[i];
 
 	(void)arg;
 	if (i >= nb_lanes)
 		return 0;
-	/* Fill the table with every flow once (not for the ceiling). */
-	if (current != CEILING) {
+	if (filling) {
+		uint64_t pos = l->seq_pos;
+
 		l->seq_pos = 0;
 		while (l->seq_pos < l->flows)
 			lane_step(l, true);
+		l->seq_pos = pos;
+		return 0;
 	}
-	l->seq_pos = 0;
 	barrier((unsigned int *)&ready, nb_lanes);
-	/* Warm the caches and branch predictors for a tenth of the time. */
-	end = rte_rdtsc() + (uint64_t)(opt.seconds * 0.1 * (double)hz);
+	start = l->packets[current];
+	end = rte_rdtsc() + (uint64_t)(slice * 0.1 * (double)hz);
 	while (rte_rdtsc() < end)
 		lane_step(l, false);
 	barrier((unsigned int *)&go, nb_lanes);
-	l->packets = 0;
+	l->packets[current] = start; /* the warm-up does not count */
 	t0 = rte_rdtsc();
-	end = t0 + (uint64_t)(opt.seconds * (double)hz);
+	end = t0 + (uint64_t)(slice * (double)hz);
 	do {
-		for (int i = 0; i < 64; i++)
+		for (int k = 0; k < 64; k++)
 			lane_step(l, false);
 	} while (rte_rdtsc() < end);
-	l->cycles = rte_rdtsc() - t0;
+	l->cycles[current] += rte_rdtsc() - t0;
 	return 0;
 }
 
@@ -392,35 +406,12 @@ tracker_params(struct cflow_tracker_params *p, uint64_t flows,
 	p->sweep_max_buckets = opt.sweep_buckets;
 }
 
-static struct result
-run_variant(enum variant v)
+static void
+launch(enum variant v, bool fill)
 {
-	struct result r = { 0 };
-	uint64_t heap0 = heap_bytes(), packets = 0, cycles = 0, tracked = 0;
-	uint64_t created, flows = 0;
-
 	current = v;
+	filling = fill;
 	ready = go = 0;
-	for (unsigned int i = 0; i < nb_lanes; i++) {
-		struct lane *l = &lanes[i];
-		struct cflow_tracker_params p;
-
-		tracker_params(&p, l->flows, i);
-		l->tracker = NULL;
-		l->exact = NULL;
-		if (v == CUCKOO)
-			l->tracker = cflow_tracker_create(&p);
-		else if (v == RTE_HASH)
-			l->exact = exact_table_create(&p, p.socket_id);
-		if (v != CEILING && l->tracker == NULL && l->exact == NULL)
-			rte_exit(EXIT_FAILURE, "%s table of %" PRIu64 " flows: "
-				"out of memory (reserve more hugepages)\n",
-				variant_names[v], l->flows);
-		l->w.table = v == CUCKOO ? (void *)l->tracker : l->exact;
-		l->w.last_ns = 0;
-		l->packets = 0;
-	}
-	created = heap_bytes() - heap0;
 	app_worker_setup(&(struct app_run){
 		.cfg = &app_cfg,
 		.timestamp_offset = -1,
@@ -430,32 +421,82 @@ run_variant(enum variant v)
 		.table_ops = v == RTE_HASH ? &exact_table_ops :
 			&app_cflow_table_ops,
 	});
+	for (unsigned int i = 0; i < nb_lanes; i++)
+		lanes[i].w.table = v == RTE_HASH ? (void *)lanes[i].exact :
+			lanes[i].tracker;
 	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();
+}
+
+/* One configuration: every enabled variant's tables built and filled,
+ * then the variants measured in turns. */
+static void
+run_config(struct result *res)
+{
+	uint64_t flows = 0, bytes[VARIANTS] = { 0 };
+
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		struct lane *l = &lanes[i];
-		struct cflow_counters c = { 0 };
+		struct cflow_tracker_params p;
+		uint64_t heap0 = heap_bytes();
 
-		packets += l->packets;
+		tracker_params(&p, l->flows, i);
+		l->tracker = opt.variant[CUCKOO] ?
+			cflow_tracker_create(&p) : NULL;
+		bytes[CUCKOO] += heap_bytes() - heap0;
+		heap0 = heap_bytes();
+		l->exact = opt.variant[RTE_HASH] ?
+			exact_table_create(&p, p.socket_id) : NULL;
+		bytes[RTE_HASH] += heap_bytes() - heap0;
+		if ((opt.variant[CUCKOO] && l->tracker == NULL) ||
+				(opt.variant[RTE_HASH] && l->exact == NULL))
+			rte_exit(EXIT_FAILURE, "tables of %" PRIu64 " flows: "
+				"out of memory (reserve more hugepages)\n",
+				l->flows);
+		l->seq_pos = 0;
+		l->w.last_ns = 0;
+		memset(l->packets, 0, sizeof(l->packets));
+		memset(l->cycles, 0, sizeof(l->cycles));
 		flows += l->flows;
-		cycles += l->cycles;
-		if (l->tracker != NULL)
-			cflow_counters_get(l->tracker, &c);
-		else if (l->exact != NULL)
-			exact_table_counters(l->exact, &c);
-		tracked += c.active;
-		r.new_share += c.packets ? (double)c.flows_new /
-			(double)c.packets : 0;
-		cflow_tracker_free(l->tracker);
-		exact_table_free(l->exact);
 	}
-	r.mpps = (double)packets / nb_lanes /
-		((double)cycles / nb_lanes / (double)rte_get_tsc_hz()) / 1e6;
-	r.cycles_per_pkt = (double)cycles / (double)packets;
-	r.tracked = tracked;
-	r.bytes_per_flow = v != CEILING ? (double)created / (double)flows : 0;
-	r.new_share /= nb_lanes;
-	return r;
+	for (int v = CUCKOO; v < VARIANTS; v++)
+		if (opt.variant[v])
+			launch((enum variant)v, true);
+	for (int round = 0; round < ROUNDS; round++)
+		for (int v = 0; v < VARIANTS; v++)
+			if (opt.variant[v])
+				launch((enum variant)v, false);
+	for (int v = 0; v < VARIANTS; v++) {
+		struct result *r = &res[v];
+		uint64_t packets = 0, cycles = 0;
+
+		memset(r, 0, sizeof(*r));
+		if (!opt.variant[v])
+			continue;
+		for (unsigned int i = 0; i < nb_lanes; i++) {
+			struct lane *l = &lanes[i];
+			struct cflow_counters c = { 0 };
+
+			packets += l->packets[v];
+			cycles += l->cycles[v];
+			if (v == CUCKOO)
+				cflow_counters_get(l->tracker, &c);
+			else if (v == RTE_HASH)
+				exact_table_counters(l->exact, &c);
+			r->tracked += c.active;
+			r->new_share += c.packets ? (double)c.flows_new /
+				(double)c.packets / nb_lanes : 0;
+		}
+		/* Per lcore: the lanes ran side by side for equal times. */
+		r->mpps = (double)packets / ((double)cycles /
+			(double)rte_get_tsc_hz()) / 1e6;
+		r->cycles_per_pkt = (double)cycles / (double)packets;
+		r->bytes_per_flow = (double)bytes[v] / (double)flows;
+	}
+	for (unsigned int i = 0; i < nb_lanes; i++) {
+		cflow_tracker_free(lanes[i].tracker);
+		exact_table_free(lanes[i].exact);
+	}
 }
 
 /* ------------------------------------------------------------- main */
@@ -687,13 +728,13 @@ main(int argc, char **argv)
 						rte_exit(EXIT_FAILURE,
 							"out of memory\n");
 				}
+				run_config(res);
 				for (int v = 0; v < VARIANTS; v++) {
 					const struct result *r = &res[v];
 					char of_ceiling[16] = "", ratio[16] = "";
 
 					if (!opt.variant[v])
 						continue;
-					res[v] = run_variant((enum variant)v);
 					if (v != CEILING && res[CEILING].mpps > 0)
 						snprintf(of_ceiling,
 							sizeof(of_ceiling),
