@@ -455,13 +455,15 @@ run_config(struct result *res)
 				l->flows);
 		l->seq_pos = 0;
 		l->w.last_ns = 0;
-		memset(l->packets, 0, sizeof(l->packets));
 		memset(l->cycles, 0, sizeof(l->cycles));
 		flows += l->flows;
 	}
 	for (int v = CUCKOO; v < VARIANTS; v++)
 		if (opt.variant[v])
 			launch((enum variant)v, true);
+	/* Only the measured slices count. */
+	for (unsigned int i = 0; i < nb_lanes; i++)
+		memset(lanes[i].packets, 0, sizeof(lanes[i].packets));
 	for (int round = 0; round < ROUNDS; round++)
 		for (int v = 0; v < VARIANTS; v++)
 			if (opt.variant[v])
