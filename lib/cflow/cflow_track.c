@@ -8,7 +8,7 @@
  * bits 3 and up the time in ticks, modulo 2^(value_bits - 3). A tick is
  * 2^24 ns (16.8 ms) with 32-bit values; with 16-bit values it is the
  * smallest power of two of nanoseconds, from 2^24 up, that keeps every
- * timeout under a quarter of the tick range (2^27 ns = 134 ms for the
+ * timeout under a quarter of the tick range (2^28 ns = 268 ms for the
  * default 300 s). Ages are differences modulo the range, and the sweep
  * removes every entry long before its age could wrap.
  */
@@ -273,7 +273,9 @@ remove_at(struct cflow_tracker *t, uint32_t pos)
 }
 
 /* Make room for a new flow in its two buckets: a closing entry if there
- * is one, else the open one idle longest. */
+ * is one, else the open one idle longest. It comes after an add that
+ * failed, hence tried kicks and changed cf_relocations(): a later packet
+ * of the burst whose flow is evicted here looks it up again. */
 static bool
 evict_for(struct cflow_tracker *t, uint64_t hash)
 {

@@ -1122,6 +1122,66 @@ test_track_same_flow_in_burst(void)
 	return 0;
 }
 
+/*
+ * A burst must do what the same packets do one at a time, whatever the
+ * earlier packets of the burst changed: here on a small table kept full
+ * (kicks, stash, evictions of other flows), with FIN/SYN churn and
+ * repeated flows. Two trackers with one seed see one history.
+ */
+static int
+test_track_burst_equals_single(void)
+{
+	static const uint8_t flag_set[] = { CFLOW_TCP_SYN, CFLOW_TCP_ACK,
+		CFLOW_TCP_ACK, CFLOW_TCP_ACK, CFLOW_TCP_FIN | CFLOW_TCP_ACK };
+
+	for (int policy = 0; policy < 2; policy++) {
+		struct cflow_tracker *b = tracker(16, 32, 10,
+			(enum cflow_full_policy)policy);
+		struct cflow_tracker *o = tracker(16, 32, 10,
+			(enum cflow_full_policy)policy);
+		struct cflow_counters cb, co;
+		uint64_t rng = 77, at = 1000 * S;
+
+		TEST_ASSERT(b != NULL && o != NULL, "create");
+		for (int n = 0; n < 400; n++) {
+			static uint8_t bufs[CF_BULK_MAX][256];
+			struct cflow_input in[CF_BULK_MAX];
+			enum cflow_verdict vb[CF_BULK_MAX], vo;
+
+			at += S / 10;
+			for (int k = 0; k < CF_BULK_MAX; k++) {
+				uint32_t f = (uint32_t)(test_rand(&rng) % 60);
+				struct spec sp = { .family = 4,
+					.src = (uint8_t)f, .dst = 200,
+					.sport = 1000, .dport = 80,
+					.proto = f % 4 ? 6 : 17,
+					.flags = flag_set[test_rand(&rng) % 5] };
+
+				in[k] = (struct cflow_input){ .data = bufs[k],
+					.time_ns = at + (uint64_t)k };
+				in[k].len = in[k].wire_len = build(bufs[k],
+					&sp);
+			}
+			cflow_track_burst(b, in, CF_BULK_MAX, vb);
+			for (int k = 0; k < CF_BULK_MAX; k++) {
+				cflow_track_burst(o, &in[k], 1, &vo);
+				TEST_ASSERT_EQ(vb[k], vo, "policy %d, burst %d, "
+					"packet %d: %d in a burst, %d alone",
+					policy, n, k, vb[k], vo);
+			}
+		}
+		cflow_counters_get(b, &cb);
+		cflow_counters_get(o, &co);
+		TEST_ASSERT(memcmp(&cb, &co, sizeof(cb)) == 0, "counters");
+		TEST_ASSERT(policy == CFLOW_FULL_EVICT ? cb.flows_evicted > 0 :
+			cb.insert_failed > 0, "the table never filled");
+		TEST_ASSERT_EQ(invariants(b), 0, "invariants");
+		cflow_tracker_free(b);
+		cflow_tracker_free(o);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -1142,6 +1202,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_rss_hash_and_fallback),
 	TEST_CASE(test_track_long_burst),
 	TEST_CASE(test_track_same_flow_in_burst),
+	TEST_CASE(test_track_burst_equals_single),
 	TEST_CASE(test_track_model_fp32_exact),
 	TEST_CASE(test_track_model_short_fp),
 	TEST_CASES_END()
