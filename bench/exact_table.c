@@ -35,9 +35,7 @@ struct exact_table {
 	uint64_t linger_ns;
 	uint64_t now_ns;
 	uint64_t sweep_period_ns;
-	uint64_t sweep_last_ns;
-	bool sweep_started;
-	double sweep_credit;
+	struct cflow_pace sweep_pace; /* in positions */
 	struct cflow_counters c;
 };
 
@@ -251,21 +249,8 @@ exact_sweep(void *table, uint64_t now_ns)
 
 	if (now_ns > t->now_ns)
 		t->now_ns = now_ns;
-	if (!t->sweep_started) {
-		t->sweep_started = true;
-		t->sweep_last_ns = t->now_ns;
-		return 0;
-	}
-	t->sweep_credit += (double)t->positions *
-		(double)(t->now_ns - t->sweep_last_ns) /
-		(double)t->sweep_period_ns;
-	t->sweep_last_ns = t->now_ns;
-	if (t->sweep_credit > (double)t->positions)
-		t->sweep_credit = (double)t->positions;
-	nb = (uint64_t)t->sweep_credit;
-	if (nb > t->sweep_max)
-		nb = t->sweep_max;
-	t->sweep_credit -= (double)nb;
+	nb = cflow_pace_take(&t->sweep_pace, t->now_ns, t->positions,
+			t->sweep_period_ns, t->sweep_max);
 	while (nb-- > 0) {
 		uint32_t pos = t->cursor;
 		uint64_t s = t->state[pos], age;

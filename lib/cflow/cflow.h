@@ -279,6 +279,23 @@ void cflow_track_parsed(struct cflow_tracker *t,
  */
 uint64_t cflow_sweep(struct cflow_tracker *t, uint64_t now_ns);
 
+/**
+ * The sweep's pacing, for callers that scan a table of their own at the
+ * tracker's pace (bench_pipeline's exact table does): @p total units per
+ * @p period_ns, owed in proportion to the time since the last call, at
+ * most @p total owed and at most @p max handed out a call. The first call
+ * starts the clock. @p now_ns must not go backwards. Zero-initialise.
+ */
+struct cflow_pace {
+	uint64_t last_ns;
+	double credit;          /**< units owed */
+	bool started;
+};
+
+/** Units of work due at @p now_ns; see struct cflow_pace. */
+uint64_t cflow_pace_take(struct cflow_pace *p, uint64_t now_ns,
+		uint64_t total, uint64_t period_ns, uint64_t max);
+
 /** A full pass at @p now_ns: makes end-of-run counters exact. */
 uint64_t cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns);
 

@@ -40,9 +40,7 @@ struct cflow_tracker {
 	uint64_t buckets;
 	uint64_t cursor;        /* sweep position */
 	uint64_t sweep_period_ns;
-	uint64_t sweep_last_ns;
-	bool sweep_started;
-	double sweep_credit;    /* buckets owed to the sweep */
+	struct cflow_pace sweep_pace; /* in buckets */
 	struct cflow_counters c;
 };
 
@@ -571,29 +569,37 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 }
 
 uint64_t
+cflow_pace_take(struct cflow_pace *p, uint64_t now_ns, uint64_t total,
+		uint64_t period_ns, uint64_t max)
+{
+	uint64_t nb;
+
+	if (!p->started) {
+		p->started = true;
+		p->last_ns = now_ns;
+		return 0;
+	}
+	p->credit += (double)total * (double)(now_ns - p->last_ns) /
+		(double)period_ns;
+	p->last_ns = now_ns;
+	if (p->credit > (double)total)
+		p->credit = (double)total;
+	nb = (uint64_t)p->credit;
+	if (nb > max)
+		nb = max;
+	p->credit -= (double)nb;
+	return nb;
+}
+
+uint64_t
 cflow_sweep(struct cflow_tracker *t, uint64_t now_ns)
 {
 	uint64_t nb;
 
 	clock_advance(t, now_ns);
-	if (!t->sweep_started) {
-		t->sweep_started = true;
-		t->sweep_last_ns = t->now_ns;
-		return 0;
-	}
-	t->sweep_credit += (double)t->buckets *
-		(double)(t->now_ns - t->sweep_last_ns) /
-		(double)t->sweep_period_ns;
-	t->sweep_last_ns = t->now_ns;
-	if (t->sweep_credit > (double)t->buckets)
-		t->sweep_credit = (double)t->buckets;
-	nb = (uint64_t)t->sweep_credit;
-	if (nb > t->params.sweep_max_buckets)
-		nb = t->params.sweep_max_buckets;
-	if (nb == 0)
-		return 0;
-	t->sweep_credit -= (double)nb;
-	return sweep_buckets(t, nb);
+	nb = cflow_pace_take(&t->sweep_pace, t->now_ns, t->buckets,
+			t->sweep_period_ns, t->params.sweep_max_buckets);
+	return nb != 0 ? sweep_buckets(t, nb) : 0;
 }
 
 uint64_t

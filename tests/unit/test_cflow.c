@@ -1182,6 +1182,27 @@ test_track_burst_equals_single(void)
 	return 0;
 }
 
+/* The sweep's pacing: work owed in proportion to time, capped. */
+static int
+test_pace(void)
+{
+	struct cflow_pace p = { 0 };
+
+	TEST_ASSERT_EQ(cflow_pace_take(&p, 5 * S, 100, S, 1000), 0u,
+		"the first call starts the clock");
+	TEST_ASSERT_EQ(cflow_pace_take(&p, 5 * S + S / 2, 100, S, 1000), 50u,
+		"half a period, half the units");
+	TEST_ASSERT_EQ(cflow_pace_take(&p, 6 * S, 100, S, 20), 20u,
+		"at most max a call");
+	TEST_ASSERT_EQ(cflow_pace_take(&p, 6 * S, 100, S, 1000), 30u,
+		"the rest stays owed");
+	TEST_ASSERT_EQ(cflow_pace_take(&p, 100 * S, 100, S, 1000), 100u,
+		"never more than total owed");
+	TEST_ASSERT_EQ(cflow_pace_take(&p, 100 * S, 100, S, 1000), 0u,
+		"nothing owed without time");
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -1203,6 +1224,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_long_burst),
 	TEST_CASE(test_track_same_flow_in_burst),
 	TEST_CASE(test_track_burst_equals_single),
+	TEST_CASE(test_pace),
 	TEST_CASE(test_track_model_fp32_exact),
 	TEST_CASE(test_track_model_short_fp),
 	TEST_CASES_END()
