@@ -219,6 +219,14 @@ struct cflow_input {
 	uint64_t time_ns;     /**< monotonic time of the packet */
 	uint32_t rss;         /**< NIC hash, if has_rss */
 	bool has_rss;
+	/**
+	 * The flow's cflow_hash_key() with the tracker's seed, if has_hash:
+	 * a caller that hashed the key already (to pick the flow's lcore)
+	 * saves the tracker hashing it again. Used in CFLOW_HASH_XXH3 mode
+	 * only; a wrong value tracks the packet under another flow.
+	 */
+	bool has_hash;
+	uint64_t hash;
 };
 
 struct cflow_tracker;

@@ -462,6 +462,9 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		}
 		if (t->params.hash == CFLOW_HASH_RSS && in[k].has_rss) {
 			hashes[m] = rss_hash(in[k].rss, t->params.seed);
+		} else if (t->params.hash == CFLOW_HASH_XXH3 &&
+				in[k].has_hash) {
+			hashes[m] = in[k].hash;
 		} else {
 			if (t->params.hash == CFLOW_HASH_RSS)
 				t->c.hash_fallback++;

@@ -1052,6 +1052,45 @@ test_track_rss_hash_and_fallback(void)
 	return 0;
 }
 
+/* A caller's hash (the application hashes each key once, to pick the
+ * flow's lcore) stands for the tracker's own; a different one is
+ * another flow. */
+static int
+test_track_given_hash(void)
+{
+	struct cflow_tracker_params p;
+	struct cflow_tracker *t;
+	struct cflow_counters c;
+	struct cflow_packet pkt;
+	struct spec u = { .family = 4, .src = 1, .dst = 2, .sport = 1,
+		.dport = 2, .proto = 17 };
+	uint8_t buf[256];
+	struct cflow_input in[3] = {
+		{ .data = buf, .time_ns = S },
+		{ .data = buf, .time_ns = S, .has_hash = true },
+		{ .data = buf, .time_ns = S, .has_hash = true },
+	};
+
+	cflow_tracker_params_init(&p, 100);
+	t = cflow_tracker_create(&p);
+	in[0].len = in[0].wire_len = build(buf, &u);
+	in[1].len = in[1].wire_len = in[2].len = in[2].wire_len = in[0].len;
+	TEST_ASSERT(cflow_parse(buf, in[0].len, &p.parse, &pkt) ==
+		CFLOW_PARSE_OK, "parse");
+	in[1].hash = cflow_hash_key(&pkt.key, p.seed);
+	in[2].hash = in[1].hash ^ 0x5a5a5a5a5a5a5a5aull;
+	cflow_track_burst(t, in, 2, NULL);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.flows_new == 1 && c.flows_seen == 1,
+		"own and given hash: new %lu seen %lu",
+		(unsigned long)c.flows_new, (unsigned long)c.flows_seen);
+	cflow_track_burst(t, in + 2, 1, NULL);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.flows_new == 2, "another hash is another flow");
+	cflow_tracker_free(t);
+	return 0;
+}
+
 /* More packets than one bulk lookup takes: every one is counted. */
 static int
 test_track_long_burst(void)
@@ -1222,6 +1261,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_params_rejected),
 	TEST_CASE(test_track_rss_hash_and_fallback),
 	TEST_CASE(test_track_long_burst),
+	TEST_CASE(test_track_given_hash),
 	TEST_CASE(test_track_same_flow_in_burst),
 	TEST_CASE(test_track_burst_equals_single),
 	TEST_CASE(test_pace),
