@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <rte_cfgfile.h>
+#include <rte_config.h>
 
 #include "config.h"
 
@@ -32,6 +33,9 @@ struct option_def {
 	const char *const *choices;
 	const char *defval;
 	const char *help;
+	const char *zero_word;  /* OPT_UINT: a word that stands for 0 */
+	size_t size;            /* OPT_STRING: the field's size */
+	const char *arg;        /* OPT_STRING: its name in --help */
 };
 
 static const char *const modes[] = { "monitor", "forward", NULL };
@@ -39,17 +43,34 @@ static const char *const hashes[] = { "xxh3", "rss", NULL };
 static const char *const clocks[] = { "tsc", "pkt", NULL };
 static const char *const policies[] = { "evict", "untracked", NULL };
 static const char *const age_widths[] = { "32", "16", NULL };
+static const char *const affinities[] = { "auto", "rss", "handoff", NULL };
+static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
 
 #define OFF(f) offsetof(struct app_config, f)
+#define STR(f) OFF(f), 0, 0, NULL
+#define SIZE(f) .size = sizeof(((struct app_config *)0)->f)
 #define DAY (86400 * 26)
 
+/* The fields after help are optional: left out, they are zero. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct option_def defs[] = {
 	{ "portmask", "ports", "portmask", OPT_UINT, OFF(portmask), 1,
-		UINT64_MAX, NULL, "all", "ports to use: a hex bitmask, or all" },
-	{ "rxq", "ports", "rxq", OPT_UINT, OFF(rxq), 1, 16, NULL, "1",
-		"rx queues per port (one per worker lcore)" },
-	{ "txq", "ports", "txq", OPT_UINT, OFF(txq), 1, 16, NULL, "1",
-		"tx queues per port" },
+		UINT64_MAX, NULL, "all", "ports to use: a hex bitmask, or all",
+		.zero_word = "all" },
+	{ "rxq", "ports", "rxq", OPT_UINT, OFF(rxq), 1, 1024, NULL, "auto",
+		"rx queues per port (auto: one per worker, or each rx_pcap "
+		"of a net_pcap port)", .zero_word = "auto" },
+	{ "txq", "ports", "txq", OPT_UINT, OFF(txq), 1, 1024, NULL, "auto",
+		"tx queues per port (auto: one per worker in forward mode, "
+		"where each worker needs its own)", .zero_word = "auto" },
+	{ "rxd", "ports", "rxd", OPT_UINT, OFF(rxd), 32, 32768, NULL, "1024",
+		"descriptors per rx queue" },
+	{ "txd", "ports", "txd", OPT_UINT, OFF(txd), 32, 32768, NULL, "1024",
+		"descriptors per tx queue" },
+	{ "max-pkt-len", "ports", "max_pkt_len", OPT_UINT, OFF(max_pkt_len),
+		64, 16128, NULL, "1518", "largest frame received, in bytes "
+		"(jumbo frames: mbufs get the room)" },
 	{ "burst", "ports", "burst", OPT_UINT, OFF(burst), 1, CF_BULK_MAX,
 		NULL, "32", "packets per rx burst" },
 	{ "mbufs", "ports", "mbufs", OPT_UINT, OFF(mbufs), 0, 1u << 24, NULL,
@@ -101,13 +122,31 @@ static const struct option_def defs[] = {
 	{ "stats-period", "run", "stats_period", OPT_UINT, OFF(stats_period_s),
 		0, 3600, NULL, "0", "print counters every N s (0: at exit "
 		"only)" },
-	{ "stats-json", "run", "stats_json", OPT_STRING, OFF(stats_json), 0, 0,
-		NULL, "", "write the final counters as JSON to FILE" },
-	{ "blocklist", "filter", "blocklist", OPT_STRING, OFF(blocklist), 0, 0,
-		NULL, "", "drop packets matching this list (text or compiled)" },
-	{ "cfg", NULL, NULL, OPT_STRING, OFF(cfg_file), 0, 0, NULL, "",
-		"read settings from an INI FILE first" },
+	{ "stats-json", "run", "stats_json", OPT_STRING, STR(stats_json),
+		"", "write the final counters as JSON to FILE",
+		SIZE(stats_json) },
+	{ "affinity", "workers", "affinity", OPT_CHOICE, OFF(affinity), 0, 0,
+		affinities, "auto", "how a flow reaches its one worker: rss "
+		"(symmetric RSS on every port), handoff (software hash and "
+		"rings), auto (rss where every port can)" },
+	{ "config", "workers", "config", OPT_STRING, STR(queue_map_text), "",
+		"rx queue map (port,queue,lcore)[,...], as l3fwd's (default: "
+		"queue i of every port on worker i)", SIZE(queue_map_text),
+		.arg = "MAP" },
+	{ "handoff-full", "workers", "handoff_full", OPT_CHOICE,
+		OFF(handoff_full), 0, 0, full_policies, "auto", "an owner's "
+		"full ring: wait, or drop and count (auto: wait when every "
+		"port replays a capture)" },
+	{ "handoff-ring", "workers", "handoff_ring", OPT_UINT,
+		OFF(handoff_ring), 64, 65536, NULL, "1024", "packets each "
+		"worker-to-worker ring holds" },
+	{ "blocklist", "filter", "blocklist", OPT_STRING, STR(blocklist), "",
+		"drop packets matching this list (text or compiled)",
+		SIZE(blocklist) },
+	{ "cfg", NULL, NULL, OPT_STRING, STR(cfg_file), "",
+		"read settings from an INI FILE first", SIZE(cfg_file) },
 };
+#pragma GCC diagnostic pop
 #define NB_DEFS (sizeof(defs) / sizeof(defs[0]))
 
 static void
@@ -117,9 +156,11 @@ usage(const char *prog)
 	for (unsigned int i = 0; i < NB_DEFS; i++) {
 		char left[64];
 
-		snprintf(left, sizeof(left), "--%s%s", defs[i].name,
+		snprintf(left, sizeof(left), "--%s%s%s", defs[i].name,
 			defs[i].type == OPT_FLAG ? "" :
-			defs[i].type == OPT_STRING ? " FILE" : " N");
+			defs[i].type != OPT_STRING ? " N" :
+			defs[i].arg != NULL ? " " : " FILE",
+			defs[i].arg != NULL ? defs[i].arg : "");
 		if (defs[i].type == OPT_CHOICE) {
 			size_t n = strlen(left);
 
@@ -151,8 +192,9 @@ set_value(struct app_config *cfg, const struct option_def *d,
 
 	switch (d->type) {
 	case OPT_STRING:
-		if (strlen(value) >= sizeof(cfg->stats_json)) {
-			fprintf(stderr, "cuckooflow: %s: path too long\n", where);
+		if (strlen(value) >= d->size) {
+			fprintf(stderr, "cuckooflow: %s: longer than %zu "
+				"characters\n", where, d->size - 1);
 			return -1;
 		}
 		strcpy((char *)field(cfg, d), value);
@@ -170,9 +212,9 @@ set_value(struct app_config *cfg, const struct option_def *d,
 		return -1;
 	case OPT_FLAG:
 	case OPT_UINT:
-		/* 0 stands for every port; a mask of 0 is refused below. */
-		if (strcmp(d->name, "portmask") == 0 &&
-				strcmp(value, "all") == 0) {
+		/* A word for 0 ("all" ports, "auto"): the number 0
+		 * itself is refused below. */
+		if (d->zero_word != NULL && strcmp(value, d->zero_word) == 0) {
 			*field(cfg, d) = 0;
 			return 0;
 		}
@@ -288,6 +330,72 @@ load_file(struct app_config *cfg, const char *path)
 	return ret;
 }
 
+/*
+ * --config "(port,queue,lcore)[,(port,queue,lcore)...]", as l3fwd's;
+ * spaces allowed. Only the syntax and the ranges here: ports, queues and
+ * lcores are checked against the EAL's once it has them.
+ */
+static int
+parse_queue_map(struct app_config *cfg)
+{
+	const char *p = cfg->queue_map_text;
+
+	cfg->nb_queue_map = 0;
+	while (*p != '\0') {
+		unsigned long v[3];
+		const char *at = p;
+		char *end;
+
+		while (*p == ' ')
+			p++;
+		if (*p++ != '(')
+			goto bad;
+		for (int k = 0; k < 3; k++) {
+			while (*p == ' ')
+				p++;
+			if (*p < '0' || *p > '9')
+				goto bad;
+			errno = 0;
+			v[k] = strtoul(p, &end, 10);
+			p = end;
+			while (*p == ' ')
+				p++;
+			if (errno != 0 || *p++ != (k < 2 ? ',' : ')'))
+				goto bad;
+		}
+		if (v[0] >= RTE_MAX_ETHPORTS || v[1] > UINT16_MAX ||
+				v[2] > UINT16_MAX) {
+			fprintf(stderr, "cuckooflow: --config: (%lu,%lu,%lu): "
+				"port, queue or lcore out of range\n", v[0],
+				v[1], v[2]);
+			return -1;
+		}
+		if (cfg->nb_queue_map == APP_MAX_QUEUE_MAP) {
+			fprintf(stderr, "cuckooflow: --config: more than %d "
+				"entries\n", APP_MAX_QUEUE_MAP);
+			return -1;
+		}
+		cfg->queue_map[cfg->nb_queue_map++] = (struct app_queue_map){
+			(uint16_t)v[0], (uint16_t)v[1], (uint16_t)v[2] };
+		while (*p == ' ')
+			p++;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			goto bad;
+		continue;
+bad:
+		fprintf(stderr, "cuckooflow: --config: at \"%.24s\": want "
+			"(port,queue,lcore)[,(port,queue,lcore)...]\n", at);
+		return -1;
+	}
+	if (cfg->queue_map_text[0] != '\0' && cfg->nb_queue_map == 0) {
+		fprintf(stderr, "cuckooflow: --config: no entry\n");
+		return -1;
+	}
+	return 0;
+}
+
 int
 app_config_parse(struct app_config *cfg, int argc, char **argv)
 {
@@ -342,7 +450,7 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 			argv[optind]);
 		return -1;
 	}
-	return 0;
+	return parse_queue_map(cfg);
 }
 
 void
@@ -366,8 +474,8 @@ app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
 		else if (strcmp(d->name, "hash-seed") == 0 &&
 				!cfg->hash_seed_set)
 			snprintf(buf, sizeof(buf), "random");
-		else if (strcmp(d->name, "portmask") == 0 && v == 0)
-			snprintf(buf, sizeof(buf), "all");
+		else if (d->zero_word != NULL && v == 0)
+			snprintf(buf, sizeof(buf), "%s", d->zero_word);
 		else if (strcmp(d->name, "portmask") == 0)
 			snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 		else

@@ -19,6 +19,27 @@ enum app_mode {
 	APP_MODE_FORWARD, /* count, then send to the paired port */
 };
 
+enum app_affinity {
+	APP_AFFINITY_AUTO,    /* rss where every port can, else handoff */
+	APP_AFFINITY_RSS,     /* symmetric RSS: track where it arrives */
+	APP_AFFINITY_HANDOFF, /* hash in software, pass to the owner */
+};
+
+enum app_handoff_full {
+	APP_HANDOFF_FULL_AUTO, /* wait when replaying captures, else drop */
+	APP_HANDOFF_FULL_WAIT,
+	APP_HANDOFF_FULL_DROP,
+};
+
+/* One entry of --config: rx queue @queue of port @port is polled by
+ * lcore @lcore. */
+struct app_queue_map {
+	uint16_t port;
+	uint16_t queue;
+	uint16_t lcore;
+};
+#define APP_MAX_QUEUE_MAP 256
+
 enum app_clock {
 	APP_CLOCK_TSC, /* the CPU's time stamp counter */
 	APP_CLOCK_PKT, /* net_pcap's per-packet capture timestamp */
@@ -26,8 +47,11 @@ enum app_clock {
 
 struct app_config {
 	uint64_t portmask;
-	uint64_t rxq;
-	uint64_t txq;
+	uint64_t rxq;          /* 0: auto */
+	uint64_t txq;          /* 0: auto */
+	uint64_t rxd;
+	uint64_t txd;
+	uint64_t max_pkt_len;
 	uint64_t burst;
 	uint64_t mbufs;        /* 0: sized from rings, queues and lcores */
 	uint64_t mode;         /* enum app_mode */
@@ -44,6 +68,12 @@ struct app_config {
 	uint64_t vlan_in_key;
 	uint64_t exact_size;
 	uint64_t exit_on_eof;
+	uint64_t affinity;     /* enum app_affinity */
+	uint64_t handoff_full; /* enum app_handoff_full */
+	uint64_t handoff_ring; /* packets per (receiver, owner) ring */
+	char queue_map_text[1024]; /* --config, as given */
+	struct app_queue_map queue_map[APP_MAX_QUEUE_MAP];
+	unsigned int nb_queue_map; /* 0: the default map */
 	uint64_t stats_period_s;
 	char stats_json[256];
 	char blocklist[256];   /* text list or compiled filter file */

@@ -10,6 +10,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -31,16 +32,11 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 
-#include <pcap/pcap.h>
-
 #include "config.h"
 #include "filter.h"
+#include "ports.h"
 #include "stats.h"
 #include "worker.h"
-
-#define RX_RING_SIZE 1024
-#define TX_RING_SIZE 1024
-#define MBUF_CACHE 256
 
 /* Each packet's enum cflow_verdict, for later stages of a pipeline. */
 static const struct rte_mbuf_dynfield verdict_field = {
@@ -49,134 +45,23 @@ static const struct rte_mbuf_dynfield verdict_field = {
 	.align = __alignof__(uint8_t),
 };
 
-static volatile bool force_quit;
-static volatile uint64_t end_ns;
-static volatile bool end_set;
+/* How long links may take to come up before a warning. */
+#define LINK_WAIT_S 3
+
 static struct app_config cfg;
-static struct app_worker workers[RTE_MAX_LCORE];
-static unsigned int nb_workers;
+static struct app_topology topo;
+static struct app_worker workers[APP_MAX_WORKERS];
+static struct app_run run;
+static bool reload_requested;
 
-static volatile bool reload_requested;
-
+/* Lock-free atomic stores are async-signal-safe. */
 static void
 signal_handler(int signum)
 {
 	if (signum == SIGHUP)
-		reload_requested = true;
+		__atomic_store_n(&reload_requested, true, __ATOMIC_RELAXED);
 	else
-		force_quit = true;
-}
-
-/* ------------------------------------------------------------- ports */
-
-/*
- * Symmetric Toeplitz key (0x6d5a repeated): both directions of a flow
- * reach the same queue, hence the same lcore and flow table.
- */
-static uint8_t rss_key[40] = {
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-};
-
-/*
- * net_pcap hands over a capture's bytes whatever its link type, and the
- * parser expects Ethernet: refuse other captures rather than misparse
- * them. The file names are in the device's arguments (rx_pcap=FILE).
- */
-static void
-check_pcap_link_types(uint16_t port, const struct rte_eth_dev_info *info)
-{
-	const struct rte_devargs *da;
-	char args[1024], *save = NULL;
-
-	if (strcmp(info->driver_name, "net_pcap") != 0 ||
-			(da = rte_dev_devargs(info->device)) == NULL ||
-			da->args == NULL)
-		return;
-	snprintf(args, sizeof(args), "%s", da->args);
-	for (char *kv = strtok_r(args, ",", &save); kv != NULL;
-			kv = strtok_r(NULL, ",", &save)) {
-		char err[PCAP_ERRBUF_SIZE];
-		pcap_t *pc;
-		int link;
-
-		if (strncmp(kv, "rx_pcap=", 8) != 0)
-			continue;
-		pc = pcap_open_offline(kv + 8, err);
-		if (pc == NULL)
-			continue; /* the driver has already reported it */
-		link = pcap_datalink(pc);
-		pcap_close(pc);
-		if (link != DLT_EN10MB)
-			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s; "
-				"cuckooflow parses Ethernet (EN10MB) only\n",
-				port, kv + 8, pcap_datalink_val_to_name(link));
-	}
-}
-
-static void
-port_init(uint16_t port, struct rte_mempool *pool)
-{
-	struct rte_eth_conf conf;
-	struct rte_eth_dev_info info;
-	uint16_t rxd = RX_RING_SIZE, txd = TX_RING_SIZE;
-	int ret;
-
-	memset(&conf, 0, sizeof(conf));
-	ret = rte_eth_dev_info_get(port, &info);
-	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "rte_eth_dev_info_get: %s, port %u\n",
-			rte_strerror(-ret), port);
-	check_pcap_link_types(port, &info);
-	if (cfg.rxq > info.max_rx_queues || cfg.txq > info.max_tx_queues)
-		rte_exit(EXIT_FAILURE, "port %u (%s): --rxq %" PRIu64 " --txq %"
-			PRIu64 ": the device has %u rx and %u tx queues\n",
-			port, info.driver_name, cfg.rxq, cfg.txq,
-			info.max_rx_queues, info.max_tx_queues);
-	/* RSS only with several queues, and only what the device can hash
-	 * (net_pcap and other vdevs refuse any). */
-	if (cfg.rxq > 1 && info.flow_type_rss_offloads != 0) {
-		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		conf.rx_adv_conf.rss_conf.rss_key = rss_key;
-		conf.rx_adv_conf.rss_conf.rss_key_len = sizeof(rss_key);
-		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP |
-			RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
-			info.flow_type_rss_offloads;
-		if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_RSS_HASH)
-			conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_RSS_HASH;
-	}
-	ret = rte_eth_dev_configure(port, (uint16_t)cfg.rxq, (uint16_t)cfg.txq,
-			&conf);
-	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "rte_eth_dev_configure: %s, port %u\n",
-			rte_strerror(-ret), port);
-	ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
-	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "rte_eth_dev_adjust_nb_rx_tx_desc: %s, "
-			"port %u\n", rte_strerror(-ret), port);
-	for (uint16_t q = 0; q < cfg.rxq; q++) {
-		ret = rte_eth_rx_queue_setup(port, q, rxd,
-				rte_eth_dev_socket_id(port), NULL, pool);
-		if (ret != 0)
-			rte_exit(EXIT_FAILURE, "rte_eth_rx_queue_setup: %s, "
-				"port %u queue %u\n", rte_strerror(-ret), port,
-				q);
-	}
-	for (uint16_t q = 0; q < cfg.txq; q++) {
-		ret = rte_eth_tx_queue_setup(port, q, txd,
-				rte_eth_dev_socket_id(port), NULL);
-		if (ret != 0)
-			rte_exit(EXIT_FAILURE, "rte_eth_tx_queue_setup: %s, "
-				"port %u queue %u\n", rte_strerror(-ret), port,
-				q);
-	}
-	ret = rte_eth_dev_start(port);
-	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "rte_eth_dev_start: %s, port %u\n",
-			rte_strerror(-ret), port);
-	rte_eth_promiscuous_enable(port);
+		__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 }
 
 /* ----------------------------------------------------------- workers */
@@ -191,8 +76,9 @@ tracker_create(unsigned int lcore)
 	p.fp_bits = (unsigned int)cfg.fp_bits;
 	p.value_bits = cfg.age_bits == 1 ? 16 : 32;
 	p.exact_size = cfg.exact_size;
-	if (cfg.hash_seed_set)
-		p.seed = cfg.hash_seed;
+	/* One seed for all: a flow's hash picks its worker, and the
+	 * worker's table reuses it. */
+	p.seed = run.hash_seed;
 	p.hash = (enum cflow_hash_mode)cfg.hash;
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = cfg.timeout_s[c] * 1000000000ull;
@@ -217,48 +103,82 @@ last_packet_time(void)
 {
 	uint64_t t = 0;
 
-	for (unsigned int i = 0; i < nb_workers; i++)
-		t = RTE_MAX(t, workers[i].last_ns);
+	for (unsigned int i = 0; i < run.nb_workers; i++)
+		t = RTE_MAX(t, __atomic_load_n(&workers[i].last_ns,
+			__ATOMIC_RELAXED));
 	return t;
 }
 
-/* Spread every (port, rx queue) over the worker lcores, round robin. */
+/* One worker per worker lcore, with its table, its rx queues from the
+ * map and, with handoff, a ring from every other worker. */
 static void
-workers_setup(const uint16_t *ports, unsigned int nb_ports)
+workers_setup(void)
 {
-	unsigned int lcore, w = 0;
+	unsigned int n = topo.nb_workers;
 
-	RTE_LCORE_FOREACH_WORKER(lcore) {
-		workers[nb_workers].lcore = lcore;
-		workers[nb_workers].index = nb_workers;
-		workers[nb_workers].tracker = tracker_create(lcore);
-		workers[nb_workers].table = workers[nb_workers].tracker;
-		nb_workers++;
+	for (unsigned int i = 0; i < n; i++) {
+		struct app_worker *w = &workers[i];
+
+		w->run = &run;
+		w->lcore = topo.lcores[i];
+		w->index = i;
+		w->tracker = tracker_create(w->lcore);
+		w->table = w->tracker;
 	}
-	if (nb_workers == 0)
-		rte_exit(EXIT_FAILURE, "no worker lcore: give the EAL at least "
-			"two (-l 0,1)\n");
-	for (unsigned int i = 0; i < nb_ports; i++)
-		for (uint16_t q = 0; q < cfg.rxq; q++) {
-			struct app_worker *wk = &workers[w];
-			struct rte_eth_dev_info info;
+	for (unsigned int e = 0; e < topo.nb_map; e++) {
+		struct app_worker *w = &workers[topo.map[e].lcore];
+		const struct app_port *p = NULL;
 
-			if (wk->nb_rxq == APP_MAX_QUEUES_PER_LCORE)
-				rte_exit(EXIT_FAILURE, "more than %d queues on "
-					"lcore %u\n", APP_MAX_QUEUES_PER_LCORE,
-					wk->lcore);
-			wk->rxq[wk->nb_rxq++] = (struct app_rxq){
-				.port = ports[i], .queue = q,
-				/* paired topology: 0<->1, 2<->3; odd one out
-				 * to itself */
-				.tx_port = ports[(i ^ 1) < nb_ports ? i ^ 1 : i],
-				.tx_queue = (uint16_t)(w % cfg.txq),
-				.pcap = rte_eth_dev_info_get(ports[i],
-					&info) == 0 && strcmp(info.driver_name,
-					"net_pcap") == 0,
-			};
-			w = (w + 1) % nb_workers;
+		for (unsigned int i = 0; i < topo.nb_ports; i++)
+			if (topo.ports[i].id == topo.map[e].port)
+				p = &topo.ports[i];
+		if (w->nb_rxq == APP_MAX_QUEUES_PER_LCORE)
+			rte_exit(EXIT_FAILURE, "more than %d rx queues on lcore "
+				"%u\n", APP_MAX_QUEUES_PER_LCORE, w->lcore);
+		w->rxq[w->nb_rxq++] = (struct app_rxq){
+			.port = topo.map[e].port, .queue = topo.map[e].queue,
+			.pcap = p->pcap,
+		};
+	}
+	if (!run.handoff)
+		return;
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = 0; j < n; j++) {
+			char name[RTE_RING_NAMESIZE];
+			struct rte_ring *r;
+
+			if (i == j)
+				continue;
+			snprintf(name, sizeof(name), "cf_handoff_%u_%u", i, j);
+			r = rte_ring_create(name, (unsigned int)cfg.handoff_ring,
+				(int)rte_lcore_to_socket_id(workers[j].lcore),
+				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+			if (r == NULL)
+				rte_exit(EXIT_FAILURE, "handoff ring %s: %s\n",
+					name, rte_strerror(rte_errno));
+			workers[i].to[j] = workers[j].from[i] = r;
 		}
+}
+
+static void
+workers_free(void)
+{
+	for (unsigned int i = 0; i < run.nb_workers; i++) {
+		cflow_tracker_free(workers[i].tracker);
+		for (unsigned int j = 0; j < run.nb_workers; j++)
+			rte_ring_free(workers[i].to[j]);
+	}
+}
+
+/* Every worker (acquire) has @p flag set. */
+static bool
+all_workers(size_t flag_offset)
+{
+	for (unsigned int i = 0; i < run.nb_workers; i++)
+		if (!__atomic_load_n((bool *)((char *)&workers[i] +
+				flag_offset), __ATOMIC_ACQUIRE))
+			return false;
+	return true;
 }
 
 /*
@@ -292,11 +212,8 @@ eal_args(int argc, char **argv, int *eal_argc)
 int
 main(int argc, char **argv)
 {
-	uint16_t ports[RTE_MAX_ETHPORTS], port;
-	unsigned int nb_ports = 0;
-	struct rte_mempool *pool;
-	struct app_run run;
-	uint64_t nb_mbufs, last_print;
+	uint64_t last_print, started;
+	bool links_checked = false;
 	char **eal_argv;
 	int ret;
 
@@ -319,39 +236,22 @@ main(int argc, char **argv)
 	signal(SIGTERM, signal_handler);
 	signal(SIGHUP, signal_handler);
 
-	RTE_ETH_FOREACH_DEV(port)
-		if (cfg.portmask == 0 ||
-				(port < 64 && (cfg.portmask >> port) & 1))
-			ports[nb_ports++] = port;
-	if (nb_ports == 0 || (cfg.portmask >> RTE_MIN(
-			rte_eth_dev_count_avail(), 63u)) != 0)
-		rte_exit(EXIT_FAILURE, "--portmask 0x%" PRIx64 " (0: all): %u "
-			"ports are available (give a NIC with -a, or --vdev "
-			"net_pcap0,rx_pcap=FILE)\n", cfg.portmask,
-			rte_eth_dev_count_avail());
-
-	/* Rings of every port and queue, plus each lcore's burst and cache. */
-	nb_mbufs = nb_ports * (cfg.rxq * RX_RING_SIZE + cfg.txq * TX_RING_SIZE) +
-		rte_lcore_count() * (MBUF_CACHE + cfg.burst) + 1024;
-	if (cfg.mbufs != 0)
-		nb_mbufs = cfg.mbufs;
-	/* A per-lcore cache needs a pool at least 1.5 times its size. */
-	pool = rte_pktmbuf_pool_create("cuckooflow_mbufs", (unsigned int)nb_mbufs,
-			nb_mbufs >= MBUF_CACHE * 2 ? MBUF_CACHE : 0, 0,
-			RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
-	if (pool == NULL)
-		rte_exit(EXIT_FAILURE, "mbuf pool of %" PRIu64 " mbufs: %s "
-			"(with --no-huge, raise -m)\n", nb_mbufs,
-			rte_strerror(rte_errno));
-	for (unsigned int i = 0; i < nb_ports; i++)
-		port_init(ports[i], pool);
-	workers_setup(ports, nb_ports);
-
-	memset(&run, 0, sizeof(run));
+	app_topology_setup(&topo, &cfg);
 	run.cfg = &cfg;
-	run.quit = &force_quit;
-	run.end_ns = &end_ns;
-	run.end_set = &end_set;
+	run.workers = workers;
+	run.nb_workers = topo.nb_workers;
+	run.handoff = topo.handoff;
+	run.handoff_wait = topo.handoff_wait;
+	memcpy(run.tx_port, topo.tx_port, sizeof(run.tx_port));
+	app_run_reta_init(&run);
+	if (cfg.hash_seed_set) {
+		run.hash_seed = cfg.hash_seed;
+	} else {
+		struct cflow_tracker_params p;
+
+		cflow_tracker_params_init(&p, 1); /* a random seed */
+		run.hash_seed = p.seed;
+	}
 	run.tsc_hz = rte_get_tsc_hz();
 	run.timestamp_offset = rte_mbuf_dynfield_lookup(
 			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
@@ -365,53 +265,58 @@ main(int argc, char **argv)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
 	run.parse.vlan_in_key = cfg.vlan_in_key;
-	app_filter_init(cfg.blocklist, nb_workers);
+	run.table_ops = &app_cflow_table_ops;
+	workers_setup();
+	app_filter_init(cfg.blocklist, run.nb_workers);
 	app_filter_telemetry();
-	app_worker_setup(&run);
-	app_stats_setup(&cfg, workers, nb_workers, ports, nb_ports);
+	app_stats_setup(&cfg, workers, run.nb_workers, &topo);
+	app_topology_print(&topo, &cfg, workers, stdout);
 
-	for (unsigned int i = 0; i < nb_workers; i++)
+	for (unsigned int i = 0; i < run.nb_workers; i++)
 		rte_eal_remote_launch(app_worker_main, &workers[i],
 			workers[i].lcore);
 
-	last_print = rte_get_timer_cycles();
-	while (!force_quit) {
-		unsigned int done = 0, swept = 0;
+	started = last_print = rte_get_timer_cycles();
+	while (!__atomic_load_n(&run.quit, __ATOMIC_ACQUIRE)) {
+		uint64_t now = rte_get_timer_cycles();
 
-		for (unsigned int i = 0; i < nb_workers; i++) {
-			done += workers[i].done;
-			swept += workers[i].swept;
+		if (!run.end_set && all_workers(offsetof(struct app_worker,
+				done))) {
+			run.end_ns = last_packet_time();
+			__atomic_store_n(&run.end_set, true, __ATOMIC_RELEASE);
 		}
-		if (done == nb_workers && !end_set) {
-			end_ns = last_packet_time();
-			end_set = true;
-		}
-		if (swept == nb_workers && cfg.exit_on_eof)
+		if (cfg.exit_on_eof && all_workers(offsetof(struct app_worker,
+				swept)))
 			break;
-		if (reload_requested) {
+		if (__atomic_exchange_n(&reload_requested, false,
+				__ATOMIC_RELAXED)) {
 			char err[512];
 
-			reload_requested = false;
 			if (app_filter_reload(NULL, err, sizeof(err)) != 0)
 				fprintf(stderr, "cuckooflow: SIGHUP reload: %s "
 					"(previous list kept)\n", err);
 		}
-		if (cfg.stats_period_s != 0 && rte_get_timer_cycles() -
-				last_print > cfg.stats_period_s *
+		if (!links_checked && now - started > LINK_WAIT_S *
 				rte_get_timer_hz()) {
-			app_stats_print(stdout);
-			last_print = rte_get_timer_cycles();
+			app_topology_check_links(&topo);
+			links_checked = true;
 		}
-		rte_delay_ms(10);
+		if (cfg.stats_period_s != 0 && now - last_print >
+				cfg.stats_period_s * rte_get_timer_hz()) {
+			app_stats_print(stdout);
+			last_print = now;
+		}
+		/* Sleep, not spin: the main lcore has no datapath work. */
+		rte_delay_us_sleep(10000);
 	}
-	force_quit = true;
+	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
 
 	/* Exact end-of-run counters: a full pass at the last packet time of
 	 * all lcores (already made if the captures ended). */
-	for (unsigned int i = 0; i < nb_workers; i++)
+	for (unsigned int i = 0; i < run.nb_workers; i++)
 		if (!workers[i].swept)
-			cflow_sweep_all(workers[i].tracker,
+			run.table_ops->sweep_all(workers[i].table,
 				last_packet_time());
 	app_stats_print(stdout);
 	ret = EXIT_SUCCESS;
@@ -421,14 +326,9 @@ main(int argc, char **argv)
 			cfg.stats_json, strerror(errno));
 		ret = EXIT_FAILURE;
 	}
-	for (unsigned int i = 0; i < nb_ports; i++) {
-		rte_eth_dev_stop(ports[i]);
-		rte_eth_dev_close(ports[i]);
-	}
-	for (unsigned int i = 0; i < nb_workers; i++)
-		cflow_tracker_free(workers[i].tracker);
+	app_topology_close(&topo);
+	workers_free();
 	app_filter_fini();
-	rte_mempool_free(pool);
 	rte_eal_cleanup();
 	free(eal_argv);
 	return ret;

@@ -19,8 +19,7 @@
 static const struct app_config *config;
 static struct app_worker *workers;
 static unsigned int nb_workers;
-static uint16_t ports[RTE_MAX_ETHPORTS];
-static unsigned int nb_ports;
+static const struct app_topology *topo;
 
 /* An lcore's counters: the tracker's, then the worker's own; in the
  * total, the ports' too. */
@@ -35,6 +34,10 @@ struct lcore_counters {
 	uint64_t blocked_address;
 	uint64_t blocked_prefix;
 	uint64_t blocked_flow;
+	uint64_t handoff_out;
+	uint64_t handoff_in;
+	uint64_t handoff_drops;
+	uint64_t handoff_waits;
 	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
 	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
 };
@@ -52,7 +55,9 @@ static const struct {
 	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
 	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
 	OWN(blocked_packets), OWN(blocked_bytes), OWN(blocked_address),
-	OWN(blocked_prefix), OWN(blocked_flow), OWN(rx_nombuf), OWN(rx_missed),
+	OWN(blocked_prefix), OWN(blocked_flow), OWN(handoff_out),
+	OWN(handoff_in), OWN(handoff_drops), OWN(handoff_waits),
+	OWN(rx_nombuf), OWN(rx_missed),
 };
 #define NB_COUNTERS RTE_DIM(counters)
 
@@ -67,7 +72,7 @@ static void
 lcore_read(const struct app_worker *w, struct lcore_counters *c)
 {
 	memset(c, 0, sizeof(*c));
-	cflow_counters_get(w->tracker, &c->flow);
+	w->run->table_ops->counters(w->table, &c->flow);
 	c->rx_packets = w->rx_packets;
 	c->tx_packets = w->tx_packets;
 	c->tx_dropped = w->tx_dropped;
@@ -77,6 +82,10 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->blocked_address = w->blocked[CFLOW_BL_ADDRESS];
 	c->blocked_prefix = w->blocked[CFLOW_BL_PREFIX];
 	c->blocked_flow = w->blocked[CFLOW_BL_FLOW];
+	c->handoff_out = w->handoff_out;
+	c->handoff_in = w->handoff_in;
+	c->handoff_drops = w->handoff_drops;
+	c->handoff_waits = w->handoff_waits;
 }
 
 static void
@@ -93,10 +102,10 @@ total_read(struct lcore_counters *sum)
 		for (int st = 0; st < CFLOW_PARSE_STATUS_MAX; st++)
 			sum->flow.malformed[st] += c.flow.malformed[st];
 	}
-	for (unsigned int i = 0; i < nb_ports; i++) {
+	for (unsigned int i = 0; i < topo->nb_ports; i++) {
 		struct rte_eth_stats st;
 
-		if (rte_eth_stats_get(ports[i], &st) == 0) {
+		if (rte_eth_stats_get(topo->ports[i].id, &st) == 0) {
 			sum->rx_nombuf += st.rx_nombuf;
 			sum->rx_missed += st.imissed;
 		}
@@ -314,7 +323,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 
 void
 app_stats_setup(const struct app_config *cfg, struct app_worker *w,
-		unsigned int n, const uint16_t *port_ids, unsigned int n_ports)
+		unsigned int n, const struct app_topology *t)
 {
 	static const struct {
 		const char *cmd;
@@ -335,8 +344,7 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 	config = cfg;
 	workers = w;
 	nb_workers = n;
-	nb_ports = n_ports;
-	memcpy(ports, port_ids, n_ports * sizeof(ports[0]));
+	topo = t;
 	for (unsigned int i = 0; i < RTE_DIM(cmds); i++) {
 		int ret = rte_telemetry_register_cmd(cmds[i].cmd, cmds[i].fn,
 				cmds[i].help);

@@ -12,12 +12,13 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "ports.h"
 #include "worker.h"
 
 /* Register the telemetry commands; exits on a failed registration. */
 void app_stats_setup(const struct app_config *cfg,
 		struct app_worker *workers, unsigned int nb_workers,
-		const uint16_t *ports, unsigned int nb_ports);
+		const struct app_topology *topo);
 
 void app_stats_print(FILE *out);
 

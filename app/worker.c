@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
-/* The per-lcore run-to-completion loop. */
+/* The per-lcore run-to-completion loop, with flow handoff. */
+
+#include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_pause.h>
 #include <rte_prefetch.h>
 
 #include "filter.h"
 #include "worker.h"
-
-static struct app_run run;
 
 static void
 cflow_table_track(void *table, const struct cflow_input *in,
@@ -28,23 +29,48 @@ cflow_table_sweep(void *table, uint64_t now_ns)
 	return cflow_sweep(table, now_ns);
 }
 
+static uint64_t
+cflow_table_sweep_all(void *table, uint64_t now_ns)
+{
+	return cflow_sweep_all(table, now_ns);
+}
+
+static void
+cflow_table_counters(const void *table, struct cflow_counters *c)
+{
+	cflow_counters_get(table, c);
+}
+
 const struct app_flow_table_ops app_cflow_table_ops = {
 	.track = cflow_table_track,
 	.sweep = cflow_table_sweep,
+	.sweep_all = cflow_table_sweep_all,
+	.counters = cflow_table_counters,
 };
 
 void
-app_worker_setup(const struct app_run *r)
+app_run_reta_init(struct app_run *run)
 {
-	run = *r;
-	if (run.table_ops == NULL)
-		run.table_ops = &app_cflow_table_ops;
+	for (unsigned int i = 0; i < APP_RETA_SIZE; i++)
+		run->reta[i] = (uint16_t)(i % run->nb_workers);
 }
 
 static inline uint64_t
-tsc_ns(void)
+tsc_ns(const struct app_run *run)
 {
-	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)run.tsc_hz);
+	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)run->tsc_hz);
+}
+
+static inline bool
+quitting(const struct app_run *run)
+{
+	return __atomic_load_n(&run->quit, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+last_ns_set(struct app_worker *w, uint64_t t)
+{
+	__atomic_store_n(&w->last_ns, t, __ATOMIC_RELAXED);
 }
 
 /*
@@ -52,11 +78,13 @@ tsc_ns(void)
  * microseconds since the epoch whether or not the offload is enabled.
  */
 static inline bool
-packet_time(const struct rte_mbuf *m, uint64_t *ns)
+packet_time(const struct app_run *run, const struct rte_mbuf *m,
+		uint64_t *ns)
 {
-	if (run.timestamp_offset < 0 || !(m->ol_flags & run.timestamp_flag))
+	if (run->timestamp_offset < 0 ||
+			!(m->ol_flags & run->timestamp_flag))
 		return false;
-	*ns = *RTE_MBUF_DYNFIELD(m, run.timestamp_offset,
+	*ns = *RTE_MBUF_DYNFIELD(m, run->timestamp_offset,
 			const rte_mbuf_timestamp_t *) * 1000;
 	return true;
 }
@@ -77,6 +105,164 @@ queue_at_eof(const struct app_rxq *q, uint64_t *nombuf)
 	return true;
 }
 
+/* The input the tracker needs of an mbuf. */
+static inline struct cflow_input
+mbuf_input(const struct rte_mbuf *m, uint64_t t)
+{
+	return (struct cflow_input){
+		.data = rte_pktmbuf_mtod(m, const uint8_t *),
+		.len = rte_pktmbuf_data_len(m),
+		.wire_len = rte_pktmbuf_pkt_len(m),
+		.time_ns = t,
+		.rss = m->hash.rss,
+		.has_rss = m->ol_flags & RTE_MBUF_F_RX_RSS_HASH,
+	};
+}
+
+/* Send each packet to the port paired with its ingress port, on this
+ * worker's own tx queue; free what is not sent. The packets of one
+ * burst usually share a port: one tx burst each. */
+static void
+forward_or_free(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	const struct app_run *run = w->run;
+	uint16_t sent = 0;
+
+	if (run->cfg->mode != APP_MODE_FORWARD) {
+		if (n != 0)
+			rte_pktmbuf_free_bulk(pkts, n);
+		return;
+	}
+	while (n != 0) {
+		struct rte_mbuf *same[CF_BULK_MAX], *rest[CF_BULK_MAX];
+		uint16_t port = run->tx_port[pkts[0]->port];
+		uint16_t ns = 0, nr = 0;
+
+		for (uint16_t k = 0; k < n; k++) {
+			if (run->tx_port[pkts[k]->port] == port)
+				same[ns++] = pkts[k];
+			else
+				rest[nr++] = pkts[k];
+		}
+		sent = rte_eth_tx_burst(port, (uint16_t)w->index, same, ns);
+		w->tx_packets += sent;
+		w->tx_dropped += ns - sent;
+		if (sent < ns)
+			rte_pktmbuf_free_bulk(same + sent, ns - sent);
+		memcpy(pkts, rest, nr * sizeof(*pkts));
+		n = nr;
+	}
+}
+
+static void
+sweep(struct app_worker *w)
+{
+	w->run->table_ops->sweep(w->table, w->last_ns);
+}
+
+void
+app_worker_idle(struct app_worker *w)
+{
+	if (w->run->cfg->clock != APP_CLOCK_PKT)
+		last_ns_set(w, tsc_ns(w->run));
+	sweep(w);
+}
+
+/* Track @p n packets this worker owns, then forward or free them. */
+static void
+track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
+		const struct cflow_input *in, const struct cflow_packet *parsed,
+		const enum cflow_parse_status *status, uint16_t n)
+{
+	const struct app_run *run = w->run;
+	enum cflow_verdict verdicts[CF_BULK_MAX];
+
+	if (n != 0)
+		run->table_ops->track(w->table, in, parsed, status, n,
+				verdicts);
+	for (uint16_t k = 0; k < n; k++)
+		*RTE_MBUF_DYNFIELD(pkts[k], run->verdict_offset, uint8_t *) =
+			(uint8_t)verdicts[k];
+	sweep(w);
+	forward_or_free(w, pkts, n);
+}
+
+unsigned int
+app_worker_drain(struct app_worker *w)
+{
+	const struct app_run *run = w->run;
+	unsigned int total = 0;
+
+	if (!run->handoff)
+		return 0;
+	for (unsigned int j = 0; j < run->nb_workers; j++) {
+		struct rte_mbuf *pkts[CF_BULK_MAX];
+		struct cflow_input in[CF_BULK_MAX];
+		struct cflow_packet parsed[CF_BULK_MAX];
+		enum cflow_parse_status status[CF_BULK_MAX];
+		unsigned int n;
+
+		if (w->from[j] == NULL)
+			continue;
+		n = rte_ring_sc_dequeue_burst(w->from[j], (void **)pkts,
+				CF_BULK_MAX, NULL);
+		if (n == 0)
+			continue;
+		for (unsigned int k = 0; k < n; k++)
+			rte_prefetch0(rte_mbuf_to_priv(pkts[k]));
+		for (unsigned int k = 0; k < n; k++) {
+			const struct app_handoff_meta *meta =
+				rte_mbuf_to_priv(pkts[k]);
+			uint64_t t = meta->time_ns;
+
+			if (run->cfg->clock != APP_CLOCK_PKT)
+				t = k == 0 ? tsc_ns(run) : in[0].time_ns;
+			in[k] = mbuf_input(pkts[k], t);
+			in[k].has_hash = true;
+			in[k].hash = meta->hash;
+			parsed[k] = meta->pkt;
+			status[k] = CFLOW_PARSE_OK;
+			if (t > w->last_ns)
+				last_ns_set(w, t);
+		}
+		w->handoff_in += n;
+		total += n;
+		track_and_send(w, pkts, in, parsed, status, (uint16_t)n);
+	}
+	return total;
+}
+
+/*
+ * Pass @p n packets to worker @p owner. A full ring either drops the
+ * rest (counted) or, when waiting is the policy (replayed captures:
+ * nothing may be lost), makes this worker track what is handed to it
+ * while it waits, so that two workers waiting on each other both make
+ * progress.
+ */
+static void
+hand_off(struct app_worker *w, unsigned int owner, struct rte_mbuf **pkts,
+		unsigned int n)
+{
+	const struct app_run *run = w->run;
+	unsigned int done = rte_ring_sp_enqueue_burst(w->to[owner],
+			(void **)pkts, n, NULL);
+
+	if (done < n && run->handoff_wait) {
+		w->handoff_waits++;
+		while (done < n && !quitting(run)) {
+			if (app_worker_drain(w) == 0)
+				rte_pause();
+			done += rte_ring_sp_enqueue_burst(w->to[owner],
+					(void **)pkts + done, n - done, NULL);
+		}
+	}
+	w->handoff_out += done;
+	if (done < n) {
+		w->handoff_drops += n - done;
+		rte_pktmbuf_free_bulk(pkts + done, n - done);
+	}
+}
+
 /* Parse the burst; with a blocklist, drop the packets it matches and
  * keep the others, in order, with their inputs and parse results.
  * Returns how many are kept. */
@@ -91,8 +277,8 @@ parse_and_filter(struct app_worker *w, const struct cflow_blocklist *bl,
 	for (uint16_t k = 0; k < n; k++) {
 		enum cflow_bl_kind kind = CFLOW_BL_NONE;
 
-		status[keep] = cflow_parse(in[k].data, in[k].len, &run.parse,
-				&parsed[keep]);
+		status[keep] = cflow_parse(in[k].data, in[k].len,
+				&w->run->parse, &parsed[keep]);
 		if (bl != NULL && status[keep] == CFLOW_PARSE_OK)
 			kind = cflow_bl_match(bl, &parsed[keep]);
 		if (kind != CFLOW_BL_NONE) {
@@ -108,27 +294,65 @@ parse_and_filter(struct app_worker *w, const struct cflow_blocklist *bl,
 	return keep;
 }
 
-static void
-forward_or_free(struct app_worker *w, const struct app_rxq *q,
-		struct rte_mbuf **pkts, uint16_t n)
+/*
+ * Keep in place the packets this worker owns, and hand each other one
+ * to its owner, in order: one burst per owner. Packets that do not
+ * parse carry no flow: tracked (counted) where they arrive.
+ */
+static uint16_t
+split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
+		struct cflow_input *in, struct cflow_packet *parsed,
+		enum cflow_parse_status *status, uint16_t n)
 {
-	uint16_t sent = 0;
+	const struct app_run *run = w->run;
+	struct rte_mbuf *out[CF_BULK_MAX], *orig[CF_BULK_MAX];
+	uint8_t owner[CF_BULK_MAX];
+	uint64_t foreign = 0;
+	uint16_t keep = 0;
 
-	if (run.cfg->mode == APP_MODE_FORWARD) {
-		sent = rte_eth_tx_burst(q->tx_port, q->tx_queue, pkts, n);
-		w->tx_packets += sent;
-		w->tx_dropped += n - sent;
+	for (uint16_t k = 0; k < n; k++) {
+		owner[k] = (uint8_t)w->index;
+		if (status[k] != CFLOW_PARSE_OK)
+			continue;
+		in[k].hash = cflow_hash_key(&parsed[k].key, run->hash_seed);
+		in[k].has_hash = true;
+		owner[k] = (uint8_t)app_flow_owner(run, in[k].hash);
+		if (owner[k] != w->index)
+			foreign |= UINT64_C(1) << k;
 	}
-	if (sent < n)
-		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-}
+	if (foreign == 0)
+		return n;
+	memcpy(orig, pkts, n * sizeof(*pkts));
+	for (uint16_t k = 0; k < n; k++) {
+		if ((foreign >> k) & 1) {
+			struct app_handoff_meta *meta =
+				rte_mbuf_to_priv(pkts[k]);
 
-void
-app_worker_idle(struct app_worker *w)
-{
-	if (run.cfg->clock != APP_CLOCK_PKT)
-		w->last_ns = tsc_ns();
-	run.table_ops->sweep(w->table, w->last_ns);
+			meta->pkt = parsed[k];
+			meta->hash = in[k].hash;
+			meta->time_ns = in[k].time_ns;
+			continue;
+		}
+		pkts[keep] = pkts[k];
+		in[keep] = in[k];
+		parsed[keep] = parsed[k];
+		status[keep++] = status[k];
+	}
+	while (foreign != 0) {
+		unsigned int first = (unsigned int)__builtin_ctzll(foreign);
+		unsigned int to = owner[first], m = 0;
+
+		for (uint64_t f = foreign; f != 0; f &= f - 1) {
+			unsigned int k = (unsigned int)__builtin_ctzll(f);
+
+			if (owner[k] == to) {
+				out[m++] = orig[k];
+				foreign &= ~(UINT64_C(1) << k);
+			}
+		}
+		hand_off(w, to, out, m);
+	}
+	return keep;
 }
 
 void
@@ -136,11 +360,12 @@ app_worker_burst(struct app_worker *w, const struct app_rxq *q,
 		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
 		uint16_t n)
 {
+	const struct app_run *run = w->run;
 	struct cflow_input in[CF_BULK_MAX];
 	struct cflow_packet parsed[CF_BULK_MAX];
 	enum cflow_parse_status status[CF_BULK_MAX];
-	enum cflow_verdict verdicts[CF_BULK_MAX];
-	bool pkt_clock = run.cfg->clock == APP_CLOCK_PKT;
+	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
+	uint64_t latest = w->last_ns;
 
 	for (uint16_t k = 0; k < n; k++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
@@ -149,83 +374,106 @@ app_worker_burst(struct app_worker *w, const struct app_rxq *q,
 		uint64_t t;
 
 		if (!pkt_clock) {
-			t = k == 0 ? tsc_ns() : in[0].time_ns;
-		} else if (!packet_time(m, &t)) {
+			t = k == 0 ? tsc_ns(run) : in[0].time_ns;
+		} else if (!packet_time(run, m, &t)) {
 			w->no_timestamp++;
-			t = w->last_ns;
+			t = latest;
 		}
-		in[k] = (struct cflow_input){
-			.data = rte_pktmbuf_mtod(m, uint8_t *),
-			.len = rte_pktmbuf_data_len(m),
-			.wire_len = rte_pktmbuf_pkt_len(m),
-			.time_ns = t,
-			.rss = m->hash.rss,
-			.has_rss = m->ol_flags & RTE_MBUF_F_RX_RSS_HASH,
-		};
-		if (t > w->last_ns)
-			w->last_ns = t;
+		/* forward mode sends it to the port paired with this one */
+		m->port = q->port;
+		in[k] = mbuf_input(m, t);
+		if (t > latest)
+			latest = t;
 	}
+	last_ns_set(w, latest);
 	w->rx_packets += n;
 	n = parse_and_filter(w, bl, pkts, in, parsed, status, n);
-	if (n != 0)
-		run.table_ops->track(w->table, in, parsed, status, n,
-				verdicts);
-	for (uint16_t k = 0; k < n; k++)
-		*RTE_MBUF_DYNFIELD(pkts[k], run.verdict_offset, uint8_t *) =
-			(uint8_t)verdicts[k];
-	run.table_ops->sweep(w->table, w->last_ns);
-	forward_or_free(w, q, pkts, n);
+	if (run->handoff && n != 0)
+		n = split_by_owner(w, pkts, in, parsed, status, n);
+	track_and_send(w, pkts, in, parsed, status, n);
+}
+
+static bool
+all_rx_done(const struct app_run *run)
+{
+	for (unsigned int i = 0; i < run->nb_workers; i++)
+		if (!__atomic_load_n(&run->workers[i].rx_done,
+				__ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+/* Poll every queue not at its end once; returns how many are live. */
+static unsigned int
+poll_queues(struct app_worker *w, const struct cflow_blocklist *bl,
+		uint64_t *nombuf, unsigned int *received)
+{
+	const unsigned int burst = (unsigned int)w->run->cfg->burst;
+	unsigned int live = 0;
+
+	for (unsigned int i = 0; i < w->nb_rxq; i++) {
+		struct app_rxq *q = &w->rxq[i];
+		struct rte_mbuf *pkts[CF_BULK_MAX];
+		uint16_t n;
+
+		if (q->eof)
+			continue;
+		live++;
+		n = rte_eth_rx_burst(q->port, q->queue, pkts, (uint16_t)burst);
+		if (n < burst && q->pcap && queue_at_eof(q, &nombuf[q->port]))
+			q->eof = true;
+		if (n != 0)
+			app_worker_burst(w, q, bl, pkts, n);
+		*received += n;
+	}
+	return live;
 }
 
 int
 app_worker_main(void *arg)
 {
 	struct app_worker *w = arg;
-	const unsigned int burst = (unsigned int)run.cfg->burst;
+	const struct app_run *run = w->run;
 	uint64_t nombuf[RTE_MAX_ETHPORTS] = { 0 };
-	bool pkt_clock = run.cfg->clock == APP_CLOCK_PKT;
-
+	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
 	struct rte_rcu_qsbr *rcu = app_filter_rcu();
+	bool rx_done = false;
 
 	rte_rcu_qsbr_thread_register(rcu, w->index);
 	rte_rcu_qsbr_thread_online(rcu, w->index);
-	while (!*run.quit) {
+	while (!quitting(run)) {
 		/* One list for the whole pass; a reload frees it only after
 		 * the quiescent report below. */
 		const struct cflow_blocklist *bl = app_filter_get();
-		unsigned int live = 0;
+		unsigned int received = 0, live;
 
-		for (unsigned int i = 0; i < w->nb_rxq; i++) {
-			struct app_rxq *q = &w->rxq[i];
-			struct rte_mbuf *pkts[CF_BULK_MAX];
-			uint16_t n;
-
-			if (q->eof)
-				continue;
-			live++;
-			n = rte_eth_rx_burst(q->port, q->queue, pkts,
-					(uint16_t)burst);
-			if (n < burst && q->pcap &&
-					queue_at_eof(q, &nombuf[q->port]))
-				q->eof = true;
-			if (n == 0)
-				/* Idle: expire flows all the same. */
-				app_worker_idle(w);
-			else
-				app_worker_burst(w, q, bl, pkts, n);
-		}
+		live = poll_queues(w, bl, nombuf, &received);
+		received += app_worker_drain(w);
+		if (received == 0)
+			/* Idle: expire flows all the same. */
+			app_worker_idle(w);
 		rte_rcu_qsbr_quiescent(rcu, w->index);
-		if (live == 0)
+		if (live != 0)
+			continue;
+		/* Every capture of this worker is exhausted and handed off.
+		 * Once every worker says so, what its rings still hold is all
+		 * that will ever come. */
+		if (!rx_done) {
+			rx_done = true;
+			__atomic_store_n(&w->rx_done, true, __ATOMIC_RELEASE);
+		}
+		if (all_rx_done(run) && app_worker_drain(w) == 0)
 			break;
 	}
-	/* Every capture is exhausted. Once the main lcore has the last
-	 * packet time of all lcores, make the end-of-run counters exact (so
-	 * that telemetry shows them), then wait to be stopped. */
-	w->done = true;
-	while (!*run.quit) {
-		if (*run.end_set && !w->swept) {
-			cflow_sweep_all(w->tracker, *run.end_ns);
-			w->swept = true;
+	/* Once the main lcore has the last packet time of all lcores, make
+	 * the end-of-run counters exact (so that telemetry shows them),
+	 * then wait to be stopped. */
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	while (!quitting(run)) {
+		if (!w->swept && __atomic_load_n(&run->end_set,
+				__ATOMIC_ACQUIRE)) {
+			run->table_ops->sweep_all(w->table, run->end_ns);
+			__atomic_store_n(&w->swept, true, __ATOMIC_RELEASE);
 		} else if (w->swept && !pkt_clock) {
 			app_worker_idle(w);
 		}

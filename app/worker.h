@@ -4,9 +4,19 @@
 #define _APP_WORKER_H_
 
 /*
- * A worker lcore: it owns some rx queues and one flow table, and runs
+ * A worker lcore: it polls some rx queues, owns one flow table, and runs
  * rx burst -> parse -> blocklist -> track -> forward or free to
  * completion.
+ *
+ * Flow affinity: every packet of a flow, both directions, from any port
+ * and queue, is tracked by one worker, the flow's owner. With hardware
+ * affinity (symmetric RSS, queue q of every port on one worker) a packet
+ * is tracked where it arrives. With software handoff, the worker that
+ * receives a packet hashes its canonical key, looks the owner up in a
+ * redirection table (app_run.reta) and, if it is another worker, passes
+ * the mbuf to it through a single-producer, single-consumer ring: one
+ * ring per (receiver, owner) pair keeps each flow's packets from one
+ * queue in their order.
  */
 
 #include <stdbool.h>
@@ -14,16 +24,22 @@
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "blocklist.h"
 #include "cflow.h"
 #include "config.h"
 
-#define APP_MAX_QUEUES_PER_LCORE 16
+#define APP_MAX_QUEUES_PER_LCORE 32
+#define APP_MAX_WORKERS 64
+#define APP_RETA_BITS 9
+#define APP_RETA_SIZE (1u << APP_RETA_BITS)
 
 /*
- * The flow table a worker drives, with cflow_track_parsed() and
- * cflow_sweep()'s contracts. The application uses lib/cflow's tracker
+ * The flow table a worker drives, over its whole life: track packets
+ * (cflow_track_parsed()'s contract), sweep a paced share of the table
+ * (cflow_sweep()), sweep it all at the end of a run (cflow_sweep_all())
+ * and read its counters. The application uses lib/cflow's tracker
  * (app_cflow_table_ops); bench_pipeline runs the same loop over an exact
  * rte_hash table to compare the two.
  */
@@ -33,6 +49,8 @@ struct app_flow_table_ops {
 			const enum cflow_parse_status *status, unsigned int n,
 			enum cflow_verdict *verdicts);
 	uint64_t (*sweep)(void *table, uint64_t now_ns);
+	uint64_t (*sweep_all)(void *table, uint64_t now_ns);
+	void (*counters)(const void *table, struct cflow_counters *c);
 };
 
 extern const struct app_flow_table_ops app_cflow_table_ops;
@@ -40,23 +58,44 @@ extern const struct app_flow_table_ops app_cflow_table_ops;
 /* lib/cuckoo's tables in the DPDK heap: hugepages, on a given socket. */
 extern const struct cf_allocator app_dpdk_allocator;
 
+/*
+ * What a receiving worker hands to the flow's owner with the mbuf, in
+ * the mbuf's private area (the pool's priv_size): the parse, the key's
+ * hash and the arrival time, so that the owner neither parses nor
+ * hashes again.
+ */
+struct app_handoff_meta {
+	struct cflow_packet pkt;
+	uint64_t hash;
+	uint64_t time_ns;
+};
+
 struct app_rxq {
 	uint16_t port;
 	uint16_t queue;
-	uint16_t tx_port;   /* forward mode: the paired port */
-	uint16_t tx_queue;
 	bool pcap;          /* net_pcap: a short burst can mean end of file */
 	bool eof;           /* rx_pcap exhausted */
 };
 
-/* Written by its lcore only; read by the main lcore and telemetry. */
+struct app_run;
+
+/*
+ * Counters are written by the worker's lcore only, and read by the main
+ * lcore and telemetry. The flags are the end-of-run handshake, written
+ * with release and read with acquire (__atomic builtins).
+ */
 struct app_worker {
+	const struct app_run *run;
 	unsigned int lcore;
-	unsigned int index;     /* 0..workers-1: the RCU thread id */
+	unsigned int index;     /* 0..workers-1: RCU thread id, tx queue */
 	struct cflow_tracker *tracker;  /* the application's flow table */
-	void *table;            /* what app_run.table_ops drive */
+	void *table;            /* what run->table_ops drive */
 	struct app_rxq rxq[APP_MAX_QUEUES_PER_LCORE];
 	unsigned int nb_rxq;
+	/* handoff rings: to[j] carries packets to worker j, from[j] those
+	 * of worker j (NULL for itself, or without handoff) */
+	struct rte_ring *to[APP_MAX_WORKERS];
+	struct rte_ring *from[APP_MAX_WORKERS];
 	uint64_t rx_packets;
 	uint64_t tx_packets;
 	uint64_t tx_dropped;
@@ -64,12 +103,18 @@ struct app_worker {
 	uint64_t blocked_packets;
 	uint64_t blocked_bytes;
 	uint64_t blocked[CFLOW_BL_KINDS]; /* by entry kind */
-	uint64_t last_ns;       /* time of the last packet or sweep */
-	volatile bool done;     /* every queue at EOF */
-	volatile bool swept;    /* final sweep made at app_run.end_ns */
+	uint64_t handoff_out;   /* packets passed to their owner */
+	uint64_t handoff_in;    /* packets received from other workers */
+	uint64_t handoff_drops; /* dropped: the owner's ring stayed full */
+	uint64_t handoff_waits; /* bursts that waited for a full ring */
+	uint64_t last_ns;       /* time of the last packet or sweep (atomic) */
+	bool rx_done;           /* every queue at EOF, all handed off */
+	bool done;              /* and every packet handed to it tracked */
+	bool swept;             /* final sweep made at app_run.end_ns */
 } __rte_cache_aligned;
 
-/* Shared, read-only settings of the run. */
+/* The run's settings, shared by the workers; read-only once they start,
+ * but for the handshake fields. */
 struct app_run {
 	const struct app_config *cfg;
 	int timestamp_offset;   /* mbuf dynfield, -1 if not registered */
@@ -78,24 +123,50 @@ struct app_run {
 	uint64_t tsc_hz;
 	struct cflow_parse_params parse;
 	const struct app_flow_table_ops *table_ops; /* NULL: lib/cflow's */
-	volatile bool *quit;
-	/* Set by the main lcore once every worker is done: the last packet
+	struct app_worker *workers;
+	unsigned int nb_workers;
+	bool handoff;           /* software affinity through rings */
+	bool handoff_wait;      /* a full ring: wait (else drop) */
+	uint64_t hash_seed;     /* every tracker's: the handed-off hash */
+	uint16_t reta[APP_RETA_SIZE]; /* hash -> owner worker index */
+	uint16_t tx_port[RTE_MAX_ETHPORTS]; /* forward: ingress -> egress */
+	/* The handshake: quit is set by the main lcore (or a signal);
+	 * end_ns, then end_set, once every worker is done: the last packet
 	 * time of all of them, for the final sweep. */
-	volatile uint64_t *end_ns;
-	volatile bool *end_set;
+	bool quit;
+	bool end_set;
+	uint64_t end_ns;
 };
 
-/* The lcore main loop; arg is the struct app_worker. */
+/* Fill @p run->reta: an even spread of hashes over the workers. */
+void app_run_reta_init(struct app_run *run);
+
+/* The worker that owns the flow of key hash @p hash. */
+static inline unsigned int
+app_flow_owner(const struct app_run *run, uint64_t hash)
+{
+	/* The table's bucket index and fingerprint come from the hash
+	 * itself: mix it, so that each worker's share of flows still
+	 * spreads over all of its table. */
+	hash ^= hash >> 33;
+	hash *= UINT64_C(0xff51afd7ed558ccd);
+	hash ^= hash >> 33;
+	return run->reta[hash >> (64 - APP_RETA_BITS)];
+}
+
+/* The lcore main loop; arg is its struct app_worker, whose run field
+ * holds everything else. */
 int app_worker_main(void *arg);
 
-/* Set once before the workers start. */
-void app_worker_setup(const struct app_run *run);
-
-/* One received burst of @n packets, the hot path: time, parse,
- * blocklist, track, verdicts, sweep, then forward or free them all. */
+/* One received burst of @n packets from @p q, the hot path: time,
+ * parse, blocklist, then track what the worker owns and hand off the
+ * rest, verdicts, sweep, forward or free. */
 void app_worker_burst(struct app_worker *w, const struct app_rxq *q,
 		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
 		uint16_t n);
+
+/* Track what other workers handed over; returns the packets done. */
+unsigned int app_worker_drain(struct app_worker *w);
 
 /* An empty rx burst: move the clock on and sweep. */
 void app_worker_idle(struct app_worker *w);

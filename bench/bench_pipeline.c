@@ -119,6 +119,7 @@ static enum variant current;
 static bool filling;            /* the lanes fill their tables */
 static volatile unsigned int ready, go;
 static struct app_config app_cfg;
+static struct app_run bench_run;   /* the workers' shared settings */
 
 /* ------------------------------------------------------------ source */
 
@@ -379,7 +380,9 @@ lane_setup(unsigned int i)
 	l->lane = i;
 	l->w.lcore = i;
 	l->w.nb_rxq = 1;
-	l->w.rxq[0] = (struct app_rxq){ .port = l->port, .tx_port = l->port };
+	l->w.rxq[0] = (struct app_rxq){ .port = l->port };
+	l->w.index = i;
+	l->w.run = &bench_run;
 }
 
 /* ------------------------------------------------------------- a run */
@@ -412,7 +415,7 @@ launch(enum variant v, bool fill)
 	current = v;
 	filling = fill;
 	ready = go = 0;
-	app_worker_setup(&(struct app_run){
+	bench_run = (struct app_run){
 		.cfg = &app_cfg,
 		.timestamp_offset = -1,
 		.verdict_offset = rte_mbuf_dynfield_lookup(
@@ -420,7 +423,7 @@ launch(enum variant v, bool fill)
 		.tsc_hz = rte_get_tsc_hz(),
 		.table_ops = v == RTE_HASH ? &exact_table_ops :
 			&app_cflow_table_ops,
-	});
+	};
 	for (unsigned int i = 0; i < nb_lanes; i++)
 		lanes[i].w.table = v == RTE_HASH ? (void *)lanes[i].exact :
 			lanes[i].tracker;

@@ -239,18 +239,15 @@ exact_track(void *table, const struct cflow_input *in,
 	}
 }
 
-/* Visit as many positions as the time since the last call asks for
- * (at most sweep_max), removing idle and lingered-out flows. */
+/* Visit @p nb positions from the cursor on, removing idle and
+ * lingered-out flows. */
 static uint64_t
-exact_sweep(void *table, uint64_t now_ns)
+exact_sweep_n(struct exact_table *t, uint64_t now_ns, uint64_t nb)
 {
-	struct exact_table *t = table;
-	uint64_t nb, expired = 0;
+	uint64_t expired = 0;
 
 	if (now_ns > t->now_ns)
 		t->now_ns = now_ns;
-	nb = cflow_pace_take(&t->sweep_pace, t->now_ns, t->positions,
-			t->sweep_period_ns, t->sweep_max);
 	while (nb-- > 0) {
 		uint32_t pos = t->cursor;
 		uint64_t s = t->state[pos], age;
@@ -276,7 +273,35 @@ exact_sweep(void *table, uint64_t now_ns)
 	return expired;
 }
 
+/* As many positions as the time since the last call asks for (at most
+ * sweep_max). */
+static uint64_t
+exact_sweep(void *table, uint64_t now_ns)
+{
+	struct exact_table *t = table;
+
+	return exact_sweep_n(t, now_ns, cflow_pace_take(&t->sweep_pace,
+			now_ns > t->now_ns ? now_ns : t->now_ns, t->positions,
+			t->sweep_period_ns, t->sweep_max));
+}
+
+static uint64_t
+exact_sweep_all(void *table, uint64_t now_ns)
+{
+	struct exact_table *t = table;
+
+	return exact_sweep_n(t, now_ns, t->positions);
+}
+
+static void
+exact_counters(const void *table, struct cflow_counters *c)
+{
+	exact_table_counters(table, c);
+}
+
 const struct app_flow_table_ops exact_table_ops = {
 	.track = exact_track,
 	.sweep = exact_sweep,
+	.sweep_all = exact_sweep_all,
+	.counters = exact_counters,
 };

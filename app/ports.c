@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* Ports, queues, the rx queue -> lcore map, affinity and pools. */
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_debug.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include <pcap/pcap.h>
+
+#include "ports.h"
+
+#define MBUF_CACHE 256
+#define RSS_TYPES (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
+
+/*
+ * A Toeplitz key of 0x6d5a repeated is symmetric: both directions of a
+ * flow get one hash (Woo and Park, 2012), so on every port configured
+ * with it, the same hash types and the same redirection table, they
+ * reach the same queue index.
+ */
+static void
+symmetric_key(uint8_t *key, unsigned int len)
+{
+	for (unsigned int i = 0; i < len; i++)
+		key[i] = i % 2 ? 0x5a : 0x6d;
+}
+
+static const char *
+driver_args(const struct app_port *p)
+{
+	const struct rte_devargs *da = rte_dev_devargs(p->info.device);
+
+	return da != NULL && da->args != NULL ? da->args : "";
+}
+
+/*
+ * net_pcap hands over a capture's bytes whatever its link type, and the
+ * parser expects Ethernet: refuse other captures rather than misparse
+ * them. The file names are in the device's arguments (rx_pcap=FILE).
+ */
+static void
+check_pcap_link_types(const struct app_port *p)
+{
+	const char *args = driver_args(p);
+	size_t len = strlen(args);
+	char *copy, *save = NULL;
+
+	if (!p->pcap)
+		return;
+	copy = malloc(len + 1);
+	if (copy == NULL)
+		rte_exit(EXIT_FAILURE, "out of memory\n");
+	memcpy(copy, args, len + 1);
+	for (char *kv = strtok_r(copy, ",", &save); kv != NULL;
+			kv = strtok_r(NULL, ",", &save)) {
+		char err[PCAP_ERRBUF_SIZE];
+		pcap_t *pc;
+		int link;
+
+		if (strncmp(kv, "rx_pcap=", 8) != 0)
+			continue;
+		pc = pcap_open_offline(kv + 8, err);
+		if (pc == NULL)
+			continue; /* the driver has already reported it */
+		link = pcap_datalink(pc);
+		pcap_close(pc);
+		if (link != DLT_EN10MB)
+			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s; "
+				"cuckooflow parses Ethernet (EN10MB) only\n",
+				p->id, kv + 8, pcap_datalink_val_to_name(link));
+	}
+	free(copy);
+}
+
+/* Every device named to the EAL (--vdev, -a) must have become a port:
+ * one that failed to probe would leave its traffic unread. */
+static void
+check_probed(void)
+{
+	struct rte_devargs *da;
+
+	RTE_EAL_DEVARGS_FOREACH(NULL, da) {
+		uint16_t id;
+		bool found = false;
+
+		if (da->policy == RTE_DEV_BLOCKED)
+			continue;
+		RTE_ETH_FOREACH_DEV(id) {
+			struct rte_eth_dev_info info;
+
+			if (rte_eth_dev_info_get(id, &info) == 0 &&
+					info.device != NULL &&
+					strcmp(rte_dev_name(info.device),
+						da->name) == 0)
+				found = true;
+		}
+		if (!found)
+			rte_exit(EXIT_FAILURE, "device %s did not start (see "
+				"the driver's message above); refusing to run "
+				"without it\n", da->name);
+	}
+}
+
+static void
+find_workers(struct app_topology *t)
+{
+	unsigned int lcore;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (t->nb_workers == APP_MAX_WORKERS)
+			rte_exit(EXIT_FAILURE, "more than %d worker lcores\n",
+				APP_MAX_WORKERS);
+		t->lcores[t->nb_workers++] = lcore;
+	}
+	if (t->nb_workers == 0)
+		rte_exit(EXIT_FAILURE, "no worker lcore: give the EAL at least "
+			"two (-l 0,1)\n");
+}
+
+static int
+worker_of_lcore(const struct app_topology *t, unsigned int lcore)
+{
+	for (unsigned int i = 0; i < t->nb_workers; i++)
+		if (t->lcores[i] == lcore)
+			return (int)i;
+	return -1;
+}
+
+static void
+find_ports(struct app_topology *t, const struct app_config *cfg)
+{
+	uint16_t id;
+
+	RTE_ETH_FOREACH_DEV(id) {
+		struct app_port *p;
+
+		if (cfg->portmask != 0 &&
+				(id >= 64 || !((cfg->portmask >> id) & 1)))
+			continue;
+		p = &t->ports[t->nb_ports++];
+		p->id = id;
+		if (rte_eth_dev_info_get(id, &p->info) != 0)
+			rte_exit(EXIT_FAILURE, "port %u: no device info\n", id);
+		rte_eth_dev_get_name_by_port(id, p->name);
+		p->pcap = strcmp(p->info.driver_name, "net_pcap") == 0;
+		p->replay = p->pcap && strstr(driver_args(p), "rx_iface") ==
+			NULL;
+		p->rss_capable = (p->info.flow_type_rss_offloads &
+			RTE_ETH_RSS_IP) != 0 &&
+			(p->info.flow_type_rss_offloads & RTE_ETH_RSS_TCP) &&
+			(p->info.flow_type_rss_offloads & RTE_ETH_RSS_UDP);
+		p->socket = rte_eth_dev_socket_id(id);
+		check_pcap_link_types(p);
+	}
+	if (t->nb_ports == 0 || (cfg->portmask >> RTE_MIN(
+			rte_eth_dev_count_avail(), 63u)) != 0)
+		rte_exit(EXIT_FAILURE, "--portmask 0x%" PRIx64 " (0: all): %u "
+			"ports are available (give a NIC with -a, or --vdev "
+			"net_pcap0,rx_pcap=FILE)\n", cfg->portmask,
+			rte_eth_dev_count_avail());
+	/* paired topology: 0<->1, 2<->3; the odd one out to itself */
+	for (unsigned int i = 0; i < t->nb_ports; i++)
+		t->tx_port[t->ports[i].id] = t->ports[(i ^ 1) < t->nb_ports ?
+			i ^ 1 : i].id;
+}
+
+static struct app_port *
+port_by_id(struct app_topology *t, uint16_t id)
+{
+	for (unsigned int i = 0; i < t->nb_ports; i++)
+		if (t->ports[i].id == id)
+			return &t->ports[i];
+	return NULL;
+}
+
+/* Queues per port, and the map from rx queues to workers. */
+static void
+plan_queues(struct app_topology *t, const struct app_config *cfg)
+{
+	bool fwd = cfg->mode == APP_MODE_FORWARD;
+
+	/* --config: each port has the queues the map names. */
+	for (unsigned int e = 0; e < cfg->nb_queue_map; e++) {
+		const struct app_queue_map *m = &cfg->queue_map[e];
+		struct app_port *p = port_by_id(t, m->port);
+		int w = worker_of_lcore(t, m->lcore);
+
+		if (p == NULL)
+			rte_exit(EXIT_FAILURE, "--config (%u,%u,%u): port %u "
+				"is not in use (no such port, or not in "
+				"--portmask)\n", m->port, m->queue, m->lcore,
+				m->port);
+		if (w < 0)
+			rte_exit(EXIT_FAILURE, "--config (%u,%u,%u): lcore %u "
+				"is not a worker lcore (%s)\n", m->port,
+				m->queue, m->lcore, m->lcore,
+				m->lcore == rte_get_main_lcore() ?
+				"it is the main lcore" :
+				"not enabled in the EAL's -l/--lcores");
+		for (unsigned int f = 0; f < e; f++)
+			if (cfg->queue_map[f].port == m->port &&
+					cfg->queue_map[f].queue == m->queue)
+				rte_exit(EXIT_FAILURE, "--config: port %u queue "
+					"%u is mapped twice\n", m->port,
+					m->queue);
+		if (m->queue >= p->nb_rxq)
+			p->nb_rxq = (uint16_t)(m->queue + 1);
+		t->map[t->nb_map++] = (struct app_queue_map){ m->port,
+			m->queue, (uint16_t)w };
+	}
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		struct app_port *p = &t->ports[i];
+		uint16_t inputs = p->info.max_rx_queues;
+
+		if (cfg->nb_queue_map != 0) {
+			if (p->nb_rxq == 0)
+				rte_exit(EXIT_FAILURE, "--config: port %u has "
+					"no queue in the map\n", p->id);
+			for (uint16_t q = 0; q < p->nb_rxq; q++) {
+				bool mapped = false;
+
+				for (unsigned int e = 0; e < t->nb_map; e++)
+					mapped |= t->map[e].port == p->id &&
+						t->map[e].queue == q;
+				if (!mapped)
+					rte_exit(EXIT_FAILURE, "--config: port "
+						"%u queue %u has no lcore\n",
+						p->id, q);
+			}
+			if (cfg->rxq != 0 && cfg->rxq != p->nb_rxq)
+				rte_exit(EXIT_FAILURE, "--rxq %" PRIu64 ": "
+					"--config gives port %u %u rx "
+					"queues\n", cfg->rxq, p->id, p->nb_rxq);
+		} else if (cfg->rxq != 0) {
+			p->nb_rxq = (uint16_t)cfg->rxq;
+		} else {
+			/* net_pcap: a queue per input; others: a queue
+			 * per worker */
+			p->nb_rxq = p->pcap ? inputs : (uint16_t)RTE_MIN(
+				t->nb_workers, inputs);
+		}
+		if (p->nb_rxq > inputs)
+			rte_exit(EXIT_FAILURE, "port %u (%s): %u rx queues "
+				"asked, the device has %u%s\n", p->id,
+				p->info.driver_name, p->nb_rxq, inputs,
+				p->pcap ? " (one per rx_pcap or rx_iface)" :
+				"");
+		if (p->pcap && p->nb_rxq < inputs)
+			fprintf(stderr, "cuckooflow: warning: port %u "
+				"(net_pcap) has %u inputs; --rxq %u reads only "
+				"the first %u\n", p->id, inputs, p->nb_rxq,
+				p->nb_rxq);
+		if (cfg->nb_queue_map == 0)
+			for (uint16_t q = 0; q < p->nb_rxq; q++)
+				t->map[t->nb_map++] = (struct app_queue_map){
+					p->id, q,
+					(uint16_t)(q % t->nb_workers) };
+		/* tx: in forward mode one queue per worker, never shared */
+		p->nb_txq = cfg->txq != 0 ? (uint16_t)cfg->txq :
+			fwd ? (uint16_t)t->nb_workers : 1;
+		if (fwd && p->nb_txq < t->nb_workers)
+			rte_exit(EXIT_FAILURE, "--txq %u: forward mode with %u "
+				"workers needs %u tx queues per port, one per "
+				"worker (a shared queue would be written by "
+				"two lcores at once)\n", p->nb_txq,
+				t->nb_workers, t->nb_workers);
+		if (p->nb_txq > p->info.max_tx_queues)
+			rte_exit(EXIT_FAILURE, "port %u (%s): %u tx queues "
+				"needed, the device has %u%s\n", p->id,
+				p->info.driver_name, p->nb_txq,
+				p->info.max_tx_queues, p->pcap ?
+				" (give tx_pcap=FILE once per worker)" : "");
+		if (cfg->max_pkt_len > p->info.max_rx_pktlen)
+			rte_exit(EXIT_FAILURE, "--max-pkt-len %" PRIu64 ": port "
+				"%u (%s) receives frames of at most %u bytes\n",
+				cfg->max_pkt_len, p->id, p->info.driver_name,
+				p->info.max_rx_pktlen);
+	}
+	for (unsigned int e = 0; e < t->nb_map; e++) {
+		const struct app_port *p = port_by_id(t, t->map[e].port);
+		unsigned int lcore = t->lcores[t->map[e].lcore];
+		int s = (int)rte_lcore_to_socket_id(lcore);
+
+		if (p->socket >= 0 && p->socket != s)
+			fprintf(stderr, "cuckooflow: warning: port %u queue %u "
+				"is on socket %d, its lcore %u on socket %d: "
+				"every packet crosses the interconnect\n",
+				p->id, t->map[e].queue, p->socket, lcore, s);
+	}
+}
+
+/*
+ * RSS affinity holds when every port hashes with the same symmetric
+ * key, hash types and redirection table over the same number of queues,
+ * and queue q of every port is polled by one worker. Otherwise flows
+ * are handed off in software. Returns NULL, or why RSS cannot hold.
+ */
+static const char *
+rss_affinity_fails(const struct app_topology *t, char *why, size_t len)
+{
+	const struct app_port *p0 = &t->ports[0];
+
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		const struct app_port *p = &t->ports[i];
+
+		if (!p->rss_capable) {
+			snprintf(why, len, "port %u (%s) has no RSS over IP, "
+				"TCP and UDP", p->id, p->info.driver_name);
+			return why;
+		}
+		if (p->nb_rxq != p0->nb_rxq) {
+			snprintf(why, len, "ports %u and %u have %u and %u rx "
+				"queues", p0->id, p->id, p0->nb_rxq, p->nb_rxq);
+			return why;
+		}
+	}
+	for (unsigned int e = 0; e < t->nb_map; e++)
+		for (unsigned int f = 0; f < e; f++)
+			if (t->map[e].queue == t->map[f].queue &&
+					t->map[e].lcore != t->map[f].lcore) {
+				snprintf(why, len, "queue %u of ports %u and %u "
+					"is on two workers", t->map[e].queue,
+					t->map[f].port, t->map[e].port);
+				return why;
+			}
+	return NULL;
+}
+
+static void
+choose_affinity(struct app_topology *t, const struct app_config *cfg)
+{
+	char why[128];
+	const char *fails = rss_affinity_fails(t, why, sizeof(why));
+	bool replay = true;
+
+	if (t->nb_workers == 1) {
+		snprintf(t->affinity_why, sizeof(t->affinity_why),
+			"none needed (one worker)");
+	} else if (cfg->affinity == APP_AFFINITY_HANDOFF) {
+		t->handoff = true;
+		snprintf(t->affinity_why, sizeof(t->affinity_why),
+			"handoff (--affinity handoff)");
+	} else if (fails == NULL) {
+		snprintf(t->affinity_why, sizeof(t->affinity_why),
+			"rss (symmetric key on every port)");
+	} else if (cfg->affinity == APP_AFFINITY_RSS) {
+		rte_exit(EXIT_FAILURE, "--affinity rss: %s; use --affinity "
+			"handoff (or auto)\n", fails);
+	} else {
+		t->handoff = true;
+		snprintf(t->affinity_why, sizeof(t->affinity_why),
+			"handoff (auto: %s)", fails);
+	}
+	for (unsigned int i = 0; i < t->nb_ports; i++)
+		replay &= t->ports[i].replay;
+	t->handoff_wait = cfg->handoff_full == APP_HANDOFF_FULL_WAIT ||
+		(cfg->handoff_full == APP_HANDOFF_FULL_AUTO && replay);
+	if (cfg->hash == CFLOW_HASH_RSS)
+		for (unsigned int i = 0; i < t->nb_ports; i++)
+			if (!t->ports[i].rss_capable)
+				fprintf(stderr, "cuckooflow: warning: --hash rss: "
+					"port %u (%s) gives no RSS hash; its "
+					"packets are hashed with XXH3 (counted "
+					"hash_fallback)\n", t->ports[i].id,
+					t->ports[i].info.driver_name);
+}
+
+static void
+create_pools(struct app_topology *t, const struct app_config *cfg)
+{
+	uint64_t nb = 0;
+	unsigned int room = (unsigned int)RTE_MAX(
+		(uint64_t)RTE_MBUF_DEFAULT_BUF_SIZE,
+		cfg->max_pkt_len + RTE_PKTMBUF_HEADROOM);
+
+	/* Rings of every port and queue, every lcore's burst and cache,
+	 * the handoff rings. */
+	for (unsigned int i = 0; i < t->nb_ports; i++)
+		nb += (uint64_t)t->ports[i].nb_rxq * cfg->rxd +
+			(uint64_t)t->ports[i].nb_txq * cfg->txd;
+	nb += rte_lcore_count() * (MBUF_CACHE + cfg->burst) + 1024;
+	if (t->handoff)
+		nb += (uint64_t)t->nb_workers * (t->nb_workers - 1) *
+			cfg->handoff_ring;
+	if (cfg->mbufs != 0)
+		nb = cfg->mbufs;
+	for (unsigned int i = 0; i < t->nb_workers; i++) {
+		unsigned int s = rte_lcore_to_socket_id(t->lcores[i]);
+		char name[32];
+
+		if (t->pools[s] != NULL)
+			continue;
+		snprintf(name, sizeof(name), "cuckooflow_mbufs_%u", s);
+		/* A per-lcore cache needs a pool at least 1.5 times its
+		 * size. */
+		t->pools[s] = rte_pktmbuf_pool_create(name, (unsigned int)nb,
+			nb >= MBUF_CACHE * 2 ? MBUF_CACHE : 0,
+			RTE_ALIGN(sizeof(struct app_handoff_meta),
+				RTE_MBUF_PRIV_ALIGN), (uint16_t)room, (int)s);
+		if (t->pools[s] == NULL)
+			rte_exit(EXIT_FAILURE, "mbuf pool of %" PRIu64 " mbufs "
+				"on socket %u: %s (with --no-huge, raise -m)\n",
+				nb, s, rte_strerror(rte_errno));
+	}
+}
+
+static unsigned int
+queue_lcore(const struct app_topology *t, uint16_t port, uint16_t queue)
+{
+	for (unsigned int e = 0; e < t->nb_map; e++)
+		if (t->map[e].port == port && t->map[e].queue == queue)
+			return t->lcores[t->map[e].lcore];
+	return rte_get_main_lcore();
+}
+
+static void
+port_start(struct app_topology *t, struct app_port *p,
+		const struct app_config *cfg, uint64_t rss_hf)
+{
+	struct rte_eth_conf conf;
+	uint8_t key[256];
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = (uint32_t)(cfg->max_pkt_len - RTE_ETHER_HDR_LEN -
+		RTE_ETHER_CRC_LEN);
+	/* RSS with several queues (or for its hash), only what every
+	 * port can hash (vdevs refuse any) */
+	if (p->rss_capable && rss_hf != 0 &&
+			(p->nb_rxq > 1 || cfg->hash == CFLOW_HASH_RSS)) {
+		unsigned int len = p->info.hash_key_size != 0 ?
+			p->info.hash_key_size : 40;
+
+		symmetric_key(key, RTE_MIN(len, sizeof(key)));
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_key = key;
+		conf.rx_adv_conf.rss_conf.rss_key_len = (uint8_t)len;
+		conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+		if (p->info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_RSS_HASH)
+			conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_RSS_HASH;
+		p->rss_hf = rss_hf;
+	}
+	p->rxd = (uint16_t)cfg->rxd;
+	p->txd = (uint16_t)cfg->txd;
+	ret = rte_eth_dev_configure(p->id, p->nb_rxq, p->nb_txq, &conf);
+	if (ret != 0)
+		rte_exit(EXIT_FAILURE, "port %u (%s): configure: %s\n", p->id,
+			p->info.driver_name, rte_strerror(-ret));
+	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->id, &p->rxd, &p->txd);
+	if (ret != 0)
+		rte_exit(EXIT_FAILURE, "port %u: descriptors: %s\n", p->id,
+			rte_strerror(-ret));
+	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		unsigned int s = rte_lcore_to_socket_id(
+			queue_lcore(t, p->id, q));
+
+		ret = rte_eth_rx_queue_setup(p->id, q, p->rxd, s, NULL,
+			t->pools[s] != NULL ? t->pools[s] : t->pools[0]);
+		if (ret != 0)
+			rte_exit(EXIT_FAILURE, "port %u rx queue %u: %s\n",
+				p->id, q, rte_strerror(-ret));
+	}
+	for (uint16_t q = 0; q < p->nb_txq; q++) {
+		int s = q < t->nb_workers ?
+			(int)rte_lcore_to_socket_id(t->lcores[q]) : p->socket;
+
+		ret = rte_eth_tx_queue_setup(p->id, q, p->txd,
+			s < 0 ? SOCKET_ID_ANY : s, NULL);
+		if (ret != 0)
+			rte_exit(EXIT_FAILURE, "port %u tx queue %u: %s\n",
+				p->id, q, rte_strerror(-ret));
+	}
+	ret = rte_eth_dev_start(p->id);
+	if (ret != 0)
+		rte_exit(EXIT_FAILURE, "port %u (%s): start: %s\n", p->id,
+			p->info.driver_name, rte_strerror(-ret));
+	rte_eth_promiscuous_enable(p->id);
+	/* The same redirection table everywhere: hash i -> queue i % n. */
+	if (p->rss_hf != 0 && p->info.reta_size != 0) {
+		struct rte_eth_rss_reta_entry64 reta[RTE_ETH_RSS_RETA_SIZE_512 /
+			RTE_ETH_RETA_GROUP_SIZE];
+		uint16_t size = RTE_MIN(p->info.reta_size,
+			(uint16_t)RTE_ETH_RSS_RETA_SIZE_512);
+
+		memset(reta, 0, sizeof(reta));
+		for (uint16_t i = 0; i < size; i++) {
+			reta[i / RTE_ETH_RETA_GROUP_SIZE].mask |= UINT64_C(1) <<
+				(i % RTE_ETH_RETA_GROUP_SIZE);
+			reta[i / RTE_ETH_RETA_GROUP_SIZE].reta[
+				i % RTE_ETH_RETA_GROUP_SIZE] =
+				(uint16_t)(i % p->nb_rxq);
+		}
+		ret = rte_eth_dev_rss_reta_update(p->id, reta, size);
+		if (ret != 0 && !t->handoff && t->nb_workers > 1)
+			rte_exit(EXIT_FAILURE, "port %u: RSS redirection "
+				"table: %s; RSS affinity needs it (use "
+				"--affinity handoff)\n", p->id,
+				rte_strerror(-ret));
+	}
+}
+
+void
+app_topology_setup(struct app_topology *t, const struct app_config *cfg)
+{
+	uint64_t rss_hf = RSS_TYPES;
+
+	memset(t, 0, sizeof(*t));
+	find_workers(t);
+	check_probed();
+	find_ports(t, cfg);
+	plan_queues(t, cfg);
+	choose_affinity(t, cfg);
+	create_pools(t, cfg);
+	for (unsigned int i = 0; i < t->nb_ports; i++)
+		if (t->ports[i].rss_capable)
+			rss_hf &= t->ports[i].info.flow_type_rss_offloads;
+	for (unsigned int i = 0; i < t->nb_ports; i++)
+		port_start(t, &t->ports[i], cfg, rss_hf);
+}
+
+static const char *
+link_text(uint16_t port, char *buf, size_t len)
+{
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(port, &link) != 0)
+		return "unknown";
+	rte_eth_link_to_str(buf, len, &link);
+	return buf;
+}
+
+void
+app_topology_print(const struct app_topology *t,
+		const struct app_config *cfg, const struct app_worker *workers,
+		FILE *out)
+{
+	fprintf(out, "cuckooflow: %u worker%s, mode %s, affinity %s%s\n",
+		t->nb_workers, t->nb_workers == 1 ? "" : "s",
+		cfg->mode == APP_MODE_FORWARD ? "forward" : "monitor",
+		t->affinity_why, t->handoff ? (t->handoff_wait ?
+		", a full ring waits" : ", a full ring drops") : "");
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		const struct app_port *p = &t->ports[i];
+		struct rte_ether_addr mac;
+		char macs[RTE_ETHER_ADDR_FMT_SIZE] = "?", link[128];
+
+		if (rte_eth_macaddr_get(p->id, &mac) == 0)
+			rte_ether_format_addr(macs, sizeof(macs), &mac);
+		fprintf(out, "port %u: %s (%s), mac %s, socket %d, %s; rxq %u "
+			"txq %u, rxd %u txd %u; rss %s", p->id, p->name,
+			p->info.driver_name, macs, p->socket,
+			link_text(p->id, link, sizeof(link)), p->nb_rxq,
+			p->nb_txq, p->rxd, p->txd, p->rss_hf != 0 ?
+			"ip tcp udp, symmetric key" : p->rss_capable ?
+			"off (one queue)" : "none");
+		if (cfg->mode == APP_MODE_FORWARD)
+			fprintf(out, "; forwards to port %u",
+				t->tx_port[p->id]);
+		fprintf(out, "\n");
+	}
+	for (unsigned int w = 0; w < t->nb_workers; w++) {
+		struct cf_stats st;
+
+		fprintf(out, "lcore %u (worker %u, socket %u): rx", t->lcores[w],
+			w, rte_lcore_to_socket_id(t->lcores[w]));
+		for (unsigned int e = 0; e < t->nb_map; e++)
+			if (t->map[e].lcore == w)
+				fprintf(out, " %u.%u", t->map[e].port,
+					t->map[e].queue);
+		if (workers[w].nb_rxq == 0)
+			fprintf(out, " none");
+		cf_stats(cflow_tracker_filter(workers[w].tracker), &st);
+		fprintf(out, "; table %" PRIu64 " flows, %" PRIu64 " slots, "
+			"%.1f MiB\n", cfg->flows, st.slots,
+			(double)st.bytes / (1 << 20));
+	}
+	fflush(out);
+}
+
+void
+app_topology_check_links(const struct app_topology *t)
+{
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(t->ports[i].id, &link) == 0 &&
+				link.link_status == RTE_ETH_LINK_DOWN)
+			fprintf(stderr, "cuckooflow: warning: port %u (%s): "
+				"link still down\n", t->ports[i].id,
+				t->ports[i].name);
+	}
+}
+
+void
+app_topology_close(struct app_topology *t)
+{
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		rte_eth_dev_stop(t->ports[i].id);
+		rte_eth_dev_close(t->ports[i].id);
+	}
+	for (unsigned int s = 0; s < RTE_MAX_NUMA_NODES; s++)
+		rte_mempool_free(t->pools[s]);
+}
