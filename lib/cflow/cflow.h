@@ -30,7 +30,31 @@ extern "C" {
 
 /* ------------------------------------------------------------- parsing */
 
-/** Outcome of parsing one packet. */
+/**
+ * Outcome of parsing one packet.
+ *
+ * Whatever the status, the packet's addresses are reported (struct
+ * cflow_packet's has_addrs) whenever its IP header itself could be read
+ * and is sane: the version matches the ethertype, and the header is within
+ * the captured bytes (IPv4: IHL >= 5 and IHL * 4 bytes captured; IPv6: the
+ * 40-byte fixed header captured). What follows that header does not
+ * matter. By status:
+ *
+ * - CFLOW_PARSE_OK: always.
+ * - CFLOW_PARSE_NON_IP: with 3 to CFLOW_PARSE_VLAN_ADDRS_MAX VLAN tags in
+ *   front of an IPv4/IPv6 header that is sane; never for other ethertypes.
+ * - CFLOW_PARSE_FRAGMENT: always.
+ * - CFLOW_PARSE_TRUNC_L2: never.
+ * - CFLOW_PARSE_TRUNC_L3: for IPv6 when an extension header is cut short
+ *   (the fixed header was read); never for IPv4 (its header is cut).
+ * - CFLOW_PARSE_TRUNC_L4: always.
+ * - CFLOW_PARSE_BAD_VERSION: never.
+ * - CFLOW_PARSE_BAD_HDRLEN: for a TCP data offset < 5; not for an IPv4
+ *   IHL < 5.
+ * - CFLOW_PARSE_BAD_LENGTH: always (an IPv4 total length below the
+ *   header's: the header itself is whole).
+ * - CFLOW_PARSE_BAD_EXT: always.
+ */
 enum cflow_parse_status {
 	CFLOW_PARSE_OK = 0,        /**< key built; the packet is trackable */
 	CFLOW_PARSE_NON_IP,        /**< not IPv4/IPv6 (ARP, LLDP, 3+ tags) */
@@ -44,6 +68,32 @@ enum cflow_parse_status {
 	CFLOW_PARSE_BAD_EXT,       /**< IPv6 extension chain too long */
 	CFLOW_PARSE_STATUS_MAX,
 };
+
+/** VLAN tags a trackable packet may carry; one more makes it non-IP. */
+#define CFLOW_PARSE_VLAN_MAX 2
+/**
+ * VLAN tags walked, at most, to find the addresses of a packet with more
+ * than CFLOW_PARSE_VLAN_MAX tags (its status stays CFLOW_PARSE_NON_IP).
+ */
+#define CFLOW_PARSE_VLAN_ADDRS_MAX 8
+/** IPv6 extension headers followed; one more is CFLOW_PARSE_BAD_EXT. */
+#define CFLOW_PARSE_IPV6_EXT_MAX 8
+
+/**
+ * The most bytes of a frame cflow_parse() ever reads or compares against:
+ * Ethernet (14), CFLOW_PARSE_VLAN_MAX tags (4 each), the IPv6 header (40),
+ * CFLOW_PARSE_IPV6_EXT_MAX extensions of the largest size (2048 each:
+ * (255 + 1) * 8) and a TCP header (20): 16466 bytes. Every other path
+ * needs fewer (IPv4 with options: 102; CFLOW_PARSE_VLAN_ADDRS_MAX tags and
+ * an IPv4 header with options: 106).
+ *
+ * Parsing the first min(len, CFLOW_PARSE_MAX_HDR) bytes of a frame gives
+ * the same status and the same struct cflow_packet as parsing all @p len
+ * bytes: a caller that must copy the headers out of a segmented buffer
+ * (rte_pktmbuf_read) needs a buffer of this size at most.
+ */
+#define CFLOW_PARSE_MAX_HDR (14 + 4 * CFLOW_PARSE_VLAN_MAX + 40 + \
+	CFLOW_PARSE_IPV6_EXT_MAX * 2048 + 20)
 
 /** TCP flags, as on the wire. */
 #define CFLOW_TCP_FIN 0x01
@@ -77,11 +127,26 @@ enum cflow_proto_class {
 	CFLOW_CLASS_MAX,
 };
 
-/** What the parser tells the tracker about one packet. */
+/**
+ * What the parser tells the tracker about one packet.
+ *
+ * With CFLOW_PARSE_OK, every field is set and has_addrs is true. With any
+ * other status, only has_addrs is meaningful and, if it is true, the
+ * key's addr_lo, addr_hi (lower address first) and family: the rest of
+ * the key (ports, proto, vlan), tcp_flags and proto_class are zero.
+ * If has_addrs is false, the whole structure is zero.
+ */
 struct cflow_packet {
 	struct cflow_key key;
 	uint8_t tcp_flags;  /**< 0 unless TCP */
 	uint8_t proto_class; /**< enum cflow_proto_class */
+	/**
+	 * The key's addresses and family are those of the packet: its IP
+	 * header was readable and sane (see enum cflow_parse_status), even
+	 * if the packet did not parse to a 5-tuple. Always true with
+	 * CFLOW_PARSE_OK.
+	 */
+	bool has_addrs;
 };
 
 /** Parser options. */
@@ -91,10 +156,12 @@ struct cflow_parse_params {
 
 /**
  * Parse an Ethernet frame of @p len captured bytes. Never reads past
- * buf + len.
+ * buf + len, nor past buf + CFLOW_PARSE_MAX_HDR.
  *
  * @return
- *   CFLOW_PARSE_OK with @p pkt filled, or why the packet is not tracked.
+ *   CFLOW_PARSE_OK with @p pkt filled, or why the packet is not tracked;
+ *   then @p pkt still carries the addresses if they could be read (see
+ *   struct cflow_packet).
  */
 enum cflow_parse_status cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,

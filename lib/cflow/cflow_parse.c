@@ -5,6 +5,11 @@
  * extension headers, and the L4 ports. Packets are untrusted: every read
  * is checked against the captured length first, and the IP length fields
  * only ever shorten what is parsed (Ethernet padding), never lengthen it.
+ *
+ * Once an IP header is known to be sane, its addresses are reported
+ * whatever happens after it (for the blocklist): every return past that
+ * point goes through addrs_v4() or addrs_v6(), or builds the full key.
+ * Deeper VLAN stacks are walked for the addresses only.
  */
 
 #include <string.h>
@@ -20,12 +25,12 @@
 #define ETHER_TYPE_QINQ 0x88a8
 #define ETHER_TYPE_QINQ_OLD 0x9100
 #define VLAN_TAG_LEN 4
-#define MAX_VLAN_TAGS 2
 
 #define IPV4_MIN_HDR 20
+#define IPV4_MAX_HDR 60
 #define IPV6_HDR 40
-/* Extension headers followed before giving up (RFC 8200 expects few). */
-#define IPV6_MAX_EXT 8
+#define IPV6_MAX_EXT_LEN ((255 + 1) * 8)
+#define TCP_MIN_HDR 20
 
 #define PROTO_HOPOPTS 0
 #define PROTO_ICMP 1
@@ -38,6 +43,18 @@
 #define PROTO_DSTOPTS 60
 #define PROTO_SCTP 132
 #define PROTO_UDPLITE 136
+
+/* The bound in cflow.h covers both the tracked and the address-only
+ * paths. */
+_Static_assert(CFLOW_PARSE_MAX_HDR == ETHER_HDR_LEN +
+	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX + IPV6_HDR +
+	CFLOW_PARSE_IPV6_EXT_MAX * IPV6_MAX_EXT_LEN + TCP_MIN_HDR,
+	"CFLOW_PARSE_MAX_HDR: the tracked path's bound");
+_Static_assert(CFLOW_PARSE_MAX_HDR >= ETHER_HDR_LEN +
+	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_ADDRS_MAX + IPV4_MAX_HDR,
+	"CFLOW_PARSE_MAX_HDR: the deep VLAN path's bound");
+_Static_assert(CFLOW_PARSE_VLAN_ADDRS_MAX >= CFLOW_PARSE_VLAN_MAX,
+	"VLAN bounds");
 
 static const char *const status_names[CFLOW_PARSE_STATUS_MAX] = {
 	[CFLOW_PARSE_OK] = "ok",
@@ -76,7 +93,7 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 	*dport = 0;
 	switch (proto) {
 	case PROTO_TCP:
-		if (l4len < 20)
+		if (l4len < TCP_MIN_HDR)
 			return CFLOW_PARSE_TRUNC_L4;
 		if ((l4[12] >> 4) < 5)
 			return CFLOW_PARSE_BAD_HDRLEN;
@@ -188,6 +205,34 @@ key_fill_v4(struct cflow_key *k, const uint8_t *src, const uint8_t *dst,
 	k->family = 4;
 }
 
+/*
+ * A packet that is not trackable but whose IPv4 header at p is sane:
+ * report its addresses only (the key is zero but for them and the family),
+ * and return st.
+ */
+static enum cflow_parse_status
+addrs_v4(const uint8_t *p, enum cflow_parse_status st,
+		struct cflow_packet *pkt)
+{
+	pkt->tcp_flags = 0;
+	pkt->proto_class = 0;
+	key_fill_v4(&pkt->key, p + 12, p + 16, 0, 0, 0);
+	pkt->has_addrs = true;
+	return st;
+}
+
+/* The same for a sane IPv6 fixed header at p. */
+static enum cflow_parse_status
+addrs_v6(const uint8_t *p, enum cflow_parse_status st,
+		struct cflow_packet *pkt)
+{
+	pkt->tcp_flags = 0;
+	pkt->proto_class = 0;
+	key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0, 0);
+	pkt->has_addrs = true;
+	return st;
+}
+
 static enum cflow_parse_status
 parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 {
@@ -206,17 +251,19 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 		return CFLOW_PARSE_BAD_HDRLEN;
 	if (len < ihl)
 		return CFLOW_PARSE_TRUNC_L3;
+	/* The header is whole: the addresses are known from here on. */
 	total = rd16(p + 2);
 	if (total < ihl)
-		return CFLOW_PARSE_BAD_LENGTH;
+		return addrs_v4(p, CFLOW_PARSE_BAD_LENGTH, pkt);
 	if (total < len)
 		len = total; /* Ethernet padding */
 	if ((rd16(p + 6) & 0x1fff) != 0)
-		return CFLOW_PARSE_FRAGMENT;
+		return addrs_v4(p, CFLOW_PARSE_FRAGMENT, pkt);
 	st = parse_l4(p[9], p + ihl, len - ihl, &sport, &dport, pkt);
 	if (st != CFLOW_PARSE_OK)
-		return st;
+		return addrs_v4(p, st, pkt);
 	key_fill_v4(&pkt->key, p + 12, p + 16, sport, dport, p[9]);
+	pkt->has_addrs = true;
 	return CFLOW_PARSE_OK;
 }
 
@@ -234,6 +281,7 @@ parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 		return CFLOW_PARSE_BAD_VERSION;
 	if (len < IPV6_HDR)
 		return CFLOW_PARSE_TRUNC_L3;
+	/* The fixed header is whole: the addresses are known from here on. */
 	payload = rd16(p + 4);
 	/* 0 is a jumbogram (RFC 2675): the capture bounds it. */
 	if (payload != 0 && IPV6_HDR + payload < len)
@@ -246,13 +294,13 @@ parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 				nh != PROTO_DSTOPTS && nh != PROTO_FRAGMENT &&
 				nh != PROTO_AH)
 			break;
-		if (ext == IPV6_MAX_EXT)
-			return CFLOW_PARSE_BAD_EXT;
+		if (ext == CFLOW_PARSE_IPV6_EXT_MAX)
+			return addrs_v6(p, CFLOW_PARSE_BAD_EXT, pkt);
 		if (len < off + 8) /* every extension is at least 8 bytes */
-			return CFLOW_PARSE_TRUNC_L3;
+			return addrs_v6(p, CFLOW_PARSE_TRUNC_L3, pkt);
 		if (nh == PROTO_FRAGMENT) {
 			if ((rd16(p + off + 2) & 0xfff8) != 0)
-				return CFLOW_PARSE_FRAGMENT;
+				return addrs_v6(p, CFLOW_PARSE_FRAGMENT, pkt);
 			hlen = 8;
 		} else if (nh == PROTO_AH) {
 			hlen = ((uint32_t)p[off + 1] + 2) * 4;
@@ -260,15 +308,57 @@ parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 			hlen = ((uint32_t)p[off + 1] + 1) * 8;
 		}
 		if (len < off + hlen)
-			return CFLOW_PARSE_TRUNC_L3;
+			return addrs_v6(p, CFLOW_PARSE_TRUNC_L3, pkt);
 		nh = p[off];
 		off += hlen;
 	}
 	st = parse_l4(nh, p + off, len - off, &sport, &dport, pkt);
 	if (st != CFLOW_PARSE_OK)
-		return st;
+		return addrs_v6(p, st, pkt);
 	key_fill(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
+	pkt->has_addrs = true;
 	return CFLOW_PARSE_OK;
+}
+
+static inline bool
+is_vlan(uint16_t type)
+{
+	return type == ETHER_TYPE_VLAN || type == ETHER_TYPE_QINQ ||
+		type == ETHER_TYPE_QINQ_OLD;
+}
+
+/*
+ * A frame with more than CFLOW_PARSE_VLAN_MAX tags is not tracked (non-IP,
+ * as ever), but its addresses are reported if the IP header behind at
+ * most CFLOW_PARSE_VLAN_ADDRS_MAX tags is sane, as parse_ipv4() and
+ * parse_ipv6() judge it. off is past the tags read so far, type the
+ * ethertype or tag type found there.
+ */
+static enum cflow_parse_status
+deep_vlan_addrs(const uint8_t *buf, uint32_t len, uint32_t off,
+		unsigned int tags, uint16_t type, struct cflow_packet *pkt)
+{
+	const uint8_t *p;
+	uint32_t ihl;
+
+	for (; is_vlan(type); tags++) {
+		if (tags == CFLOW_PARSE_VLAN_ADDRS_MAX ||
+				len < off + VLAN_TAG_LEN)
+			return CFLOW_PARSE_NON_IP;
+		type = rd16(buf + off + 2);
+		off += VLAN_TAG_LEN;
+	}
+	p = buf + off;
+	len -= off;
+	if (type == ETHER_TYPE_IPV4 && len >= IPV4_MIN_HDR && p[0] >> 4 == 4) {
+		ihl = (uint32_t)(p[0] & 0xf) * 4;
+		if (ihl >= IPV4_MIN_HDR && len >= ihl)
+			return addrs_v4(p, CFLOW_PARSE_NON_IP, pkt);
+	} else if (type == ETHER_TYPE_IPV6 && len >= IPV6_HDR &&
+			p[0] >> 4 == 6) {
+		return addrs_v6(p, CFLOW_PARSE_NON_IP, pkt);
+	}
+	return CFLOW_PARSE_NON_IP;
 }
 
 enum cflow_parse_status
@@ -284,11 +374,9 @@ cflow_parse(const uint8_t *buf, uint32_t len,
 	if (len < ETHER_HDR_LEN)
 		return CFLOW_PARSE_TRUNC_L2;
 	type = rd16(buf + 12);
-	for (unsigned int tags = 0; type == ETHER_TYPE_VLAN ||
-			type == ETHER_TYPE_QINQ || type == ETHER_TYPE_QINQ_OLD;
-			tags++) {
-		if (tags == MAX_VLAN_TAGS)
-			return CFLOW_PARSE_NON_IP;
+	for (unsigned int tags = 0; is_vlan(type); tags++) {
+		if (tags == CFLOW_PARSE_VLAN_MAX)
+			return deep_vlan_addrs(buf, len, off, tags, type, pkt);
 		if (len < off + VLAN_TAG_LEN)
 			return CFLOW_PARSE_TRUNC_L2;
 		vlan = vlan << 12 | (rd16(buf + off) & 0xfff);

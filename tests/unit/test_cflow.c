@@ -1242,6 +1242,443 @@ test_pace(void)
 	return 0;
 }
 
+/* ---------------------------------------- addresses of unparsed packets */
+
+/* What is done to a built frame before parsing it. */
+enum mutation {
+	MUT_NONE,
+	MUT_TCP_OFF4,   /* TCP data offset 4 */
+	MUT_L4_4B,      /* IP length and capture end 4 bytes into L4 */
+	MUT_L4_2B,      /* ... 2 bytes into L4 */
+	MUT_IHL4,       /* IPv4 IHL 4 */
+	MUT_IHL6_CUT,   /* IPv4 IHL 6, capture ends 22 bytes into IP */
+	MUT_TOTAL_LOW,  /* IPv4 total length 19 */
+	MUT_VERSION,    /* IP version not the ethertype's */
+	MUT_CUT_IP,     /* capture ends 1 byte short of the fixed IP header */
+	MUT_CUT_EXT,    /* capture ends 4 bytes into the first extension */
+	MUT_ARP,        /* ethertype ARP behind the tags */
+	MUT_CUT_TAG,    /* capture ends 2 bytes into the last tag */
+};
+
+struct unparsed_case {
+	const char *name;
+	struct spec s;
+	enum mutation mut;
+	enum cflow_parse_status st;  /* today's status, unchanged */
+	bool addrs;                  /* addresses reported */
+};
+
+/* The blocklist bypasses of issue 11 first, then the statuses around. */
+static const struct unparsed_case unparsed_cases[] = {
+	{ "v6 SYN, 9 extensions", { .family = 6, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 6, .flags = CFLOW_TCP_SYN,
+		.v6_ext = 9 }, MUT_NONE, CFLOW_PARSE_BAD_EXT, true },
+	{ "v4, 3 tags", { .family = 4, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 17, .vlans = 3 }, MUT_NONE,
+		CFLOW_PARSE_NON_IP, true },
+	{ "v4 TCP offset 4", { .family = 4, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 6 }, MUT_TCP_OFF4,
+		CFLOW_PARSE_BAD_HDRLEN, true },
+	{ "v4 UDP 4-byte header", { .family = 4, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 17 }, MUT_L4_4B,
+		CFLOW_PARSE_TRUNC_L4, true },
+	{ "v4 last fragment", { .family = 4, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 17, .frag = 185 }, MUT_NONE,
+		CFLOW_PARSE_FRAGMENT, true },
+	{ "v6 later fragment", { .family = 6, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 17, .v6_frag_hdr = true,
+		.frag = 185 << 3 }, MUT_NONE, CFLOW_PARSE_FRAGMENT, true },
+	/* Around them, with addresses. */
+	{ "v6 SYN, 9 extensions, 2 tags", { .family = 6, .src = 9,
+		.dst = 3, .sport = 7, .dport = 8, .proto = 6, .vlans = 2,
+		.v6_ext = 9 }, MUT_NONE, CFLOW_PARSE_BAD_EXT, true },
+	{ "v6, 3 tags", { .family = 6, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 6, .vlans = 3 }, MUT_NONE,
+		CFLOW_PARSE_NON_IP, true },
+	{ "v6, 3 tags, 9 extensions", { .family = 6, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 6, .vlans = 3,
+		.v6_ext = 9 }, MUT_NONE, CFLOW_PARSE_NON_IP, true },
+	{ "v4, 3 tags, QinQ outer", { .family = 4, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 6, .vlans = 3,
+		.vlan_type = 0x88a8 }, MUT_NONE, CFLOW_PARSE_NON_IP, true },
+	{ "v4, 8 tags", { .family = 4, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 6, .vlans = 8 }, MUT_NONE,
+		CFLOW_PARSE_NON_IP, true },
+	{ "v4, 3 tags, TCP offset 4", { .family = 4, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 6, .vlans = 3 },
+		MUT_TCP_OFF4, CFLOW_PARSE_NON_IP, true },
+	{ "v6 TCP offset 4", { .family = 6, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 6, .v6_ext = 2 }, MUT_TCP_OFF4,
+		CFLOW_PARSE_BAD_HDRLEN, true },
+	{ "v6 UDP 4-byte header", { .family = 6, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 17 }, MUT_L4_4B,
+		CFLOW_PARSE_TRUNC_L4, true },
+	{ "v4 ICMP 2-byte header", { .family = 4, .src = 9, .dst = 3,
+		.proto = 1 }, MUT_L4_2B, CFLOW_PARSE_TRUNC_L4, true },
+	{ "v4 TCP 4-byte header, 1 tag", { .family = 4, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 6, .vlans = 1 }, MUT_L4_4B,
+		CFLOW_PARSE_TRUNC_L4, true },
+	{ "v4 middle fragment", { .family = 4, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 6, .frag = 0x2000 | 185 },
+		MUT_NONE, CFLOW_PARSE_FRAGMENT, true },
+	{ "v6 later fragment behind 2 extensions", { .family = 6, .src = 9,
+		.dst = 3, .sport = 7, .dport = 8, .proto = 6, .v6_ext = 2,
+		.v6_frag_hdr = true, .frag = 185 << 3 | 1 }, MUT_NONE,
+		CFLOW_PARSE_FRAGMENT, true },
+	{ "v4 total length 19", { .family = 4, .src = 9, .dst = 3,
+		.sport = 7, .dport = 8, .proto = 6 }, MUT_TOTAL_LOW,
+		CFLOW_PARSE_BAD_LENGTH, true },
+	{ "v6 extension cut", { .family = 6, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 6, .v6_ext = 1 }, MUT_CUT_EXT,
+		CFLOW_PARSE_TRUNC_L3, true },
+	/* Without addresses. */
+	{ "v4, 9 tags", { .family = 4, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 6, .vlans = 9 }, MUT_NONE,
+		CFLOW_PARSE_NON_IP, false },
+	{ "v4, 3 tags, IHL 4", { .family = 4, .src = 9, .dst = 3,
+		.proto = 6, .vlans = 3 }, MUT_IHL4, CFLOW_PARSE_NON_IP, false },
+	{ "v4, 3 tags, IHL 6 cut", { .family = 4, .src = 9, .dst = 3,
+		.proto = 6, .vlans = 3 }, MUT_IHL6_CUT, CFLOW_PARSE_NON_IP,
+		false },
+	{ "v6, 3 tags, version 4", { .family = 6, .src = 9, .dst = 3,
+		.proto = 6, .vlans = 3 }, MUT_VERSION, CFLOW_PARSE_NON_IP,
+		false },
+	{ "v6, 3 tags, header cut", { .family = 6, .src = 9, .dst = 3,
+		.proto = 6, .vlans = 3 }, MUT_CUT_IP, CFLOW_PARSE_NON_IP,
+		false },
+	{ "ARP, 3 tags", { .family = 4, .src = 9, .dst = 3, .proto = 6,
+		.vlans = 3 }, MUT_ARP, CFLOW_PARSE_NON_IP, false },
+	{ "3 tags, last one cut", { .family = 4, .src = 9, .dst = 3,
+		.proto = 6, .vlans = 3 }, MUT_CUT_TAG, CFLOW_PARSE_NON_IP,
+		false },
+	{ "2 tags, last one cut", { .family = 4, .src = 9, .dst = 3,
+		.proto = 6, .vlans = 2 }, MUT_CUT_TAG, CFLOW_PARSE_TRUNC_L2,
+		false },
+	{ "ARP", { .family = 4, .src = 9, .dst = 3, .proto = 6 }, MUT_ARP,
+		CFLOW_PARSE_NON_IP, false },
+	{ "v4 IHL 4", { .family = 4, .src = 9, .dst = 3, .proto = 6 },
+		MUT_IHL4, CFLOW_PARSE_BAD_HDRLEN, false },
+	{ "v4 IHL 6 cut", { .family = 4, .src = 9, .dst = 3, .proto = 6 },
+		MUT_IHL6_CUT, CFLOW_PARSE_TRUNC_L3, false },
+	{ "v4 version 6", { .family = 4, .src = 9, .dst = 3, .proto = 6 },
+		MUT_VERSION, CFLOW_PARSE_BAD_VERSION, false },
+	{ "v4 header cut", { .family = 4, .src = 9, .dst = 3, .proto = 6 },
+		MUT_CUT_IP, CFLOW_PARSE_TRUNC_L3, false },
+	{ "v6 header cut", { .family = 6, .src = 9, .dst = 3, .proto = 6 },
+		MUT_CUT_IP, CFLOW_PARSE_TRUNC_L3, false },
+	/* Parsed: addresses as ever, with the rest of the key. */
+	{ "v4 TCP", { .family = 4, .src = 9, .dst = 3, .sport = 7,
+		.dport = 8, .proto = 6, .flags = CFLOW_TCP_SYN }, MUT_NONE,
+		CFLOW_PARSE_OK, true },
+	{ "v6 UDP, 2 tags, first fragment", { .family = 6, .src = 9,
+		.dst = 3, .sport = 7, .dport = 8, .proto = 17, .vlans = 2,
+		.v6_frag_hdr = true, .frag = 1 }, MUT_NONE, CFLOW_PARSE_OK,
+		true },
+};
+
+#define N_UNPARSED (sizeof(unparsed_cases) / sizeof(unparsed_cases[0]))
+
+/* Build a case's frame into b (256 bytes); returns its length. */
+static uint32_t
+build_unparsed(uint8_t *b, const struct unparsed_case *c)
+{
+	const struct spec *s = &c->s;
+	uint32_t len = build(b, s), l3 = 14 + 4 * (uint32_t)s->vlans;
+	uint32_t iphdr = s->family == 4 ? 20 : 40 + 8 * (uint32_t)(s->v6_ext +
+		s->v6_frag_hdr);
+	uint32_t l4 = l3 + iphdr;
+
+	switch (c->mut) {
+	case MUT_NONE:
+		break;
+	case MUT_TCP_OFF4:
+		b[l4 + 12] = 4 << 4;
+		break;
+	case MUT_L4_4B:
+	case MUT_L4_2B:
+		len = l4 + (c->mut == MUT_L4_4B ? 4 : 2);
+		if (s->family == 4)
+			w16(b + l3 + 2, (uint16_t)(len - l3));
+		else
+			w16(b + l3 + 4, (uint16_t)(len - l3 - 40));
+		break;
+	case MUT_IHL4:
+		b[l3] = 0x44;
+		break;
+	case MUT_IHL6_CUT:
+		b[l3] = 0x46;
+		len = l3 + 22;
+		break;
+	case MUT_TOTAL_LOW:
+		w16(b + l3 + 2, 19);
+		break;
+	case MUT_VERSION:
+		b[l3] = s->family == 4 ? 0x65 : 0x45;
+		break;
+	case MUT_CUT_IP:
+		len = l3 + (s->family == 4 ? 19 : 39);
+		break;
+	case MUT_CUT_EXT:
+		len = l3 + 40 + 4;
+		break;
+	case MUT_ARP:
+		w16(b + l3 - 2, 0x0806);
+		break;
+	case MUT_CUT_TAG:
+		len = l3 - 2;
+		break;
+	}
+	return len;
+}
+
+/* The key a packet with only its addresses known must carry. */
+static void
+addrs_key(const struct spec *s, struct cflow_key *k)
+{
+	uint8_t src[16] = { 0 }, dst[16] = { 0 };
+
+	if (s->family == 4) {
+		src[10] = src[11] = dst[10] = dst[11] = 0xff;
+		src[12] = dst[12] = 10;
+	} else {
+		src[0] = dst[0] = 0x20;
+	}
+	src[15] = s->src;
+	dst[15] = s->dst;
+	cflow_key_init(k, (uint8_t)s->family, src, dst, 0, 0, 0);
+}
+
+/*
+ * Issue 11: a packet whose IP header is sane reports its addresses,
+ * whatever its status; everything else in it is zero unless it parsed.
+ * The status is today's.
+ */
+static int
+test_parse_addrs_unparsed(void)
+{
+	struct cflow_parse_params pp = { .vlan_in_key = true };
+
+	for (unsigned int i = 0; i < N_UNPARSED; i++) {
+		const struct unparsed_case *c = &unparsed_cases[i];
+		uint8_t buf[256];
+		uint32_t len = build_unparsed(buf, c);
+		struct cflow_packet p, zero;
+		struct cflow_key want;
+		uint8_t *b = malloc(len); /* ASan: no read past len */
+		enum cflow_parse_status st;
+
+		memcpy(b, buf, len);
+		st = cflow_parse(b, len, &pp, &p);
+		free(b);
+		TEST_ASSERT_EQ(st, c->st, "%s: status %s, want %s", c->name,
+			cflow_parse_status_name(st),
+			cflow_parse_status_name(c->st));
+		TEST_ASSERT_EQ(p.has_addrs, c->addrs, "%s: has_addrs %d",
+			c->name, p.has_addrs);
+		memset(&zero, 0, sizeof(zero));
+		if (!c->addrs) {
+			TEST_ASSERT(memcmp(&p, &zero, sizeof(p)) == 0,
+				"%s: no addresses, not zero", c->name);
+			continue;
+		}
+		addrs_key(&c->s, &want);
+		if (st == CFLOW_PARSE_OK) {
+			TEST_ASSERT(memcmp(p.key.addr_lo, want.addr_lo, 16) == 0
+				&& memcmp(p.key.addr_hi, want.addr_hi, 16) == 0
+				&& p.key.family == want.family,
+				"%s: addresses", c->name);
+			continue;
+		}
+		/* Addresses (lower first) and family; no ports, protocol,
+		 * VLAN ids, flags or class. */
+		TEST_ASSERT(memcmp(&p.key, &want, sizeof(want)) == 0,
+			"%s: key", c->name);
+		TEST_ASSERT(p.tcp_flags == 0 && p.proto_class == 0,
+			"%s: flags %u class %u", c->name, p.tcp_flags,
+			p.proto_class);
+	}
+	return 0;
+}
+
+/*
+ * The tracker is blind to the addresses of unparsed packets: each case's
+ * verdict and counters are today's (non-OK statuses untracked and counted
+ * by status), through cflow_track_burst() and through cflow_track_parsed()
+ * with the parser's output, one packet at a time and as one burst.
+ */
+static int
+test_track_unparsed_counters(void)
+{
+	/* Today's counts for unparsed_cases: 36 packets, 2 of them new
+	 * flows; 14 non-IP, 4 fragments; malformed by status. */
+	static const uint64_t want_malformed[CFLOW_PARSE_STATUS_MAX] = {
+		[CFLOW_PARSE_TRUNC_L2] = 1,
+		[CFLOW_PARSE_TRUNC_L3] = 4,
+		[CFLOW_PARSE_TRUNC_L4] = 4,
+		[CFLOW_PARSE_BAD_VERSION] = 1,
+		[CFLOW_PARSE_BAD_HDRLEN] = 3,
+		[CFLOW_PARSE_BAD_LENGTH] = 1,
+		[CFLOW_PARSE_BAD_EXT] = 2,
+	};
+	static uint8_t bufs[N_UNPARSED][256];
+	struct cflow_input in[N_UNPARSED];
+	struct cflow_packet pkts[N_UNPARSED];
+	enum cflow_parse_status status[N_UNPARSED];
+	enum cflow_verdict v[N_UNPARSED];
+	struct cflow_counters c[3];
+	struct cflow_tracker *t[3];
+
+	for (unsigned int i = 0; i < N_UNPARSED; i++) {
+		in[i] = (struct cflow_input){ .data = bufs[i],
+			.time_ns = S + i };
+		in[i].len = build_unparsed(bufs[i], &unparsed_cases[i]);
+		in[i].wire_len = in[i].len;
+		status[i] = cflow_parse(bufs[i], in[i].len, NULL, &pkts[i]);
+	}
+	for (int k = 0; k < 3; k++)
+		t[k] = tracker(1000, 12, 10, CFLOW_FULL_EVICT);
+	cflow_track_burst(t[0], in, N_UNPARSED, v);
+	cflow_track_parsed(t[1], in, pkts, status, N_UNPARSED, NULL);
+	for (unsigned int i = 0; i < N_UNPARSED; i++) {
+		enum cflow_verdict one, want;
+
+		cflow_track_burst(t[2], &in[i], 1, &one);
+		switch (unparsed_cases[i].st) {
+		case CFLOW_PARSE_OK:
+			want = CFLOW_NEW;
+			break;
+		case CFLOW_PARSE_NON_IP:
+			want = CFLOW_UNTRACKED_NON_IP;
+			break;
+		case CFLOW_PARSE_FRAGMENT:
+			want = CFLOW_UNTRACKED_FRAGMENT;
+			break;
+		default:
+			want = CFLOW_UNTRACKED_MALFORMED;
+		}
+		TEST_ASSERT(v[i] == want && one == want, "%s: verdict %d %d",
+			unparsed_cases[i].name, v[i], one);
+	}
+	for (int k = 0; k < 3; k++) {
+		cflow_counters_get(t[k], &c[k]);
+		TEST_ASSERT_EQ(invariants(t[k]), 0, "invariants %d", k);
+		TEST_ASSERT(c[k].packets == 36 && c[k].non_ip == 14 &&
+			c[k].fragments == 4 && c[k].flows_new == 2 &&
+			c[k].flows_seen == 0 && c[k].active == 2,
+			"tracker %d: counters", k);
+		TEST_ASSERT(memcmp(c[k].malformed, want_malformed,
+			sizeof(want_malformed)) == 0,
+			"tracker %d: malformed counters", k);
+		cflow_tracker_free(t[k]);
+	}
+	return 0;
+}
+
+/* A frame of len bytes (the rest of buf zero) cut at cut: the same parse
+ * as the whole frame? */
+static int
+same_parse_cut(const uint8_t *frame, uint32_t len, uint32_t cut,
+		const char *what)
+{
+	struct cflow_parse_params pp = { .vlan_in_key = true };
+	struct cflow_packet whole, part;
+	enum cflow_parse_status sw, sp;
+	uint8_t *b = malloc(cut);
+
+	memcpy(b, frame, cut);
+	sw = cflow_parse(frame, len, &pp, &whole);
+	sp = cflow_parse(b, cut, &pp, &part);
+	free(b);
+	TEST_ASSERT(sw == sp && memcmp(&whole, &part, sizeof(whole)) == 0,
+		"%s: %s whole, %s cut at %u", what,
+		cflow_parse_status_name(sw), cflow_parse_status_name(sp), cut);
+	return 0;
+}
+
+/*
+ * CFLOW_PARSE_MAX_HDR: a frame cut to it parses as the whole frame. The
+ * worst case (2 tags, IPv6 with 8 extensions of 2048 bytes, TCP) needs
+ * every byte of it; and every case above, with 20000 bytes behind it,
+ * parses the same cut to it.
+ */
+static int
+test_parse_max_hdr(void)
+{
+	const uint32_t big = CFLOW_PARSE_MAX_HDR + 4000;
+	uint8_t *f = calloc(1, big);
+	struct cflow_packet p;
+	uint32_t off = 12, l3;
+	uint8_t *b;
+
+	TEST_ASSERT(f != NULL, "alloc");
+	TEST_ASSERT_EQ(CFLOW_PARSE_MAX_HDR, 16466, "the bound");
+	for (int k = 0; k < CFLOW_PARSE_VLAN_MAX; k++) {
+		w16(f + off, 0x8100);
+		w16(f + off + 2, (uint16_t)(100 + k));
+		off += 4;
+	}
+	w16(f + off, 0x86dd);
+	l3 = off + 2;
+	f[l3] = 0x60;
+	w16(f + l3 + 4, (uint16_t)(big - l3 - 40));
+	f[l3 + 6] = 60;
+	f[l3 + 8] = 0x20;
+	f[l3 + 23] = 1;
+	f[l3 + 24] = 0x20;
+	f[l3 + 39] = 2;
+	off = l3 + 40;
+	for (int k = 0; k < CFLOW_PARSE_IPV6_EXT_MAX; k++) {
+		f[off] = k + 1 < CFLOW_PARSE_IPV6_EXT_MAX ? 60 : 6;
+		f[off + 1] = 255; /* (255 + 1) * 8 bytes */
+		off += 2048;
+	}
+	w16(f + off, 1234);
+	w16(f + off + 2, 80);
+	f[off + 12] = 5 << 4;
+	f[off + 13] = CFLOW_TCP_SYN;
+	TEST_ASSERT_EQ(off + 20, (uint32_t)CFLOW_PARSE_MAX_HDR, "layout");
+	TEST_ASSERT_EQ(cflow_parse(f, big, NULL, &p), CFLOW_PARSE_OK,
+		"worst case");
+	TEST_ASSERT(p.key.port_lo == 1234 && p.key.port_hi == 80, "ports");
+	TEST_ASSERT_EQ(same_parse_cut(f, big, CFLOW_PARSE_MAX_HDR,
+		"worst case"), 0, "worst case");
+	/* One byte less is not enough: the bound is tight. */
+	b = malloc(CFLOW_PARSE_MAX_HDR - 1);
+	memcpy(b, f, CFLOW_PARSE_MAX_HDR - 1);
+	TEST_ASSERT_EQ(cflow_parse(b, CFLOW_PARSE_MAX_HDR - 1, NULL, &p),
+		CFLOW_PARSE_TRUNC_L4, "one byte short");
+	free(b);
+	/* The same as a jumbogram (payload length 0: the capture bounds
+	 * it), and with a 9th extension (bad_ext, addresses). */
+	w16(f + l3 + 4, 0);
+	TEST_ASSERT_EQ(same_parse_cut(f, big, CFLOW_PARSE_MAX_HDR,
+		"jumbogram"), 0, "jumbogram");
+	f[off - 2048] = 60;
+	TEST_ASSERT_EQ(cflow_parse(f, big, NULL, &p), CFLOW_PARSE_BAD_EXT,
+		"9 extensions");
+	TEST_ASSERT(p.has_addrs, "9 extensions: addresses");
+	TEST_ASSERT_EQ(same_parse_cut(f, big, CFLOW_PARSE_MAX_HDR,
+		"9 extensions"), 0, "9 extensions");
+	/* Every case of the table, and jumbograms of its IPv6 ones. */
+	for (unsigned int i = 0; i < N_UNPARSED; i++) {
+		const struct unparsed_case *c = &unparsed_cases[i];
+		uint32_t l3c = 14 + 4 * (uint32_t)c->s.vlans;
+
+		memset(f, 0xab, big);
+		build_unparsed(f, c);
+		TEST_ASSERT_EQ(same_parse_cut(f, big, CFLOW_PARSE_MAX_HDR,
+			c->name), 0, "%s", c->name);
+		if (c->s.family == 6 && c->mut != MUT_ARP) {
+			w16(f + l3c + 4, 0);
+			TEST_ASSERT_EQ(same_parse_cut(f, big,
+				CFLOW_PARSE_MAX_HDR, c->name), 0,
+				"%s: jumbogram", c->name);
+		}
+	}
+	free(f);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -1251,6 +1688,9 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_fragments),
 	TEST_CASE(test_parse_ipv6_extensions),
 	TEST_CASE(test_parse_truncation),
+	TEST_CASE(test_parse_addrs_unparsed),
+	TEST_CASE(test_parse_max_hdr),
+	TEST_CASE(test_track_unparsed_counters),
 	TEST_CASE(test_track_tcp_lifecycle),
 	TEST_CASE(test_track_rst_no_linger_and_orphans),
 	TEST_CASE(test_track_reuse),
