@@ -430,6 +430,47 @@ cflow_bl_match(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
 	return (enum cflow_bl_kind)kind[__builtin_ctzll(hits)];
 }
 
+/*
+ * cflow_bl_match() without the flow: the address and prefix lookups of
+ * both addresses in one bulk call, the first hit in the same order
+ * deciding the kind. Ports are unknown here, so flow entries are never
+ * looked up (see blocklist.h for what the caller does about them).
+ */
+enum cflow_bl_kind
+cflow_bl_match_addrs(const struct cflow_blocklist *bl,
+		const struct cflow_packet *pkt)
+{
+	const int family = pkt->key.family;
+	const uint8_t *lens = family == 4 ? bl->v4_len : bl->v6_len;
+	const unsigned int full = family == 4 ? 32 : 128;
+	uint64_t hashes[CF_BULK_MAX], hits;
+	uint8_t kind[CF_BULK_MAX];
+	unsigned int n = 0;
+
+	if (!pkt->has_addrs || (family != 4 && family != 6))
+		return CFLOW_BL_NONE;
+	for (int side = 0; side < 2; side++) {
+		const uint8_t *addr = side ? pkt->key.addr_hi : pkt->key.addr_lo;
+
+		for (unsigned int l = 0; l <= full; l++) {
+			enum cflow_bl_kind k;
+
+			if (!lens[l])
+				continue;
+			if (n == CF_BULK_MAX) { /* many lengths */
+				k = match_addr(bl, family, pkt->key.addr_lo);
+				return k != CFLOW_BL_NONE ? k :
+					match_addr(bl, family, pkt->key.addr_hi);
+			}
+			kind[n] = l == full ? CFLOW_BL_ADDRESS : CFLOW_BL_PREFIX;
+			hashes[n++] = prefix_hash(family, addr, l);
+		}
+	}
+	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
+		return CFLOW_BL_NONE;
+	return (enum cflow_bl_kind)kind[__builtin_ctzll(hits)];
+}
+
 int
 cflow_bl_match_text(const struct cflow_blocklist *bl, const char *entry,
 		enum cflow_bl_kind *kind, char *err, size_t err_len)

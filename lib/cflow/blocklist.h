@@ -78,6 +78,29 @@ int cflow_bl_match_text(const struct cflow_blocklist *bl, const char *entry,
 enum cflow_bl_kind cflow_bl_match(const struct cflow_blocklist *bl,
 		const struct cflow_packet *pkt);
 
+/**
+ * Does a packet match by its addresses alone? For packets whose
+ * addresses are known (pkt->has_addrs) but which did not parse to a
+ * 5-tuple (cflow_parse() status other than CFLOW_PARSE_OK: L4 truncated
+ * or bad, IPv6 extension chain too long, non-first fragment, more than
+ * CFLOW_PARSE_VLAN_MAX VLAN tags, ...). Looks up the source and the
+ * destination address at every listed prefix length, as
+ * cflow_bl_match() does, but never the flow entries: ports are unknown.
+ *
+ * Such a packet that matches nothing here may still belong to a listed
+ * flow, which cannot be told without its ports. If the list has flow
+ * entries (cflow_bl_info()'s entries[CFLOW_BL_FLOW] != 0), the caller
+ * treats it as unparsed (as a packet without addresses), and decides by
+ * its own policy for those; if it has none, CFLOW_BL_NONE is final.
+ *
+ * @return
+ *   CFLOW_BL_ADDRESS or CFLOW_BL_PREFIX (the shortest listed prefix of
+ *   the lower address, then of the higher one), or CFLOW_BL_NONE; always
+ *   CFLOW_BL_NONE if pkt->has_addrs is false.
+ */
+enum cflow_bl_kind cflow_bl_match_addrs(const struct cflow_blocklist *bl,
+		const struct cflow_packet *pkt);
+
 void cflow_bl_info(const struct cflow_blocklist *bl,
 		struct cflow_bl_info *info);
 

@@ -271,11 +271,349 @@ test_damaged_files(void)
 	return 0;
 }
 
+/* --------------------------------- packets the parser does not parse */
+
+/* A frame from src to dst (both IPv4 or both IPv6), TCP or UDP from port
+ * 1234 to 80, bent into one of the shapes below. */
+struct frame_spec {
+	const char *name;
+	int vlans;          /* tags in front */
+	int v6_ext;         /* IPv6 destination-options headers */
+	bool later_frag;    /* a non-first fragment */
+	uint8_t proto;      /* 6 or 17 */
+	uint8_t tcp_off;    /* TCP data offset, 0: 5 */
+	uint32_t l4len;     /* L4 bytes in the IP length and frame, 0: all */
+	enum cflow_parse_status st;
+};
+
+static uint32_t
+frame(uint8_t *b, const char *src, const char *dst,
+		const struct frame_spec *f)
+{
+	uint8_t s[16], d[16];
+	int v4 = inet_pton(AF_INET, src, s) == 1;
+	uint32_t off = 12, l3, l4, l4len, ext = 0;
+
+	if (v4)
+		inet_pton(AF_INET, dst, d);
+	else
+		inet_pton(AF_INET6, src, s), inet_pton(AF_INET6, dst, d);
+	l4len = f->l4len ? f->l4len : f->proto == 6 ? 20 : 8;
+	memset(b, 0, 512);
+	for (int k = 0; k < f->vlans; k++) {
+		b[off] = 0x81;
+		b[off + 3] = (uint8_t)(10 + k);
+		off += 4;
+	}
+	b[off] = v4 ? 0x08 : 0x86;
+	b[off + 1] = v4 ? 0x00 : 0xdd;
+	l3 = off + 2;
+	if (v4) {
+		b[l3] = 0x45;
+		b[l3 + 3] = (uint8_t)(20 + l4len);
+		b[l3 + 7] = f->later_frag ? 185 : 0;
+		b[l3 + 8] = 64;
+		b[l3 + 9] = f->proto;
+		memcpy(b + l3 + 12, s, 4);
+		memcpy(b + l3 + 16, d, 4);
+		l4 = l3 + 20;
+	} else {
+		uint8_t *nh = b + l3 + 6;
+
+		b[l3] = 0x60;
+		b[l3 + 7] = 64;
+		memcpy(b + l3 + 8, s, 16);
+		memcpy(b + l3 + 24, d, 16);
+		l4 = l3 + 40;
+		for (int k = 0; k < f->v6_ext; k++, ext += 8, l4 += 8) {
+			*nh = 60;
+			nh = b + l4;
+		}
+		if (f->later_frag) {
+			*nh = 44;
+			nh = b + l4;
+			b[l4 + 2] = 185 >> 5; /* offset 185 * 8 */
+			b[l4 + 3] = (185 << 3) & 0xff;
+			ext += 8;
+			l4 += 8;
+		}
+		*nh = f->proto;
+		b[l3 + 5] = (uint8_t)(ext + l4len);
+	}
+	b[l4] = 1234 >> 8;
+	b[l4 + 1] = 1234 & 0xff;
+	b[l4 + 3] = 80;
+	if (f->proto == 6 && l4len >= 20) {
+		b[l4 + 12] = (uint8_t)((f->tcp_off ? f->tcp_off : 5) << 4);
+		b[l4 + 13] = CFLOW_TCP_SYN;
+	}
+	return l4 + l4len;
+}
+
+/* The bypasses of issue 11, for each family where they exist. */
+static const struct frame_spec bypasses[] = {
+	{ "9 extensions", .v6_ext = 9, .proto = 6, .st = CFLOW_PARSE_BAD_EXT },
+	{ "3 tags", .vlans = 3, .proto = 17, .st = CFLOW_PARSE_NON_IP },
+	{ "TCP offset 4", .proto = 6, .tcp_off = 4,
+		.st = CFLOW_PARSE_BAD_HDRLEN },
+	{ "UDP 4-byte header", .proto = 17, .l4len = 4,
+		.st = CFLOW_PARSE_TRUNC_L4 },
+	{ "non-first fragment", .proto = 17, .later_frag = true,
+		.st = CFLOW_PARSE_FRAGMENT },
+};
+
+enum decision { PASS, BLOCK, UNPARSED };
+
+/* What the application does with a frame: the full match for parsed
+ * packets, the address match for the others with addresses, and its
+ * --blocklist-unparsed policy for what is left undecided. */
+static enum decision
+decide(const struct cflow_blocklist *bl, const uint8_t *b, uint32_t len,
+		enum cflow_bl_kind *kind)
+{
+	struct cflow_bl_info info;
+	struct cflow_packet p;
+	enum cflow_parse_status st = cflow_parse(b, len, NULL, &p);
+
+	*kind = CFLOW_BL_NONE;
+	if (st == CFLOW_PARSE_OK)
+		*kind = cflow_bl_match(bl, &p);
+	else if (p.has_addrs)
+		*kind = cflow_bl_match_addrs(bl, &p);
+	else
+		return UNPARSED;
+	if (*kind != CFLOW_BL_NONE)
+		return BLOCK;
+	cflow_bl_info(bl, &info);
+	return st != CFLOW_PARSE_OK && info.entries[CFLOW_BL_FLOW] != 0 ?
+		UNPARSED : PASS;
+}
+
+/*
+ * Issue 11: packets from or to a listed address or prefix are matched
+ * whatever the parser made of what follows their IP header; others are
+ * not; the flow entries of a list make the others undecided (their
+ * ports are unknown), and without flow entries they pass.
+ */
+static int
+test_match_addrs_unparsed(void)
+{
+	static const struct {
+		const char *src, *dst;
+		enum cflow_bl_kind kind;
+	} pairs[] = {
+		{ "192.0.2.1", "8.8.8.8", CFLOW_BL_ADDRESS },
+		{ "8.8.4.4", "192.0.2.1", CFLOW_BL_ADDRESS },
+		{ "198.51.100.77", "8.8.8.8", CFLOW_BL_PREFIX },
+		{ "192.0.2.2", "8.8.8.8", CFLOW_BL_NONE },
+		{ "203.0.113.1", "203.0.113.2", CFLOW_BL_NONE }, /* a flow's */
+		{ "2001:db9::7", "2001:4860::8888", CFLOW_BL_ADDRESS },
+		{ "2001:4860::8888", "2001:db8:1::5", CFLOW_BL_PREFIX },
+		{ "2001:dba::1", "2001:4860::8888", CFLOW_BL_NONE },
+		{ "2001:db9::1", "2001:db9::2", CFLOW_BL_NONE }, /* a flow's */
+	};
+	const char *entries = "192.0.2.1\n198.51.100.0/24\n2001:db8::/32\n"
+		"2001:db9::7\n";
+	char text[512], err[512];
+	struct cflow_blocklist *flows, *noflows;
+	uint8_t b[512];
+
+	snprintf(text, sizeof(text), "%stcp 203.0.113.1 1234 203.0.113.2 80\n"
+		"tcp 2001:db9::1 1234 2001:db9::2 80\n", entries);
+	flows = cflow_bl_read(write_file("flows.txt", text), 0, err,
+		sizeof(err));
+	TEST_ASSERT(flows != NULL, "%s", err);
+	noflows = cflow_bl_read(write_file("noflows.txt", entries), 0, err,
+		sizeof(err));
+	TEST_ASSERT(noflows != NULL, "%s", err);
+	for (unsigned int i = 0; i < sizeof(bypasses) / sizeof(bypasses[0]);
+			i++) {
+		const struct frame_spec *f = &bypasses[i];
+
+		for (unsigned int j = 0; j < sizeof(pairs) / sizeof(pairs[0]);
+				j++) {
+			bool v6 = strchr(pairs[j].src, ':') != NULL;
+			struct frame_spec ok = { "parsed", .proto = 6 };
+			uint32_t len;
+			struct cflow_packet p;
+			enum cflow_bl_kind k;
+			enum decision d;
+
+			if (f->v6_ext && !v6)
+				continue; /* an IPv6 bypass only */
+			len = frame(b, pairs[j].src, pairs[j].dst, f);
+			TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), f->st,
+				"%s %s: status", f->name, pairs[j].src);
+			TEST_ASSERT(p.has_addrs && p.key.family == (v6 ? 6 : 4),
+				"%s %s: addresses", f->name, pairs[j].src);
+			TEST_ASSERT_EQ(cflow_bl_match_addrs(flows, &p),
+				pairs[j].kind, "%s %s -> %s: kind", f->name,
+				pairs[j].src, pairs[j].dst);
+			TEST_ASSERT_EQ(cflow_bl_match_addrs(noflows, &p),
+				pairs[j].kind, "%s %s: kind, no flows", f->name,
+				pairs[j].src);
+			d = decide(flows, b, len, &k);
+			TEST_ASSERT_EQ(d, pairs[j].kind != CFLOW_BL_NONE ?
+				BLOCK : UNPARSED, "%s %s: decision", f->name,
+				pairs[j].src);
+			d = decide(noflows, b, len, &k);
+			TEST_ASSERT_EQ(d, pairs[j].kind != CFLOW_BL_NONE ?
+				BLOCK : PASS, "%s %s: decision, no flows",
+				f->name, pairs[j].src);
+			/* The same addresses parsed: the same kind, and a
+			 * listed flow matched as a flow. */
+			len = frame(b, pairs[j].src, pairs[j].dst, &ok);
+			TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p),
+				CFLOW_PARSE_OK, "parsed");
+			TEST_ASSERT_EQ(cflow_bl_match_addrs(flows, &p),
+				pairs[j].kind, "%s: parsed, by address",
+				pairs[j].src);
+			TEST_ASSERT_EQ(decide(flows, b, len, &k),
+				strncmp(pairs[j].src, "2001:db9::1", 11) == 0 ||
+				strncmp(pairs[j].src, "203.", 4) == 0 ||
+				pairs[j].kind != CFLOW_BL_NONE ? BLOCK : PASS,
+				"%s: parsed", pairs[j].src);
+		}
+	}
+	cflow_bl_free(flows);
+	cflow_bl_free(noflows);
+	unlink(write_file("flows.txt", ""));
+	unlink(write_file("noflows.txt", ""));
+	return 0;
+}
+
+/* Packets without addresses never match by address, even a list of
+ * everything; packets with them all do. */
+static int
+test_match_addrs_none(void)
+{
+	static const struct frame_spec nine_tags = { "9 tags", .vlans = 9,
+		.proto = 6, .st = CFLOW_PARSE_NON_IP };
+	static const struct frame_spec eight_tags = { "8 tags", .vlans = 8,
+		.proto = 6, .st = CFLOW_PARSE_NON_IP };
+	char err[512];
+	struct cflow_blocklist *bl = cflow_bl_read(write_file("all.txt",
+		"0.0.0.0/0\n::/0\n"), 0, err, sizeof(err));
+	struct cflow_packet p;
+	enum cflow_bl_kind k;
+	uint8_t b[512];
+	uint32_t len;
+
+	TEST_ASSERT(bl != NULL, "%s", err);
+	memset(&p, 0, sizeof(p));
+	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_NONE, "zero");
+	len = frame(b, "1.2.3.4", "5.6.7.8", &nine_tags);
+	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP, "9");
+	TEST_ASSERT(!p.has_addrs, "9 tags: no addresses");
+	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_NONE, "9 tags");
+	TEST_ASSERT_EQ(decide(bl, b, len, &k), UNPARSED, "9 tags: unparsed");
+	len = frame(b, "::1", "::2", &eight_tags);
+	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP, "8");
+	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_PREFIX,
+		"8 tags, ::/0");
+	b[12] = 0x08; /* ARP */
+	b[13] = 0x06;
+	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP,
+		"ARP");
+	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_NONE, "ARP");
+	cflow_bl_free(bl);
+	unlink(write_file("all.txt", ""));
+	return 0;
+}
+
+/*
+ * cflow_bl_match_addrs() against the exact oracle on random IPv6
+ * addresses: a list of many prefix lengths (the lookups no longer fit
+ * one bulk call) and one of a few; and it agrees with cflow_bl_match()
+ * on a list without flows.
+ */
+static int
+test_match_addrs_oracle(void)
+{
+	enum { ENTRIES = 400, PACKETS = 20000 };
+	struct oracle_entry *e = calloc(ENTRIES, sizeof(*e));
+	uint64_t rng = 11;
+
+	for (int list = 0; list < 2; list++) {
+		char path[256], err[512];
+		uint64_t matched = 0;
+		struct cflow_blocklist *bl;
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/v6.txt", dir);
+		fp = fopen(path, "w");
+		for (int i = 0; i < ENTRIES; i++) {
+			uint64_t r = test_rand(&rng), r2 = test_rand(&rng);
+			char text[64];
+
+			e[i].family = 6;
+			memcpy(e[i].addr, &r, 8);
+			memcpy(e[i].addr + 8, &r2, 6);
+			/* list 0: lengths 16..128; list 1: 5 of them */
+			e[i].len = list == 0 ? 16 + (unsigned int)(r2 >> 48) %
+				113 : 24 + 26 * (unsigned int)((r2 >> 48) % 5);
+			inet_ntop(AF_INET6, e[i].addr, text, sizeof(text));
+			fprintf(fp, "%s/%u\n", text, e[i].len);
+		}
+		fclose(fp);
+		bl = cflow_bl_read(path, 0, err, sizeof(err));
+		TEST_ASSERT(bl != NULL, "%s", err);
+		for (int n = 0; n < PACKETS; n++) {
+			uint64_t r = test_rand(&rng);
+			uint8_t a[2][16];
+			struct cflow_packet p;
+			int want = 0;
+
+			/* Near a random entry: its first r % 129 bits. */
+			for (int side = 0; side < 2; side++) {
+				const struct oracle_entry *near =
+					&e[test_rand(&rng) % ENTRIES];
+				unsigned int keep = test_rand(&rng) % 129;
+
+				for (int byte = 0; byte < 16; byte++) {
+					uint8_t rnd = (uint8_t)test_rand(&rng);
+					unsigned int k = keep > byte * 8u ?
+						keep - byte * 8u : 0;
+					uint8_t mask = k >= 8 ? 0xff :
+						(uint8_t)(0xff00 >> k);
+
+					a[side][byte] = (near->addr[byte] & mask)
+						| (rnd & ~mask);
+				}
+			}
+			memset(&p, 0, sizeof(p));
+			cflow_key_init(&p.key, 6, a[0], a[1], 0, 0, 0);
+			p.has_addrs = true;
+			for (int i = 0; i < ENTRIES && !want; i++)
+				want = prefix_covers(&e[i], 6, p.key.addr_lo) ||
+					prefix_covers(&e[i], 6, p.key.addr_hi);
+			TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p) !=
+				CFLOW_BL_NONE, want, "list %d packet %d (%lu)",
+				list, n, (unsigned long)r);
+			TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p),
+				cflow_bl_match(bl, &p), "list %d packet %d: kind",
+				list, n);
+			matched += want;
+		}
+		printf("# list %d: %lu of %d packets listed\n", list,
+			(unsigned long)matched, PACKETS);
+		TEST_ASSERT(matched > PACKETS / 20 && matched < PACKETS,
+			"list %d: both outcomes", list);
+		cflow_bl_free(bl);
+		unlink(path);
+	}
+	free(e);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_lines),
 	TEST_CASE(test_match_kinds),
 	TEST_CASE(test_oracle),
 	TEST_CASE(test_damaged_files),
+	TEST_CASE(test_match_addrs_unparsed),
+	TEST_CASE(test_match_addrs_none),
+	TEST_CASE(test_match_addrs_oracle),
 	TEST_CASES_END()
 };
 
