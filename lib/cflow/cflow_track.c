@@ -191,7 +191,10 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 	struct cflow_tracker *t;
 	struct cf_stats st;
 
-	if (p == NULL || p->capacity == 0 || p->sweep_max_buckets == 0 ||
+	/* Capacities above CF_MAX_CAPACITY would need a table of 2^32 slots
+	 * or more, past lib/cuckoo's 32-bit positions. */
+	if (p == NULL || p->capacity == 0 || p->capacity > CF_MAX_CAPACITY ||
+			p->sweep_max_buckets == 0 ||
 			(p->value_bits != 16 && p->value_bits != 32) ||
 			(unsigned int)p->full_policy > CFLOW_FULL_UNTRACKED ||
 			(unsigned int)p->hash > CFLOW_HASH_RSS)

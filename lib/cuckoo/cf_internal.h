@@ -14,6 +14,12 @@
  *
  * Buckets of at most 64 bits are read with one unaligned load and
  * compared as b lanes of f bits at once (SWAR); wider ones slot by slot.
+ *
+ * Bucket indices, slot positions and slot counts are uint32_t: the
+ * parameter check keeps every table at or below CF_MAX_TABLE_SLOTS (2^31)
+ * slots, so bucket * slots + s, slots + stash index, and the exact-size
+ * alternate h - i + buckets never wrap. Byte and bit offsets (bucket *
+ * bucket_bits, slot * value_bytes) are computed in 64 bits.
  */
 
 #include <stdbool.h>

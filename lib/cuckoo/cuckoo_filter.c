@@ -52,8 +52,13 @@ static const struct cf_allocator default_allocator = {
 
 /* ------------------------------------------------------------ creation */
 
-/* Largest table: positions are 32-bit and the stash follows the slots. */
-#define MAX_TOTAL_SLOTS (UINT64_C(1) << 31)
+/* Positions are 32-bit and the stash follows the slots. */
+_Static_assert(CF_MAX_TABLE_SLOTS + CF_STASH_SIZE <= UINT32_MAX,
+	"positions must fit in 32 bits");
+_Static_assert(CF_MAX_CAPACITY == CF_MAX_TABLE_SLOTS * 96 / 100,
+	"CF_MAX_CAPACITY is CF_SIZING_LOAD of CF_MAX_TABLE_SLOTS");
+
+static uint64_t buckets_for(const struct cf_params *p);
 
 static int
 params_resolve(const struct cf_params *in, struct cf_params *p)
@@ -68,7 +73,7 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 	if (p->max_kicks == 0)
 		p->max_kicks = CF_DEFAULT_MAX_KICKS;
 
-	if (p->capacity == 0 || p->capacity > MAX_TOTAL_SLOTS)
+	if (p->capacity == 0 || p->capacity > CF_MAX_CAPACITY)
 		return -EINVAL;
 	if (p->bucket_slots != 2 && p->bucket_slots != 4 &&
 			p->bucket_slots != 8)
@@ -90,6 +95,10 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 	default:
 		return -EINVAL;
 	}
+	/* Implied by the capacity bound for every bucket size and sizing;
+	 * checked so that no table can ever outgrow 32-bit positions. */
+	if (buckets_for(p) * p->bucket_slots > CF_MAX_TABLE_SLOTS)
+		return -EINVAL;
 	return 0;
 }
 

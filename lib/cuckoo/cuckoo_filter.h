@@ -54,6 +54,27 @@ extern "C" {
 /** Highest load factor the bucket count is sized for. */
 #define CF_SIZING_LOAD 0.96
 
+/**
+ * Most slots a table may have: 2^31. Slot positions (bucket * slots +
+ * slot, then the stash after the last slot) and bucket indices are 32-bit
+ * in this API, and the bucket index takes 32 bits of the item's hash; a
+ * table of 2^31 slots keeps every position, the stash's included, and
+ * every product of a bucket and a slot count below 2^31 + CF_STASH_SIZE,
+ * with a bit to spare.
+ */
+#define CF_MAX_TABLE_SLOTS (UINT64_C(1) << 31)
+
+/**
+ * Largest accepted cf_params.capacity: CF_SIZING_LOAD of
+ * CF_MAX_TABLE_SLOTS, rounded down (2 061 584 302 items). Any larger
+ * capacity rounds up to a table of 2^32 slots or more, whose positions do
+ * not fit in 32 bits: cf_create() refuses it with EINVAL, whatever the
+ * bucket size or sizing mode. 8 GiB of table and 16-bit values hold it
+ * with 16-bit fingerprints; several lcores each have a filter of their
+ * own.
+ */
+#define CF_MAX_CAPACITY UINT64_C(2061584302)
+
 /** Bucket layout. */
 enum cf_table_type {
 	/** Each slot stores a full f-bit fingerprint (f = 4..32). */
@@ -90,7 +111,8 @@ struct cf_params {
 	 * Number of items the filter must hold. The bucket count is the
 	 * smallest power of two that holds @p capacity at a load of at most
 	 * CF_SIZING_LOAD (or exactly that many, see @p exact_size).
-	 * Required; at most 2^31 items.
+	 * Required; 1..CF_MAX_CAPACITY, so that the table has at most
+	 * CF_MAX_TABLE_SLOTS slots.
 	 */
 	uint64_t capacity;
 	/**
@@ -155,7 +177,8 @@ struct cf_filter;
  *   Parameters; see struct cf_params.
  * @return
  *   The filter, or NULL with errno set:
- *   - EINVAL if a parameter is out of range or unsupported;
+ *   - EINVAL if a parameter is out of range or unsupported, including a
+ *     capacity above CF_MAX_CAPACITY;
  *   - ENOMEM if memory could not be allocated.
  */
 struct cf_filter *cf_create(const struct cf_params *params);

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cflow.h"
 #include "test.h"
@@ -724,6 +726,132 @@ test_track_params_rejected(void)
 	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
 		"sweep 0");
 	TEST_ASSERT(cflow_tracker_create(NULL) == NULL, "NULL");
+	return 0;
+}
+
+/* ------------------------------------------------- the largest tables */
+
+/* Anonymous mappings: untouched pages of a table of gigabytes are never
+ * mapped (the default allocator zeroes all of its memory). */
+static void *
+lazy_alloc(size_t size, size_t align, int socket_id, void *ctx)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	(void)align;
+	(void)socket_id;
+	(void)ctx;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+lazy_free(void *ptr, size_t size, void *ctx)
+{
+	(void)ctx;
+	munmap(ptr, size);
+}
+
+static const struct cf_allocator lazy = { lazy_alloc, lazy_free, NULL };
+
+static double
+rss_mib(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *fp = fopen("/proc/self/statm", "r");
+
+	if (fp != NULL) {
+		if (fscanf(fp, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(fp);
+	}
+	return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+/* One packet of @p s tracked under the given flow hash. */
+static enum cflow_verdict
+send_hashed(struct cflow_tracker *t, const struct spec *s, uint64_t hash,
+		uint64_t at)
+{
+	uint8_t buf[256];
+	struct cflow_input in = { .data = buf, .time_ns = at,
+		.has_hash = true, .hash = hash };
+	enum cflow_verdict v;
+
+	in.len = in.wire_len = build(buf, s);
+	cflow_track_burst(t, &in, 1, &v);
+	return v;
+}
+
+/*
+ * --flows 2061584303 to 2147483648 made tables of 2^32 slots whose
+ * 32-bit positions wrap: the worker crashed in cf_lookup_bulk_values on
+ * the second packet of a flow. They are refused now; the largest table
+ * accepted tracks flows in its last bucket (chosen through the given
+ * hash) with the right verdicts.
+ */
+static int
+test_track_largest_table(void)
+{
+	static const uint64_t caps[] = { UINT64_C(2147483648),
+		UINT64_C(2061584303), CF_MAX_CAPACITY };
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec ack = tcp(CFLOW_TCP_ACK, true);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, false);
+	double rss0 = rss_mib();
+
+	for (unsigned int k = 0; k < 3; k++) {
+		struct cflow_tracker_params p;
+		struct cflow_tracker *t;
+		struct cflow_counters c;
+		struct cf_stats st;
+		uint64_t top, hash[2];
+		uint32_t pos;
+
+		cflow_tracker_params_init(&p, caps[k]);
+		p.fp_bits = 4;
+		p.value_bits = 16;
+		p.seed = 1;
+		p.allocator = &lazy;
+		errno = 0;
+		t = cflow_tracker_create(&p);
+		if (t == NULL) {
+			TEST_ASSERT(errno == EINVAL && caps[k] > CF_MAX_CAPACITY,
+				"capacity %lu: errno %d", (unsigned long)caps[k],
+				errno);
+			continue;
+		}
+		cf_stats(cflow_tracker_filter(t), &st);
+		top = st.buckets - 1;
+		/* Bucket from the high half, fingerprints 1 and 8. */
+		hash[0] = top << 32;
+		hash[1] = top << 32 | UINT32_C(0x80000000);
+		for (int f = 0; f < 2; f++) {
+			TEST_ASSERT_EQ(send_hashed(t, &syn, hash[f], S), CFLOW_NEW,
+				"capacity %lu: SYN", (unsigned long)caps[k]);
+			TEST_ASSERT(cf_lookup_with_hash(cflow_tracker_filter(t),
+				hash[f], &pos) && pos >= top * 4 &&
+				pos < st.slots, "position %u", pos);
+			TEST_ASSERT_EQ(send_hashed(t, &ack, hash[f], 2 * S),
+				CFLOW_SEEN, "capacity %lu: ACK",
+				(unsigned long)caps[k]);
+			TEST_ASSERT_EQ(send_hashed(t, &fin, hash[f], 3 * S),
+				CFLOW_CLOSING, "FIN");
+			TEST_ASSERT_EQ(send_hashed(t, &ack, hash[f], 4 * S),
+				CFLOW_SEEN, "ACK while closing");
+		}
+		cflow_counters_get(t, &c);
+		TEST_ASSERT(c.flows_new == 2 && c.flows_closed == 2 &&
+			c.flows_seen == 4 && c.active == 0, "counters");
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		cflow_tracker_free(t);
+		TEST_ASSERT(caps[k] <= CF_MAX_CAPACITY, "capacity %lu above "
+			"CF_MAX_CAPACITY accepted", (unsigned long)caps[k]);
+	}
+	printf("# resident set: %.1f MiB before, %.1f MiB after\n", rss0,
+		rss_mib());
+	TEST_ASSERT(rss_mib() < rss0 + 64, "resident set grew from %.1f to "
+		"%.1f MiB", rss0, rss_mib());
 	return 0;
 }
 
@@ -1699,6 +1827,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_time_backwards),
 	TEST_CASE(test_track_full_table),
 	TEST_CASE(test_track_params_rejected),
+	TEST_CASE(test_track_largest_table),
 	TEST_CASE(test_track_rss_hash_and_fallback),
 	TEST_CASE(test_track_long_burst),
 	TEST_CASE(test_track_given_hash),

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cuckoo_filter.h"
 #include "test.h"
@@ -1053,6 +1055,202 @@ test_relocations(void)
 	return 0;
 }
 
+
+/* ------------------------------------------------- the largest tables */
+
+/* Anonymous mappings: pages nobody touches are never mapped, so tables
+ * of gigabytes cost only the few pages a test writes (the default
+ * allocator zeroes, hence maps, all of its memory). */
+static void *
+lazy_alloc(size_t size, size_t align, int socket_id, void *ctx)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	(void)align; /* page aligned */
+	(void)socket_id;
+	(void)ctx;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+lazy_free(void *ptr, size_t size, void *ctx)
+{
+	(void)ctx;
+	munmap(ptr, size);
+}
+
+static const struct cf_allocator lazy = { lazy_alloc, lazy_free, NULL };
+
+/* Resident set in MiB. */
+static double
+rss_mib(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *fp = fopen("/proc/self/statm", "r");
+
+	if (fp != NULL) {
+		if (fscanf(fp, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(fp);
+	}
+	return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+/* The hash whose bucket is @p bucket (power-of-two tables) and whose
+ * fingerprint is @p fp, by the documented split (docs/design.md). */
+static uint64_t
+hash_at(uint64_t bucket, uint32_t fp, unsigned int fp_bits)
+{
+	uint64_t range = (UINT64_C(1) << fp_bits) - 1;
+	uint64_t low = (((uint64_t)(fp - 1) << 32) + range - 1) / range;
+
+	return bucket << 32 | low;
+}
+
+/* The alternate bucket of (i, fp) on a power-of-two table. */
+static uint64_t
+alt_of(uint64_t i, uint32_t fp, uint64_t buckets)
+{
+	uint64_t mix = (uint64_t)fp * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (i ^ (mix >> 32)) & (buckets - 1);
+}
+
+/*
+ * Add, look up (one and bulk), read, write, list and delete items in the
+ * highest bucket and in the stash of a filter of 4-bit fingerprints and
+ * 16-bit values created with max_kicks 1: every position must be the one
+ * the documented layout gives, and every value the one stored.
+ */
+static int
+top_positions(struct cf_filter *f)
+{
+	struct cf_stats st;
+	uint64_t top, bx, by, hx, hy, v, hit, values[1];
+	uint32_t pos, p2, list[16];
+	unsigned int n, fx = 3, fy = 11;
+	bool listed = false;
+
+	cf_stats(f, &st);
+	top = st.buckets - 1;
+	bx = alt_of(top, fx, st.buckets);
+	by = alt_of(top, fy, st.buckets);
+	TEST_ASSERT(bx != top && by != top && bx != by, "pick other fps");
+	hx = hash_at(top, fx, 4);
+	hy = hash_at(top, fy, 4);
+
+	/* One item in the last bucket. */
+	TEST_ASSERT_EQ(cf_add_with_hash(f, hx, 0xbeef, &pos), 0, "add");
+	TEST_ASSERT(pos >= top * 4 && pos < st.slots, "position %u, last "
+		"bucket starts at %lu", pos, (unsigned long)(top * 4));
+	TEST_ASSERT(cf_lookup_with_hash(f, hx, &p2) && p2 == pos, "lookup");
+	TEST_ASSERT(cf_lookup_bulk_values(f, &hx, 1, &hit, &p2, values) == 1 &&
+		p2 == pos && values[0] == 0xbeef, "bulk: pos %u value %lx",
+		p2, (unsigned long)values[0]);
+	TEST_ASSERT(cf_value_get(f, pos, &v) == 0 && v == 0xbeef, "get");
+	TEST_ASSERT(cf_value_set(f, pos, 0x1234) == 0 &&
+		cf_value_get(f, pos, &v) == 0 && v == 0x1234, "set");
+	n = cf_bucket_positions(f, hx, list);
+	for (unsigned int k = 0; k < n; k++)
+		listed |= list[k] == pos;
+	TEST_ASSERT(n == 1 && listed, "bucket positions");
+	TEST_ASSERT_EQ(cf_delete_at(f, pos), 0, "delete_at");
+	TEST_ASSERT_EQ(cf_lookup_with_hash(f, hx, NULL), 0, "deleted");
+
+	/*
+	 * Into the stash: the last bucket and bx full of fp x, by full of
+	 * fp y. An item (last bucket, y) then has both buckets full, and a
+	 * walk of one kick moves an x or a y into another full bucket.
+	 */
+	for (int k = 0; k < 4; k++) {
+		TEST_ASSERT_EQ(cf_add_with_hash(f, hx, 1, NULL), 0, "fill");
+		TEST_ASSERT_EQ(cf_add_with_hash(f, hash_at(bx, fx, 4), 2,
+			NULL), 0, "fill");
+		TEST_ASSERT_EQ(cf_add_with_hash(f, hash_at(by, fy, 4), 3,
+			NULL), 0, "fill");
+	}
+	TEST_ASSERT_EQ(cf_add_with_hash(f, hy, 0x5eed, &pos), 0, "to stash");
+	cf_stats(f, &st);
+	TEST_ASSERT(st.stash_used == 1 && pos == st.slots, "stash position "
+		"%u, want %lu", pos, (unsigned long)st.slots);
+	TEST_ASSERT(cf_lookup_bulk_values(f, &hy, 1, &hit, &p2, values) == 1,
+		"bulk");
+	TEST_ASSERT(cf_value_get(f, pos, &v) == 0 && v == 0x5eed, "get");
+	TEST_ASSERT(cf_value_set(f, pos, 0x77) == 0 &&
+		cf_value_get(f, pos, &v) == 0 && v == 0x77, "set");
+	TEST_ASSERT_EQ(cf_count_with_hash(f, hy), 5u, "count");
+	TEST_ASSERT_EQ(cf_delete_at(f, pos), 0, "delete_at stash");
+	cf_stats(f, &st);
+	TEST_ASSERT(st.stash_used == 0 && st.items == 12, "after delete: "
+		"stash %lu items %lu", (unsigned long)st.stash_used,
+		(unsigned long)st.items);
+	TEST_ASSERT_EQ(cf_value_get(f, pos, &v), -EINVAL, "stash emptied");
+	return 0;
+}
+
+/*
+ * Capacities that round up to 2^32 slots (2 061 584 303 and above) used
+ * to be accepted with 32-bit positions that wrap: cf_lookup_bulk_values
+ * read a hit as a stash entry far past the stash. Now they are refused,
+ * and the largest accepted table works up to its last position.
+ */
+static int
+test_largest_table(void)
+{
+	static const uint64_t caps[] = { UINT64_C(2147483648),
+		UINT64_C(2061584303), CF_MAX_CAPACITY };
+	double rss0 = rss_mib();
+
+	for (unsigned int k = 0; k < 3; k++) {
+		struct cf_filter *f;
+
+		errno = 0;
+		f = cf_create(&(struct cf_params){ .capacity = caps[k],
+			.fp_bits = 4, .value_bits = 16, .max_kicks = 1,
+			.seed = 1, .allocator = &lazy });
+		if (f == NULL) {
+			TEST_ASSERT(errno == EINVAL && caps[k] > CF_MAX_CAPACITY,
+				"capacity %lu: errno %d", (unsigned long)caps[k],
+				errno);
+			continue;
+		}
+		/* Accepted: it must work at its top positions. */
+		TEST_ASSERT_EQ(top_positions(f), 0, "capacity %lu",
+			(unsigned long)caps[k]);
+		cf_free(f);
+		TEST_ASSERT(caps[k] <= CF_MAX_CAPACITY, "capacity %lu above "
+			"CF_MAX_CAPACITY accepted", (unsigned long)caps[k]);
+	}
+	/* Every layout and sizing: at most 2^31 slots at the limit, EINVAL
+	 * one item above it. */
+	for (unsigned int b = 2; b <= 8; b *= 2)
+		for (int exact = 0; exact < 2; exact++) {
+			struct cf_params p = { .capacity = CF_MAX_CAPACITY,
+				.fp_bits = 4, .bucket_slots = b,
+				.exact_size = exact, .allocator = &lazy };
+			struct cf_filter *f = cf_create(&p);
+			struct cf_stats st;
+
+			TEST_ASSERT(f != NULL, "b=%u exact=%d: errno %d", b,
+				exact, errno);
+			cf_stats(f, &st);
+			TEST_ASSERT(st.slots <= CF_MAX_TABLE_SLOTS &&
+				st.slots * 0.96 >= CF_MAX_CAPACITY,
+				"b=%u exact=%d: %lu slots", b, exact,
+				(unsigned long)st.slots);
+			cf_free(f);
+			p.capacity++;
+			TEST_ASSERT_EQ(expect_einval(p), 0, "b=%u exact=%d", b,
+				exact);
+		}
+	printf("# resident set: %.1f MiB before, %.1f MiB after\n", rss0,
+		rss_mib());
+	TEST_ASSERT(rss_mib() < rss0 + 64, "resident set grew from %.1f to "
+		"%.1f MiB", rss0, rss_mib());
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
@@ -1086,6 +1284,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_scan_incremental),
 	TEST_CASE(test_allocator_hooks),
 	TEST_CASE(test_clear),
+	TEST_CASE(test_largest_table),
 	TEST_CASES_END()
 };
 

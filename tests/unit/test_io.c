@@ -364,6 +364,42 @@ test_reject_inconsistent_fields(void)
 	return 0;
 }
 
+/*
+ * The header of a table of 2^32 slots (capacity 2^31, 4-bit
+ * fingerprints), which cf_create used to accept: its positions do not
+ * fit in 32 bits, so the header alone is refused, as a bad field, before
+ * the length is even compared or anything allocated.
+ */
+static int
+test_reject_table_too_large(void)
+{
+	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 50,
+		.fp_bits = 4 });
+	uint64_t capacity = UINT64_C(1) << 31, buckets = UINT64_C(1) << 30;
+	uint64_t table_bytes = buckets * 16 / 8 + 16;
+	size_t size;
+	uint8_t *buf = saved(f, &size);
+
+	TEST_ASSERT(buf != NULL, "save");
+	memcpy(buf + 40, &capacity, 8);
+	memcpy(buf + 56, &buckets, 8);
+	memcpy(buf + 72, &table_bytes, 8);
+	reseal(buf, size);
+	TEST_ASSERT_EQ(expect_reject(buf, size, EBADMSG), 0, "2^32 slots");
+	/* The largest table allowed is only short of its bytes. */
+	capacity = CF_MAX_CAPACITY;
+	buckets >>= 1;
+	table_bytes = buckets * 16 / 8 + 16;
+	memcpy(buf + 40, &capacity, 8);
+	memcpy(buf + 56, &buckets, 8);
+	memcpy(buf + 72, &table_bytes, 8);
+	reseal(buf, size);
+	TEST_ASSERT_EQ(expect_reject(buf, size, ENODATA), 0, "2^31 slots");
+	free(buf);
+	cf_free(f);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_round_trip_mem),
 	TEST_CASE(test_round_trip_file),
@@ -374,6 +410,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_reject_other_byte_order),
 	TEST_CASE(test_reject_bad_magic),
 	TEST_CASE(test_reject_inconsistent_fields),
+	TEST_CASE(test_reject_table_too_large),
 	TEST_CASES_END()
 };
 
