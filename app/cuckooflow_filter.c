@@ -83,10 +83,9 @@ build(int argc, char **argv)
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
 		return 1;
 	}
-	ret = cflow_bl_save(bl, out);
+	ret = cflow_bl_save(bl, out, err, sizeof(err));
 	if (ret != 0) {
-		fprintf(stderr, "cuckooflow-filter: %s: %s\n", out,
-			strerror(-ret));
+		fprintf(stderr, "cuckooflow-filter: %s\n", err);
 		cflow_bl_free(bl);
 		return 1;
 	}

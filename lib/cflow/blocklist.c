@@ -9,18 +9,26 @@
  * Compiled file: "CFBLOCK1", version, fingerprint bits, entry counts and
  * the prefix-length sets, with an XXH64 of that header, followed by the
  * filter in lib/cuckoo's own checksummed format.
+ *
+ * Files: only regular files are read, opened so that nothing blocks,
+ * within size limits checked before reading; text lists are streamed a
+ * line at a time; a compiled list is saved through a temporary file and
+ * a rename. See blocklist.h and docs/loader.md.
  */
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -176,7 +184,12 @@ parse_proto(const char *s, unsigned long *proto)
 	return parse_uint(s, 255, proto);
 }
 
-/* One entry from its whitespace-separated words; 0 or -1 and why. */
+/*
+ * One entry from its whitespace-separated words; 0 or -1 and why. The
+ * reason never quotes the words: a file that is not a list at all (a
+ * reload of the wrong path) must not have its content echoed into
+ * messages that telemetry or logs show.
+ */
 static int
 parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 {
@@ -188,16 +201,15 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 		if (slash != NULL)
 			*slash = '\0';
 		if (parse_addr(w[0], &e->family, e->addr) != 0) {
-			error(why, why_len, "'%s' is not an IPv4 or IPv6 address",
-				w[0]);
+			error(why, why_len, "not an IPv4 or IPv6 address");
 			return -1;
 		}
 		e->length = e->family == 4 ? 32 : 128;
 		e->kind = CFLOW_BL_ADDRESS;
 		if (slash != NULL) {
 			if (parse_uint(slash + 1, e->length, &len) != 0) {
-				error(why, why_len, "prefix length '%s': want "
-					"0..%u", slash + 1, e->length);
+				error(why, why_len, "prefix length: want 0..%u",
+					e->length);
 				return -1;
 			}
 			e->kind = len == e->length ? CFLOW_BL_ADDRESS :
@@ -212,20 +224,19 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 		int fs, fd;
 
 		if (parse_proto(w[0], &proto) != 0) {
-			error(why, why_len, "protocol '%s': want tcp, udp, sctp, "
-				"icmp, icmpv6, udplite or 0..255", w[0]);
+			error(why, why_len, "protocol: want tcp, udp, sctp, "
+				"icmp, icmpv6, udplite or 0..255");
 			return -1;
 		}
 		if (parse_addr(w[1], &fs, src) != 0 ||
 				parse_addr(w[3], &fd, dst) != 0 || fs != fd) {
-			error(why, why_len, "addresses '%s' and '%s': want two of "
-				"the same family", w[1], w[3]);
+			error(why, why_len, "addresses: want two of the same "
+				"family");
 			return -1;
 		}
 		if (parse_uint(w[2], 65535, &sport) != 0 ||
 				parse_uint(w[4], 65535, &dport) != 0) {
-			error(why, why_len, "ports '%s' and '%s': want 0..65535",
-				w[2], w[4]);
+			error(why, why_len, "ports: want 0..65535");
 			return -1;
 		}
 		cflow_key_init(&e->flow, (uint8_t)fs, src, dst, (uint16_t)sport,
@@ -233,8 +244,12 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 		e->kind = CFLOW_BL_FLOW;
 		return 0;
 	}
-	error(why, why_len, "want an address, a prefix, or 'proto src sport "
-		"dst dport' (%d words)", nw);
+	if (nw > 5)
+		error(why, why_len, "want an address, a prefix, or 'proto src "
+			"sport dst dport' (more than 5 words)");
+	else
+		error(why, why_len, "want an address, a prefix, or 'proto src "
+			"sport dst dport' (%d words)", nw);
 	return -1;
 }
 
@@ -262,6 +277,206 @@ entry_hash(const struct entry *e)
 		prefix_hash(e->family, e->addr, e->length);
 }
 
+/* ------------------------------------------------------------ input */
+
+/*
+ * Errors: the message goes to err, errno is set, and -errno is
+ * returned, so that callers can return NULL or the code in one line.
+ */
+static int
+fail(int e, char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && len != 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	errno = e;
+	return -e;
+}
+
+static const char *
+file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "of an unknown type";
+}
+
+/* Only regular files: anything else is refused before any read. */
+static int
+refuse_not_regular(const char *path, mode_t mode, char *err, size_t len)
+{
+	return fail(S_ISDIR(mode) ? EISDIR : EINVAL, err, len,
+		"%s: is %s, not a regular file", path, file_kind(mode));
+}
+
+/*
+ * Open a user's path for reading without ever blocking: a FIFO would
+ * block open() until a writer comes, and a device may never end. The
+ * path is checked before the open (a device is not even opened), then
+ * opened non-blocking and checked again on the descriptor (the path may
+ * have changed in between); O_NONBLOCK is cleared once it is known to be
+ * a regular file. Returns the descriptor or -errno, with *sb filled.
+ */
+static int
+open_input(const char *path, struct stat *sb, char *err, size_t err_len)
+{
+	int fd, flags, e;
+
+	if (stat(path, sb) != 0) {
+		e = errno;
+		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(sb->st_mode))
+		return refuse_not_regular(path, sb->st_mode, err, err_len);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	if (fstat(fd, sb) != 0) {
+		e = errno;
+		close(fd);
+		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(sb->st_mode)) {
+		close(fd);
+		return refuse_not_regular(path, sb->st_mode, err, err_len);
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+		e = errno;
+		close(fd);
+		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	return fd;
+}
+
+static int
+refuse_size(const char *path, const struct stat *sb, const char *what,
+		uint64_t max, char *err, size_t err_len)
+{
+	return fail(EFBIG, err, err_len, "%s: %" PRIu64 " bytes, larger than "
+		"the %" PRIu64 " MiB limit for %s", path,
+		(uint64_t)sb->st_size, max >> 20, what);
+}
+
+/* Read len bytes at off; the count read (short at end of file) or -errno. */
+static ssize_t
+pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + done, len - done,
+				off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/*
+ * A text list, one line at a time through a fixed buffer: memory does
+ * not depend on the file's size, and a line longer than
+ * CFLOW_BL_LINE_MAX or holding a NUL byte stops the read at once.
+ */
+struct line_reader {
+	int fd;
+	const char *path;
+	uint64_t line;          /* the number of the line last returned */
+	uint64_t bytes;         /* read so far */
+	size_t pos, len;
+	char buf[1 << 16];
+};
+
+static void
+line_reader_init(struct line_reader *r, int fd, const char *path)
+{
+	r->fd = fd;
+	r->path = path;
+	r->line = 0;
+	r->bytes = 0;
+	r->pos = 0;
+	r->len = 0;
+}
+
+/* 1 and a line in out (no newline), 0 at end of file, or -errno. */
+static int
+next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
+		size_t err_len)
+{
+	size_t n = 0;
+	bool started = false;
+
+	for (;;) {
+		char c;
+
+		if (r->pos == r->len) {
+			ssize_t got = read(r->fd, r->buf, sizeof(r->buf));
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				int e = errno;
+
+				return fail(e, err, err_len, "%s:%" PRIu64
+					": read error: %s", r->path,
+					r->line + !started, strerror(e));
+			}
+			if (got == 0) {
+				if (!started)
+					return 0;
+				break; /* a last line without a newline */
+			}
+			r->bytes += (uint64_t)got;
+			if (r->bytes > CFLOW_BL_TEXT_MAX)
+				return fail(EFBIG, err, err_len,
+					"%s: grew past the %" PRIu64 " MiB "
+					"limit for text lists while being "
+					"read", r->path,
+					CFLOW_BL_TEXT_MAX >> 20);
+			r->pos = 0;
+			r->len = (size_t)got;
+		}
+		if (!started) {
+			started = true;
+			r->line++;
+		}
+		c = r->buf[r->pos++];
+		if (c == '\n')
+			break;
+		if (c == '\0')
+			return fail(EINVAL, err, err_len, "%s:%" PRIu64
+				": NUL byte (not a text list?)", r->path,
+				r->line);
+		if (n == CFLOW_BL_LINE_MAX)
+			return fail(EINVAL, err, err_len, "%s:%" PRIu64
+				": line too long (more than %d bytes)",
+				r->path, r->line, CFLOW_BL_LINE_MAX);
+		out[n++] = c;
+	}
+	out[n] = '\0';
+	return 1;
+}
+
 /* ---------------------------------------------------------- building */
 
 static struct cflow_blocklist *
@@ -284,64 +499,75 @@ bl_alloc(uint64_t capacity, unsigned int fp_bits)
 	return bl;
 }
 
-struct cflow_blocklist *
-cflow_bl_read(const char *path, unsigned int fp_bits, char *err,
+/*
+ * Two passes over the open file: the first validates every line and
+ * counts the entries, so that nothing is built from a list with an error
+ * and the table is sized once; the second adds them. A file edited in
+ * place between the passes is refused rather than half read.
+ */
+static struct cflow_blocklist *
+read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		size_t err_len)
 {
-	FILE *fp = fopen(path, "r");
 	struct cflow_blocklist *bl = NULL;
-	char line[1024], why[256];
-	uint64_t lines = 0;
-	int ln = 0;
+	char line[CFLOW_BL_LINE_MAX + 1], why[256];
+	struct line_reader *r = malloc(sizeof(*r));
+	uint64_t lines = 0, added = 0;
+	int ret, e;
 
-	if (fp == NULL) {
-		error(err, err_len, "%s: %s", path, strerror(errno));
+	if (r == NULL) {
+		fail(ENOMEM, err, err_len, "%s: %s", path, strerror(ENOMEM));
 		return NULL;
 	}
 	if (fp_bits == 0)
 		fp_bits = 32;
-	/* First pass: validate every line and count, so that nothing is
-	 * built from a list with an error. */
-	while (fgets(line, sizeof(line), fp) != NULL) {
+	line_reader_init(r, fd, path);
+	while ((ret = next_line(r, line, err, err_len)) > 0) {
 		char *w[6];
 		struct entry e;
-		int nw;
+		int nw = split(line, w, 5);
 
-		ln++;
-		if (strchr(line, '\n') == NULL && !feof(fp)) {
-			error(err, err_len, "%s:%d: line too long", path, ln);
-			goto out;
-		}
-		nw = split(line, w, 5);
 		if (nw == 0)
 			continue;
 		if (parse_entry(w, nw, &e, why, sizeof(why)) != 0) {
-			error(err, err_len, "%s:%d: %s", path, ln, why);
+			fail(EINVAL, err, err_len, "%s:%" PRIu64 ": %s", path,
+				r->line, why);
 			goto out;
 		}
 		lines++;
 	}
+	if (ret < 0)
+		goto out;
+	errno = 0;
 	bl = bl_alloc(lines, fp_bits);
 	if (bl == NULL) {
-		error(err, err_len, "%s: %s", path, strerror(errno));
+		e = errno != 0 ? errno : ENOMEM;
+		fail(e, err, err_len, "%s: a table for %" PRIu64 " entries: %s",
+			path, lines, strerror(e));
 		goto out;
 	}
-	rewind(fp);
-	while (fgets(line, sizeof(line), fp) != NULL) {
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		e = errno;
+		fail(e, err, err_len, "%s: %s", path, strerror(e));
+		goto fail;
+	}
+	line_reader_init(r, fd, path);
+	while ((ret = next_line(r, line, err, err_len)) > 0) {
 		char *w[6];
 		struct entry e;
-		int nw = split(line, w, 5), ret;
+		int nw = split(line, w, 5);
 
-		if (nw == 0 || parse_entry(w, nw, &e, why, sizeof(why)) != 0)
+		if (nw == 0)
 			continue;
+		if (parse_entry(w, nw, &e, why, sizeof(why)) != 0 ||
+				++added > lines)
+			break;
 		ret = cf_add_unique_with_hash(bl->filter, entry_hash(&e), 0,
 				NULL);
 		if (ret == -ENOSPC) {
-			error(err, err_len, "%s: table full at %" PRIu64
+			fail(ENOSPC, err, err_len, "%s: table full at %" PRIu64
 				" entries", path, lines);
-			cflow_bl_free(bl);
-			bl = NULL;
-			goto out;
+			goto fail;
 		}
 		if (ret != 0)
 			continue; /* a duplicate */
@@ -353,8 +579,46 @@ cflow_bl_read(const char *path, unsigned int fp_bits, char *err,
 				bl->v6_len[e.length] = 1;
 		}
 	}
+	if (ret < 0)
+		goto fail;
+	if (ret > 0 || added != lines) {
+		fail(EAGAIN, err, err_len, "%s: changed while being read",
+			path);
+		goto fail;
+	}
+	goto out;
+fail:
+	e = errno;
+	cflow_bl_free(bl);
+	bl = NULL;
+	errno = e;
 out:
-	fclose(fp);
+	free(r);
+	return bl;
+}
+
+struct cflow_blocklist *
+cflow_bl_read(const char *path, unsigned int fp_bits, char *err,
+		size_t err_len)
+{
+	struct cflow_blocklist *bl;
+	struct stat sb;
+	int fd, e;
+
+	fd = open_input(path, &sb, err, err_len);
+	if (fd < 0)
+		return NULL;
+	if ((uint64_t)sb.st_size > CFLOW_BL_TEXT_MAX) {
+		refuse_size(path, &sb, "text lists", CFLOW_BL_TEXT_MAX, err,
+			err_len);
+		bl = NULL;
+	} else {
+		bl = read_text(fd, path, fp_bits, err, err_len);
+	}
+	e = errno;
+	close(fd);
+	if (bl == NULL)
+		errno = e;
 	return bl;
 }
 
@@ -506,17 +770,55 @@ header_sum(const struct bl_header *h)
 	return XXH64(h, offsetof(struct bl_header, checksum), 0);
 }
 
-int
-cflow_bl_save(const struct cflow_blocklist *bl, const char *path)
+static int
+write_all(int fd, const uint8_t *p, size_t len)
 {
-	struct bl_header h;
-	size_t size = cf_save_size(bl->filter);
-	uint8_t *buf = malloc(sizeof(h) + size);
-	FILE *fp;
-	int ret = 0;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
 
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * A temporary file next to @p path, created (O_EXCL: never an existing
+ * file, FIFO or link), written, synced and renamed over @p path, so that
+ * a reader (a live reload) sees the old file or the new one, whole.
+ */
+int
+cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
+		size_t err_len)
+{
+	static unsigned int seq;
+	size_t size = cf_save_size(bl->filter), total = sizeof(struct bl_header)
+		+ size;
+	struct bl_header h;
+	char tmp[PATH_MAX];
+	struct stat sb;
+	uint8_t *buf;
+	int64_t n;
+	int fd = -1, ret, e;
+
+	if (stat(path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode))
+			return refuse_not_regular(path, sb.st_mode, err,
+				err_len);
+	} else if (errno != ENOENT) {
+		e = errno;
+		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	buf = malloc(total);
 	if (buf == NULL)
-		return -ENOMEM;
+		return fail(ENOMEM, err, err_len, "%s: %s", path,
+			strerror(ENOMEM));
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, BL_MAGIC, sizeof(h.magic));
 	h.version = BL_VERSION;
@@ -526,69 +828,161 @@ cflow_bl_save(const struct cflow_blocklist *bl, const char *path)
 	memcpy(h.v6_len, bl->v6_len, sizeof(h.v6_len));
 	h.checksum = header_sum(&h);
 	memcpy(buf, &h, sizeof(h));
-	cf_save_mem(bl->filter, buf + sizeof(h), size);
-	fp = fopen(path, "wb");
-	if (fp == NULL || fwrite(buf, 1, sizeof(h) + size, fp) !=
-			sizeof(h) + size)
+	n = cf_save_mem(bl->filter, buf + sizeof(h), size);
+	if (n < 0 || (size_t)n != size) {
+		e = n < 0 ? (int)-n : EIO;
+		ret = fail(e, err, err_len, "%s: serializing the filter: %s",
+			path, strerror(e));
+		goto out;
+	}
+	for (int tries = 0; fd < 0; tries++) {
+		unsigned int k = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
+
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path,
+				(long)getpid(), k) >= sizeof(tmp)) {
+			ret = fail(ENAMETOOLONG, err, err_len, "%s: %s", path,
+				strerror(ENAMETOOLONG));
+			goto out;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY |
+			O_CLOEXEC, 0666);
+		if (fd < 0 && (errno != EEXIST || tries == 100)) {
+			e = errno;
+			ret = fail(e, err, err_len, "%s: a temporary file next "
+				"to it: %s", path, strerror(e));
+			goto out;
+		}
+	}
+	ret = write_all(fd, buf, total);
+	if (ret == 0 && fsync(fd) != 0)
 		ret = -errno;
-	if (fp != NULL && fclose(fp) != 0 && ret == 0)
+	if (close(fd) != 0 && ret == 0)
 		ret = -errno;
+	if (ret == 0 && rename(tmp, path) != 0)
+		ret = -errno;
+	if (ret != 0) {
+		e = -ret;
+		if (unlink(tmp) != 0 && errno != ENOENT)
+			fail(e, err, err_len, "%s: %s (and %s is left behind: "
+				"%s)", path, strerror(e), tmp, strerror(errno));
+		else
+			fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+out:
 	free(buf);
 	return ret;
 }
 
-struct cflow_blocklist *
-cflow_bl_load(const char *path, char *err, size_t err_len)
+/* lib/cuckoo's file format (docs/design.md): where its checksum is. */
+#define CF_FILE_HEADER_SIZE 96
+#define CF_FILE_CHECKSUM_AT 88
+
+/* Why cf_load_mem() refused @p buf, said to a user. */
+static const char *
+filter_reason(int e, const uint8_t *buf, size_t len)
 {
+	static const uint8_t zero[8];
+	uint64_t want, got;
+	XXH64_state_t *st;
+
+	switch (e) {
+	case ENODATA:
+		return "truncated: the file is damaged";
+	case ENOTSUP:
+		return "written on a machine of the other byte order";
+	case EPROTONOSUPPORT:
+		return "unsupported filter format version";
+	case EBADMSG:
+		break;
+	default:
+		return strerror(e);
+	}
+	if (len < CF_FILE_HEADER_SIZE)
+		return "truncated: the file is damaged";
+	st = XXH64_createState();
+	if (st == NULL)
+		return "damaged (checksum mismatch or invalid data)";
+	XXH64_reset(st, 0);
+	XXH64_update(st, buf, CF_FILE_CHECKSUM_AT);
+	XXH64_update(st, zero, sizeof(zero));
+	XXH64_update(st, buf + CF_FILE_HEADER_SIZE, len - CF_FILE_HEADER_SIZE);
+	got = XXH64_digest(st);
+	XXH64_freeState(st);
+	memcpy(&want, buf + CF_FILE_CHECKSUM_AT, sizeof(want));
+	return got != want ? "checksum mismatch: the file is damaged" :
+		"invalid filter data (checksum correct): not a file this "
+		"version wrote";
+}
+
+/* A compiled list from the open file, of sb->st_size bytes. */
+static struct cflow_blocklist *
+load_compiled(int fd, const char *path, const struct stat *sb, char *err,
+		size_t err_len)
+{
+	size_t body = (size_t)sb->st_size - sizeof(struct bl_header);
 	struct cflow_blocklist *bl;
 	struct bl_header h;
-	struct stat sb;
 	uint8_t *buf;
-	FILE *fp = fopen(path, "rb");
-	size_t n;
+	ssize_t n;
+	int e;
 
-	if (fp == NULL || fstat(fileno(fp), &sb) != 0) {
-		error(err, err_len, "%s: %s", path, strerror(errno));
-		if (fp != NULL)
-			fclose(fp);
+	if ((uint64_t)sb->st_size > CFLOW_BL_COMPILED_MAX) {
+		refuse_size(path, sb, "compiled lists", CFLOW_BL_COMPILED_MAX,
+			err, err_len);
 		return NULL;
 	}
-	buf = malloc((size_t)sb.st_size + 1);
-	n = buf != NULL ? fread(buf, 1, (size_t)sb.st_size, fp) : 0;
-	fclose(fp);
-	if (buf == NULL || n != (size_t)sb.st_size) {
-		error(err, err_len, "%s: cannot read", path);
-		free(buf);
+	if ((size_t)sb->st_size < sizeof(h)) {
+		fail(ENODATA, err, err_len, "%s: truncated compiled blocklist "
+			"(%zu bytes, the header alone is %zu): the file is "
+			"damaged", path, (size_t)sb->st_size, sizeof(h));
 		return NULL;
 	}
-	if (n < 8 || memcmp(buf, BL_MAGIC, 8) != 0) {
-		free(buf);
-		return cflow_bl_read(path, 0, err, err_len); /* a text list */
-	}
-	if (n < sizeof(h)) {
-		error(err, err_len, "%s: truncated compiled blocklist", path);
-		free(buf);
+	n = pread_full(fd, &h, sizeof(h), 0);
+	if (n < 0) {
+		fail((int)-n, err, err_len, "%s: read error: %s", path,
+			strerror((int)-n));
 		return NULL;
 	}
-	memcpy(&h, buf, sizeof(h));
-	if (h.checksum != header_sum(&h) || h.version != BL_VERSION) {
-		error(err, err_len, "%s: %s", path, h.checksum !=
-			header_sum(&h) ? "corrupted header (checksum)" :
-			"unsupported format version");
-		free(buf);
+	if ((size_t)n != sizeof(h)) {
+		fail(EAGAIN, err, err_len, "%s: changed while being read",
+			path);
 		return NULL;
 	}
+	if (h.checksum != header_sum(&h)) {
+		fail(EBADMSG, err, err_len, "%s: header checksum mismatch: the "
+			"file is damaged", path);
+		return NULL;
+	}
+	if (h.version != BL_VERSION) {
+		fail(EPROTONOSUPPORT, err, err_len, "%s: compiled blocklist "
+			"format version %" PRIu32 ", this build reads %d", path,
+			h.version, BL_VERSION);
+		return NULL;
+	}
+	/* The size is bounded, and the header checked: now read the rest. */
+	buf = malloc(body != 0 ? body : 1);
 	bl = calloc(1, sizeof(*bl));
-	if (bl == NULL) {
-		free(buf);
-		return NULL;
+	if (buf == NULL || bl == NULL) {
+		fail(ENOMEM, err, err_len, "%s: %s", path, strerror(ENOMEM));
+		goto fail;
 	}
-	bl->filter = cf_load_mem(buf + sizeof(h), n - sizeof(h), NULL, 0);
+	n = pread_full(fd, buf, body, (off_t)sizeof(h));
+	if (n < 0) {
+		fail((int)-n, err, err_len, "%s: read error: %s", path,
+			strerror((int)-n));
+		goto fail;
+	}
+	if ((size_t)n != body) {
+		fail(EAGAIN, err, err_len, "%s: changed while being read",
+			path);
+		goto fail;
+	}
+	bl->filter = cf_load_mem(buf, body, NULL, 0);
 	if (bl->filter == NULL) {
-		error(err, err_len, "%s: filter: %s", path, strerror(errno));
-		free(bl);
-		free(buf);
-		return NULL;
+		e = errno;
+		fail(e, err, err_len, "%s: filter %s", path,
+			filter_reason(e, buf, body));
+		goto fail;
 	}
 	bl->fp_bits = h.fp_bits;
 	memcpy(bl->entries, h.entries, sizeof(h.entries));
@@ -597,6 +991,52 @@ cflow_bl_load(const char *path, char *err, size_t err_len)
 	for (unsigned int l = 0; l <= 128; l++)
 		bl->v6_len[l] = h.v6_len[l] != 0;
 	free(buf);
+	return bl;
+fail:
+	e = errno;
+	free(bl);
+	free(buf);
+	errno = e;
+	return NULL;
+}
+
+struct cflow_blocklist *
+cflow_bl_load(const char *path, char *err, size_t err_len)
+{
+	const uint64_t max = CFLOW_BL_COMPILED_MAX > CFLOW_BL_TEXT_MAX ?
+		CFLOW_BL_COMPILED_MAX : CFLOW_BL_TEXT_MAX;
+	struct cflow_blocklist *bl = NULL;
+	char magic[sizeof(BL_MAGIC) - 1];
+	struct stat sb;
+	ssize_t n;
+	int fd, e;
+
+	fd = open_input(path, &sb, err, err_len);
+	if (fd < 0)
+		return NULL;
+	if ((uint64_t)sb.st_size > max) {
+		refuse_size(path, &sb, "blocklists", max, err, err_len);
+		goto out;
+	}
+	n = pread_full(fd, magic, sizeof(magic), 0);
+	if (n < 0) {
+		fail((int)-n, err, err_len, "%s: read error: %s", path,
+			strerror((int)-n));
+		goto out;
+	}
+	if ((size_t)n == sizeof(magic) &&
+			memcmp(magic, BL_MAGIC, sizeof(magic)) == 0)
+		bl = load_compiled(fd, path, &sb, err, err_len);
+	else if ((uint64_t)sb.st_size > CFLOW_BL_TEXT_MAX)
+		refuse_size(path, &sb, "text lists", CFLOW_BL_TEXT_MAX, err,
+			err_len);
+	else
+		bl = read_text(fd, path, 0, err, err_len);
+out:
+	e = errno;
+	close(fd);
+	if (bl == NULL)
+		errno = e;
 	return bl;
 }
 

@@ -17,12 +17,47 @@
  *                           (proto: tcp, udp, sctp, or a number 0-255)
  *
  * A list is read-only once built; lookups from many lcores are safe.
+ *
+ * Files: every path given to cflow_bl_read(), cflow_bl_load() and
+ * cflow_bl_save() must be a regular file (or, to save, not exist yet).
+ * A FIFO, a directory or a device is refused before any read or write,
+ * and a path is opened non-blocking, so no call here waits on a writer
+ * that may never come. Sizes are checked with fstat() before any read:
+ * at most CFLOW_BL_TEXT_MAX bytes for a text list and
+ * CFLOW_BL_COMPILED_MAX for a compiled one. Text lists are read a line
+ * at a time: memory grows with the entries, never with the file.
+ *
+ * Errors: a function that fails returns NULL or a negative errno, sets
+ * errno to that code, and writes one line for a user to @p err (when not
+ * NULL): "FILE: reason" or "FILE:LINE: reason". Messages never quote a
+ * line's content (the file may not be a list at all). Nothing here
+ * prints. The codes:
+ *   - ENOENT, EACCES, ... as open() or stat() gave them;
+ *   - EISDIR for a directory, EINVAL for another file that is not a
+ *     regular file ("is a FIFO", "is a character device", ...);
+ *   - EFBIG for a file above its size limit;
+ *   - EINVAL for a bad line, a NUL byte or a line longer than
+ *     CFLOW_BL_LINE_MAX (text lists, with FILE:LINE);
+ *   - EIO and others as read() gave them ("read error");
+ *   - EAGAIN for a file changed while being read;
+ *   - ENODATA (truncated), EBADMSG (checksum mismatch or invalid data),
+ *     EPROTONOSUPPORT (format version), ENOTSUP (other byte order) for
+ *     compiled files;
+ *   - ENOSPC (table full), ENOMEM.
  */
 
 #include <stdint.h>
 #include <stdio.h>
 
 #include "cflow.h"
+
+/** Largest text list read, in bytes: 512 MiB. */
+#define CFLOW_BL_TEXT_MAX (UINT64_C(512) << 20)
+/** Largest compiled list loaded, in bytes: 2 GiB (a text list at its
+ * limit compiles to at most 1 GiB). */
+#define CFLOW_BL_COMPILED_MAX (UINT64_C(2) << 30)
+/** Longest line of a text list, in bytes, newline excluded. */
+#define CFLOW_BL_LINE_MAX 1024
 
 /** What an entry is. */
 enum cflow_bl_kind {
@@ -48,21 +83,37 @@ struct cflow_bl_info {
 };
 
 /**
- * Read a text list. On a bad line, nothing is built: NULL is returned and
- * @p err receives "FILE:LINE: reason".
+ * Read a text list. On a bad line, nothing is built: NULL is returned,
+ * errno is set and @p err receives "FILE:LINE: reason".
  *
  * @param fp_bits
  *   Fingerprint bits (0: 32, so false matches are ~1 in 10^9 lookups).
+ * @return
+ *   The list, or NULL with errno set (see the error codes above).
  */
 struct cflow_blocklist *cflow_bl_read(const char *path, unsigned int fp_bits,
 		char *err, size_t err_len);
 
-/** Write a compiled list (header, prefix lengths, lib/cuckoo filter). */
-int cflow_bl_save(const struct cflow_blocklist *bl, const char *path);
+/**
+ * Write a compiled list (header, prefix lengths, lib/cuckoo filter) to a
+ * temporary file in @p path's directory, fsync it and rename it over
+ * @p path: a reader sees the old file or the new one, never a part. An
+ * existing @p path that is not a regular file is refused. A symbolic link
+ * at @p path is replaced, not followed.
+ *
+ * @return
+ *   0, or a negative errno (errno set too) with the reason in @p err; the
+ *   old file, if any, is then unchanged and no temporary file is left.
+ */
+int cflow_bl_save(const struct cflow_blocklist *bl, const char *path,
+		char *err, size_t err_len);
 
 /**
  * Load a compiled list, or a text list if the file does not start with
- * the compiled magic. NULL on error, with the reason in @p err.
+ * the compiled magic.
+ *
+ * @return
+ *   The list, or NULL with errno set and the reason in @p err.
  */
 struct cflow_blocklist *cflow_bl_load(const char *path, char *err,
 		size_t err_len);

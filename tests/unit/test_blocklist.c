@@ -4,11 +4,19 @@
  * Blocklists: every kind of bad line is refused with file:line and
  * nothing is loaded; matching agrees with an exact oracle (a linear
  * scan of the entries) on random packets; compiled files round trip,
- * and damaged ones are refused.
+ * and damaged ones are refused. Files: non-regular ones (FIFO, directory,
+ * device) and ones above the size limits are refused before any read,
+ * fast and in bounded memory; saving is atomic; errors follow one
+ * convention (NULL or -errno, errno set, the message in err).
  */
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "blocklist.h"
@@ -33,14 +41,16 @@ static int
 test_bad_lines(void)
 {
 	static const struct { const char *text; const char *reason; } bad[] = {
-		{ "10.0.0.1\n300.1.1.1\n", ":2: '300.1.1.1' is not" },
-		{ "10.0.0.0/33\n", ":1: prefix length '33'" },
-		{ "2001:db8::/129\n", ":1: prefix length '129'" },
+		{ "10.0.0.1\n300.1.1.1\n", ":2: not an IPv4 or IPv6 address" },
+		{ "10.0.0.0/33\n", ":1: prefix length: want 0..32" },
+		{ "2001:db8::/129\n", ":1: prefix length: want 0..128" },
 		{ "10.0.0.0/-1\n", ":1: prefix length" },
-		{ "tcpx 1.1.1.1 1 2.2.2.2 2\n", ":1: protocol 'tcpx'" },
+		{ "tcpx 1.1.1.1 1 2.2.2.2 2\n", ":1: protocol:" },
 		{ "tcp 1.1.1.1 1 ::2 2\n", ":1: addresses" },
 		{ "udp 1.1.1.1 70000 2.2.2.2 2\n", ":1: ports" },
 		{ "1.1.1.1 2.2.2.2\n", ":1: want an address" },
+		{ "1 2 3 4 5 6 7\n", ":1: want an address, a prefix, or 'proto "
+			"src sport dst dport' (more than 5 words)" },
 		{ "# ok\n\n  1.2.3.4  # fine\nnot-an-address\n", ":4:" },
 	};
 	char err[512];
@@ -51,6 +61,7 @@ test_bad_lines(void)
 			sizeof(err));
 
 		TEST_ASSERT(bl == NULL, "case %u loaded", i);
+		TEST_ASSERT_EQ(errno, EINVAL, "case %u: errno %d", i, errno);
 		TEST_ASSERT(strstr(err, bad[i].reason) != NULL &&
 			strstr(err, "bad.txt") != NULL,
 			"case %u: error '%s', want '%s'", i, err,
@@ -58,7 +69,31 @@ test_bad_lines(void)
 	}
 	TEST_ASSERT(cflow_bl_read("/nonexistent", 0, err, sizeof(err)) == NULL
 		&& strstr(err, "/nonexistent") != NULL, "missing file");
+	TEST_ASSERT_EQ(errno, ENOENT, "missing file: errno %d", errno);
 	return 0;
+}
+
+/* Remove the test's directory and what is in it (one level deep). */
+static void
+remove_all(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char p[512];
+
+		if (strcmp(de->d_name, ".") == 0 ||
+				strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		if (unlink(p) != 0)
+			rmdir(p);
+	}
+	closedir(d);
+	rmdir(path);
 }
 
 static struct cflow_packet
@@ -189,7 +224,8 @@ test_oracle(void)
 	bl = cflow_bl_read(path, 0, err, sizeof(err));
 	TEST_ASSERT(bl != NULL, "%s", err);
 	snprintf(path, sizeof(path), "%s/oracle.cf", dir);
-	TEST_ASSERT_EQ(cflow_bl_save(bl, path), 0, "save");
+	TEST_ASSERT_EQ(cflow_bl_save(bl, path, err, sizeof(err)), 0, "save: %s",
+		err);
 	loaded = cflow_bl_load(path, err, sizeof(err));
 	TEST_ASSERT(loaded != NULL, "%s", err);
 	for (int n = 0; n < PACKETS; n++) {
@@ -241,7 +277,8 @@ test_damaged_files(void)
 	FILE *fp;
 
 	snprintf(cf, sizeof(cf), "%s/l.cf", dir);
-	TEST_ASSERT(bl != NULL && cflow_bl_save(bl, cf) == 0, "save");
+	TEST_ASSERT(bl != NULL && cflow_bl_save(bl, cf, err, sizeof(err)) == 0,
+		"save: %s", err);
 	cflow_bl_free(bl);
 	fp = fopen(cf, "rb");
 	n = fread(buf, 1, sizeof(buf), fp);
@@ -268,6 +305,352 @@ test_damaged_files(void)
 	bl = cflow_bl_load(text, err, sizeof(err));
 	TEST_ASSERT(bl != NULL, "text through load: %s", err);
 	cflow_bl_free(bl);
+	return 0;
+}
+
+/* ------------------------------------------------- files and limits */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long
+max_rss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* A sparse file of @p size bytes starting with @p head. */
+static const char *
+sparse_file(const char *name, const char *head, off_t size)
+{
+	const char *path = write_file(name, head);
+
+	if (truncate(path, size) != 0)
+		return NULL;
+	return path;
+}
+
+/*
+ * A file above its limit is refused from fstat, before any read: fast,
+ * and without memory to match its size (the whole file used to be read
+ * first: 1 GiB of RSS, and a 2 TiB malloc that ASan aborts on). Run
+ * first, so that the peak RSS is still that of the test's start.
+ */
+static int
+test_big_files(void)
+{
+	static const struct {
+		const char *name, *head;
+		off_t size;
+		const char *want;
+	} big[] = {
+		{ "sparse1g.txt", "", (off_t)1 << 30, "limit for text lists" },
+		{ "sparse2t.txt", "", (off_t)2 << 40, "limit for" },
+		{ "sparse3g.cf", "CFBLOCK1", (off_t)3 << 30,
+			"2048 MiB limit" },
+		/* Under the limit, but its header is checked before the
+		 * rest is read. */
+		{ "sparse1g.cf", "CFBLOCK1", (off_t)1 << 30,
+			"header checksum mismatch" },
+	};
+	char err[512];
+
+	for (unsigned int i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		const char *path = sparse_file(big[i].name, big[i].head,
+			big[i].size);
+		long rss = max_rss_kb();
+		struct cflow_blocklist *bl;
+		double t;
+
+		TEST_ASSERT(path != NULL, "%s: cannot make it", big[i].name);
+		for (int load = 0; load < 2; load++) {
+			t = now_s();
+			errno = 0;
+			bl = load ? cflow_bl_load(path, err, sizeof(err)) :
+				cflow_bl_read(path, 0, err, sizeof(err));
+			t = now_s() - t;
+			TEST_ASSERT(bl == NULL, "%s accepted", big[i].name);
+			printf("# %s %s: %.6f s, peak RSS +%ld KiB: %s\n",
+				load ? "load" : "read", big[i].name, t,
+				max_rss_kb() - rss, err);
+			TEST_ASSERT(t < 1.0, "%s: %.3f s", big[i].name, t);
+			TEST_ASSERT(max_rss_kb() - rss < 64 * 1024,
+				"%s: RSS grew by %ld KiB", big[i].name,
+				max_rss_kb() - rss);
+			TEST_ASSERT(strstr(err, big[i].name) != NULL,
+				"%s: error '%s' does not name it", big[i].name,
+				err);
+			/* cflow_bl_read() takes every file as text. */
+			TEST_ASSERT(strstr(err, load ? big[i].want :
+				"limit for text lists") != NULL,
+				"%s: error '%s'", big[i].name, err);
+			TEST_ASSERT(errno == (load && i == 3 ? EBADMSG : EFBIG),
+				"%s: errno %d", big[i].name, errno);
+		}
+		unlink(path);
+	}
+	return 0;
+}
+
+/*
+ * A FIFO used to block open() for good (and a reload with it, holding
+ * the app's reload lock); a directory read as an empty list; a device
+ * read until memory ran out. All are refused by type, naming the path:
+ * for reading, loading and saving. SIGALRM ends a hung test.
+ */
+static int
+test_not_regular(void)
+{
+	char fifo[256], sub[256], err[512];
+	const char *text = write_file("keep.txt", "1.2.3.4\n");
+	struct cflow_blocklist *bl = cflow_bl_read(text, 0, err, sizeof(err));
+	const struct {
+		const char *path, *what;
+		int errnum;
+	} odd[] = {
+		{ fifo, "is a FIFO", EINVAL },
+		{ sub, "is a directory", EISDIR },
+		{ "/dev/zero", "is a character device", EINVAL },
+	};
+
+	TEST_ASSERT(bl != NULL, "%s", err);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	TEST_ASSERT(mkfifo(fifo, 0600) == 0 && mkdir(sub, 0700) == 0,
+		"mkfifo, mkdir");
+	alarm(20);
+	for (unsigned int i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		for (int op = 0; op < 3; op++) {
+			struct cflow_blocklist *got = NULL;
+			int ret = 0;
+
+			err[0] = '\0';
+			errno = 0;
+			if (op == 0)
+				got = cflow_bl_read(odd[i].path, 0, err,
+					sizeof(err));
+			else if (op == 1)
+				got = cflow_bl_load(odd[i].path, err,
+					sizeof(err));
+			else
+				ret = cflow_bl_save(bl, odd[i].path, err,
+					sizeof(err));
+			TEST_ASSERT(got == NULL && (op < 2 || ret < 0),
+				"%s accepted by op %d", odd[i].path, op);
+			TEST_ASSERT(strstr(err, odd[i].path) != NULL &&
+				strstr(err, odd[i].what) != NULL,
+				"op %d: '%s', want '%s' and '%s'", op, err,
+				odd[i].path, odd[i].what);
+			TEST_ASSERT(errno == odd[i].errnum &&
+				(op < 2 || ret == -odd[i].errnum),
+				"op %d on %s: errno %d, ret %d", op,
+				odd[i].path, errno, ret);
+		}
+	}
+	alarm(0);
+	cflow_bl_free(bl);
+	unlink(fifo);
+	rmdir(sub);
+	return 0;
+}
+
+/* A NUL byte has its own message (it used to be "line too long"). */
+static int
+test_line_limits(void)
+{
+	static const char nul[] = "1.2.3.4\n5.6.7.8 \0 # x\n9.9.9.9\n";
+	char err[512], line[CFLOW_BL_LINE_MAX + 2];
+	struct cflow_blocklist *bl;
+	struct cflow_bl_info in;
+	const char *path;
+	FILE *fp;
+
+	path = write_file("nul.txt", "");
+	fp = fopen(path, "wb");
+	TEST_ASSERT(fp != NULL && fwrite(nul, 1, sizeof(nul) - 1, fp) ==
+		sizeof(nul) - 1 && fclose(fp) == 0, "write nul.txt");
+	bl = cflow_bl_read(path, 0, err, sizeof(err));
+	TEST_ASSERT(bl == NULL && errno == EINVAL, "NUL byte accepted");
+	TEST_ASSERT(strstr(err, "nul.txt:2: NUL byte") != NULL, "'%s'", err);
+	bl = cflow_bl_load(path, err, sizeof(err));
+	TEST_ASSERT(bl == NULL && strstr(err, "nul.txt:2: NUL byte") != NULL,
+		"load: '%s'", err);
+
+	/* The longest line passes, one more byte does not. */
+	memset(line, ' ', CFLOW_BL_LINE_MAX);
+	memcpy(line, "10.1.2.3 #", 10);
+	line[CFLOW_BL_LINE_MAX] = '\n';
+	line[CFLOW_BL_LINE_MAX + 1] = '\0';
+	bl = cflow_bl_read(write_file("long.txt", line), 0, err, sizeof(err));
+	TEST_ASSERT(bl != NULL, "a line of %d bytes: %s", CFLOW_BL_LINE_MAX,
+		err);
+	cflow_bl_free(bl);
+	line[CFLOW_BL_LINE_MAX] = ' ';
+	bl = cflow_bl_read(write_file("long.txt", line), 0, err, sizeof(err));
+	TEST_ASSERT(bl == NULL && errno == EINVAL &&
+		strstr(err, "long.txt:1: line too long") != NULL, "'%s'", err);
+
+	/* No newline at the end: the last line still counts. */
+	bl = cflow_bl_read(write_file("last.txt", "1.2.3.4\n5.6.7.8"), 0, err,
+		sizeof(err));
+	TEST_ASSERT(bl != NULL, "%s", err);
+	cflow_bl_info(bl, &in);
+	TEST_ASSERT_EQ(in.total, 2, "last line without a newline");
+	cflow_bl_free(bl);
+	return 0;
+}
+
+/*
+ * A file that is not a list (a reload of the wrong path) is refused with
+ * file:line and a reason, never with its content, which telemetry's
+ * last_error and logs would show.
+ */
+static int
+test_no_content_echo(void)
+{
+	static const char *const text[] = {
+		"root:x:0:0:hunter2:/root:/bin/bash\n",
+		"hunter2/8\n",
+		"10.0.0.0/hunter2\n",
+		"hunter2 1.1.1.1 1 2.2.2.2 2\n",
+		"tcp hunter2 1 2.2.2.2 2\n",
+		"tcp 1.1.1.1 hunter2 2.2.2.2 2\n",
+	};
+	char err[512];
+
+	for (unsigned int i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		const char *path = write_file("secret.txt", text[i]);
+
+		TEST_ASSERT(cflow_bl_load(path, err, sizeof(err)) == NULL,
+			"case %u loaded", i);
+		TEST_ASSERT(strstr(err, "secret.txt:1: ") != NULL &&
+			strstr(err, "hunter2") == NULL, "case %u: '%s'", i,
+			err);
+	}
+	return 0;
+}
+
+/* Damaged compiled files say so, naming the file. */
+static int
+test_damaged_messages(void)
+{
+	const char *text = write_file("d.txt", "1.2.3.4\n5.6.0.0/16\n");
+	struct cflow_blocklist *bl;
+	char cf[256], err[512];
+	uint8_t buf[1 << 16];
+	size_t n;
+	FILE *fp;
+	const struct {
+		size_t at;      /* flip this byte; 0: truncate instead */
+		const char *want;
+		int errnum;
+	} cases[] = {
+		{ 20, "d.cf: header checksum mismatch: the file is damaged",
+			EBADMSG },
+		{ 1, "d.cf: filter checksum mismatch: the file is damaged",
+			EBADMSG },
+		{ 0, "d.cf: filter truncated: the file is damaged", ENODATA },
+	};
+
+	bl = cflow_bl_read(text, 0, err, sizeof(err));
+	TEST_ASSERT(bl != NULL, "%s", err);
+	snprintf(cf, sizeof(cf), "%s/d.cf", dir);
+	TEST_ASSERT(cflow_bl_save(bl, cf, err, sizeof(err)) == 0, "%s", err);
+	cflow_bl_free(bl);
+	fp = fopen(cf, "rb");
+	n = fread(buf, 1, sizeof(buf), fp);
+	fclose(fp);
+	TEST_ASSERT(n > 300 && n < sizeof(buf), "size %zu", n);
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* cases[1] flips a byte of the filter's table. */
+		size_t at = i == 1 ? n - 5 : cases[i].at;
+
+		if (at != 0)
+			buf[at] ^= 0x10;
+		fp = fopen(cf, "wb");
+		fwrite(buf, 1, at != 0 ? n : n - 7, fp);
+		fclose(fp);
+		if (at != 0)
+			buf[at] ^= 0x10;
+		errno = 0;
+		TEST_ASSERT(cflow_bl_load(cf, err, sizeof(err)) == NULL,
+			"case %u loaded", i);
+		TEST_ASSERT(strstr(err, cases[i].want) != NULL &&
+			errno == cases[i].errnum, "case %u: '%s' errno %d, "
+			"want '%s'", i, err, errno, cases[i].want);
+	}
+	return 0;
+}
+
+static int
+count_temp_files(const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Saving replaces the file through a rename: a reader holding the old
+ * file (here a hard link to it, or a live reload that opened it) keeps
+ * seeing it whole, never a half-written one. No temporary file stays.
+ */
+static int
+test_save_atomic(void)
+{
+	char cf[256], old[256], bad[256], err[512];
+	struct cflow_blocklist *a, *b, *got;
+	struct cflow_bl_info in;
+	int ret;
+
+	a = cflow_bl_read(write_file("a.txt", "1.2.3.4\n"), 0, err,
+		sizeof(err));
+	b = cflow_bl_read(write_file("b.txt", "1.2.3.4\n5.6.7.8\n9.9.9.9\n"),
+		0, err, sizeof(err));
+	TEST_ASSERT(a != NULL && b != NULL, "%s", err);
+	snprintf(cf, sizeof(cf), "%s/s.cf", dir);
+	snprintf(old, sizeof(old), "%s/s.old.cf", dir);
+	TEST_ASSERT(cflow_bl_save(a, cf, err, sizeof(err)) == 0, "%s", err);
+	TEST_ASSERT(link(cf, old) == 0, "link");
+	TEST_ASSERT(cflow_bl_save(b, cf, err, sizeof(err)) == 0, "%s", err);
+	got = cflow_bl_load(old, err, sizeof(err));
+	TEST_ASSERT(got != NULL, "%s", err);
+	cflow_bl_info(got, &in);
+	cflow_bl_free(got);
+	TEST_ASSERT_EQ(in.total, 1, "the old file was rewritten in place");
+	got = cflow_bl_load(cf, err, sizeof(err));
+	TEST_ASSERT(got != NULL, "%s", err);
+	cflow_bl_info(got, &in);
+	cflow_bl_free(got);
+	TEST_ASSERT_EQ(in.total, 3, "the new file");
+	TEST_ASSERT_EQ(count_temp_files("s.cf."), 0, "a temporary file left");
+
+	/* A failed save: -errno, errno, a message naming the path. */
+	snprintf(bad, sizeof(bad), "%s/missing/s.cf", dir);
+	errno = 0;
+	ret = cflow_bl_save(a, bad, err, sizeof(err));
+	TEST_ASSERT(ret == -ENOENT && errno == ENOENT &&
+		strstr(err, bad) != NULL, "ret %d errno %d '%s'", ret, errno,
+		err);
+	cflow_bl_free(a);
+	cflow_bl_free(b);
+	unlink(old);
 	return 0;
 }
 
@@ -607,6 +990,12 @@ test_match_addrs_oracle(void)
 }
 
 static const struct test_case cases[] = {
+	TEST_CASE(test_big_files),
+	TEST_CASE(test_not_regular),
+	TEST_CASE(test_line_limits),
+	TEST_CASE(test_no_content_echo),
+	TEST_CASE(test_damaged_messages),
+	TEST_CASE(test_save_atomic),
 	TEST_CASE(test_bad_lines),
 	TEST_CASE(test_match_kinds),
 	TEST_CASE(test_oracle),
@@ -625,13 +1014,6 @@ main(int argc, char **argv)
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	ret = test_run(cases, argc, argv);
-	for (const char *f = "bad.txt\0list.txt\0oracle.txt\0oracle.cf\0l.txt\0"
-			"l.cf\0"; *f; f += strlen(f) + 1) {
-		char p[256];
-
-		snprintf(p, sizeof(p), "%s/%s", dir, f);
-		unlink(p);
-	}
-	rmdir(dir);
+	remove_all(dir);
 	return ret;
 }
