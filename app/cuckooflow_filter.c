@@ -7,28 +7,71 @@
  *   cuckooflow-filter query FILE ENTRY...
  *   cuckooflow-filter info FILE
  *
- * FILE may be a compiled file or a text list. Errors name the file (and
- * line) and exit with status 1; bad usage exits with 2.
+ * FILE may be a compiled file or a text list. Every file must be a
+ * regular file (the library refuses FIFOs, directories and devices).
+ * Exit status: build and info, 0 or 1 on an error; query, like grep, 0
+ * if an entry is listed, 1 if none is, 2 on an error; bad usage, 2.
+ * --help prints the usage to stdout and exits 0.
  */
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blocklist.h"
 
-static int
-usage(void)
+enum {
+	EXIT_LISTED = 0,
+	EXIT_NOT_LISTED = 1,
+	EXIT_QUERY_ERROR = 2,
+	EXIT_USAGE = 2,
+};
+
+static void
+print_usage(FILE *out)
 {
-	fprintf(stderr,
+	fprintf(out,
 		"usage: cuckooflow-filter build LIST -o FILE [--fp-bits N]\n"
 		"       cuckooflow-filter query FILE ENTRY...\n"
 		"       cuckooflow-filter info FILE\n"
+		"       cuckooflow-filter --help\n"
 		"LIST: one entry a line, '#' comments: an address, a prefix "
 		"(a.b.c.d/n, x::/n),\n"
 		"or 'proto src sport dst dport'. --fp-bits: 8..32 "
-		"(default 32).\n");
-	return 2;
+		"(default 32).\n"
+		"FILE: a compiled file (build's output) or a text list. Files "
+		"must be regular\n"
+		"files: text lists up to %" PRIu64 " MiB, lines up to %d "
+		"bytes; compiled files up to %" PRIu64 " MiB.\n"
+		"build writes FILE through a temporary file renamed over it.\n"
+		"Exit status: build, info: 0 done, 1 error. query: 0 if an "
+		"ENTRY is listed,\n"
+		"1 if none is, 2 on an error (like grep). Bad usage: 2.\n",
+		CFLOW_BL_TEXT_MAX >> 20, CFLOW_BL_LINE_MAX,
+		CFLOW_BL_COMPILED_MAX >> 20);
+}
+
+static int
+usage(void)
+{
+	print_usage(stderr);
+	return EXIT_USAGE;
+}
+
+/* Output that could not be written (a full disk, a closed pipe) is an
+ * error too. */
+static int
+finish(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "cuckooflow-filter: standard output: %s\n",
+			strerror(errno));
+		return status == EXIT_SUCCESS ? EXIT_FAILURE : status;
+	}
+	return status;
 }
 
 static void
@@ -56,7 +99,6 @@ build(int argc, char **argv)
 	unsigned long fp_bits = 32;
 	struct cflow_blocklist *bl;
 	char err[512];
-	int ret;
 
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -64,11 +106,13 @@ build(int argc, char **argv)
 		} else if (strcmp(argv[i], "--fp-bits") == 0 && i + 1 < argc) {
 			char *end;
 
+			errno = 0;
 			fp_bits = strtoul(argv[++i], &end, 10);
-			if (*end != '\0' || fp_bits < 8 || fp_bits > 32) {
+			if (*end != '\0' || end == argv[i] || errno != 0 ||
+					fp_bits < 8 || fp_bits > 32) {
 				fprintf(stderr, "cuckooflow-filter: --fp-bits "
 					"%s: want 8..32\n", argv[i]);
-				return 2;
+				return EXIT_USAGE;
 			}
 		} else if (list == NULL && argv[i][0] != '-') {
 			list = argv[i];
@@ -81,54 +125,82 @@ build(int argc, char **argv)
 	bl = cflow_bl_read(list, (unsigned int)fp_bits, err, sizeof(err));
 	if (bl == NULL) {
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
-		return 1;
+		return EXIT_FAILURE;
 	}
-	ret = cflow_bl_save(bl, out, err, sizeof(err));
-	if (ret != 0) {
+	if (cflow_bl_save(bl, out, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
 		cflow_bl_free(bl);
-		return 1;
+		return EXIT_FAILURE;
 	}
 	print_info(out, bl);
 	cflow_bl_free(bl);
-	return 0;
+	return finish(EXIT_SUCCESS);
+}
+
+static int
+info(const char *path)
+{
+	struct cflow_blocklist *bl;
+	char err[512];
+
+	bl = cflow_bl_load(path, err, sizeof(err));
+	if (bl == NULL) {
+		fprintf(stderr, "cuckooflow-filter: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	print_info(path, bl);
+	cflow_bl_free(bl);
+	return finish(EXIT_SUCCESS);
+}
+
+/* Every entry is answered; the status is grep's: listed, none, error. */
+static int
+query(const char *path, int n, char **entries)
+{
+	struct cflow_blocklist *bl;
+	bool listed = false, failed = false;
+	char err[512];
+
+	bl = cflow_bl_load(path, err, sizeof(err));
+	if (bl == NULL) {
+		fprintf(stderr, "cuckooflow-filter: %s\n", err);
+		return EXIT_QUERY_ERROR;
+	}
+	for (int i = 0; i < n; i++) {
+		enum cflow_bl_kind kind;
+
+		if (cflow_bl_match_text(bl, entries[i], &kind, err,
+				sizeof(err)) != 0) {
+			fprintf(stderr, "cuckooflow-filter: query '%s': %s\n",
+				entries[i], err);
+			failed = true;
+			continue;
+		}
+		listed |= kind != CFLOW_BL_NONE;
+		printf("%s: %s\n", entries[i], kind == CFLOW_BL_NONE ?
+			"not listed" : cflow_bl_kind_name(kind));
+	}
+	cflow_bl_free(bl);
+	if (finish(EXIT_SUCCESS) != EXIT_SUCCESS || failed)
+		return EXIT_QUERY_ERROR;
+	return listed ? EXIT_LISTED : EXIT_NOT_LISTED;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct cflow_blocklist *bl;
-	char err[512];
-	int ret = 0;
-
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+			strcmp(argv[1], "-h") == 0)) {
+		print_usage(stdout);
+		return finish(EXIT_SUCCESS);
+	}
 	if (argc < 3)
 		return usage();
 	if (strcmp(argv[1], "build") == 0)
 		return build(argc - 2, argv + 2);
-	if (strcmp(argv[1], "query") != 0 && strcmp(argv[1], "info") != 0)
-		return usage();
-	if (strcmp(argv[1], "info") == 0 && argc != 3)
-		return usage();
-	bl = cflow_bl_load(argv[2], err, sizeof(err));
-	if (bl == NULL) {
-		fprintf(stderr, "cuckooflow-filter: %s\n", err);
-		return 1;
-	}
-	if (strcmp(argv[1], "info") == 0)
-		print_info(argv[2], bl);
-	for (int i = 3; i < argc; i++) {
-		enum cflow_bl_kind kind;
-
-		if (cflow_bl_match_text(bl, argv[i], &kind, err,
-				sizeof(err)) != 0) {
-			fprintf(stderr, "cuckooflow-filter: query '%s': %s\n",
-				argv[i], err);
-			ret = 1;
-			continue;
-		}
-		printf("%s: %s\n", argv[i], kind == CFLOW_BL_NONE ?
-			"not listed" : cflow_bl_kind_name(kind));
-	}
-	cflow_bl_free(bl);
-	return ret;
+	if (strcmp(argv[1], "info") == 0 && argc == 3)
+		return info(argv[2]);
+	if (strcmp(argv[1], "query") == 0 && argc >= 4)
+		return query(argv[2], argc - 3, argv + 3);
+	return usage();
 }
