@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
-/* The shared blocklist and its live reload under RCU. */
+/*
+ * The shared blocklist and its live reload under RCU. A reload holds
+ * reload_lock while it loads, so it must never wait on I/O it cannot
+ * bound: the library opens paths non-blocking, refuses anything but a
+ * regular file and checks the size before reading.
+ */
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +23,9 @@
 static struct cflow_blocklist *current;
 static struct rte_rcu_qsbr *rcu;
 static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
-static char source[256];
-static char last_error[512];
+static char source[PATH_MAX];
+/* A message names its file: room for the longest path and a reason. */
+static char last_error[PATH_MAX + 256];
 static uint64_t reloads, reload_failures;
 
 void
@@ -32,10 +39,14 @@ app_filter_init(const char *path, unsigned int nb_workers)
 			nb_workers);
 	if (path[0] == '\0')
 		return;
+	if (strlen(path) >= sizeof(source))
+		rte_exit(EXIT_FAILURE, "--blocklist: a path of %zu bytes: %s "
+			"(at most %zu)\n", strlen(path),
+			strerror(ENAMETOOLONG), sizeof(source) - 1);
 	current = cflow_bl_load(path, last_error, sizeof(last_error));
 	if (current == NULL)
 		rte_exit(EXIT_FAILURE, "--blocklist: %s\n", last_error);
-	snprintf(source, sizeof(source), "%s", path);
+	memcpy(source, path, strlen(path) + 1);
 }
 
 struct cflow_blocklist *
@@ -54,31 +65,66 @@ int
 app_filter_reload(const char *path, char *err, size_t err_len)
 {
 	struct cflow_blocklist *fresh, *old;
-	char from[256];
+	char from[sizeof(source)], why[sizeof(last_error)];
+	int ret;
 
 	pthread_mutex_lock(&reload_lock);
-	snprintf(from, sizeof(from), "%s", path != NULL ? path : source);
-	if (from[0] == '\0') {
-		snprintf(err, err_len, "no blocklist to reload");
+	if (path == NULL)
+		path = source;
+	/* Never load a shortened path: it names another file. */
+	if (strlen(path) >= sizeof(from)) {
+		snprintf(why, sizeof(why), "a path of %zu bytes: %s (at most "
+			"%zu)", strlen(path), strerror(ENAMETOOLONG),
+			sizeof(from) - 1);
+		ret = -ENAMETOOLONG;
 		goto fail;
 	}
-	fresh = cflow_bl_load(from, err, err_len);
-	if (fresh == NULL)
+	memcpy(from, path, strlen(path) + 1);
+	if (from[0] == '\0') {
+		snprintf(why, sizeof(why), "no blocklist to reload");
+		ret = -ENOENT;
 		goto fail;
+	}
+	fresh = cflow_bl_load(from, why, sizeof(why));
+	if (fresh == NULL) {
+		ret = errno != 0 ? -errno : -EIO;
+		goto fail;
+	}
 	old = __atomic_exchange_n(&current, fresh, __ATOMIC_ACQ_REL);
 	/* No worker can still hold the old table after this. */
 	rte_rcu_qsbr_synchronize(rcu, RTE_QSBR_THRID_INVALID);
 	cflow_bl_free(old);
-	snprintf(source, sizeof(source), "%s", from);
+	memcpy(source, from, strlen(from) + 1);
 	last_error[0] = '\0';
 	reloads++;
 	pthread_mutex_unlock(&reload_lock);
 	return 0;
 fail:
-	snprintf(last_error, sizeof(last_error), "%s", err);
+	memcpy(last_error, why, strlen(why) + 1);
+	if (err != NULL && err_len != 0)
+		snprintf(err, err_len, "%s", why);
 	reload_failures++;
 	pthread_mutex_unlock(&reload_lock);
-	return -1;
+	return ret;
+}
+
+/*
+ * Telemetry strings hold RTE_TEL_MAX_STRING_LEN - 1 characters. A longer
+ * one (a long path, an error naming it) keeps its end, where the file
+ * name and the reason are, after "...", rather than being cut silently.
+ */
+static void
+add_string(struct rte_tel_data *d, const char *name, const char *s)
+{
+	const size_t max = RTE_TEL_MAX_STRING_LEN - 1;
+	char buf[RTE_TEL_MAX_STRING_LEN];
+	size_t len = strlen(s);
+
+	if (len > max) {
+		snprintf(buf, sizeof(buf), "...%s", s + len - (max - 3));
+		s = buf;
+	}
+	rte_tel_data_add_dict_string(d, name, s);
 }
 
 static void
@@ -87,10 +133,10 @@ add_info(struct rte_tel_data *d)
 	struct cflow_blocklist *bl = app_filter_get();
 	struct cflow_bl_info in;
 
-	rte_tel_data_add_dict_string(d, "source", source);
+	add_string(d, "source", source);
 	rte_tel_data_add_dict_u64(d, "reloads", reloads);
 	rte_tel_data_add_dict_u64(d, "reload_failures", reload_failures);
-	rte_tel_data_add_dict_string(d, "last_error", last_error);
+	add_string(d, "last_error", last_error);
 	if (bl == NULL)
 		return;
 	cflow_bl_info(bl, &in);
@@ -120,7 +166,7 @@ tel_blocklist(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char err[512];
+	char err[sizeof(last_error)];
 	int ret;
 
 	(void)cmd;

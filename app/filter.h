@@ -27,8 +27,12 @@ struct rte_rcu_qsbr *app_filter_rcu(void);
 
 /*
  * Replace the list with @p path (NULL: reread the current source). On
- * failure the old list stays in force and @p err says why.
- * Returns 0 or -1. Thread safe.
+ * failure the old list stays in force and @p err says why (also kept
+ * for telemetry's last_error). A path of PATH_MAX bytes or more is
+ * refused (-ENAMETOOLONG), never shortened. The load holds a lock but
+ * never blocks on I/O: FIFOs, directories and devices are refused, and
+ * sizes are bounded (see blocklist.h).
+ * Returns 0 or a negative errno. Thread safe.
  */
 int app_filter_reload(const char *path, char *err, size_t err_len);
 
