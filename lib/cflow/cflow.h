@@ -131,10 +131,10 @@ enum cflow_proto_class {
  * What the parser tells the tracker about one packet.
  *
  * With CFLOW_PARSE_OK, every field is set and has_addrs is true. With any
- * other status, only has_addrs is meaningful and, if it is true, the
- * key's addr_lo, addr_hi (lower address first) and family: the rest of
- * the key (ports, proto, vlan), tcp_flags and proto_class are zero.
- * If has_addrs is false, the whole structure is zero.
+ * other status, only ethertype and has_addrs are meaningful and, if
+ * has_addrs is true, the key's addr_lo, addr_hi (lower address first) and
+ * family: the rest of the key (ports, proto, vlan), tcp_flags and
+ * proto_class are zero. If has_addrs is false, all but ethertype is zero.
  */
 struct cflow_packet {
 	struct cflow_key key;
@@ -147,6 +147,14 @@ struct cflow_packet {
 	 * CFLOW_PARSE_OK.
 	 */
 	bool has_addrs;
+	/**
+	 * The type field behind the VLAN tags (host order: 0x0800, 0x86dd,
+	 * 0x0806 for ARP, ...), whatever the status; 0 if it could not be
+	 * reached: a frame or tag cut short, or more than
+	 * CFLOW_PARSE_VLAN_ADDRS_MAX tags. Tells a packet that is not IP
+	 * from an IP one whose header is broken.
+	 */
+	uint16_t ethertype;
 };
 
 /** Parser options. */

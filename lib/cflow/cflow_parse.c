@@ -348,6 +348,7 @@ deep_vlan_addrs(const uint8_t *buf, uint32_t len, uint32_t off,
 		type = rd16(buf + off + 2);
 		off += VLAN_TAG_LEN;
 	}
+	pkt->ethertype = type;
 	p = buf + off;
 	len -= off;
 	if (type == ETHER_TYPE_IPV4 && len >= IPV4_MIN_HDR && p[0] >> 4 == 4) {
@@ -383,6 +384,7 @@ cflow_parse(const uint8_t *buf, uint32_t len,
 		type = rd16(buf + off + 2);
 		off += VLAN_TAG_LEN;
 	}
+	pkt->ethertype = type;
 	if (type == ETHER_TYPE_IPV4)
 		st = parse_ipv4(buf + off, len - off, pkt);
 	else if (type == ETHER_TYPE_IPV6)

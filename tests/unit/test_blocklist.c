@@ -749,7 +749,8 @@ enum decision { PASS, BLOCK, UNPARSED };
 
 /* What the application does with a frame: the full match for parsed
  * packets, the address match for the others with addresses, and its
- * --blocklist-unparsed policy for what is left undecided. */
+ * --blocklist-unparsed policy for what is left undecided, but for
+ * frames that are not IP at all. */
 static enum decision
 decide(const struct cflow_blocklist *bl, const uint8_t *b, uint32_t len,
 		enum cflow_bl_kind *kind)
@@ -763,8 +764,11 @@ decide(const struct cflow_blocklist *bl, const uint8_t *b, uint32_t len,
 		*kind = cflow_bl_match(bl, &p);
 	else if (p.has_addrs)
 		*kind = cflow_bl_match_addrs(bl, &p);
-	else
+	else if (p.ethertype == 0 || p.ethertype == 0x0800 ||
+			p.ethertype == 0x86dd)
 		return UNPARSED;
+	else
+		return PASS; /* ARP, LLDP...: not IP */
 	if (*kind != CFLOW_BL_NONE)
 		return BLOCK;
 	cflow_bl_info(bl, &info);
@@ -899,6 +903,13 @@ test_match_addrs_none(void)
 	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP,
 		"ARP");
 	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_NONE, "ARP");
+	TEST_ASSERT_EQ(decide(bl, b, len, &k), PASS, "ARP: not IP");
+	len = frame(b, "1.2.3.4", "5.6.7.8", &eight_tags);
+	b[14 + 4 * 8] = 0x44; /* IHL 4 behind 8 tags: IP, unreadable */
+	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP,
+		"IHL 4");
+	TEST_ASSERT(!p.has_addrs && p.ethertype == 0x0800, "IHL 4");
+	TEST_ASSERT_EQ(decide(bl, b, len, &k), UNPARSED, "IHL 4: unparsed");
 	cflow_bl_free(bl);
 	unlink(write_file("all.txt", ""));
 	return 0;
