@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * libFuzzer target: the parser and the blocklist's address match. The
+ * input is a byte of settings, then one Ethernet frame, copied into a
+ * buffer of exactly its length so that ASan catches any read past it.
+ * Any broken invariant aborts:
+ *
+ * - addresses are reported if and only if an independent walk finds a
+ *   sane IP header (behind at most CFLOW_PARSE_VLAN_ADDRS_MAX tags,
+ *   version matching, whole within the frame), and they are that
+ *   header's addresses, lower first; the ethertype is the walk's;
+ * - status OK => addresses reported, and at most CFLOW_PARSE_VLAN_MAX
+ *   tags;
+ * - any other status: nothing but the ethertype, addresses and family
+ *   set;
+ * - a packet with a listed address (10.0.0.0/8, 2001:db8::/32,
+ *   192.0.2.1) matches cflow_bl_match_addrs(); one without addresses
+ *   never does; a parsed one matches as with cflow_bl_match() (the list
+ *   has no flows).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blocklist.h"
+#include "cflow.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const struct cflow_blocklist *
+blocklist(void)
+{
+	static struct cflow_blocklist *bl;
+	char path[] = "/tmp/fuzz_parse_XXXXXX", err[256];
+	int fd;
+
+	if (bl != NULL)
+		return bl;
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, "10.0.0.0/8\n2001:db8::/32\n192.0.2.1\n",
+			35) != 35)
+		abort();
+	close(fd);
+	bl = cflow_bl_read(path, 0, err, sizeof(err));
+	unlink(path);
+	if (bl == NULL)
+		abort();
+	return bl;
+}
+
+static uint16_t
+rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* Where a sane IP header is, if one is: the reference for has_addrs and
+ * ethertype (left 0 if the tags cannot be walked). */
+static bool
+ref_header(const uint8_t *b, uint32_t len, uint32_t *l3, int *family,
+		unsigned int *tags, uint16_t *ethertype)
+{
+	uint32_t off = 14;
+	uint16_t type;
+
+	*tags = 0;
+	*ethertype = 0;
+	if (len < 14)
+		return false;
+	type = rd16(b + 12);
+	while (type == 0x8100 || type == 0x88a8 || type == 0x9100) {
+		if (*tags == CFLOW_PARSE_VLAN_ADDRS_MAX || len < off + 4)
+			return false;
+		type = rd16(b + off + 2);
+		off += 4;
+		++*tags;
+	}
+	*ethertype = type;
+	*l3 = off;
+	if (type == 0x0800) {
+		*family = 4;
+		return len - off >= 20 && b[off] >> 4 == 4 &&
+			(b[off] & 0xf) >= 5 && len - off >= (b[off] & 0xfu) * 4;
+	}
+	if (type == 0x86dd) {
+		*family = 6;
+		return len - off >= 40 && b[off] >> 4 == 6;
+	}
+	return false;
+}
+
+static bool
+listed(const uint8_t *a, int family)
+{
+	static const uint8_t v4[4] = { 192, 0, 2, 1 };
+
+	if (family == 4)
+		return a[12] == 10 || memcmp(a + 12, v4, 4) == 0;
+	return a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct cflow_blocklist *bl = blocklist();
+	struct cflow_parse_params pp;
+	struct cflow_packet p, zero;
+	enum cflow_parse_status st;
+	enum cflow_bl_kind kind;
+	uint8_t src[16] = { 0 }, dst[16] = { 0 }, *frame;
+	const uint8_t *lo, *hi;
+	unsigned int tags;
+	uint32_t len, l3 = 0;
+	uint16_t ethertype;
+	int family = 0;
+	bool has;
+
+	if (size < 1 || size - 1 > UINT32_MAX)
+		return 0;
+	pp.vlan_in_key = data[0] & 1;
+	len = (uint32_t)(size - 1);
+	frame = malloc(len ? len : 1);
+	memcpy(frame, data + 1, len);
+	st = cflow_parse(frame, len, &pp, &p);
+	has = ref_header(frame, len, &l3, &family, &tags, &ethertype);
+	if ((unsigned int)st >= CFLOW_PARSE_STATUS_MAX)
+		abort();
+	if (p.has_addrs != has || p.ethertype != ethertype)
+		abort();
+	if (st == CFLOW_PARSE_OK && (!p.has_addrs ||
+			tags > CFLOW_PARSE_VLAN_MAX))
+		abort();
+	if (has) {
+		/* The header's addresses, lower first. */
+		if (family == 4) {
+			src[10] = src[11] = dst[10] = dst[11] = 0xff;
+			memcpy(src + 12, frame + l3 + 12, 4);
+			memcpy(dst + 12, frame + l3 + 16, 4);
+		} else {
+			memcpy(src, frame + l3 + 8, 16);
+			memcpy(dst, frame + l3 + 24, 16);
+		}
+		lo = memcmp(src, dst, 16) <= 0 ? src : dst;
+		hi = lo == src ? dst : src;
+		if (p.key.family != family ||
+				memcmp(p.key.addr_lo, lo, 16) != 0 ||
+				memcmp(p.key.addr_hi, hi, 16) != 0)
+			abort();
+	}
+	memset(&zero, 0, sizeof(zero));
+	zero.ethertype = ethertype;
+	if (st != CFLOW_PARSE_OK) {
+		/* Nothing but the addresses and family, if any. */
+		if (has) {
+			memcpy(zero.key.addr_lo, lo, 16);
+			memcpy(zero.key.addr_hi, hi, 16);
+			zero.key.family = (uint8_t)family;
+			zero.has_addrs = true;
+		}
+		if (memcmp(&p, &zero, sizeof(p)) != 0)
+			abort();
+	}
+	kind = cflow_bl_match_addrs(bl, &p);
+	if (!has && kind != CFLOW_BL_NONE)
+		abort();
+	if (has && (listed(src, family) || listed(dst, family)) &&
+			kind == CFLOW_BL_NONE)
+		abort();
+	if (st == CFLOW_PARSE_OK && cflow_bl_match(bl, &p) != kind)
+		abort();
+	free(frame);
+	return 0;
+}
