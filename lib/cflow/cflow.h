@@ -257,6 +257,21 @@ struct cflow_tracker_params {
 	unsigned int sweep_max_buckets; /**< work bound per cflow_sweep() */
 	const struct cf_allocator *allocator; /**< NULL: default */
 	int socket_id;
+	/**
+	 * Decide each packet's flow at the packet's own time, not the latest
+	 * time seen (default off): for a tracker fed by several streams, each
+	 * in time order, whose flows each come from one stream (a worker's
+	 * rx queues and handoff rings, replaying a capture). A flow's age
+	 * (expiry, end of the linger, reuse) is then measured from its
+	 * stamp to the packet's time, and is 0 if the packet is earlier; the
+	 * stamp becomes the later of the two; a new flow is stamped with its
+	 * packet's time. The tracker's clock still is the latest time seen
+	 * (sweep pacing, leaps). A packet more than 1/8 of the tick range
+	 * behind the clock (13 days with 32-bit values, 17 s with 16-bit
+	 * values and 16.8 ms ticks, 274 s with the default 268 ms ones) is
+	 * decided at the clock less that.
+	 */
+	bool flow_time;
 };
 
 /**
@@ -361,6 +376,28 @@ void cflow_track_parsed(struct cflow_tracker *t,
  *   Flows expired by this call.
  */
 uint64_t cflow_sweep(struct cflow_tracker *t, uint64_t now_ns);
+
+/**
+ * cflow_sweep(), judging idleness as of an earlier time: paced by
+ * @p now_ns exactly as cflow_sweep() is (which is
+ * cflow_sweep_at(t, now_ns, now_ns)), but a flow is expired, or a closed
+ * flow removed, only if idle past its timeout or linger at @p as_of_ns.
+ * For flow_time trackers, whose flows are stamped at their packets' own
+ * times: cflow_sweep() would expire a flow of a stream lagging behind the
+ * clock that a packet still to come refreshes.
+ *
+ * @param as_of_ns
+ *   A watermark: no packet still to come for this tracker is earlier
+ *   (for streams each in time order, the least over the streams of the
+ *   latest time taken from each; a stream that may still deliver counts).
+ *   Then no flow is expired that a later packet would have found alive.
+ *   From @p now_ns up it is the clock. One more than 1/8 of the tick
+ *   range behind the clock (see flow_time) counts as the clock less that.
+ * @return
+ *   Flows expired by this call.
+ */
+uint64_t cflow_sweep_at(struct cflow_tracker *t, uint64_t now_ns,
+		uint64_t as_of_ns);
 
 /**
  * The sweep's pacing, for callers that scan a table of their own at the

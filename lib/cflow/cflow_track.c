@@ -11,6 +11,25 @@
  * timeout under a quarter of the tick range (2^28 ns = 268 ms for the
  * default 300 s). Ages are differences modulo the range, and the sweep
  * removes every entry long before its age could wrap.
+ *
+ * Ages are measured to now_tick, the tick judged at: the clock's, or an
+ * earlier one while a packet is decided at its own time (flow_time) or
+ * while cflow_sweep_at() judges as of a watermark. That tick is kept at
+ * most lag_ticks (1/8 of the range) behind the clock, and no entry is
+ * stamped later than the clock (a stamp is the later of the old one and
+ * a packet's time, which is at most the clock), so a difference within
+ * lag_ticks below zero is an entry stamped after the tick judged at: age
+ * 0. Every other difference is an age: the range, in fractions of it,
+ * tells ages apart up to 7/8 instead of 1. With 16-bit values that is
+ * what needs care; they still get nowhere near it. The sweep keeps every
+ * entry's age to the clock under a timeout (< 1/4: tick_shift_for) + a
+ * pass (L < 1/32: L is 1 s or a timeout / 8, and 1/32 of the range is
+ * 256 ticks of at least 16.8 ms) + a move of the clock between two sweeps
+ * (the application sweeps every burst; a move over 1/4 is a leap) + the
+ * lag of the watermark it judged at (<= 1/8): under 21/32. The leap's
+ * full sweep, at the old clock + 1/4, sees ages from 1/4 (every entry is
+ * removed) to under 1/4 + 1/4 + 1/32 + 1/8 = 21/32, as no move of the
+ * clock came between (it is the move). Both stay under 7/8.
  */
 
 #include <errno.h>
@@ -36,7 +55,10 @@ struct cflow_tracker {
 	uint32_t timeout_ticks[CFLOW_CLASS_MAX];
 	uint32_t linger_ticks;
 	uint64_t now_ns;        /* latest time seen: never goes back */
-	uint32_t now_tick;
+	uint32_t now_tick;      /* the tick judged at: see above */
+	uint32_t clock_tick;    /* now_ns's tick */
+	uint64_t lag_ns;        /* how far behind the clock one may judge */
+	uint32_t lag_ticks;
 	uint64_t buckets;
 	uint64_t cursor;        /* sweep position */
 	uint64_t sweep_period_ns;
@@ -64,6 +86,7 @@ cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
 	p->close_linger_ns = CFLOW_CLOSE_LINGER_S * NS_PER_S;
 	p->full_policy = CFLOW_FULL_EVICT;
 	p->sweep_max_buckets = CFLOW_SWEEP_MAX_BUCKETS;
+	p->flow_time = false;
 }
 
 /* ------------------------------------------------------------- values */
@@ -90,8 +113,22 @@ value_class(uint64_t v)
 static inline uint32_t
 value_age(const struct cflow_tracker *t, uint64_t v)
 {
-	return (t->now_tick - (uint32_t)(v >> VALUE_TICK_SHIFT)) &
+	uint32_t age = (t->now_tick - (uint32_t)(v >> VALUE_TICK_SHIFT)) &
 		t->tick_mask;
+
+	/* Stamped after the tick judged at, which is behind the clock. */
+	if (t->now_tick != t->clock_tick && age > t->tick_mask - t->lag_ticks)
+		return 0;
+	return age;
+}
+
+/* The tick to stamp on a flow a packet refreshes: the tick judged at,
+ * or the flow's own if later (flow_time: other streams moved the clock). */
+static inline uint32_t
+value_stamp(const struct cflow_tracker *t, uint64_t v)
+{
+	return value_age(t, v) == 0 ?
+		(uint32_t)(v >> VALUE_TICK_SHIFT) & t->tick_mask : t->now_tick;
 }
 
 /*
@@ -119,6 +156,25 @@ clock_set(struct cflow_tracker *t, uint64_t ns)
 {
 	t->now_ns = ns;
 	t->now_tick = (uint32_t)(ns >> t->tick_shift) & t->tick_mask;
+	t->clock_tick = t->now_tick;
+}
+
+/* Judge ages as of @p ns, clamped to [now_ns - lag_ns, now_ns]; undone by
+ * judge_done(). */
+static inline void
+judge_at(struct cflow_tracker *t, uint64_t ns)
+{
+	if (ns > t->now_ns)
+		ns = t->now_ns;
+	if (t->now_ns - ns > t->lag_ns)
+		ns = t->now_ns - t->lag_ns;
+	t->now_tick = (uint32_t)(ns >> t->tick_shift) & t->tick_mask;
+}
+
+static inline void
+judge_done(struct cflow_tracker *t)
+{
+	t->now_tick = t->clock_tick;
 }
 
 /*
@@ -234,6 +290,8 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 	t->tick_shift = shift;
 	t->tick_mask = (UINT32_C(1) << (p->value_bits - VALUE_TICK_SHIFT)) - 1;
 	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << shift;
+	t->lag_ticks = (t->tick_mask / 4 + 1) / 2;
+	t->lag_ns = (uint64_t)t->lag_ticks << shift;
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
 		t->timeout_ticks[c] = (uint32_t)(p->timeout_ns[c] >> shift);
 	t->linger_ticks = ticks_of(p->close_linger_ns, shift);
@@ -358,13 +416,14 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 					*changed = true;
 				} else {
 					cf_value_set(t->filter, pos, value_make(
-						t->now_tick, value_class(v),
-						true));
+						value_stamp(t, v),
+						value_class(v), true));
 				}
 				return CFLOW_CLOSING;
 			}
-			cf_value_set(t->filter, pos, value_make(t->now_tick,
-					value_class(v), false));
+			cf_value_set(t->filter, pos, value_make(
+					value_stamp(t, v), value_class(v),
+					false));
 			t->c.flows_seen++;
 			return CFLOW_SEEN;
 		} else if (linger_done(t, v)) {
@@ -495,8 +554,11 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 				cf_value_get(t->filter, pos[j], &values[j]) == 0;
 		if (found)
 			written_set(written, pos[j]);
+		if (t->params.flow_time)
+			judge_at(t, in[k].time_ns);
 		v = track_one(t, &pkts[k], hashes[j], found, pos[j], values[j],
 				&changed_now);
+		judge_done(t);
 		if (changed_now) {
 			changed = true;
 			moved |= cf_relocations(t->filter) != relocations;
@@ -598,14 +660,28 @@ cflow_pace_take(struct cflow_pace *p, uint64_t now_ns, uint64_t total,
 }
 
 uint64_t
-cflow_sweep(struct cflow_tracker *t, uint64_t now_ns)
+cflow_sweep_at(struct cflow_tracker *t, uint64_t now_ns, uint64_t as_of_ns)
 {
-	uint64_t nb;
+	uint64_t nb, expired;
 
 	clock_advance(t, now_ns);
 	nb = cflow_pace_take(&t->sweep_pace, t->now_ns, t->buckets,
 			t->sweep_period_ns, t->params.sweep_max_buckets);
-	return nb != 0 ? sweep_buckets(t, nb) : 0;
+	if (nb == 0)
+		return 0;
+	/* An as_of_ns from now_ns up is the clock: cflow_sweep() as ever,
+	 * even when now_ns is behind the clock. */
+	if (as_of_ns < now_ns)
+		judge_at(t, as_of_ns);
+	expired = sweep_buckets(t, nb);
+	judge_done(t);
+	return expired;
+}
+
+uint64_t
+cflow_sweep(struct cflow_tracker *t, uint64_t now_ns)
+{
+	return cflow_sweep_at(t, now_ns, now_ns);
 }
 
 uint64_t
