@@ -1349,6 +1349,344 @@ test_track_burst_equals_single(void)
 	return 0;
 }
 
+/* ------------------------------------------- several streams (flow_time) */
+
+struct stamped {
+	uint64_t at;
+	struct spec s;
+};
+
+/* Track one packet; with @p flow_time trackers sweep as of @p watermark,
+ * else plainly. Returns its verdict. */
+static enum cflow_verdict
+send_swept(struct cflow_tracker *t, const struct stamped *p, bool flow_time,
+		uint64_t latest, uint64_t watermark)
+{
+	enum cflow_verdict v = send(t, &p->s, p->at);
+
+	if (flow_time)
+		cflow_sweep_at(t, latest, watermark);
+	else
+		cflow_sweep(t, latest);
+	return v;
+}
+
+/*
+ * Stream A carries flow F (UDP, 60 s timeout) at 10 s and 50 s; stream B
+ * carries flow G every 20 s. The tracker has seen B's 80 s when F's 50 s
+ * packet arrives: with flow_time F is seen, as in a time-ordered replay;
+ * without, it is expired and new again.
+ */
+static int
+test_track_flow_time_two_streams(void)
+{
+	struct spec f = { .family = 4, .src = 1, .dst = 2, .sport = 1000,
+		.dport = 53, .proto = 17 };
+	struct spec g = { .family = 4, .src = 3, .dst = 4, .sport = 2000,
+		.dport = 53, .proto = 17 };
+	/* Arrival order, and the stream each packet comes from. */
+	const struct stamped merged[] = {
+		{ 0, g }, { 10 * S, f }, { 20 * S, g }, { 40 * S, g },
+		{ 60 * S, g }, { 80 * S, g }, { 50 * S, f }, { 100 * S, g },
+	};
+	static const int stream[] = { 1, 0, 1, 1, 1, 1, 0, 1 };
+	/* Time order: F's 50 s packet between G's 40 and 60 s. */
+	static const int ordered[] = { 0, 1, 2, 3, 6, 4, 5, 7 };
+	enum { N = sizeof(merged) / sizeof(merged[0]) };
+
+	for (int mode = 0; mode < 3; mode++) {
+		/* 0: ordered replay, 1: merged with flow_time, 2: merged. */
+		struct cflow_tracker_params p;
+		struct cflow_tracker *t;
+		struct cflow_counters c;
+		uint64_t last[2] = { 0, 0 }, latest = 0;
+		enum cflow_verdict v_f50 = CFLOW_VERDICT_MAX;
+
+		cflow_tracker_params_init(&p, 64);
+		p.seed = 42;
+		p.fp_bits = 32;
+		p.flow_time = mode == 1;
+		t = cflow_tracker_create(&p);
+		TEST_ASSERT(t != NULL, "create");
+		for (int k = 0; k < N; k++) {
+			int i = mode != 0 ? k : ordered[k];
+			enum cflow_verdict v;
+
+			if (merged[i].at > latest)
+				latest = merged[i].at;
+			last[stream[i]] = merged[i].at;
+			v = send_swept(t, &merged[i], mode == 1, latest,
+				last[0] < last[1] ? last[0] : last[1]);
+			if (i == 6)
+				v_f50 = v;
+		}
+		cflow_sweep_all(t, latest);
+		cflow_counters_get(t, &c);
+		if (mode != 2) {
+			TEST_ASSERT_EQ(v_f50, CFLOW_SEEN, "mode %d: F at 50 s",
+				mode);
+			TEST_ASSERT(c.flows_new == 2 && c.flows_seen == 6 &&
+				c.flows_expired == 0 && c.active == 2,
+				"mode %d: new %lu seen %lu expired %lu", mode,
+				(unsigned long)c.flows_new,
+				(unsigned long)c.flows_seen,
+				(unsigned long)c.flows_expired);
+		} else {
+			/* Today's clock: F judged at 80 s, 70 s idle. */
+			TEST_ASSERT_EQ(v_f50, CFLOW_NEW, "latest time: F");
+			TEST_ASSERT(c.flows_new == 3 && c.flows_expired == 1,
+				"latest time: new %lu expired %lu",
+				(unsigned long)c.flows_new,
+				(unsigned long)c.flows_expired);
+		}
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		if (mode == 1) {
+			/* The sweep judges as of the watermark (a table of a
+			 * few buckets is one call): as of 60 s, F (50 s) is
+			 * not idle and G, stamped later (100 s), is age 0. */
+			TEST_ASSERT_EQ(cflow_sweep_at(t, 200 * S, 60 * S),
+				0u, "as of 60 s");
+			TEST_ASSERT_EQ(cflow_sweep_at(t, 300 * S, 115 * S),
+				1u, "F as of 115 s");
+			/* A watermark past now is now. */
+			TEST_ASSERT_EQ(cflow_sweep_at(t, 400 * S, 900 * S),
+				1u, "G as of 400 s");
+		}
+		cflow_tracker_free(t);
+	}
+	return 0;
+}
+
+/*
+ * A time-ordered sequence of packets over many flows, each flow assigned
+ * to one of two streams, merged with each stream lagging by up to twice
+ * the longest timeout: a flow_time tracker that sweeps as of the
+ * watermark must end with the counters of a time-ordered replay. Ticks
+ * are the tracker's in both, so the decisions match exactly; with
+ * 16-bit values the run spans the tick range several times.
+ */
+enum { MS_FLOWS = 2000, MS_PACKETS = 40000, MS_BURST = 8 };
+
+struct ms_run {
+	struct stamped *pkt;       /* time order */
+	uint8_t *stream;           /* of each packet: its flow's */
+	uint32_t *order;           /* merged arrival order */
+};
+
+static struct cflow_tracker *
+ms_tracker(unsigned int value_bits, bool flow_time)
+{
+	struct cflow_tracker_params p;
+
+	cflow_tracker_params_init(&p, 2 * MS_FLOWS);
+	p.fp_bits = 32;
+	p.value_bits = value_bits;
+	p.seed = 5;
+	/* Up to 8 s: twice that is under 17 s, 1/8 of the 16-bit range. */
+	p.timeout_ns[CFLOW_CLASS_TCP] = 5 * S;
+	p.timeout_ns[CFLOW_CLASS_UDP] = 3 * S;
+	p.timeout_ns[CFLOW_CLASS_ICMP] = 4 * S;
+	p.timeout_ns[CFLOW_CLASS_OTHER] = 8 * S;
+	p.close_linger_ns = 2 * S;
+	p.flow_time = flow_time;
+	return cflow_tracker_create(&p);
+}
+
+/* Feed the packets in the order of idx, MS_BURST at a time; v[i] gets
+ * packet i's verdict. mode 0: plain sweeps; 1: flow_time and sweeps as of
+ * the watermark. */
+static int
+ms_feed(const struct ms_run *r, const uint32_t *idx, unsigned int value_bits,
+		int mode, struct cflow_counters *c, enum cflow_verdict *v)
+{
+	struct cflow_tracker *t = ms_tracker(value_bits, mode == 1);
+	uint64_t last[2], latest = 0;
+	uint32_t left[2] = { 0, 0 };
+
+	TEST_ASSERT(t != NULL, "create");
+	for (int s = 0; s < 2; s++)
+		last[s] = r->pkt[0].at;
+	for (uint32_t k = 0; k < MS_PACKETS; k++)
+		left[r->stream[k]]++;
+	for (uint32_t n = 0; n < MS_PACKETS; n += MS_BURST) {
+		static uint8_t bufs[MS_BURST][256];
+		struct cflow_input in[MS_BURST];
+		enum cflow_verdict vb[MS_BURST];
+		uint64_t mark = UINT64_MAX;
+
+		for (int k = 0; k < MS_BURST; k++) {
+			uint32_t i = idx[n + k];
+
+			in[k] = (struct cflow_input){ .data = bufs[k],
+				.time_ns = r->pkt[i].at };
+			in[k].len = in[k].wire_len = build(bufs[k],
+				&r->pkt[i].s);
+			if (r->pkt[i].at > latest)
+				latest = r->pkt[i].at;
+			last[r->stream[i]] = r->pkt[i].at;
+			left[r->stream[i]]--;
+		}
+		cflow_track_burst(t, in, MS_BURST, vb);
+		for (int k = 0; k < MS_BURST; k++)
+			v[idx[n + k]] = vb[k];
+		/* Streams exhausted don't hold the watermark back. */
+		for (int s = 0; s < 2; s++)
+			if (left[s] != 0 && last[s] < mark)
+				mark = last[s];
+		if (mode == 1)
+			cflow_sweep_at(t, latest, mark == UINT64_MAX ?
+				latest : mark);
+		else
+			cflow_sweep(t, latest);
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	}
+	cflow_sweep_all(t, latest + S);
+	cflow_counters_get(t, c);
+	cflow_tracker_free(t);
+	return 0;
+}
+
+static bool
+ms_same(const struct cflow_counters *a, const struct cflow_counters *b)
+{
+	return a->flows_new == b->flows_new &&
+		a->flows_seen == b->flows_seen &&
+		a->flows_closed == b->flows_closed &&
+		a->flows_expired == b->flows_expired &&
+		a->orphan_close == b->orphan_close &&
+		a->reused == b->reused && a->active == b->active &&
+		a->flows_evicted == b->flows_evicted &&
+		a->insert_failed == b->insert_failed;
+}
+
+static int
+test_track_flow_time_merged_streams(void)
+{
+	static const uint8_t flag_set[] = { CFLOW_TCP_SYN,
+		CFLOW_TCP_SYN | CFLOW_TCP_ACK, CFLOW_TCP_ACK, CFLOW_TCP_ACK,
+		CFLOW_TCP_ACK, CFLOW_TCP_FIN | CFLOW_TCP_ACK, CFLOW_TCP_RST };
+	static const uint8_t protos[] = { 6, 6, 17, 1, 47 };
+	const uint64_t max_lag = 16 * S; /* twice the longest timeout */
+	struct ms_run r;
+	uint32_t *seq = malloc(MS_PACKETS * sizeof(*seq));
+	uint64_t *arrival = malloc(MS_PACKETS * sizeof(*arrival));
+	enum cflow_verdict *v_want = malloc(MS_PACKETS * sizeof(*v_want));
+	enum cflow_verdict *v_got = malloc(2 * MS_PACKETS * sizeof(*v_got));
+
+	r.pkt = malloc(MS_PACKETS * sizeof(*r.pkt));
+	r.stream = malloc(MS_PACKETS);
+	r.order = malloc(MS_PACKETS * sizeof(*r.order));
+	TEST_ASSERT(seq && arrival && v_want && v_got && r.pkt && r.stream &&
+		r.order, "alloc");
+	for (uint64_t run = 0; run < 4; run++) {
+		unsigned int value_bits = run < 2 ? 32 : 16;
+		uint64_t rng = 100 + run, at = 1000 * S, lag[2] = { 0, 0 };
+		uint64_t prev[2] = { 0, 0 }, lag_seen = 0;
+		struct cflow_counters want, got, plain;
+		uint32_t n = 0, ia[2] = { 0, 0 };
+
+		/* Time order: about 10 s between a flow's packets. */
+		for (uint32_t k = 0; k < MS_PACKETS; k++) {
+			uint32_t f = (uint32_t)(test_rand(&rng) % MS_FLOWS);
+			struct spec s = { .family = 4, .src = (uint8_t)f,
+				.dst = (uint8_t)(f >> 8),
+				.sport = (uint16_t)(1024 + f), .dport = 80,
+				.proto = protos[f % 5],
+				.flags = flag_set[test_rand(&rng) % 7] };
+			struct cflow_packet pk;
+			uint8_t buf[256];
+
+			at += test_rand(&rng) % (10 * S / 1000);
+			r.pkt[k] = (struct stamped){ at, s };
+			/* By the canonical key's hash, as the application
+			 * picks a flow's worker (ICMP flows f and f' can be
+			 * one flow: no ports, and the addresses swapped). */
+			if (cflow_parse(buf, build(buf, &s), NULL, &pk) !=
+					CFLOW_PARSE_OK)
+				TEST_ASSERT(false, "parse");
+			r.stream[k] = (uint8_t)(cflow_hash_key(&pk.key, run) &
+				1);
+			seq[k] = k;
+			/* Each stream's arrival: its time plus a lag that
+			 * jumps now and then, mostly near 0 or max_lag,
+			 * never before its last. */
+			if (test_rand(&rng) % 200 == 0)
+				lag[r.stream[k]] = test_rand(&rng) & 1 ?
+					max_lag - test_rand(&rng) % S :
+					test_rand(&rng) % S;
+			arrival[k] = at + lag[r.stream[k]];
+			if (arrival[k] < prev[r.stream[k]])
+				arrival[k] = prev[r.stream[k]];
+			prev[r.stream[k]] = arrival[k];
+		}
+		/* Merge the streams by arrival, each in its order. */
+		while (n < MS_PACKETS) {
+			while (ia[0] < MS_PACKETS && r.stream[ia[0]] != 0)
+				ia[0]++;
+			while (ia[1] < MS_PACKETS && r.stream[ia[1]] != 1)
+				ia[1]++;
+			if (ia[1] == MS_PACKETS || (ia[0] < MS_PACKETS &&
+					arrival[ia[0]] <= arrival[ia[1]]))
+				r.order[n++] = ia[0]++;
+			else
+				r.order[n++] = ia[1]++;
+		}
+		TEST_ASSERT_EQ(ms_feed(&r, seq, value_bits, 0, &want, v_want),
+			0, "ordered");
+		TEST_ASSERT_EQ(ms_feed(&r, r.order, value_bits, 1, &got, v_got),
+			0, "merged, flow_time");
+		TEST_ASSERT_EQ(ms_feed(&r, r.order, value_bits, 0, &plain,
+			v_got + MS_PACKETS), 0, "merged, latest time");
+		/* How far behind the latest time seen packets came. */
+		for (uint32_t k = 0, front = 0; k < MS_PACKETS; k++) {
+			uint64_t x = r.pkt[r.order[k]].at;
+
+			if (x > r.pkt[front].at)
+				front = r.order[k];
+			if (r.pkt[front].at - x > lag_seen)
+				lag_seen = r.pkt[front].at - x;
+		}
+		printf("# %u-bit values, lag up to %.1f s: new %lu seen %lu "
+			"closed %lu expired %lu orphan %lu reused %lu active "
+			"%lu; at the latest time: new %lu expired %lu\n",
+			value_bits, (double)lag_seen / S,
+			(unsigned long)want.flows_new,
+			(unsigned long)want.flows_seen,
+			(unsigned long)want.flows_closed,
+			(unsigned long)want.flows_expired,
+			(unsigned long)want.orphan_close,
+			(unsigned long)want.reused, (unsigned long)want.active,
+			(unsigned long)plain.flows_new,
+			(unsigned long)plain.flows_expired);
+		TEST_ASSERT(want.flows_expired > 0 && want.flows_closed > 0 &&
+			want.reused > 0 && want.orphan_close > 0 &&
+			want.flows_evicted == 0 && want.insert_failed == 0,
+			"the run did not exercise every transition");
+		TEST_ASSERT(ms_same(&got, &want), "%u-bit values, flow_time: "
+			"new %lu seen %lu closed %lu expired %lu orphan %lu "
+			"reused %lu active %lu", value_bits,
+			(unsigned long)got.flows_new,
+			(unsigned long)got.flows_seen,
+			(unsigned long)got.flows_closed,
+			(unsigned long)got.flows_expired,
+			(unsigned long)got.orphan_close,
+			(unsigned long)got.reused, (unsigned long)got.active);
+		for (uint32_t k = 0; k < MS_PACKETS; k++)
+			TEST_ASSERT_EQ(v_got[k], v_want[k], "packet %u: %d, "
+				"%d in time order", k, v_got[k], v_want[k]);
+		/* The merge matters: judged at the latest time, it differs. */
+		TEST_ASSERT(!ms_same(&plain, &want), "merge had no effect");
+	}
+	free(seq);
+	free(arrival);
+	free(v_want);
+	free(v_got);
+	free(r.pkt);
+	free(r.stream);
+	free(r.order);
+	return 0;
+}
+
 /* The sweep's pacing: work owed in proportion to time, capped. */
 static int
 test_pace(void)
@@ -1841,6 +2179,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_given_hash),
 	TEST_CASE(test_track_same_flow_in_burst),
 	TEST_CASE(test_track_burst_equals_single),
+	TEST_CASE(test_track_flow_time_two_streams),
+	TEST_CASE(test_track_flow_time_merged_streams),
 	TEST_CASE(test_pace),
 	TEST_CASE(test_track_model_fp32_exact),
 	TEST_CASE(test_track_model_short_fp),
