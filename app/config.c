@@ -78,7 +78,7 @@ static const struct option_def defs[] = {
 	{ "mode", "ports", "mode", OPT_CHOICE, OFF(mode), 0, 0, modes,
 		"monitor", "monitor: count and drop; forward: to the paired "
 		"port" },
-	{ "flows", "flows", "flows", OPT_UINT, OFF(flows), 1, UINT64_C(1) << 31,
+	{ "flows", "flows", "flows", OPT_UINT, OFF(flows), 1, CF_MAX_CAPACITY,
 		NULL, "1048576", "flow table capacity per lcore" },
 	{ "fp-bits", "flows", "fp_bits", OPT_UINT, OFF(fp_bits), 4, 32, NULL,
 		"12", "fingerprint bits (FPR ~ 8 * load / 2^bits)" },

@@ -19,6 +19,7 @@
 #include <rte_telemetry.h>
 
 #include "filter.h"
+#include "telemetry.h"
 
 static struct cflow_blocklist *current;
 static struct rte_rcu_qsbr *rcu;
@@ -184,17 +185,12 @@ tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 void
 app_filter_telemetry(void)
 {
-	int ret = rte_telemetry_register_cmd("/cuckooflow/blocklist",
-			tel_blocklist, "Blocklist in force: source, entries, "
-			"reloads. Takes no parameters");
-
-	if (ret == 0)
-		ret = rte_telemetry_register_cmd("/cuckooflow/blocklist/reload",
-			tel_reload, "Replace the blocklist. Parameters: string "
-			"path (default: the current source)");
-	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "telemetry /cuckooflow/blocklist: %s\n",
-			strerror(-ret));
+	app_telemetry_register("/cuckooflow/blocklist", tel_blocklist,
+		"Blocklist in force: source, entries, reloads. Takes no "
+		"parameters");
+	app_telemetry_register("/cuckooflow/blocklist/reload", tel_reload,
+		"Replace the blocklist. Parameters: string path (default: the "
+		"current source)");
 }
 
 void

@@ -36,6 +36,7 @@
 #include "filter.h"
 #include "ports.h"
 #include "stats.h"
+#include "telemetry.h"
 #include "worker.h"
 
 /* Each packet's enum cflow_verdict, for later stages of a pipeline. */
@@ -85,6 +86,9 @@ tracker_create(unsigned int lcore)
 	p.close_linger_ns = cfg.close_linger_s * 1000000000ull;
 	p.full_policy = (enum cflow_full_policy)cfg.full_policy;
 	p.parse.vlan_in_key = cfg.vlan_in_key;
+	/* Replayed captures handed between workers: each flow decided at
+	 * its own packets' times (see app_worker.as_of_ns). */
+	p.flow_time = run.watermark;
 	p.allocator = &app_dpdk_allocator;
 	p.socket_id = (int)rte_lcore_to_socket_id(lcore);
 	t = cflow_tracker_create(&p);
@@ -149,7 +153,8 @@ workers_setup(void)
 
 			if (i == j)
 				continue;
-			snprintf(name, sizeof(name), "cf_handoff_%u_%u", i, j);
+			snprintf(name, sizeof(name), "cf_handoff_%02x_%02x", i & 0xff,
+				j & 0xff);
 			r = rte_ring_create(name, (unsigned int)cfg.handoff_ring,
 				(int)rte_lcore_to_socket_id(workers[j].lcore),
 				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
@@ -242,6 +247,7 @@ main(int argc, char **argv)
 	run.nb_workers = topo.nb_workers;
 	run.handoff = topo.handoff;
 	run.handoff_wait = topo.handoff_wait;
+	run.watermark = run.handoff && cfg.clock == APP_CLOCK_PKT;
 	memcpy(run.tx_port, topo.tx_port, sizeof(run.tx_port));
 	app_run_reta_init(&run);
 	if (cfg.hash_seed_set) {
@@ -326,6 +332,8 @@ main(int argc, char **argv)
 			cfg.stats_json, strerror(errno));
 		ret = EXIT_FAILURE;
 	}
+	/* Nothing telemetry reads may go before its handlers stop. */
+	app_telemetry_stop();
 	app_topology_close(&topo);
 	workers_free();
 	app_filter_fini();

@@ -15,6 +15,7 @@
 #include <rte_telemetry.h>
 
 #include "stats.h"
+#include "telemetry.h"
 
 static const struct app_config *config;
 static struct app_worker *workers;
@@ -345,12 +346,6 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 	workers = w;
 	nb_workers = n;
 	topo = t;
-	for (unsigned int i = 0; i < RTE_DIM(cmds); i++) {
-		int ret = rte_telemetry_register_cmd(cmds[i].cmd, cmds[i].fn,
-				cmds[i].help);
-
-		if (ret != 0)
-			rte_exit(EXIT_FAILURE, "telemetry command %s: %s\n",
-				cmds[i].cmd, strerror(-ret));
-	}
+	for (unsigned int i = 0; i < RTE_DIM(cmds); i++)
+		app_telemetry_register(cmds[i].cmd, cmds[i].fn, cmds[i].help);
 }

@@ -24,9 +24,9 @@ cflow_table_track(void *table, const struct cflow_input *in,
 }
 
 static uint64_t
-cflow_table_sweep(void *table, uint64_t now_ns)
+cflow_table_sweep(void *table, uint64_t now_ns, uint64_t as_of_ns)
 {
-	return cflow_sweep(table, now_ns);
+	return cflow_sweep_at(table, now_ns, as_of_ns);
 }
 
 static uint64_t
@@ -157,7 +157,8 @@ forward_or_free(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 static void
 sweep(struct app_worker *w)
 {
-	w->run->table_ops->sweep(w->table, w->last_ns);
+	w->run->table_ops->sweep(w->table, w->last_ns, w->run->watermark ?
+			w->as_of_ns : w->last_ns);
 }
 
 void
@@ -356,7 +357,7 @@ split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
 }
 
 void
-app_worker_burst(struct app_worker *w, const struct app_rxq *q,
+app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
 		uint16_t n)
 {
@@ -391,6 +392,57 @@ app_worker_burst(struct app_worker *w, const struct app_rxq *q,
 	if (run->handoff && n != 0)
 		n = split_by_owner(w, pkts, in, parsed, status, n);
 	track_and_send(w, pkts, in, parsed, status, n);
+	if (run->watermark)
+		__atomic_store_n(&q->read_ns, latest, __ATOMIC_RELEASE);
+}
+
+/*
+ * Replay watermark: the earliest of the latest times read from every
+ * queue not at its end. Each queue is in time order, so no packet still
+ * to be read is earlier; those read before it was published are tracked
+ * or in a ring, and the caller drains what its rings held before
+ * sweeping as of it.
+ */
+static uint64_t
+watermark(const struct app_run *run)
+{
+	uint64_t wm = UINT64_MAX;
+
+	for (unsigned int i = 0; i < run->nb_workers; i++)
+		for (unsigned int k = 0; k < run->workers[i].nb_rxq; k++) {
+			uint64_t t = __atomic_load_n(
+				&run->workers[i].rxq[k].read_ns,
+				__ATOMIC_ACQUIRE);
+
+			if (t < wm)
+				wm = t;
+		}
+	return wm;
+}
+
+/* Move the sweep's time on to the watermark: first track every packet
+ * handed over before it was read. */
+static void
+advance_as_of(struct app_worker *w)
+{
+	const struct app_run *run = w->run;
+	uint64_t wm = watermark(run);
+	unsigned int pending = 0;
+
+	for (unsigned int j = 0; j < run->nb_workers; j++)
+		if (w->from[j] != NULL)
+			pending += rte_ring_count(w->from[j]);
+	while (pending != 0) {
+		unsigned int n = app_worker_drain(w);
+
+		if (n == 0)
+			break;
+		pending = n >= pending ? 0 : pending - n;
+	}
+	if (wm > w->last_ns)
+		wm = w->last_ns;
+	if (wm > w->as_of_ns)
+		w->as_of_ns = wm;
 }
 
 static bool
@@ -424,6 +476,9 @@ poll_queues(struct app_worker *w, const struct cflow_blocklist *bl,
 			q->eof = true;
 		if (n != 0)
 			app_worker_burst(w, q, bl, pkts, n);
+		if (q->eof)
+			__atomic_store_n(&q->read_ns, UINT64_MAX,
+				__ATOMIC_RELEASE);
 		*received += n;
 	}
 	return live;
@@ -449,6 +504,8 @@ app_worker_main(void *arg)
 
 		live = poll_queues(w, bl, nombuf, &received);
 		received += app_worker_drain(w);
+		if (run->watermark)
+			advance_as_of(w);
 		if (received == 0)
 			/* Idle: expire flows all the same. */
 			app_worker_idle(w);

@@ -38,7 +38,7 @@
 /*
  * The flow table a worker drives, over its whole life: track packets
  * (cflow_track_parsed()'s contract), sweep a paced share of the table
- * (cflow_sweep()), sweep it all at the end of a run (cflow_sweep_all())
+ * (cflow_sweep_at()), sweep it all at the end of a run (cflow_sweep_all())
  * and read its counters. The application uses lib/cflow's tracker
  * (app_cflow_table_ops); bench_pipeline runs the same loop over an exact
  * rte_hash table to compare the two.
@@ -48,7 +48,9 @@ struct app_flow_table_ops {
 			const struct cflow_packet *pkts,
 			const enum cflow_parse_status *status, unsigned int n,
 			enum cflow_verdict *verdicts);
-	uint64_t (*sweep)(void *table, uint64_t now_ns);
+	/* @as_of_ns <= @now_ns: judge idleness at that time (the replay
+	 * watermark; see app_worker.as_of_ns) */
+	uint64_t (*sweep)(void *table, uint64_t now_ns, uint64_t as_of_ns);
 	uint64_t (*sweep_all)(void *table, uint64_t now_ns);
 	void (*counters)(const void *table, struct cflow_counters *c);
 };
@@ -75,6 +77,11 @@ struct app_rxq {
 	uint16_t queue;
 	bool pcap;          /* net_pcap: a short burst can mean end of file */
 	bool eof;           /* rx_pcap exhausted */
+	/* Replay watermark (--clock pkt with handoff): the time of the
+	 * latest packet read, published (release) once every packet read
+	 * before it is tracked or in its owner's ring; UINT64_MAX at end
+	 * of file. */
+	uint64_t read_ns;
 };
 
 struct app_run;
@@ -108,6 +115,10 @@ struct app_worker {
 	uint64_t handoff_drops; /* dropped: the owner's ring stayed full */
 	uint64_t handoff_waits; /* bursts that waited for a full ring */
 	uint64_t last_ns;       /* time of the last packet or sweep (atomic) */
+	/* Sweeps judge idleness at this time: last_ns, but when replaying
+	 * captures with handoff, a watermark no packet still to come to
+	 * this worker is earlier than (see app_worker_main()). */
+	uint64_t as_of_ns;
 	bool rx_done;           /* every queue at EOF, all handed off */
 	bool done;              /* and every packet handed to it tracked */
 	bool swept;             /* final sweep made at app_run.end_ns */
@@ -127,6 +138,7 @@ struct app_run {
 	unsigned int nb_workers;
 	bool handoff;           /* software affinity through rings */
 	bool handoff_wait;      /* a full ring: wait (else drop) */
+	bool watermark;         /* replay with handoff: sweep at as_of_ns */
 	uint64_t hash_seed;     /* every tracker's: the handed-off hash */
 	uint16_t reta[APP_RETA_SIZE]; /* hash -> owner worker index */
 	uint16_t tx_port[RTE_MAX_ETHPORTS]; /* forward: ingress -> egress */
@@ -161,7 +173,7 @@ int app_worker_main(void *arg);
 /* One received burst of @n packets from @p q, the hot path: time,
  * parse, blocklist, then track what the worker owns and hand off the
  * rest, verdicts, sweep, forward or free. */
-void app_worker_burst(struct app_worker *w, const struct app_rxq *q,
+void app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
 		uint16_t n);
 

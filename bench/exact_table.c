@@ -274,12 +274,13 @@ exact_sweep_n(struct exact_table *t, uint64_t now_ns, uint64_t nb)
 }
 
 /* As many positions as the time since the last call asks for (at most
- * sweep_max). */
+ * sweep_max). Single-stream only: idleness is judged at now_ns. */
 static uint64_t
-exact_sweep(void *table, uint64_t now_ns)
+exact_sweep(void *table, uint64_t now_ns, uint64_t as_of_ns)
 {
 	struct exact_table *t = table;
 
+	(void)as_of_ns;
 	return exact_sweep_n(t, now_ns, cflow_pace_take(&t->sweep_pace,
 			now_ns > t->now_ns ? now_ns : t->now_ns, t->positions,
 			t->sweep_period_ns, t->sweep_max));

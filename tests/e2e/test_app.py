@@ -167,6 +167,8 @@ BAD_OPTIONS = [
     (["--fp-bits", "3"], "--fp-bits"),
     (["--fp-bits", "33"], "--fp-bits"),
     (["--flows", "0"], "--flows"),
+    (["--flows", "2061584303"], "--flows"),
+    (["--flows", "2147483648"], "--flows"),
     (["--hash", "crc"], "--hash"),
     (["--hash-seed", "-1"], "--hash-seed"),
     (["--clock", "wall"], "--clock"),
@@ -229,35 +231,32 @@ def test_documented_config():
 
 
 def test_two_lcores():
+    """mixed.pcap split by flow over two rx_pcap queues, 2 and 3 workers
+    (handoff: flows change worker), 5 runs each: every counter, expiries
+    and lingers included, sums to the truth."""
     q0 = os.path.join(PCAPS, "mixed.q0.pcap")
     q1 = os.path.join(PCAPS, "mixed.q1.pcap")
-    out = os.path.join(TMP, "two.json")
-    global runs
-    runs += 1
-    p = subprocess.run(
-        [APP, "--lcores", "0@0,1@1,2@1", "--no-pci", "--no-huge", "-m", "512",
-         "--log-level=lib.*:error", "--file-prefix=cfe2e%d_%d" %
-         (os.getpid(), runs), "--vdev",
-         "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=/dev/null" % (q0, q1),
-         "--", "--rxq", "2", "--clock", "pkt", "--exit-on-eof",
-         "--fp-bits", "32", "--hash-seed", "7", "--stats-json", out],
-        capture_output=True, text=True, timeout=60)
     with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
         want = json.load(f)
-    if p.returncode != 0:
-        case("two lcores, two rx_pcap queues sum to the truth", False,
-             p.stderr[-300:])
-        return
-    with open(out) as f:
-        got = json.load(f)
-    lcores = got["lcores"]
-    sums = {k: sum(lc[k] for lc in lcores) for k in want
-            if isinstance(want[k], int)}
-    diff = {k: (sums[k], want[k]) for k in sums if sums[k] != want[k]}
-    busy = [lc["packets"] for lc in lcores]
-    case("two lcores, two rx_pcap queues sum to the truth",
-         len(lcores) == 2 and min(busy) > 0 and not diff,
-         "per lcore packets %s, %s" % (busy, diff))
+    for nb in (2, 3):
+        bad = []
+        for rep in range(5):
+            rc, log, got = run_workers(nb, [
+                "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
+                    q0, q1, os.devnull)])
+            if got is None:
+                bad.append("rc %d: %s" % (rc, log[-300:]))
+                break
+            lcores = got["lcores"]
+            sums = {k: sum(lc[k] for lc in lcores) for k in want
+                    if isinstance(want[k], int)}
+            diff = {k: (sums[k], want[k]) for k in sums if sums[k] != want[k]}
+            busy = [lc["packets"] for lc in lcores]
+            if diff or len(lcores) != nb or min(busy) == 0:
+                bad.append("run %d: per lcore packets %s, %s" % (
+                    rep, busy, diff))
+        case("mixed.pcap split by flow, %d workers: counters sum to the "
+             "truth, 5 runs" % nb, not bad, str(bad[:2]))
 
 
 def telemetry(prefix, cmd):
@@ -737,6 +736,291 @@ def test_help():
                                 "default")), log[-200:])
 
 
+# ------------------------------------------------------------ workers
+#
+# Captures whose counters cannot depend on how two queues or ports
+# interleave: each flow's first packet and the FIN that closes it come
+# from one side (and, split over queues, one queue), in that order; the
+# other packets may land anywhere, before or after, and count the same
+# (seen, or the flow's creation). No timeout or linger is crossed.
+
+def workers_capture():
+    """Returns (merged frames, opener-side frames, other frames, by
+    direction (client->server, server->client)), with timestamps 1 ms
+    apart in merged order, and the flow of each frame."""
+    import random
+    from scapy.all import Ether, IP, TCP, UDP, Raw
+    rng = random.Random(10)
+    flows = []
+    for f in range(90):
+        c, s = "10.1.%d.%d" % (f // 200, f % 200 + 1), "10.2.0.%d" % (f % 7 + 1)
+        cp, sp = 20000 + f, 80 if f % 3 else 53
+        e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+        up = lambda fl, p=b"": e / IP(src=c, dst=s) / TCP(
+            sport=cp, dport=sp, flags=fl) / Raw(p)
+        down = lambda fl, p=b"": e / IP(src=s, dst=c) / TCP(
+            sport=sp, dport=cp, flags=fl) / Raw(p)
+        kind = f % 3
+        if kind == 0:    # client opens with a SYN, client FIN closes
+            first = [(up("S"), 0)]
+            mid = [(down("SA"), 1), (up("A"), 0)] + [
+                (d("PA", b"x" * rng.randint(1, 200)), side)
+                for d, side in ((up, 0), (down, 1)) * rng.randint(1, 4)]
+            last = [(up("FA"), 0)]
+        elif kind == 1:  # server speaks first (picked up), server FIN
+            first = [(down("PA", b"hello"), 1)]
+            mid = [(up("A"), 0), (down("PA", b"more"), 1), (up("PA", b"q"), 0)]
+            last = [(down("FA"), 1)]
+        else:            # UDP both ways, never closed
+            uu = e / IP(src=c, dst=s) / UDP(sport=cp, dport=sp) / Raw(b"u")
+            ud = e / IP(src=s, dst=c) / UDP(sport=sp, dport=cp) / Raw(b"d")
+            first, mid, last = [(uu, 0)], [(ud, 1), (uu, 0), (ud, 1)], []
+        flows.append((first, mid, last))
+    # Structural packets (first, last) go to the opener list, middles to
+    # the other; the merged capture alternates the two lists.
+    opener, other = [], []
+    for f, (first, mid, last) in enumerate(flows):
+        opener.append((f, first[0]))
+    for f, (first, mid, last) in enumerate(flows):
+        for m in mid:
+            other.append((f, m))
+    rng.shuffle(other)
+    for f, (first, mid, last) in enumerate(flows):
+        if last:
+            opener.append((f, last[0]))
+    merged = []
+    for i in range(max(len(opener), len(other))):
+        for lst in (opener, other):
+            if i < len(lst):
+                merged.append(lst[i])
+    t0 = 1700000000.0
+    stamped = []
+    for i, (f, (pkt, side)) in enumerate(merged):
+        pkt = pkt.copy()
+        pkt.time = t0 + i * 0.001
+        stamped.append((f, pkt, side))
+    return stamped, opener
+
+
+def write_pcap(path, pkts):
+    from scapy.all import wrpcap
+    wrpcap(path, pkts, linktype=1)
+
+
+_WORKERS_FILES = []
+
+
+def workers_files():
+    """Write the merged capture, its split over two queues (opener list
+    / other list) and its split by direction (once)."""
+    if _WORKERS_FILES:
+        return _WORKERS_FILES[0]
+    stamped, opener = workers_capture()
+    files = {n: os.path.join(TMP, "wk_%s.pcap" % n)
+             for n in ("merged", "qa", "qb", "up", "down")}
+    structural = set()
+    for f, (pkt, side) in opener:
+        structural.add(bytes(pkt))
+    qa = [p for f, p, s in stamped if bytes(p) in structural]
+    qb = [p for f, p, s in stamped if bytes(p) not in structural]
+    write_pcap(files["merged"], [p for f, p, s in stamped])
+    write_pcap(files["qa"], qa)
+    write_pcap(files["qb"], qb)
+    write_pcap(files["up"], [p for f, p, s in stamped if s == 0])
+    write_pcap(files["down"], [p for f, p, s in stamped if s == 1])
+    _WORKERS_FILES.append((files, stamped))
+    return files, stamped
+
+
+WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1", 3: "0@0,1@1,2@1,3@1"}
+FLOW_KEYS = ("packets", "bytes", "flows_new", "flows_seen", "flows_closed",
+             "flows_expired", "flows_evicted", "active", "orphan_close",
+             "reused", "non_ip", "fragments", "insert_failed",
+             "malformed_total")
+
+
+def run_workers(nb, vdevs, args=(), timeout=60):
+    """cuckooflow with @nb workers on oversubscribed lcores; returns
+    (rc, log, stats JSON or None)."""
+    global runs
+    runs += 1
+    out = os.path.join(TMP, "wk%d.json" % runs)
+    p = subprocess.run(
+        [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
+         "512", "--log-level=lib.*:error", "--file-prefix=cfe2e%d_%d" %
+         (os.getpid(), runs)] + ["--vdev=" + v for v in vdevs] +
+        ["--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",
+         "--hash-seed", "7", "--stats-json", out] + list(args),
+        capture_output=True, text=True, timeout=timeout)
+    stats = None
+    if p.returncode == 0 and os.path.exists(out):
+        with open(out) as f:
+            stats = json.load(f)
+    return p.returncode, p.stdout + p.stderr, stats
+
+
+def flow_counters(stats):
+    return {k: stats["total"][k] for k in FLOW_KEYS}
+
+
+def test_workers_counters():
+    """1, 2 and 3 workers, the same packets split over two queues (not
+    by flow) or two ports (a tap), repeated: every final counter equals
+    the one-worker run of the merged capture."""
+    files, stamped = workers_files()
+    rc, log, truth = run_workers(1, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        files["merged"], os.devnull)])
+    if truth is None:
+        case("workers: one-worker reference run", False, log[-300:])
+        return
+    want = flow_counters(truth)
+    sane = want["flows_new"] == 90 and want["flows_closed"] == 60 and \
+        want["orphan_close"] == 0 and want["packets"] == len(stamped)
+    case("workers: the reference run counts 90 flows, 60 closed", sane,
+         str(want))
+    layouts = {
+        "two queues of one port": ["net_pcap0,rx_pcap=%s,rx_pcap=%s,"
+                                   "tx_pcap=%s" % (files["qa"], files["qb"],
+                                                   os.devnull)],
+        "a tap, one direction per port": [
+            "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (files["up"], os.devnull),
+            "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (files["down"], os.devnull)],
+    }
+    for name, vdevs in layouts.items():
+        for nb in (1, 2, 3):
+            bad = []
+            handed = 0
+            for rep in range(6 if nb > 1 else 1):
+                rc, log, got = run_workers(nb, vdevs)
+                if got is None:
+                    bad.append("rc %d: %s" % (rc, log[-300:]))
+                    break
+                diff = {k: (v, want[k]) for k, v in
+                        flow_counters(got).items() if v != want[k]}
+                handed += got["total"]["handoff_out"]
+                if diff or got["total"]["handoff_drops"] != 0:
+                    bad.append("run %d: %s drops %d" % (
+                        rep, diff, got["total"]["handoff_drops"]))
+            case("workers: %s, %d worker%s: counters equal the one-worker "
+                 "run" % (name, nb, "s" if nb > 1 else ""),
+                 not bad and (nb == 1 or handed > 0),
+                 "%s; handed off %d" % (bad[:2], handed))
+
+
+def flow_of(frame):
+    from scapy.all import Ether, IP, TCP, UDP
+    p = Ether(frame)
+    l4 = p.getlayer(TCP) or p.getlayer(UDP)
+    ends = sorted([(p[IP].src, l4.sport), (p[IP].dst, l4.dport)])
+    return (p[IP].proto,) + tuple(ends)
+
+
+def test_workers_forward():
+    """Two ports forwarding to each other (a bump in the wire), each
+    carrying one direction, 1-3 workers, each with its own tx queue (a
+    tx_pcap per worker): port 1's files hold exactly port 0's frames and
+    back, each flow's frames in one file and in order, every flow
+    counted once."""
+    files, stamped = workers_files()
+    up = pcap_frames(files["up"])
+    down = pcap_frames(files["down"])
+    for nb in (1, 2, 3):
+        bad = []
+        for rep in range(4 if nb > 1 else 1):
+            tx = [[os.path.join(TMP, "fw_p%d_w%d.pcap" % (p, w))
+                   for w in range(nb)] for p in (0, 1)]
+            vdevs = ["net_pcap%d,rx_pcap=%s,%s" % (
+                p, files["up" if p == 0 else "down"],
+                ",".join("tx_pcap=" + f for f in tx[p])) for p in (0, 1)]
+            rc, log, got = run_workers(nb, vdevs, ["--mode", "forward"])
+            if got is None:
+                bad.append("rc %d: %s" % (rc, log[-300:]))
+                break
+            for port, want in ((0, down), (1, up)):
+                outs = [pcap_frames(f) for f in tx[port]]
+                if sorted(sum(outs, [])) != sorted(want):
+                    bad.append("port %d: %d frames out of %d" % (
+                        port, sum(len(o) for o in outs), len(want)))
+                    continue
+                where = {}
+                for i, o in enumerate(outs):
+                    for fr in o:
+                        where.setdefault(flow_of(fr), set()).add(i)
+                split = [k for k, v in where.items() if len(v) > 1]
+                order = [i for i, o in enumerate(outs)
+                         if o != [fr for fr in want if fr in set(o)]]
+                if split or order:
+                    bad.append("port %d: flows in two files %s, files out "
+                               "of order %s" % (port, split[:2], order))
+            t = got["total"]
+            if t["flows_new"] != 90 or t["flows_closed"] != 60 or \
+                    t["tx_packets"] != len(up) + len(down):
+                bad.append("counters %s" % {k: t[k] for k in (
+                    "flows_new", "flows_closed", "tx_packets",
+                    "tx_dropped")})
+        case("forward, two ports, %d worker%s: each tx file exact, each "
+             "flow in order in one file" % (nb, "s" if nb > 1 else ""),
+             not bad, str(bad[:2]))
+
+
+def test_workers_errors():
+    files, _ = workers_files()
+    one = "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (files["merged"], os.devnull)
+    two = "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
+        files["qa"], files["qb"], os.devnull)
+    cases = [
+        ([one], ["--mode", "forward"], 2, "tx_pcap=FILE once per worker"),
+        ([one], ["--mode", "forward", "--txq", "1"], 2,
+         "needs 2 tx queues per port"),
+        ([two], ["--config", "(0,1,1)"], 2, "port 0 queue 0 has no lcore"),
+        ([two], ["--config", "(0,0,1),(0,1,9)"], 2, "lcore 9 is not a "
+         "worker lcore"),
+        ([two], ["--config", "(0,0,0),(0,1,1)"], 2, "the main lcore"),
+        ([two], ["--config", "(0,0,1),(0,0,2),(0,1,1)"], 2,
+         "mapped twice"),
+        ([two], ["--config", "(3,0,1)"], 2, "port 3 is not in use"),
+        ([two], ["--config", "(0,0,1"], 2, "want (port,queue,lcore)"),
+        ([two], ["--affinity", "rss"], 2, "has no RSS"),
+        ([two, "net_pcap1,rx_pcap=/nonexistent.pcap,tx_pcap=%s" %
+          os.devnull], ["--mode", "forward"], 2, "net_pcap1 did not start"),
+        ([two], ["--rxq", "1"], 1, "reads only the first 1"),
+    ]
+    for vdevs, args, nb, word in cases:
+        rc, log, _ = run_workers(nb, vdevs, args)
+        want_rc = word != "reads only the first 1"
+        case("workers: %s -> %r" % (" ".join(args), word),
+             word in log and (rc != 0) == want_rc,
+             "rc %d: %s" % (rc, log.strip()[-300:]))
+
+
+def test_main_lcore_sleeps():
+    """The main lcore's CPU time over a 10 s run: near zero."""
+    global runs
+    runs += 1
+    proc = subprocess.Popen(
+        [APP, "--lcores", "0@0,1@1", "--no-pci", "--no-huge", "-m", "512",
+         "--log-level=lib.*:error", "--file-prefix=cfe2e%d_%d" %
+         (os.getpid(), runs), "--vdev", "net_null0", "--", "--stats-period",
+         "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)
+        def cpu():
+            with open("/proc/%d/task/%d/stat" % (proc.pid, proc.pid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf(
+                "SC_CLK_TCK")
+        before = cpu()
+        time.sleep(10)
+        used = cpu() - before
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        case("the main lcore sleeps: %.2f s of CPU in 10 s" % used,
+             used < 0.3 and proc.returncode == 0, "rc %s" % proc.returncode)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def main():
     for t in (test_truth, test_hugepages, test_forward, test_bad_options,
               test_config_file_and_override, test_documented_config,
@@ -744,7 +1028,13 @@ def main():
               test_port_counters, test_mbuf_exhaustion, test_blocklist_forward,
               test_blocklist_reload_under_traffic, test_switch_links,
               test_non_ethernet_capture,
-              test_missing_pcap, test_help):
+              test_missing_pcap, test_help, test_workers_counters,
+              test_workers_forward, test_workers_errors,
+              test_main_lcore_sleeps):
+        # E2E_ONLY=test_a,test_b runs just those (by hand, while working)
+        only = os.environ.get("E2E_ONLY")
+        if only and t.__name__ not in only.split(","):
+            continue
         try:
             t()
         except Exception as e:  # a crash of the harness is a failure too

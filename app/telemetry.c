@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* Telemetry commands behind one dispatcher and a stop switch. */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_debug.h>
+
+#include "telemetry.h"
+
+#define MAX_COMMANDS 16
+
+static struct {
+	const char *cmd;
+	telemetry_cb fn;
+} commands[MAX_COMMANDS];
+static unsigned int nb_commands;
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static bool stopped;
+
+static int
+dispatch(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int ret = -ENODEV;
+
+	pthread_rwlock_rdlock(&lock);
+	if (!stopped)
+		for (unsigned int i = 0; i < nb_commands; i++)
+			if (strcmp(commands[i].cmd, cmd) == 0) {
+				ret = commands[i].fn(cmd, params, d);
+				break;
+			}
+	pthread_rwlock_unlock(&lock);
+	return ret;
+}
+
+void
+app_telemetry_register(const char *cmd, telemetry_cb fn, const char *help)
+{
+	int ret;
+
+	if (nb_commands == MAX_COMMANDS)
+		rte_exit(EXIT_FAILURE, "telemetry %s: more than %d commands\n",
+			cmd, MAX_COMMANDS);
+	commands[nb_commands].cmd = cmd;
+	commands[nb_commands].fn = fn;
+	nb_commands++;
+	ret = rte_telemetry_register_cmd(cmd, dispatch, help);
+	if (ret != 0)
+		rte_exit(EXIT_FAILURE, "telemetry command %s: %s\n", cmd,
+			strerror(-ret));
+}
+
+void
+app_telemetry_stop(void)
+{
+	pthread_rwlock_wrlock(&lock);
+	stopped = true;
+	pthread_rwlock_unlock(&lock);
+}
