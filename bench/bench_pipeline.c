@@ -29,12 +29,15 @@
  * usage: bench_pipeline [EAL options] -- [options]; see usage().
  */
 
+#include <sys/resource.h>
+
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -60,6 +63,9 @@
 #define FLOW_SYN (UINT32_C(1) << 30)
 #define FLOW_FIN (UINT32_C(1) << 31)
 #define FLOW_MASK (FLOW_SYN - 1)
+#define SLOTS 8                 /* variants, or --handoff cases */
+#define HANDOFF_RING 1024       /* the application's default */
+#define HANDOFF_SEED UINT64_C(0x5eed) /* every tracker's, with --handoff */
 
 enum variant { CEILING, CUCKOO, RTE_HASH, VARIANTS };
 static const char *const variant_names[] = { "ceiling", "cuckoo",
@@ -80,6 +86,9 @@ static struct {
 	unsigned int nb_lcore_counts;
 	bool variant[VARIANTS];
 	const char *csv;
+	bool handoff;
+	double shares[SLOTS - 1];
+	unsigned int nb_shares;
 } opt = {
 	.flows = { 1000, 100000, 1000000, 10000000, 100000000 },
 	.nb_flows = 5,
@@ -91,6 +100,8 @@ static struct {
 	.age_bits = 16,
 	.sweep_buckets = CFLOW_SWEEP_MAX_BUCKETS,
 	.variant = { true, true, true },
+	.shares = { 0, 0.5, 1 },
+	.nb_shares = 3,
 };
 
 /* One lcore's source, port and table. */
@@ -99,14 +110,20 @@ struct lane {
 	struct rte_ring *ring;
 	uint16_t port;
 	uint32_t *seq;          /* flow ids with FLOW_SYN/FLOW_FIN */
+	uint32_t *ids;          /* --handoff: flow index -> global flow id;
+				 * the sequence then holds global ids */
 	uint64_t seq_pos;
 	uint64_t flows;         /* this lane's share */
 	unsigned int lane, nb_lanes;
-	struct app_worker w;
+	struct app_worker *w;   /* workers[lane] */
 	struct cflow_tracker *tracker;
 	struct exact_table *exact;
-	/* per variant, summed over the rounds */
-	uint64_t packets[VARIANTS], cycles[VARIANTS];
+	/* per slot (variant, or --handoff case), summed over the rounds */
+	uint64_t packets[SLOTS], cycles[SLOTS];
+	/* the lcore's thread: CPU time and involuntary context switches
+	 * in the measured parts (a shared machine: was it all ours?) */
+	double cpu_s[SLOTS], wall_s[SLOTS];
+	uint64_t preempted[SLOTS];
 } __rte_cache_aligned;
 
 /* The variants take turns, ROUNDS times, so that a slow spell of this
@@ -114,10 +131,14 @@ struct lane {
 #define ROUNDS 4
 
 static struct lane lanes[MAX_LCORES];
+/* the lanes' workers, in one array as app_run.workers wants them */
+static struct app_worker workers[MAX_LCORES];
 static unsigned int nb_lanes;
 static enum variant current;
+static unsigned int slot;       /* where the lanes count: the variant, or
+				 * the --handoff case */
 static bool filling;            /* the lanes fill their tables */
-static volatile unsigned int ready, go;
+static volatile unsigned int ready, go, quiet;
 static struct app_config app_cfg;
 static struct app_run bench_run;   /* the workers' shared settings */
 
@@ -125,34 +146,33 @@ static struct app_run bench_run;   /* the workers' shared settings */
 
 /* Ethernet, IPv4 (46 bytes), then TCP (ACK) or UDP: the bytes that do
  * not change from packet to packet. */
+static const uint8_t frame_head[] = {
+	0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00,
+	0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 6, 0, 0,
+	10, 0, 0, 0, 192, 168, 1, 1,
+	0x04, 0x00, 0x00, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10,
+	0xff, 0xff, 0, 0, 0, 0,
+};
+
 static void
 frame_init(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
 {
 	struct rte_mbuf *m = obj;
 	uint8_t *p = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
-	static const uint8_t head[] = {
-		0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00,
-		0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 6, 0, 0,
-		10, 0, 0, 0, 192, 168, 1, 1,
-		0x04, 0x00, 0x00, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10,
-		0xff, 0xff, 0, 0, 0, 0,
-	};
 
 	(void)mp;
 	(void)arg;
 	(void)idx;
 	memset(p, 0, FRAME_LEN);
-	memcpy(p, head, sizeof(head));
+	memcpy(p, frame_head, sizeof(frame_head));
 }
 
-/* Flow f: 10.a.b.c from its low 24 bits, source port 1024 + the rest;
- * even flows TCP, odd flows UDP. */
+/* Global flow f (e's low bits): 10.a.b.c from its low 24 bits, source
+ * port 1024 + the rest; even flows TCP, odd flows UDP. */
 static inline void
-frame_write(struct rte_mbuf *m, uint32_t e, unsigned int lane,
-		unsigned int nb)
+frame_bytes(uint8_t *p, uint32_t e)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t f = (e & FLOW_MASK) * nb + lane;
+	uint32_t f = e & FLOW_MASK;
 	bool udp = f & 1;
 
 	p[23] = udp ? 17 : 6;
@@ -162,6 +182,23 @@ frame_write(struct rte_mbuf *m, uint32_t e, unsigned int lane,
 	p[34] = (uint8_t)((1024 + (f >> 24)) >> 8);
 	p[35] = (uint8_t)(1024 + (f >> 24));
 	p[47] = e & FLOW_SYN ? 0x02 : e & FLOW_FIN ? 0x11 : 0x10;
+}
+
+/* Entry e of lane's sequence (a flow index and flags) as the global
+ * flow: the lanes' flows interleave, as RSS would split them, unless
+ * the lane draws its own flow ids (--handoff: the sequence holds them). */
+static inline uint32_t
+flow_global(const struct lane *l, uint32_t e)
+{
+	if (l->ids != NULL)
+		return e;
+	return (e & ~FLOW_MASK) | ((e & FLOW_MASK) * l->nb_lanes + l->lane);
+}
+
+static inline void
+frame_write(struct rte_mbuf *m, uint32_t e)
+{
+	frame_bytes(rte_pktmbuf_mtod(m, uint8_t *), e);
 	m->data_len = FRAME_LEN;
 	m->pkt_len = FRAME_LEN;
 }
@@ -177,10 +214,15 @@ source_fill(struct lane *l, bool warm)
 	if (rte_pktmbuf_alloc_bulk(l->pool, m, BURST) != 0)
 		return;
 	for (unsigned int k = 0; k < BURST; k++) {
-		uint32_t e = warm ? (uint32_t)(l->seq_pos++ % l->flows) :
-			l->seq[l->seq_pos++ & ((1u << SEQ_BITS) - 1)];
+		uint32_t e;
 
-		frame_write(m[k], e, l->lane, l->nb_lanes);
+		if (!warm)
+			e = l->seq[l->seq_pos++ & ((1u << SEQ_BITS) - 1)];
+		else if (l->ids != NULL)
+			e = l->ids[l->seq_pos++ % l->flows];
+		else
+			e = (uint32_t)(l->seq_pos++ % l->flows);
+		frame_write(m[k], flow_global(l, e));
 	}
 	sent = rte_ring_enqueue_burst(l->ring, (void **)m, BURST, NULL);
 	if (sent < BURST)
@@ -250,7 +292,7 @@ zipf_draw(const struct zipf *z, uint64_t *rng)
 }
 
 /* 2^SEQ_BITS draws over the lane's flows, with FIN/SYN churn on the TCP
- * ones (even global ids). */
+ * ones (even global ids). With l->ids, the entries are global ids. */
 static int
 sequence_build(struct lane *l, bool zipf, uint64_t seed)
 {
@@ -265,9 +307,10 @@ sequence_build(struct lane *l, bool zipf, uint64_t seed)
 	for (uint64_t i = 0; i < (UINT64_C(1) << SEQ_BITS); i++) {
 		uint64_t f = zipf ? zipf_draw(&z, &rng) :
 			(uint64_t)(((__uint128_t)splitmix(&rng) * n) >> 64);
-		uint32_t e = (uint32_t)f;
+		uint32_t e = flow_global(l, l->ids != NULL ? l->ids[f] :
+				(uint32_t)f);
 
-		if (((f * l->nb_lanes + l->lane) & 1) == 0) {
+		if ((e & 1) == 0) {
 			if (closed[f / 8] & (1u << (f % 8))) {
 				closed[f / 8] &= (uint8_t)~(1u << (f % 8));
 				e |= FLOW_SYN;
@@ -284,12 +327,28 @@ sequence_build(struct lane *l, bool zipf, uint64_t seed)
 
 /* ------------------------------------------------------------ lcores */
 
+/* With handoff, a lane that waits still tracks what is handed to it:
+ * the other lane may be waiting on a full ring to this one. */
 static void
-barrier(unsigned int *count, unsigned int n)
+barrier(struct lane *l, unsigned int *count, unsigned int n)
 {
 	__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n)
-		rte_pause();
+		if (!bench_run.handoff || app_worker_drain(l->w) == 0)
+			rte_pause();
+}
+
+/* End of a launch with handoff: once no lane hands off any more, track
+ * what the rings still hold, so that the next launch (another case,
+ * other tables) starts with them empty. */
+static void
+handoff_quiesce(struct lane *l)
+{
+	if (!bench_run.handoff)
+		return;
+	barrier(l, (unsigned int *)&quiet, nb_lanes);
+	while (app_worker_drain(l->w) != 0)
+		;
 }
 
 static inline void
@@ -303,8 +362,24 @@ lane_step(struct lane *l, bool warm)
 	if (current == CEILING)
 		rte_pktmbuf_free_bulk(pkts, n);
 	else if (n != 0)
-		app_worker_burst(&l->w, &l->w.rxq[0], NULL, pkts, n);
-	l->packets[current] += n;
+		app_worker_burst(l->w, &l->w->rxq[0], NULL, pkts, n);
+	/* the application's loop: then what other workers handed over */
+	if (bench_run.handoff)
+		app_worker_drain(l->w);
+	l->packets[slot] += n;
+}
+
+/* This thread's CPU time and involuntary context switches so far. */
+static void
+thread_usage(double *cpu_s, uint64_t *nivcsw)
+{
+	struct timespec ts;
+	struct rusage ru;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	*cpu_s = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	*nivcsw = getrusage(RUSAGE_THREAD, &ru) == 0 ?
+		(uint64_t)ru.ru_nivcsw : 0;
 }
 
 /* Fill the current table with every flow once, or run one slice of
@@ -313,7 +388,8 @@ static int
 lane_main(void *arg)
 {
 	unsigned int i = (unsigned int)rte_lcore_index(rte_lcore_id());
-	uint64_t hz = rte_get_tsc_hz(), t0, end, start;
+	uint64_t hz = rte_get_tsc_hz(), t0, end, start, csw0, csw1;
+	double cpu0, cpu1;
 	double slice = opt.seconds / ROUNDS;
 	struct lane *l = &lanes[i];
 
@@ -327,22 +403,29 @@ lane_main(void *arg)
 		while (l->seq_pos < l->flows)
 			lane_step(l, true);
 		l->seq_pos = pos;
+		handoff_quiesce(l);
 		return 0;
 	}
-	barrier((unsigned int *)&ready, nb_lanes);
-	start = l->packets[current];
+	barrier(l, (unsigned int *)&ready, nb_lanes);
+	start = l->packets[slot];
 	end = rte_rdtsc() + (uint64_t)(slice * 0.1 * (double)hz);
 	while (rte_rdtsc() < end)
 		lane_step(l, false);
-	barrier((unsigned int *)&go, nb_lanes);
-	l->packets[current] = start; /* the warm-up does not count */
+	barrier(l, (unsigned int *)&go, nb_lanes);
+	l->packets[slot] = start; /* the warm-up does not count */
+	thread_usage(&cpu0, &csw0);
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(slice * (double)hz);
 	do {
 		for (int k = 0; k < 64; k++)
 			lane_step(l, false);
 	} while (rte_rdtsc() < end);
-	l->cycles[current] += rte_rdtsc() - t0;
+	l->cycles[slot] += rte_rdtsc() - t0;
+	thread_usage(&cpu1, &csw1);
+	l->cpu_s[slot] += cpu1 - cpu0;
+	l->wall_s[slot] += (double)(rte_rdtsc() - t0) / (double)hz;
+	l->preempted[slot] += csw1 - csw0;
+	handoff_quiesce(l);
 	return 0;
 }
 
@@ -352,15 +435,21 @@ lane_setup(unsigned int i)
 	struct lane *l = &lanes[i];
 	char name[32];
 	int socket = (int)rte_socket_id(), ret;
+	/* handoff passes the parse and hash in the mbuf's private area */
+	uint16_t priv = opt.handoff ? RTE_ALIGN(sizeof(struct app_handoff_meta),
+			RTE_MBUF_PRIV_ALIGN) : 0;
 
+	l->w = &workers[i];
 	snprintf(name, sizeof(name), "bench_pool%u", i);
-	l->pool = rte_pktmbuf_pool_create(name, POOL_MBUFS, 256, 0,
+	l->pool = rte_pktmbuf_pool_create(name, POOL_MBUFS, 256, priv,
 			RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	snprintf(name, sizeof(name), "bench_ring%u", i);
 	l->ring = rte_ring_create(name, 1024, socket,
 			RING_F_SP_ENQ | RING_F_SC_DEQ);
-	l->seq = malloc(sizeof(uint32_t) << SEQ_BITS);
-	if (l->pool == NULL || l->ring == NULL || l->seq == NULL)
+	/* --handoff: each case has its own sequences */
+	l->seq = opt.handoff ? NULL : malloc(sizeof(uint32_t) << SEQ_BITS);
+	if (l->pool == NULL || l->ring == NULL ||
+			(l->seq == NULL && !opt.handoff))
 		rte_exit(EXIT_FAILURE, "lane %u: %s\n", i,
 			rte_strerror(rte_errno));
 	rte_mempool_obj_iter(l->pool, frame_init, NULL);
@@ -378,11 +467,11 @@ lane_setup(unsigned int i)
 			rte_eth_dev_start(l->port) != 0)
 		rte_exit(EXIT_FAILURE, "net_ring port %u setup\n", l->port);
 	l->lane = i;
-	l->w.lcore = i;
-	l->w.nb_rxq = 1;
-	l->w.rxq[0] = (struct app_rxq){ .port = l->port };
-	l->w.index = i;
-	l->w.run = &bench_run;
+	l->w->lcore = i;
+	l->w->nb_rxq = 1;
+	l->w->rxq[0] = (struct app_rxq){ .port = l->port };
+	l->w->index = i;
+	l->w->run = &bench_run;
 }
 
 /* ------------------------------------------------------------- a run */
@@ -402,30 +491,43 @@ tracker_params(struct cflow_tracker_params *p, uint64_t flows,
 	cflow_tracker_params_init(p, flows);
 	p->fp_bits = opt.fp_bits;
 	p->value_bits = opt.age_bits;
-	p->seed = 0x5eed + lane;
+	/* handoff: the owner tracks with the hash the receiver computed */
+	p->seed = opt.handoff ? HANDOFF_SEED : 0x5eed + lane;
 	p->allocator = &app_dpdk_allocator;
 	p->socket_id = (int)rte_socket_id();
 	p->exact_size = opt.exact_size;
 	p->sweep_max_buckets = opt.sweep_buckets;
 }
 
+/* The workers' shared settings, without handoff. */
 static void
-launch(enum variant v, bool fill)
+run_init(struct app_run *run, const struct app_flow_table_ops *ops)
 {
-	current = v;
-	filling = fill;
-	ready = go = 0;
-	bench_run = (struct app_run){
+	*run = (struct app_run){
 		.cfg = &app_cfg,
 		.timestamp_offset = -1,
 		.verdict_offset = rte_mbuf_dynfield_lookup(
 			"cuckooflow_dynfield_verdict", NULL),
 		.tsc_hz = rte_get_tsc_hz(),
-		.table_ops = v == RTE_HASH ? &exact_table_ops :
-			&app_cflow_table_ops,
+		.table_ops = ops,
+		.workers = workers,
+		.nb_workers = nb_lanes,
+		.hash_seed = HANDOFF_SEED,
 	};
+	app_run_reta_init(run);
+}
+
+static void
+launch(enum variant v, bool fill)
+{
+	current = v;
+	slot = v;
+	filling = fill;
+	ready = go = quiet = 0;
+	run_init(&bench_run, v == RTE_HASH ? &exact_table_ops :
+		&app_cflow_table_ops);
 	for (unsigned int i = 0; i < nb_lanes; i++)
-		lanes[i].w.table = v == RTE_HASH ? (void *)lanes[i].exact :
+		lanes[i].w->table = v == RTE_HASH ? (void *)lanes[i].exact :
 			lanes[i].tracker;
 	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();
@@ -457,7 +559,7 @@ run_config(struct result *res)
 				"out of memory (reserve more hugepages)\n",
 				l->flows);
 		l->seq_pos = 0;
-		l->w.last_ns = 0;
+		l->w->last_ns = 0;
 		memset(l->cycles, 0, sizeof(l->cycles));
 		flows += l->flows;
 	}
@@ -504,6 +606,337 @@ run_config(struct result *res)
 	}
 }
 
+/* ---------------------------------------------------------- handoff */
+
+/*
+ * --handoff: two workers with the application's software flow affinity
+ * (app_run.handoff), over lib/cflow's tracker. In case c, a share of each
+ * lane's flows is owned by the other worker: the lane's worker hashes
+ * them, hands them off through its ring, and tracks in turn what the
+ * other hands to it. Each lane still has half the flows, and each
+ * worker's table holds half of them whatever the share: a lane's own
+ * flows and the other lane's foreign ones. Case 0 runs the flows of
+ * share 0 without handoff (run.handoff false): the plain 2-lcore loop.
+ */
+struct hcase {
+	double share;           /* of each lane's flows: the other's */
+	bool handoff;
+	uint32_t *seq[MAX_LCORES], *ids[MAX_LCORES];
+	uint64_t seq_pos[MAX_LCORES];
+	struct cflow_tracker *tracker[MAX_LCORES];
+	/* measured slices and their warm-ups, from the workers' counters */
+	uint64_t rx[MAX_LCORES], out[MAX_LCORES];
+	uint64_t waits[MAX_LCORES], drops[MAX_LCORES];
+};
+
+static struct hcase hcases[SLOTS];
+static unsigned int nb_hcases;
+
+struct hresult {
+	double mpps[MAX_LCORES]; /* received by each worker */
+	double mpps_avg;        /* per worker */
+	double cycles_per_pkt;  /* lane cycles per received packet */
+	double handed_off;      /* measured share of packets handed off */
+	double waits_per_mpkt;  /* bursts that waited for a full ring */
+	uint64_t drops;
+	double cpu_share;       /* the lanes' least CPU time / wall time */
+	double preempted_per_s; /* involuntary context switches, lanes */
+};
+
+/* The rings between the two lanes, as the application makes them. */
+static void
+handoff_setup(void)
+{
+	for (unsigned int i = 0; i < MAX_LCORES; i++)
+		for (unsigned int j = 0; j < MAX_LCORES; j++) {
+			char name[RTE_RING_NAMESIZE];
+			struct rte_ring *r;
+
+			if (i == j)
+				continue;
+			snprintf(name, sizeof(name), "bench_handoff_%u_%u", i,
+				j);
+			r = rte_ring_create(name, HANDOFF_RING,
+				(int)rte_socket_id(), RING_F_SP_ENQ |
+				RING_F_SC_DEQ | RING_F_EXACT_SZ);
+			if (r == NULL)
+				rte_exit(EXIT_FAILURE, "handoff ring %s: %s\n",
+					name, rte_strerror(rte_errno));
+			workers[i].to[j] = workers[j].from[i] = r;
+		}
+}
+
+/* The worker that owns global flow g, as split_by_owner() finds it:
+ * parse its frame, hash the key with the trackers' seed. */
+static unsigned int
+flow_owner(const struct app_run *run, uint8_t *frame, uint32_t g)
+{
+	struct cflow_packet pkt;
+
+	frame_bytes(frame, g);
+	if (cflow_parse(frame, FRAME_LEN, &run->parse, &pkt) !=
+			CFLOW_PARSE_OK)
+		rte_exit(EXIT_FAILURE, "flow %" PRIu32 ": no parse\n", g);
+	return app_flow_owner(run, cflow_hash_key(&pkt.key, run->hash_seed));
+}
+
+/*
+ * The lane's flow ids: flow index k is foreign (owned by the other
+ * worker) when floor((k + 1) s) > floor(k s), so that every prefix of
+ * the indexes (the popular ranks of a Zipf law too) has share s of
+ * foreign flows. Candidates alternate TCP and UDP and never collide
+ * with the other lane's: g = 2 (2 (j / 2) + lane) + j % 2, j = 0, 1, ...
+ * An own and a foreign cursor each take the next candidate of their
+ * kind.
+ */
+static void
+ids_build(struct lane *l, double share, const struct app_run *run)
+{
+	uint8_t frame[FRAME_LEN] = { 0 };
+	uint64_t cand[2] = { 0, 0 };
+
+	memcpy(frame, frame_head, sizeof(frame_head));
+	for (uint64_t k = 0; k < l->flows; k++) {
+		bool foreign = (uint64_t)((double)(k + 1) * share) !=
+			(uint64_t)((double)k * share);
+		uint64_t *j = &cand[foreign];
+		uint64_t g;
+
+		for (;; (*j)++) {
+			g = (((*j >> 1) * l->nb_lanes + l->lane) << 1) |
+				(*j & 1);
+			if (g > FLOW_MASK)
+				rte_exit(EXIT_FAILURE, "--handoff: too many "
+					"flows\n");
+			if ((flow_owner(run, frame, (uint32_t)g) != l->lane) ==
+					foreign)
+				break;
+		}
+		l->ids[k] = (uint32_t)g;
+		(*j)++;
+	}
+}
+
+/* Set the lanes to case ci, run one launch, and keep its counters. */
+static void
+launch_case(unsigned int ci, bool fill)
+{
+	struct hcase *c = &hcases[ci];
+	uint64_t rx[MAX_LCORES], out[MAX_LCORES];
+	uint64_t waits[MAX_LCORES], drops[MAX_LCORES];
+
+	current = CUCKOO;
+	slot = ci;
+	filling = fill;
+	ready = go = quiet = 0;
+	run_init(&bench_run, &app_cflow_table_ops);
+	bench_run.handoff = c->handoff;
+	bench_run.handoff_wait = true;  /* nothing lost: all tracked */
+	for (unsigned int i = 0; i < nb_lanes; i++) {
+		struct lane *l = &lanes[i];
+
+		l->seq = c->seq[i];
+		l->ids = c->ids[i];
+		l->seq_pos = c->seq_pos[i];
+		l->w->tracker = c->tracker[i];
+		l->w->table = c->tracker[i];
+		rx[i] = l->w->rx_packets;
+		out[i] = l->w->handoff_out;
+		waits[i] = l->w->handoff_waits;
+		drops[i] = l->w->handoff_drops;
+	}
+	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
+	rte_eal_mp_wait_lcore();
+	for (unsigned int i = 0; i < nb_lanes; i++) {
+		struct lane *l = &lanes[i];
+
+		c->seq_pos[i] = l->seq_pos;
+		if (fill)
+			continue;
+		c->rx[i] += l->w->rx_packets - rx[i];
+		c->out[i] += l->w->handoff_out - out[i];
+		c->waits[i] += l->w->handoff_waits - waits[i];
+		c->drops[i] += l->w->handoff_drops - drops[i];
+	}
+}
+
+/* One flow count and distribution: every case's flows drawn and tables
+ * filled, then the cases measured in turns (each round starting one
+ * case further, so that no case always follows the same one). */
+static void
+run_handoff(uint64_t flows, bool zipf, struct hresult *res)
+{
+	nb_lanes = MAX_LCORES;
+	for (unsigned int i = 0; i < nb_lanes; i++) {
+		lanes[i].nb_lanes = nb_lanes;
+		lanes[i].flows = (flows + i) / nb_lanes;
+		lanes[i].w->last_ns = 0;
+		memset(lanes[i].cycles, 0, sizeof(lanes[i].cycles));
+		memset(lanes[i].cpu_s, 0, sizeof(lanes[i].cpu_s));
+		memset(lanes[i].wall_s, 0, sizeof(lanes[i].wall_s));
+		memset(lanes[i].preempted, 0, sizeof(lanes[i].preempted));
+	}
+	for (unsigned int ci = 0; ci < nb_hcases; ci++) {
+		struct hcase *c = &hcases[ci];
+
+		memset(c->seq_pos, 0, sizeof(c->seq_pos));
+		memset(c->rx, 0, sizeof(c->rx));
+		memset(c->out, 0, sizeof(c->out));
+		memset(c->waits, 0, sizeof(c->waits));
+		memset(c->drops, 0, sizeof(c->drops));
+		run_init(&bench_run, &app_cflow_table_ops);
+		for (unsigned int i = 0; i < nb_lanes; i++) {
+			struct lane *l = &lanes[i];
+			struct cflow_tracker_params p;
+
+			if (c->seq[i] == NULL)
+				c->seq[i] = malloc(sizeof(uint32_t) <<
+					SEQ_BITS);
+			c->ids[i] = malloc(sizeof(uint32_t) * l->flows);
+			tracker_params(&p, l->flows, i);
+			c->tracker[i] = cflow_tracker_create(&p);
+			if (c->seq[i] == NULL || c->ids[i] == NULL ||
+					c->tracker[i] == NULL)
+				rte_exit(EXIT_FAILURE, "--handoff, %" PRIu64
+					" flows: out of memory\n", flows);
+			l->seq = c->seq[i];
+			l->ids = c->ids[i];
+			ids_build(l, c->share, &bench_run);
+			if (sequence_build(l, zipf, 99 + i) != 0)
+				rte_exit(EXIT_FAILURE, "out of memory\n");
+		}
+	}
+	for (unsigned int ci = 0; ci < nb_hcases; ci++)
+		launch_case(ci, true);
+	/* Only the measured slices count. */
+	for (unsigned int i = 0; i < nb_lanes; i++)
+		memset(lanes[i].packets, 0, sizeof(lanes[i].packets));
+	for (unsigned int round = 0; round < ROUNDS; round++)
+		for (unsigned int k = 0; k < nb_hcases; k++)
+			launch_case((round + k) % nb_hcases, false);
+	for (unsigned int ci = 0; ci < nb_hcases; ci++) {
+		struct hcase *c = &hcases[ci];
+		struct hresult *r = &res[ci];
+		uint64_t packets = 0, cycles = 0, rx = 0, out = 0, waits = 0;
+		uint64_t preempted = 0;
+		double hz = (double)rte_get_tsc_hz(), wall = 0;
+
+		memset(r, 0, sizeof(*r));
+		r->cpu_share = 1;
+		for (unsigned int i = 0; i < nb_lanes; i++) {
+			struct lane *l = &lanes[i];
+
+			r->mpps[i] = (double)l->packets[ci] /
+				((double)l->cycles[ci] / hz) / 1e6;
+			packets += l->packets[ci];
+			cycles += l->cycles[ci];
+			rx += c->rx[i];
+			out += c->out[i];
+			waits += c->waits[i];
+			r->drops += c->drops[i];
+			r->cpu_share = RTE_MIN(r->cpu_share, l->cpu_s[ci] /
+				l->wall_s[ci]);
+			preempted += l->preempted[ci];
+			wall += l->wall_s[ci];
+			cflow_tracker_free(c->tracker[i]);
+			free(c->ids[i]);
+			c->tracker[i] = NULL;
+			c->ids[i] = NULL;
+			l->ids = NULL;
+		}
+		r->mpps_avg = (double)packets / ((double)cycles / hz) / 1e6;
+		r->cycles_per_pkt = (double)cycles / (double)packets;
+		r->handed_off = rx ? (double)out / (double)rx : 0;
+		r->waits_per_mpkt = rx ? (double)waits / (double)rx * 1e6 : 0;
+		r->preempted_per_s = (double)preempted / (wall / nb_lanes);
+	}
+}
+
+/* The table of --handoff: per flow count and distribution, the case
+ * without handoff, then each share. */
+static void
+handoff_main(FILE *csv)
+{
+	printf("# bench_pipeline --handoff: 2 workers, software flow "
+		"affinity through %u-slot SPSC rings (a full ring waits); "
+		"64-byte TCP/UDP frames, %.0f%% TCP churn, cuckoo with %u-bit "
+		"fingerprints and %u-bit state%s, sweep <= %u buckets a burst, "
+		"%.1f s a row; TSC %.2f GHz\n\n", HANDOFF_RING,
+		opt.churn * 100, opt.fp_bits, opt.age_bits,
+		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
+		opt.seconds, rte_get_tsc_hz() / 1e9);
+	printf("| flows | dist | foreign | handed off | Mpps w0 | Mpps w1 | "
+		"Mpps/worker | cycles/pkt | of 0%% | of no handoff | "
+		"cycles/handoff | waits/Mpkt | CPU | preempted/s |\n");
+	printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		"---:|---:|---:|\n");
+	if (csv != NULL)
+		fprintf(csv, "flows,dist,share,handoff,handed_off,mpps_w0,"
+			"mpps_w1,mpps_per_worker,cycles_per_pkt,of_share0,"
+			"of_no_handoff,cycles_per_handoff,waits_per_mpkt,"
+			"drops,cpu_share,preempted_per_s\n");
+	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
+		for (int d = 0; d < 2; d++) {
+			struct hresult res[SLOTS];
+			const struct hresult *zero = NULL;
+
+			if (!opt.zipf[d])
+				continue;
+			run_handoff(opt.flows[fi], d == 1, res);
+			for (unsigned int ci = 0; ci < nb_hcases; ci++)
+				if (hcases[ci].handoff &&
+						hcases[ci].share == 0)
+					zero = &res[ci];
+			for (unsigned int ci = 0; ci < nb_hcases; ci++) {
+				const struct hcase *c = &hcases[ci];
+				const struct hresult *r = &res[ci];
+				char share[16] = "none", of0[16] = "",
+					per[16] = "";
+				double r0 = zero ? r->mpps_avg /
+					zero->mpps_avg : 0;
+				double rn = r->mpps_avg / res[0].mpps_avg;
+				double cyc = 0;
+
+				if (c->handoff)
+					snprintf(share, sizeof(share), "%.0f%%",
+						c->share * 100);
+				if (zero != NULL)
+					snprintf(of0, sizeof(of0), "%.0f%%",
+						100 * r0);
+				if (zero != NULL && c->handoff &&
+						c->share > 0) {
+					cyc = (r->cycles_per_pkt -
+						zero->cycles_per_pkt) /
+						c->share;
+					snprintf(per, sizeof(per), "%.0f", cyc);
+				}
+				printf("| %" PRIu64 " | %s | %s | %.1f%% | "
+					"%.2f | %.2f | %.2f | %.0f | %s | "
+					"%.0f%% | %s | %.0f | %.1f%% | %.0f |\n",
+					opt.flows[fi], d ? "zipf" : "uniform",
+					share, 100 * r->handed_off, r->mpps[0],
+					r->mpps[1], r->mpps_avg,
+					r->cycles_per_pkt, of0, 100 * rn, per,
+					r->waits_per_mpkt, 100 * r->cpu_share,
+					r->preempted_per_s);
+				fflush(stdout);
+				if (csv != NULL)
+					fprintf(csv, "%" PRIu64 ",%s,%.3f,%d,"
+						"%.4f,%.3f,%.3f,%.3f,%.1f,"
+						"%.4f,%.4f,%.1f,%.1f,%" PRIu64
+						",%.4f,%.1f\n", opt.flows[fi],
+						d ? "zipf" : "uniform",
+						c->share, c->handoff,
+						r->handed_off, r->mpps[0],
+						r->mpps[1], r->mpps_avg,
+						r->cycles_per_pkt, r0, rn, cyc,
+						r->waits_per_mpkt, r->drops,
+						r->cpu_share,
+						r->preempted_per_s);
+			}
+		}
+}
+
 /* ------------------------------------------------------------- main */
 
 static void
@@ -527,7 +960,16 @@ usage(const char *prog)
 		"2 lcores)\n"
 		"  --variants LIST  of ceiling,cuckoo,rte_hash (default all)\n"
 		"  --csv FILE       also write the rows as CSV\n"
-		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n",
+		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n"
+		"  --handoff        instead of the variants: 2 lcores, cuckoo, "
+		"software flow\n"
+		"                   affinity (the app's handoff rings); each "
+		"lane's flows have\n"
+		"                   a share owned by the other worker; rows: "
+		"no handoff, then\n"
+		"                   each share (needs -l with 2 lcores)\n"
+		"  --shares LIST    --handoff's foreign shares, 0 to 1 "
+		"(default 0,0.5,1)\n",
 		prog);
 }
 
@@ -542,6 +984,7 @@ parse_options(int argc, char **argv)
 		{ "exact-size", 0, NULL, 'e' }, { "sweep-buckets", 1, NULL, 'w' },
 		{ "variants", 1, NULL, 'v' }, { "csv", 1, NULL, 'o' },
 		{ "quick", 0, NULL, 'q' }, { "help", 0, NULL, 'h' },
+		{ "handoff", 0, NULL, 'H' }, { "shares", 1, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -655,6 +1098,23 @@ parse_options(int argc, char **argv)
 			opt.nb_flows = 2;
 			opt.seconds = 0.3;
 			break;
+		case 'H':
+			opt.handoff = true;
+			break;
+		case 'S':
+			opt.nb_shares = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok != NULL;
+					tok = strtok_r(NULL, ",", &save)) {
+				double v = strtod(tok, &end);
+
+				if (*end != '\0' || !(v >= 0 && v <= 1) ||
+						opt.nb_shares == SLOTS - 1)
+					goto bad;
+				opt.shares[opt.nb_shares++] = v;
+			}
+			if (opt.nb_shares == 0)
+				goto bad;
+			break;
 		case 'h':
 			usage(argv[0]);
 			exit(0);
@@ -673,6 +1133,17 @@ bad:
 			argv[optind]);
 		return -1;
 	}
+	if (opt.handoff && rte_lcore_count() < MAX_LCORES) {
+		fprintf(stderr, "bench_pipeline: --handoff needs the EAL to "
+			"have 2 lcores (-l 0,1)\n");
+		return -1;
+	}
+	/* --handoff's cases: no handoff, then each share */
+	hcases[nb_hcases++] = (struct hcase){ .share = 0 };
+	for (unsigned int k = 0; k < opt.nb_shares; k++)
+		hcases[nb_hcases++] = (struct hcase){
+			.share = opt.shares[k], .handoff = true,
+		};
 	return 0;
 }
 
@@ -703,6 +1174,11 @@ main(int argc, char **argv)
 		lane_setup(i);
 	if (opt.csv != NULL && (csv = fopen(opt.csv, "w")) == NULL)
 		rte_exit(EXIT_FAILURE, "--csv %s: cannot write\n", opt.csv);
+	if (opt.handoff) {
+		handoff_setup();
+		handoff_main(csv);
+		goto out;
+	}
 	if (csv != NULL)
 		fprintf(csv, "flows,dist,lcores,variant,mpps_per_lcore,"
 			"cycles_per_pkt,bytes_per_flow,tracked,new_share\n");
@@ -774,6 +1250,7 @@ main(int argc, char **argv)
 				}
 			}
 		}
+out:
 	if (csv != NULL)
 		fclose(csv);
 	rte_eal_cleanup();
