@@ -307,10 +307,9 @@ sequence_build(struct lane *l, bool zipf, uint64_t seed)
 	for (uint64_t i = 0; i < (UINT64_C(1) << SEQ_BITS); i++) {
 		uint64_t f = zipf ? zipf_draw(&z, &rng) :
 			(uint64_t)(((__uint128_t)splitmix(&rng) * n) >> 64);
-		uint32_t e = flow_global(l, l->ids != NULL ? l->ids[f] :
-				(uint32_t)f);
+		uint32_t e = l->ids != NULL ? l->ids[f] : (uint32_t)f;
 
-		if ((e & 1) == 0) {
+		if ((flow_global(l, e) & 1) == 0) {
 			if (closed[f / 8] & (1u << (f % 8))) {
 				closed[f / 8] &= (uint8_t)~(1u << (f % 8));
 				e |= FLOW_SYN;
