@@ -325,22 +325,48 @@ cflow_tracker_free(struct cflow_tracker *t)
 
 /* ----------------------------------------------------------- tracking */
 
+/*
+ * Slots an earlier packet of the chunk found, hence may have written or
+ * emptied, hashed to 256 bits: a later packet of the same flow must look
+ * it up again, not trust what the bulk lookup returned. A collision only
+ * costs a needless lookup.
+ */
+#define WRITTEN_WORDS 4
+
+static inline bool
+written_test(const uint64_t *w, uint32_t pos)
+{
+	return (w[(pos >> 6) % WRITTEN_WORDS] >> (pos & 63)) & 1;
+}
+
+static inline void
+written_set(uint64_t *w, uint32_t pos)
+{
+	w[(pos >> 6) % WRITTEN_WORDS] |= UINT64_C(1) << (pos & 63);
+}
+
 static void
 remove_at(struct cflow_tracker *t, uint32_t pos)
 {
 	(void)cf_delete_at(t->filter, pos);
 }
 
-/* Make room for a new flow in its two buckets: a closing entry if there
- * is one, else the open one idle longest. It comes after an add that
- * failed, hence tried kicks and changed cf_relocations(): a later packet
- * of the burst whose flow is evicted here looks it up again. */
+/*
+ * Make room for a new flow in its two buckets: a closing entry if there
+ * is one, else the open one idle longest. The add before it failed
+ * without a walk when the table is at its load limit (lib/cuckoo makes
+ * none there), so nothing else moved and cf_relocations() may be
+ * unchanged: the evicted slot is marked written, so that a later packet
+ * of the burst whose flow is evicted here looks it up again instead of
+ * taking the new flow's entry, which likely goes into that slot, for its
+ * own.
+ */
 static bool
-evict_for(struct cflow_tracker *t, uint64_t hash)
+evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 {
-	uint32_t pos[16], best = UINT32_MAX, best_age = 0;
+	uint32_t pos[2 * 8], best = 0, best_age = 0;
 	unsigned int n = cf_bucket_positions(t->filter, hash, pos);
-	bool best_closing = false;
+	bool found = false, best_closing = false;
 
 	for (unsigned int k = 0; k < n; k++) {
 		uint64_t v;
@@ -352,15 +378,17 @@ evict_for(struct cflow_tracker *t, uint64_t hash)
 		if (value_closing(v) && !best_closing) {
 			best = pos[k];
 			best_closing = true;
-		} else if (!best_closing && (best == UINT32_MAX ||
-				age > best_age)) {
+			found = true;
+		} else if (!best_closing && (!found || age > best_age)) {
 			best = pos[k];
 			best_age = age;
+			found = true;
 		}
 	}
-	if (best == UINT32_MAX)
+	if (!found)
 		return false;
 	remove_at(t, best);
+	written_set(written, best);
 	if (!best_closing) {
 		t->c.flows_evicted++;
 		t->c.active--;
@@ -369,13 +397,17 @@ evict_for(struct cflow_tracker *t, uint64_t hash)
 }
 
 static enum cflow_verdict
-insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls)
+insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
+		uint64_t *written)
 {
 	uint32_t v = value_make(t->now_tick, cls, false);
 	int ret = cf_add_with_hash(t->filter, hash, v, NULL);
 
+	/* -ENOSPC comes at once from a table at its load limit: evicting
+	 * in the flow's own buckets is then the only work. Below the limit
+	 * the add walked first, as it should: the table has room. */
 	if (ret == -ENOSPC && t->params.full_policy == CFLOW_FULL_EVICT &&
-			evict_for(t, hash))
+			evict_for(t, hash, written))
 		ret = cf_add_with_hash(t->filter, hash, v, NULL);
 	if (ret != 0) {
 		t->c.insert_failed++;
@@ -388,12 +420,13 @@ insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls)
 
 /*
  * One parsed packet whose flow lookup gave found/pos/v (the value at pos).
- * *changed is set when it added or removed an entry.
+ * *changed is set when it added or removed an entry; an evicted entry's
+ * slot is added to @p written.
  */
 static enum cflow_verdict
 track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		uint64_t hash, bool found, uint32_t pos, uint64_t v,
-		bool *changed)
+		bool *changed, uint64_t *written)
 {
 	bool tcp = pkt->proto_class == CFLOW_CLASS_TCP;
 	bool close = tcp && (pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST));
@@ -434,7 +467,8 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 			remove_at(t, pos);
 			*changed = true;
 			t->c.reused++;
-			return insert_flow(t, hash, pkt->proto_class);
+			return insert_flow(t, hash, pkt->proto_class,
+					written);
 		} else {
 			t->c.flows_seen++;
 			return CFLOW_SEEN;
@@ -445,7 +479,7 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		return CFLOW_UNTRACKED_ORPHAN;
 	}
 	*changed = true;
-	return insert_flow(t, hash, pkt->proto_class);
+	return insert_flow(t, hash, pkt->proto_class, written);
 }
 
 static uint64_t
@@ -472,26 +506,6 @@ untracked_verdict(struct cflow_tracker *t, enum cflow_parse_status st)
 		t->c.malformed[st]++;
 		return CFLOW_UNTRACKED_MALFORMED;
 	}
-}
-
-/*
- * Slots an earlier packet of the chunk found, hence may have written or
- * emptied, hashed to 256 bits: a later packet of the same flow must look
- * it up again, not trust what the bulk lookup returned. A collision only
- * costs a needless lookup.
- */
-#define WRITTEN_WORDS 4
-
-static inline bool
-written_test(const uint64_t *w, uint32_t pos)
-{
-	return (w[(pos >> 6) % WRITTEN_WORDS] >> (pos & 63)) & 1;
-}
-
-static inline void
-written_set(uint64_t *w, uint32_t pos)
-{
-	w[(pos >> 6) % WRITTEN_WORDS] |= UINT64_C(1) << (pos & 63);
 }
 
 /* Up to CF_BULK_MAX parsed packets: one bulk lookup. */
@@ -557,7 +571,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		if (t->params.flow_time)
 			judge_at(t, in[k].time_ns);
 		v = track_one(t, &pkts[k], hashes[j], found, pos[j], values[j],
-				&changed_now);
+				&changed_now, written);
 		judge_done(t);
 		if (changed_now) {
 			changed = true;

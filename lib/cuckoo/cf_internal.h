@@ -92,10 +92,16 @@ struct cf_filter {
 
 	/* Written by adds and deletes. */
 	uint64_t items;         /* in the table, stash excluded */
+	/* Load limit: adds walk only while items < walk_limit. UINT64_MAX
+	 * until a walk fails, then slack items below the count it failed
+	 * at; the next walk (once deletes went below) lifts it again. */
+	uint64_t walk_limit;
 	uint64_t kicks_total;
 	uint64_t relocations;   /* see cf_relocations() */
 	uint64_t kicks_max;
 	uint64_t adds_failed;
+	uint64_t kicks_failed;  /* steps of walks undone */
+	uint64_t walks_skipped; /* adds that did not walk: at the limit */
 	uint64_t rng;
 	struct cf_kick *path;   /* max_kicks entries, for rollback */
 

@@ -233,6 +233,7 @@ cf_create_geometry(const struct cf_params *p, uint64_t buckets)
 	if (f->mode == CF_MODE_SEMISORT)
 		cf_semisort_init();
 	rng_seed(f);
+	f->walk_limit = UINT64_MAX;
 	return f;
 
 free_values:
@@ -525,6 +526,7 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 			return 0;
 		}
 	}
+	f->kicks_failed += n;
 	while (n-- > 0) {
 		const struct cf_kick *k = &f->path[n];
 		int s = find_exact(f, k->bucket, k->fp, k->value);
@@ -534,6 +536,24 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 		value = k->value;
 	}
 	return -ENOSPC;
+}
+
+/*
+ * A walk found no free slot: the table is at its load limit. Adds make
+ * no walk until deletes take it slack items below the count the walk
+ * failed at, slack = min(max_kicks, items / 16): a failed walk costs
+ * max_kicks steps and as many to undo, so failed walks then cost at most
+ * about two steps per delete, and a table that only churns at its limit
+ * (a flood evicting flows) walks no more.
+ */
+static void
+saturate(struct cf_filter *f)
+{
+	uint64_t slack = f->items / 16;
+
+	if (slack > f->params.max_kicks)
+		slack = f->params.max_kicks;
+	f->walk_limit = f->items - slack;
 }
 
 static int
@@ -563,10 +583,19 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 			count_in_bucket(f, i2, fp) : 0) ==
 			f->slots * (i1 != i2 ? 2 : 1))
 		return -ENOSPC;
-	/* Kicks move other items, even when rolled back. */
-	f->relocations++;
-	if (kick(f, i1, i2, fp, value, pos) == 0)
-		return 0;
+	if (f->items >= f->walk_limit) {
+		/* At the load limit: no walk, which would most likely fail
+		 * and cost 2 * max_kicks bucket writes. */
+		f->walks_skipped++;
+	} else {
+		/* Below it again (deletes): walks as usual. */
+		f->walk_limit = UINT64_MAX;
+		/* Kicks move other items, even when rolled back. */
+		f->relocations++;
+		if (kick(f, i1, i2, fp, value, pos) == 0)
+			return 0;
+		saturate(f);
+	}
 	if (!use_stash || f->stash_count == CF_STASH_SIZE)
 		return -ENOSPC;
 	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value };
@@ -576,13 +605,72 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	return 0;
 }
 
-/* After a delete, move stash items back into the table when they fit. */
+/*
+ * A slot of bucket i was emptied: stash items of which i is one of the
+ * two buckets take its free slots, with no walk. Every other stash item
+ * has both its buckets as full as when it was stashed (only a delete
+ * empties a slot), so it cannot fit without a walk.
+ */
 static void
-stash_rehome(struct cf_filter *f)
+stash_rehome_bucket(struct cf_filter *f, uint32_t i)
 {
 	uint32_t k = 0;
 
 	while (k < f->stash_count) {
+		struct cf_stash_entry e = f->stash[k];
+		int s;
+
+		if (e.bucket != i && cf_alt_index(f, e.bucket, e.fp) != i) {
+			k++;
+			continue;
+		}
+		s = cf_find_in_bucket(f, i, 0, f->mode);
+		if (s < 0)
+			return;
+		slot_put(f, i, (uint32_t)s, e.fp, e.value);
+		f->items++;
+		stash_remove(f, k);
+	}
+}
+
+/* Slots of many buckets were emptied (a scan): every stash item takes a
+ * free slot of its buckets if it has one, with no walk. */
+static void
+stash_rehome_any(struct cf_filter *f)
+{
+	uint32_t k = 0;
+
+	while (k < f->stash_count) {
+		struct cf_stash_entry e = f->stash[k];
+		uint32_t i = e.bucket;
+		int s = cf_find_in_bucket(f, i, 0, f->mode);
+
+		if (s < 0) {
+			i = cf_alt_index(f, e.bucket, e.fp);
+			s = cf_find_in_bucket(f, i, 0, f->mode);
+		}
+		if (s < 0) {
+			k++;
+			continue;
+		}
+		slot_put(f, i, (uint32_t)s, e.fp, e.value);
+		f->items++;
+		stash_remove(f, k);
+	}
+}
+
+/*
+ * Below the load limit, stash items also try a walk each, until one
+ * fails (which sets the limit): at the limit a walk would only fail, and
+ * retrying every stash item after every delete was what made deletes
+ * from a full table cost four failed walks each.
+ */
+static void
+stash_rehome_walk(struct cf_filter *f)
+{
+	uint32_t k = 0;
+
+	while (k < f->stash_count && f->items < f->walk_limit) {
 		struct cf_stash_entry e = f->stash[k];
 
 		if (add_fp(f, e.bucket, e.fp, e.value, NULL, false) == 0)
@@ -590,6 +678,16 @@ stash_rehome(struct cf_filter *f)
 		else
 			k++;
 	}
+}
+
+/* After a delete from bucket i of the table. */
+static inline void
+stash_rehome(struct cf_filter *f, uint32_t i)
+{
+	if (f->stash_count != 0)
+		stash_rehome_bucket(f, i);
+	if (f->stash_count != 0)
+		stash_rehome_walk(f);
 }
 
 int
@@ -720,20 +818,19 @@ delete_fp(struct cf_filter *f, uint32_t i1, uint32_t fp)
 	s = cf_find_in_bucket(f, i1, fp, f->mode);
 	if (s >= 0) {
 		table_remove(f, i1, (uint32_t)s);
-	} else {
-		s = cf_find_in_bucket(f, i2, fp, f->mode);
-		if (s >= 0) {
-			table_remove(f, i2, (uint32_t)s);
-		} else {
-			s = stash_find(f, i1, i2, fp);
-			if (s < 0)
-				return -ENOENT;
-			stash_remove(f, (uint32_t)s);
-			return 0;
-		}
+		stash_rehome(f, i1);
+		return 0;
 	}
-	if (f->stash_count != 0)
-		stash_rehome(f);
+	s = cf_find_in_bucket(f, i2, fp, f->mode);
+	if (s >= 0) {
+		table_remove(f, i2, (uint32_t)s);
+		stash_rehome(f, i2);
+		return 0;
+	}
+	s = stash_find(f, i1, i2, fp);
+	if (s < 0)
+		return -ENOENT;
+	stash_remove(f, (uint32_t)s);
 	return 0;
 }
 
@@ -757,10 +854,13 @@ cf_clear(struct cf_filter *f)
 		memset(f->values, 0, f->values_bytes);
 	f->stash_count = 0;
 	f->items = 0;
+	f->walk_limit = UINT64_MAX;
 	f->relocations++;
 	f->kicks_total = 0;
 	f->kicks_max = 0;
 	f->adds_failed = 0;
+	f->kicks_failed = 0;
+	f->walks_skipped = 0;
 	rng_seed(f);
 }
 
@@ -1075,8 +1175,7 @@ cf_delete_at(struct cf_filter *f, uint32_t pos)
 	if (slot_empty(f, i, s))
 		return -ENOENT;
 	table_remove(f, i, s);
-	if (f->stash_count != 0)
-		stash_rehome(f);
+	stash_rehome(f, i);
 	return 0;
 }
 
@@ -1238,8 +1337,12 @@ cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 			}
 	}
 	*cursor = c;
+	/* Stash items move back only now, so that a pass that wraps sees
+	 * them in the stash rather than in a bucket it has visited. */
 	if (deleted != 0 && f->stash_count != 0)
-		stash_rehome(f);
+		stash_rehome_any(f);
+	if (deleted != 0 && f->stash_count != 0)
+		stash_rehome_walk(f);
 	return deleted;
 }
 
@@ -1300,6 +1403,9 @@ cf_stats(const struct cf_filter *f, struct cf_stats *st)
 	st->kicks_max = f->kicks_max;
 	st->stash_used = f->stash_count;
 	st->adds_failed = f->adds_failed;
+	st->kicks_failed = f->kicks_failed;
+	st->walks_skipped = f->walks_skipped;
+	st->saturated = f->items >= f->walk_limit;
 }
 
 uint64_t

@@ -17,6 +17,10 @@
  * - no false negatives, even when full: a failed kick path is rolled back,
  *   a small stash absorbs the overflow, and once it is full an add fails
  *   with -ENOSPC without touching any stored item;
+ * - bounded work when full: once a kick walk has failed, adds make no
+ *   walk until deletes bring the table below its load limit again, so an
+ *   add or a delete on a full table reads two buckets, not 2 * 500 (see
+ *   cf_add_with_hash());
  * - bulk operations on up to 64 hashes that prefetch every candidate bucket
  *   before comparing;
  * - slot positions, so a caller can read, update or delete what a lookup
@@ -165,6 +169,15 @@ struct cf_stats {
 	uint64_t kicks_max;   /**< Longest kick path of a successful add. */
 	uint64_t stash_used;  /**< Items now in the stash. */
 	uint64_t adds_failed; /**< Adds that returned -ENOSPC. */
+	/** Kicks of walks that found no free slot (each then undone). */
+	uint64_t kicks_failed;
+	/**
+	 * Adds (and stash items trying to move back) that found both their
+	 * buckets full at the load limit, and so made no walk.
+	 */
+	uint64_t walks_skipped;
+	/** At the load limit now: adds make no kick walk. */
+	bool saturated;
 };
 
 /** Opaque filter handle. */
@@ -198,6 +211,21 @@ uint64_t cf_hash(const struct cf_filter *f, const void *key, size_t len);
  * independent bits: the bucket from the high 32 bits, the fingerprint
  * from the low 32 bits. Adding an item twice stores two copies; at most
  * 2 * bucket_slots copies fit.
+ *
+ * An item goes into a free slot of its two buckets; if both are full,
+ * a random walk of up to max_kicks kicks makes room (paper Algorithm 1);
+ * if the walk fails it is undone and the item goes to the stash.
+ *
+ * Load limit: a failed walk shows the table is as full as walks can
+ * make it. From then on (cf_stats().saturated) an add whose two buckets
+ * are full makes no walk: it goes to the stash if there is room, else
+ * fails with -ENOSPC at once. The limit is min(max_kicks, items / 16)
+ * items below the count the walk failed at; deletes that take the table
+ * below it bring walks back (the next walk lifts the limit until another
+ * fails). Filling a table therefore reaches the same load as without the
+ * limit up to the first failed walk (the paper's Table 3 protocol), and
+ * a full table costs each add two bucket reads, not 2 * max_kicks bucket
+ * writes; failed walks cost at most about two kicks per delete.
  *
  * @param f
  *   The filter.
@@ -250,6 +278,12 @@ int cf_lookup(const struct cf_filter *f, const void *key, size_t len);
  * Delete one copy of an item. Deleting an item that was never added may
  * remove another item with the same fingerprint (a false negative for it):
  * only delete what was added.
+ *
+ * A stash item of which the emptied bucket is one of the two buckets
+ * moves into it. Below the load limit (see cf_add_with_hash()), the
+ * other stash items also try a walk each, until one fails; at the limit
+ * they stay in the stash, where lookups find them, until a slot of
+ * their buckets is emptied.
  *
  * @return
  *   - 0 if one copy was deleted;

@@ -2153,6 +2153,186 @@ test_parse_max_hdr(void)
 	return 0;
 }
 
+/* Flow f of a flood: a TCP SYN from 10.x.y.z, port 1024 + (f >> 16). */
+static struct spec
+flood_flow(uint32_t f)
+{
+	struct spec s = { .family = 4, .src = (uint8_t)f,
+		.dst = (uint8_t)(f >> 8), .sport = (uint16_t)(1024 + (f >> 16)),
+		.dport = 80, .proto = 6, .flags = CFLOW_TCP_SYN };
+
+	return s;
+}
+
+static uint64_t
+flow_hash(uint32_t f, uint64_t seed)
+{
+	struct spec s = flood_flow(f);
+	struct cflow_packet pkt;
+	uint8_t buf[256];
+
+	cflow_parse(buf, build(buf, &s), NULL, &pkt);
+	return cflow_hash_key(&pkt.key, seed);
+}
+
+/*
+ * A SYN flood against a full table, per policy: the table reaches its
+ * load limit while filling; from then on new flows make no kick walk
+ * (kick steps and relocations stay put but for stash moves), evict gives
+ * every one a slot by evicting in its own buckets, untracked turns away
+ * those whose buckets are full; the counters keep their invariants
+ * after every burst, and every flow not evicted is still found. Expiry
+ * then empties the table and new flows walk again.
+ */
+static int
+test_track_flood_full_table(void)
+{
+	enum { FLOOD_BURSTS = 200, MAX_FLOWS = 40000 };
+	static uint8_t bufs[CF_BULK_MAX][256];
+	static bool stored[MAX_FLOWS];
+
+	for (int policy = 0; policy < 2; policy++) {
+		/* 32-bit fingerprints: no false positive to blur the
+		 * accounting. */
+		struct cflow_tracker *t = tracker(4000, 32, 10,
+			(enum cflow_full_policy)policy);
+		const struct cf_filter *f = cflow_tracker_filter(t);
+		uint64_t at = 10 * S, steps, reloc, lost = 0, kept = 0;
+		uint64_t evicted0, failed0;
+		uint32_t next = 0;
+		unsigned int verdicts[CFLOW_VERDICT_MAX] = { 0 };
+		struct cflow_counters c;
+		struct cf_stats st;
+
+		TEST_ASSERT(t != NULL, "create");
+		memset(stored, 0, sizeof(stored));
+		/* Fill to the load limit with a full stash. */
+		do {
+			struct cflow_input in[CF_BULK_MAX];
+			enum cflow_verdict v[CF_BULK_MAX];
+
+			for (int k = 0; k < CF_BULK_MAX; k++, next++) {
+				struct spec sp = flood_flow(next);
+
+				in[k] = (struct cflow_input){ .data = bufs[k],
+					.time_ns = at };
+				in[k].len = in[k].wire_len = build(bufs[k], &sp);
+			}
+			cflow_track_burst(t, in, CF_BULK_MAX, v);
+			for (int k = 0; k < CF_BULK_MAX; k++)
+				stored[next - CF_BULK_MAX + k] = v[k] == CFLOW_NEW;
+			at += S / 1000;
+			cf_stats(f, &st);
+			TEST_ASSERT(next < 4 * st.slots, "policy %d: never at "
+				"the limit", policy);
+		} while (!st.saturated || st.stash_used != CF_STASH_SIZE);
+		cflow_counters_get(t, &c);
+		evicted0 = c.flows_evicted;
+		failed0 = c.insert_failed;
+		steps = st.kicks_total + st.kicks_failed;
+		reloc = cf_relocations(f);
+
+		/* The flood. */
+		for (int b = 0; b < FLOOD_BURSTS; b++) {
+			struct cflow_input in[CF_BULK_MAX];
+			enum cflow_verdict v[CF_BULK_MAX];
+
+			for (int k = 0; k < CF_BULK_MAX; k++, next++) {
+				struct spec sp = flood_flow(next);
+
+				in[k] = (struct cflow_input){ .data = bufs[k],
+					.time_ns = at };
+				in[k].len = in[k].wire_len = build(bufs[k], &sp);
+			}
+			cflow_track_burst(t, in, CF_BULK_MAX, v);
+			for (int k = 0; k < CF_BULK_MAX; k++) {
+				verdicts[v[k]]++;
+				stored[next - CF_BULK_MAX + k] = v[k] == CFLOW_NEW;
+			}
+			at += S / 1000;
+			TEST_ASSERT_EQ(invariants(t), 0, "policy %d, burst %d",
+				policy, b);
+		}
+		cflow_counters_get(t, &c);
+		cf_stats(f, &st);
+		printf("# %s: load %.4f, flood of %d: %u new, %u turned away, "
+			"%lu evicted, %lu kick steps, %lu relocations, %lu "
+			"walks skipped\n", policy ? "untracked" : "evict",
+			st.load_factor, FLOOD_BURSTS * CF_BULK_MAX,
+			verdicts[CFLOW_NEW], verdicts[CFLOW_UNTRACKED_FULL],
+			(unsigned long)(c.flows_evicted - evicted0),
+			(unsigned long)(st.kicks_total + st.kicks_failed - steps),
+			(unsigned long)(cf_relocations(f) - reloc),
+			(unsigned long)st.walks_skipped);
+		TEST_ASSERT_EQ(verdicts[CFLOW_NEW] +
+			verdicts[CFLOW_UNTRACKED_FULL],
+			(unsigned int)(FLOOD_BURSTS * CF_BULK_MAX), "verdicts");
+		if (policy == CFLOW_FULL_EVICT)
+			TEST_ASSERT(verdicts[CFLOW_UNTRACKED_FULL] == 0 &&
+				c.insert_failed == 0 &&
+				c.flows_evicted - evicted0 >
+				FLOOD_BURSTS * CF_BULK_MAX / 2, "evict: %u "
+				"untracked, %lu evicted",
+				verdicts[CFLOW_UNTRACKED_FULL],
+				(unsigned long)(c.flows_evicted - evicted0));
+		else
+			TEST_ASSERT(c.flows_evicted == 0 &&
+				c.insert_failed - failed0 ==
+				verdicts[CFLOW_UNTRACKED_FULL] &&
+				verdicts[CFLOW_UNTRACKED_FULL] >
+				FLOOD_BURSTS * CF_BULK_MAX / 2, "untracked: "
+				"%u turned away", verdicts[CFLOW_UNTRACKED_FULL]);
+		/* Bounded work: no walk; stash items moving into evicted
+		 * slots are the only relocations. */
+		TEST_ASSERT(st.kicks_total + st.kicks_failed == steps,
+			"policy %d: %lu kick steps in the flood", policy,
+			(unsigned long)(st.kicks_total + st.kicks_failed - steps));
+		TEST_ASSERT(cf_relocations(f) - reloc <= 64, "policy %d: %lu "
+			"relocations in the flood", policy,
+			(unsigned long)(cf_relocations(f) - reloc));
+		TEST_ASSERT(st.walks_skipped >= FLOOD_BURSTS * CF_BULK_MAX / 2,
+			"policy %d: %lu walks skipped", policy,
+			(unsigned long)st.walks_skipped);
+		TEST_ASSERT_EQ(c.active, st.items, "active vs items");
+		/* No false negatives: a stored flow is gone only if evicted. */
+		for (uint32_t k = 0; k < next; k++) {
+			if (!stored[k])
+				continue;
+			if (cf_lookup_with_hash(f, flow_hash(k, 42), NULL))
+				kept++;
+			else
+				lost++;
+		}
+		TEST_ASSERT(lost == c.flows_evicted && kept + lost ==
+			c.flows_new && kept == c.active, "policy %d: %lu stored "
+			"flows lost, %lu evicted", policy, (unsigned long)lost,
+			(unsigned long)c.flows_evicted);
+
+		/* Everything expires: below the limit, new flows walk. */
+		at += 400 * S;
+		cflow_sweep_all(t, at);
+		cf_stats(f, &st);
+		TEST_ASSERT(st.items == 0 && !st.saturated, "after expiry: "
+			"%lu items, saturated %d", (unsigned long)st.items,
+			st.saturated);
+		steps = st.kicks_total;
+		while (st.stash_used == 0) {
+			struct spec sp = flood_flow(next++);
+
+			TEST_ASSERT_EQ(send(t, &sp, at), CFLOW_NEW, "refill");
+			cf_stats(f, &st);
+		}
+		printf("# %s: refilled to %.4f with %lu kicks before a walk "
+			"failed\n", policy ? "untracked" : "evict",
+			st.load_factor, (unsigned long)(st.kicks_total - steps));
+		TEST_ASSERT(st.kicks_total > steps && st.load_factor >= 0.93,
+			"refill: load %.4f", st.load_factor);
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		cflow_tracker_free(t);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -2181,6 +2361,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_burst_equals_single),
 	TEST_CASE(test_track_flow_time_two_streams),
 	TEST_CASE(test_track_flow_time_merged_streams),
+	TEST_CASE(test_track_flood_full_table),
 	TEST_CASE(test_pace),
 	TEST_CASE(test_track_model_fp32_exact),
 	TEST_CASE(test_track_model_short_fp),

@@ -1251,6 +1251,188 @@ test_largest_table(void)
 	return 0;
 }
 
+/* -------------------------------------------------- full-table flood */
+
+static uint64_t
+kick_steps(const struct cf_filter *f)
+{
+	struct cf_stats st;
+
+	cf_stats(f, &st);
+	return st.kicks_total + st.kicks_failed;
+}
+
+/* Stored hashes, every one of which must be found. */
+static int
+all_found(const struct cf_filter *f, const uint64_t *h, uint64_t n,
+		const char *when)
+{
+	for (uint64_t k = 0; k < n; k++)
+		TEST_ASSERT(cf_lookup_with_hash(f, h[k], NULL), "%s: item %lu "
+			"of %lu lost", when, (unsigned long)k, (unsigned long)n);
+	TEST_ASSERT_EQ(items_of(f), n, "%s: item count", when);
+	return 0;
+}
+
+/*
+ * A flood of new items against a full table (a SYN flood): once a walk
+ * has failed, adds make no walk (kick steps and cf_relocations() stay
+ * put), and fail at once or go into a free slot of their two buckets;
+ * churn at the limit (delete one, add one, as a tracker evicts) walks no
+ * more either. Every stored item is found throughout. Deletes that take
+ * the table below its limit bring walks back, and refilling it reaches
+ * the paper's load again before its next failed walk.
+ */
+static int
+test_flood_full_table(void)
+{
+	static const struct variant fv[] = {
+		{ CF_TABLE_PLAIN, 12, 4, 16, false },
+		{ CF_TABLE_PLAIN, 16, 4, 16, true },
+		{ CF_TABLE_SEMISORT, 13, 4, 0, false },
+		{ CF_TABLE_PLAIN, 16, 2, 0, false },
+		{ CF_TABLE_PLAIN, 8, 8, 8, false },
+	};
+	enum { FLOOD = 20000 };
+
+	for (unsigned int i = 0; i < sizeof(fv) / sizeof(fv[0]); i++) {
+		struct cf_filter *f = make(&fv[i], 15000, 11 + i);
+		uint64_t *h = calloc(40000, sizeof(*h));
+		uint64_t rng = 100 + i, n = 0, steps, reloc, failed;
+		uint64_t fail_items = 0, limit;
+		struct cf_stats st;
+		double refill;
+
+		TEST_ASSERT(f != NULL && h != NULL, "alloc");
+		/* Fill until it turns items away with its stash full. */
+		for (int a = 0; a < 40000; a++) {
+			uint64_t x = test_rand(&rng);
+
+			if (cf_add_with_hash(f, x, 1, NULL) == 0)
+				h[n++] = x;
+			cf_stats(f, &st);
+			if (st.kicks_failed != 0 && fail_items == 0)
+				fail_items = st.items - st.stash_used;
+			if (st.adds_failed >= 64)
+				break;
+		}
+		TEST_ASSERT(st.saturated && st.stash_used == CF_STASH_SIZE,
+			"variant %u: not at its limit at load %.4f", i,
+			st.load_factor);
+		TEST_ASSERT_EQ(all_found(f, h, n, "filled"), 0, "variant %u",
+			i);
+
+		/* The flood: no walk, nothing moved. */
+		steps = kick_steps(f);
+		reloc = cf_relocations(f);
+		failed = st.adds_failed;
+		for (int a = 0; a < FLOOD; a++) {
+			uint64_t x = test_rand(&rng);
+
+			if (cf_add_with_hash(f, x, 2, NULL) == 0)
+				h[n++] = x;
+		}
+		cf_stats(f, &st);
+		printf("# variant %u: load %.4f, flood of %d: %lu added, "
+			"%lu kick steps, %lu relocations, %lu walks "
+			"skipped\n", i, st.load_factor, FLOOD,
+			(unsigned long)(FLOOD - (st.adds_failed - failed)),
+			(unsigned long)(kick_steps(f) - steps),
+			(unsigned long)(cf_relocations(f) - reloc),
+			(unsigned long)st.walks_skipped);
+		/* (Semi-sorted buckets re-sort, hence relocate, on every
+		 * write.) */
+		TEST_ASSERT(kick_steps(f) == steps &&
+			(fv[i].table == CF_TABLE_SEMISORT ||
+			cf_relocations(f) == reloc),
+			"variant %u: the flood walked: %lu kick steps, %lu "
+			"relocations", i, (unsigned long)(kick_steps(f) - steps),
+			(unsigned long)(cf_relocations(f) - reloc));
+		TEST_ASSERT(st.walks_skipped >= st.adds_failed - failed &&
+			st.adds_failed - failed > FLOOD / 4, "variant %u: "
+			"skipped %lu, failed %lu", i,
+			(unsigned long)st.walks_skipped,
+			(unsigned long)(st.adds_failed - failed));
+		TEST_ASSERT_EQ(all_found(f, h, n, "flood"), 0, "variant %u", i);
+
+		/* Churn at the limit, as a tracker evicts: delete one item,
+		 * add a new one whose first bucket is the one the deleted
+		 * item was in, so that it fits (in the emptied slot, or in
+		 * the stash if a stash item took the slot). No walk. */
+		steps = kick_steps(f);
+		for (int a = 0; a < FLOOD; a++) {
+			uint64_t k = test_rand(&rng) % n, b, x;
+			uint32_t pos;
+
+			TEST_ASSERT(cf_lookup_with_hash(f, h[k], &pos), "find");
+			b = pos < st.slots ? pos / fv[i].slots : 0;
+			/* The high half that indexes bucket b. */
+			b = fv[i].exact_size ? ((b << 32) + st.buckets - 1) /
+				st.buckets : b;
+			x = b << 32 | (test_rand(&rng) & UINT32_MAX);
+			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0, "delete");
+			h[k] = h[--n];
+			TEST_ASSERT_EQ(cf_add_with_hash(f, x, 3, NULL), 0,
+				"variant %u: add after delete", i);
+			h[n++] = x;
+		}
+		cf_stats(f, &st);
+		TEST_ASSERT(kick_steps(f) == steps && st.saturated,
+			"variant %u: churn walked %lu kick steps", i,
+			(unsigned long)(kick_steps(f) - steps));
+		TEST_ASSERT_EQ(all_found(f, h, n, "churn"), 0, "variant %u", i);
+
+		/* Deletes: at the documented limit below the count the walk
+		 * failed at, walks again, and the refill reaches the
+		 * first-failure load again. */
+		limit = fail_items - (fail_items / 16 < 500 ? fail_items / 16 :
+			500);
+		for (;;) {
+			uint64_t k = test_rand(&rng) % n, prev;
+
+			prev = st.items - st.stash_used;
+			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0, "delete");
+			h[k] = h[--n];
+			cf_stats(f, &st);
+			/* Leaving, the stash items walk back in. */
+			if (!st.saturated) {
+				TEST_ASSERT(prev == limit && st.stash_used == 0,
+					"variant %u: left at %lu items, limit "
+					"%lu", i, (unsigned long)prev,
+					(unsigned long)limit);
+				break;
+			}
+			TEST_ASSERT(st.items - st.stash_used >= limit,
+				"variant %u: saturated at %lu items, limit %lu",
+				i, (unsigned long)(st.items - st.stash_used),
+				(unsigned long)limit);
+		}
+		steps = st.kicks_total;
+		failed = st.kicks_failed;
+		while (st.kicks_failed == failed) {
+			uint64_t x = test_rand(&rng);
+
+			TEST_ASSERT(n < 40000, "never failed");
+			if (cf_add_with_hash(f, x, 4, NULL) == 0)
+				h[n++] = x;
+			cf_stats(f, &st);
+		}
+		refill = (double)(st.items - st.stash_used) / (double)st.slots;
+		printf("# variant %u: refilled to %.4f before a walk failed "
+			"(%lu kicks)\n", i, refill,
+			(unsigned long)(st.kicks_total - steps));
+		TEST_ASSERT(st.kicks_total > steps, "variant %u: no walk", i);
+		TEST_ASSERT(refill >= (fv[i].slots == 2 ? 0.80 :
+			fv[i].slots == 4 ? 0.93 : 0.97), "variant %u: a walk "
+			"failed at %.4f", i, refill);
+		TEST_ASSERT_EQ(all_found(f, h, n, "refill"), 0, "variant %u",
+			i);
+		cf_free(f);
+		free(h);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
@@ -1285,6 +1467,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_allocator_hooks),
 	TEST_CASE(test_clear),
 	TEST_CASE(test_largest_table),
+	TEST_CASE(test_flood_full_table),
 	TEST_CASES_END()
 };
 
