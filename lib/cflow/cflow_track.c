@@ -365,15 +365,14 @@ static bool
 evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 {
 	uint32_t pos[2 * 8], best = 0, best_age = 0;
-	unsigned int n = cf_bucket_positions(t->filter, hash, pos);
+	uint64_t values[2 * 8];
+	unsigned int n = cf_bucket_entries(t->filter, hash, pos, values);
 	bool found = false, best_closing = false;
 
 	for (unsigned int k = 0; k < n; k++) {
-		uint64_t v;
+		uint64_t v = values[k];
 		uint32_t age;
 
-		if (cf_value_get(t->filter, pos[k], &v) != 0)
-			continue;
 		age = value_age(t, v);
 		if (value_closing(v) && !best_closing) {
 			best = pos[k];

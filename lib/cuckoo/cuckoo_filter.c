@@ -371,15 +371,43 @@ find_exact(const struct cf_filter *f, uint32_t i, uint32_t fp,
 	return -1;
 }
 
+/* Fingerprint of slot s of bucket i. */
+static inline uint32_t
+slot_fp(const struct cf_filter *f, uint32_t i, uint32_t s)
+{
+	struct cf_bucket b;
+
+	if (f->mode != CF_MODE_SEMISORT)
+		return cf_slot_fp(f, i, s);
+	cf_semisort_read(f, i, &b);
+	return b.fp[s];
+}
+
+/* The fingerprints of bucket i, without the values. */
+static inline void
+bucket_fps(const struct cf_filter *f, uint32_t i, uint32_t *fps)
+{
+	uint64_t lanes, mask = cf_low_mask(f->fp_bits);
+
+	if (f->mode == CF_MODE_SLOTS) {
+		for (uint32_t s = 0; s < f->slots; s++)
+			fps[s] = cf_slot_fp(f, i, s);
+		return;
+	}
+	lanes = cf_bucket_lanes(f, i, f->mode);
+	for (uint32_t s = 0; s < f->slots; s++)
+		fps[s] = (uint32_t)((lanes >> (s * f->fp_bits)) & mask);
+}
+
 static unsigned int
 count_in_bucket(const struct cf_filter *f, uint32_t i, uint32_t fp)
 {
-	struct cf_bucket b;
+	uint32_t fps[CF_MAX_SLOTS] = { 0 };
 	unsigned int n = 0;
 
-	cf_bucket_read(f, i, &b);
+	bucket_fps(f, i, fps);
 	for (uint32_t s = 0; s < f->slots; s++)
-		n += b.fp[s] == fp;
+		n += fps[s] == fp;
 	return n;
 }
 
@@ -562,6 +590,7 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 {
 	uint32_t i2 = cf_alt_index(f, i1, fp);
 	uint32_t i = i1;
+	bool saturated;
 	int s;
 
 	/* Stored values are truncated; the kick path compares them. */
@@ -578,12 +607,19 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 			*pos = i * f->slots + (uint32_t)s;
 		return 0;
 	}
+	/* At the load limit with no room in the stash: fail at once. This
+	 * is a full table's common case (a flood of new flows). */
+	saturated = f->items >= f->walk_limit;
+	if (saturated && (!use_stash || f->stash_count == CF_STASH_SIZE)) {
+		f->walks_skipped++;
+		return -ENOSPC;
+	}
 	/* Both buckets full of this fingerprint: 2b copies, no more fit. */
 	if (count_in_bucket(f, i1, fp) + (i1 != i2 ?
 			count_in_bucket(f, i2, fp) : 0) ==
 			f->slots * (i1 != i2 ? 2 : 1))
 		return -ENOSPC;
-	if (f->items >= f->walk_limit) {
+	if (saturated) {
 		/* At the load limit: no walk, which would most likely fail
 		 * and cost 2 * max_kicks bucket writes. */
 		f->walks_skipped++;
@@ -1020,7 +1056,25 @@ cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
 	uint32_t slots = table_slots(f);
 	int ret = cf_lookup_bulk(f, hashes, n, hit_mask, pos);
 
-	if (ret <= 0)
+	if (ret < 0)
+		return ret;
+	/* At the load limit, a miss is likely a new item that finds both
+	 * its buckets full, and a caller that evicts (the tracker) reads
+	 * their values next: fetch those lines now, so that the misses of
+	 * the whole burst overlap. */
+	if (f->values != NULL && f->prefetch && f->items >= f->walk_limit)
+		for (uint64_t m = ~*hit_mask & (UINT64_MAX >> (64 - n)); m != 0;
+				m &= m - 1) {
+			uint64_t h = hashes[__builtin_ctzll(m)];
+			uint32_t i1 = cf_index(f, h);
+			uint32_t i2 = cf_alt_index(f, i1, cf_fingerprint(f, h));
+
+			__builtin_prefetch(f->values + (uint64_t)i1 *
+				f->slots * f->value_bytes, 0, 3);
+			__builtin_prefetch(f->values + (uint64_t)i2 *
+				f->slots * f->value_bytes, 0, 3);
+		}
+	if (ret == 0)
 		return ret;
 	if (f->values != NULL && f->prefetch)
 		for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
@@ -1115,12 +1169,7 @@ position(const struct cf_filter *f, uint32_t pos, uint32_t *i, uint32_t *s,
 static bool
 slot_empty(const struct cf_filter *f, uint32_t i, uint32_t s)
 {
-	struct cf_bucket b;
-
-	if (f->mode != CF_MODE_SEMISORT)
-		return cf_slot_fp(f, i, s) == 0;
-	cf_semisort_read(f, i, &b);
-	return b.fp[s] == 0;
+	return slot_fp(f, i, s) == 0;
 }
 
 int
@@ -1180,21 +1229,32 @@ cf_delete_at(struct cf_filter *f, uint32_t pos)
 }
 
 unsigned int
-cf_bucket_positions(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
+cf_bucket_entries(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
+		uint64_t *values)
 {
 	uint32_t i1 = cf_index(f, hash);
 	uint32_t bucket[2] = { i1, cf_alt_index(f, i1, cf_fingerprint(f, hash)) };
 	unsigned int n = 0;
 
 	for (unsigned int k = 0; k < (bucket[0] != bucket[1] ? 2u : 1u); k++) {
-		struct cf_bucket b;
+		uint32_t fps[CF_MAX_SLOTS] = { 0 };
 
-		cf_bucket_read(f, bucket[k], &b);
-		for (uint32_t s = 0; s < f->slots; s++)
-			if (b.fp[s] != 0)
-				pos[n++] = bucket[k] * f->slots + s;
+		bucket_fps(f, bucket[k], fps);
+		for (uint32_t s = 0; s < f->slots; s++) {
+			if (fps[s] == 0)
+				continue;
+			if (values != NULL)
+				values[n] = slot_value(f, bucket[k], s);
+			pos[n++] = bucket[k] * f->slots + s;
+		}
 	}
 	return n;
+}
+
+unsigned int
+cf_bucket_positions(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
+{
+	return cf_bucket_entries(f, hash, pos, NULL);
 }
 
 /* --------------------------------------------------------------- scan */

@@ -414,6 +414,20 @@ unsigned int cf_bucket_positions(const struct cf_filter *f, uint64_t hash,
 		uint32_t *pos);
 
 /**
+ * cf_bucket_positions() that also reads each entry's value, in one pass
+ * over the two buckets: what an eviction policy needs to choose.
+ *
+ * @param pos
+ *   Receives up to 2 * bucket_slots positions.
+ * @param values
+ *   values[k] receives the value at pos[k] (0 without values), or NULL.
+ * @return
+ *   The number of entries written.
+ */
+unsigned int cf_bucket_entries(const struct cf_filter *f, uint64_t hash,
+		uint32_t *pos, uint64_t *values);
+
+/**
  * Scan callback: called for each stored item with its position and value
  * (0 when the filter has no values). Return non-zero to delete the item.
  */
