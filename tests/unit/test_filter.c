@@ -1433,6 +1433,42 @@ test_flood_full_table(void)
 	return 0;
 }
 
+/* cf_bucket_entries: cf_bucket_positions with the values, for every
+ * layout. */
+static int
+test_bucket_entries(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct variant v = variants[i];
+		struct cf_filter *f;
+		uint64_t rng = 5;
+
+		v.value_bits = v.value_bits ? v.value_bits : 8;
+		f = make(&v, 2000, 3);
+		TEST_ASSERT(f != NULL, "create");
+		for (int a = 0; a < 1900; a++)
+			cf_add_with_hash(f, test_rand(&rng), (uint64_t)a, NULL);
+		for (int q = 0; q < 2000; q++) {
+			uint64_t h = test_rand(&rng), values[16], x;
+			uint32_t pos[16], pos2[16];
+			unsigned int n = cf_bucket_entries(f, h, pos, values);
+
+			TEST_ASSERT_EQ(cf_bucket_positions(f, h, pos2), n,
+				"variant %u: count", i);
+			for (unsigned int k = 0; k < n; k++) {
+				TEST_ASSERT(pos[k] == pos2[k] &&
+					cf_value_get(f, pos[k], &x) == 0 &&
+					x == values[k], "variant %u: entry %u",
+					i, k);
+			}
+			TEST_ASSERT_EQ(cf_bucket_entries(f, h, pos2, NULL), n,
+				"variant %u: without values", i);
+		}
+		cf_free(f);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
@@ -1468,6 +1504,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_clear),
 	TEST_CASE(test_largest_table),
 	TEST_CASE(test_flood_full_table),
+	TEST_CASE(test_bucket_entries),
 	TEST_CASES_END()
 };
 
