@@ -93,8 +93,9 @@ struct cf_filter {
 	/* Written by adds and deletes. */
 	uint64_t items;         /* in the table, stash excluded */
 	/* Load limit: adds walk only while items < walk_limit. UINT64_MAX
-	 * until a walk fails, then slack items below the count it failed
-	 * at; the next walk (once deletes went below) lifts it again. */
+	 * until a walk fails with the stash full, then slack items below
+	 * the count it failed at; the next walk (once deletes went below)
+	 * lifts it again. */
 	uint64_t walk_limit;
 	uint64_t kicks_total;
 	uint64_t relocations;   /* see cf_relocations() */

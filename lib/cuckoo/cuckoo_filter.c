@@ -567,12 +567,13 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 }
 
 /*
- * A walk found no free slot: the table is at its load limit. Adds make
- * no walk until deletes take it slack items below the count the walk
- * failed at, slack = min(max_kicks, items / 16): a failed walk costs
- * max_kicks steps and as many to undo, so failed walks then cost at most
- * about two steps per delete, and a table that only churns at its limit
- * (a flood evicting flows) walks no more.
+ * A walk found no free slot with the stash full, or for a stash item:
+ * the table is at its load limit. Adds make no walk until deletes take
+ * it slack items below the count the walk failed at, slack =
+ * min(max_kicks, items / 16): a failed walk costs max_kicks steps and as
+ * many to undo, so failed walks then cost a few steps per delete at
+ * most, and a table that only churns at its limit (a flood evicting
+ * flows) walks no more.
  */
 static void
 saturate(struct cf_filter *f)
@@ -630,7 +631,14 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		f->relocations++;
 		if (kick(f, i1, i2, fp, value, pos) == 0)
 			return 0;
-		saturate(f);
+		/* The stash absorbs the odd failed walk, as it always did,
+		 * so that a table fills to its sizing load and beyond; the
+		 * table is at its limit once a failed walk finds the stash
+		 * full, or fails for a stash item. */
+		if (!use_stash || f->stash_count == CF_STASH_SIZE) {
+			saturate(f);
+			return -ENOSPC;
+		}
 	}
 	if (!use_stash || f->stash_count == CF_STASH_SIZE)
 		return -ENOSPC;

@@ -17,10 +17,10 @@
  * - no false negatives, even when full: a failed kick path is rolled back,
  *   a small stash absorbs the overflow, and once it is full an add fails
  *   with -ENOSPC without touching any stored item;
- * - bounded work when full: once a kick walk has failed, adds make no
- *   walk until deletes bring the table below its load limit again, so an
- *   add or a delete on a full table reads two buckets, not 2 * 500 (see
- *   cf_add_with_hash());
+ * - bounded work when full: once a kick walk has failed with the stash
+ *   full, adds make no walk until deletes bring the table below its load
+ *   limit again, so an add or a delete on a full table reads two
+ *   buckets, not 2 * 500 (see cf_add_with_hash());
  * - bulk operations on up to 64 hashes that prefetch every candidate bucket
  *   before comparing;
  * - slot positions, so a caller can read, update or delete what a lookup
@@ -216,16 +216,19 @@ uint64_t cf_hash(const struct cf_filter *f, const void *key, size_t len);
  * a random walk of up to max_kicks kicks makes room (paper Algorithm 1);
  * if the walk fails it is undone and the item goes to the stash.
  *
- * Load limit: a failed walk shows the table is as full as walks can
- * make it. From then on (cf_stats().saturated) an add whose two buckets
- * are full makes no walk: it goes to the stash if there is room, else
- * fails with -ENOSPC at once. The limit is min(max_kicks, items / 16)
- * items below the count the walk failed at; deletes that take the table
- * below it bring walks back (the next walk lifts the limit until another
- * fails). Filling a table therefore reaches the same load as without the
- * limit up to the first failed walk (the paper's Table 3 protocol), and
- * a full table costs each add two bucket reads, not 2 * max_kicks bucket
- * writes; failed walks cost at most about two kicks per delete.
+ * Load limit: a walk that fails when the stash is already full (or for
+ * a stash item moving back, see cf_delete_with_hash()) shows the table
+ * is as full as walks can make it. From then on (cf_stats().saturated)
+ * an add whose two buckets are full makes no walk: it goes to the stash
+ * if there is room, else fails with -ENOSPC at once. The limit is
+ * min(max_kicks, items / 16) items below the count the walk failed at;
+ * deletes that take the table below it bring walks back (the next walk
+ * lifts the limit until another fails). Filling a table therefore
+ * reaches the same load as without the limit: every add walks until the
+ * stash has absorbed CF_STASH_SIZE failed walks (the paper's Table 3
+ * protocol stops at the first). A full table costs each add two bucket
+ * reads, not 2 * max_kicks bucket writes, and failed walks cost a few
+ * kicks per delete at most.
  *
  * @param f
  *   The filter.

@@ -1276,7 +1276,7 @@ all_found(const struct cf_filter *f, const uint64_t *h, uint64_t n,
 
 /*
  * A flood of new items against a full table (a SYN flood): once a walk
- * has failed, adds make no walk (kick steps and cf_relocations() stay
+ * has failed with the stash full, adds make no walk (kick steps and cf_relocations() stay
  * put), and fail at once or go into a free slot of their two buckets;
  * churn at the limit (delete one, add one, as a tracker evicts) walks no
  * more either. Every stored item is found throughout. Deletes that take
@@ -1311,7 +1311,8 @@ test_flood_full_table(void)
 			if (cf_add_with_hash(f, x, 1, NULL) == 0)
 				h[n++] = x;
 			cf_stats(f, &st);
-			if (st.kicks_failed != 0 && fail_items == 0)
+			/* The limit: a failed walk with the stash full. */
+			if (st.adds_failed != 0 && fail_items == 0)
 				fail_items = st.items - st.stash_used;
 			if (st.adds_failed >= 64)
 				break;
@@ -1469,6 +1470,60 @@ test_bucket_entries(void)
 	return 0;
 }
 
+/*
+ * A table sized exactly for its capacity (96% load) takes that many
+ * items, and more: until its first -ENOSPC every add walks, the stash
+ * absorbing failed walks as it did before there was a load limit; the
+ * limit comes with the first failed walk that finds the stash full,
+ * after exactly CF_STASH_SIZE + 1 failed walks.
+ */
+static int
+test_capacity_reached(void)
+{
+	static const struct variant cv[] = {
+		{ CF_TABLE_PLAIN, 12, 4, 0, true },
+		{ CF_TABLE_PLAIN, 16, 4, 16, true },
+		{ CF_TABLE_SEMISORT, 13, 4, 0, true },
+		{ CF_TABLE_PLAIN, 8, 8, 0, true },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cv) / sizeof(cv[0]); i++)
+		for (uint64_t seed = 1; seed <= 4; seed++) {
+			struct cf_filter *f = make(&cv[i], 100000, seed);
+			uint64_t rng = seed * 1000 + i, n = 0;
+			struct cf_stats st;
+
+			TEST_ASSERT(f != NULL, "create");
+			for (;;) {
+				cf_stats(f, &st);
+				TEST_ASSERT(!st.saturated, "variant %u seed %lu: "
+					"limit before the first -ENOSPC", i,
+					(unsigned long)seed);
+				if (cf_add_with_hash(f, test_rand(&rng), 0,
+						NULL) != 0)
+					break;
+				n++;
+			}
+			cf_stats(f, &st);
+			printf("# variant %u seed %lu: first -ENOSPC at load "
+				"%.4f\n", i, (unsigned long)seed,
+				st.load_factor);
+			TEST_ASSERT(n >= 100000 && st.saturated &&
+				st.stash_used == CF_STASH_SIZE &&
+				st.kicks_failed == (CF_STASH_SIZE + 1) *
+				CF_DEFAULT_MAX_KICKS, "variant %u seed %lu: "
+				"%lu items, %lu kicks failed", i,
+				(unsigned long)seed, (unsigned long)n,
+				(unsigned long)st.kicks_failed);
+			rng = seed * 1000 + i;
+			for (uint64_t a = 0; a < n; a++)
+				TEST_ASSERT(cf_lookup_with_hash(f,
+					test_rand(&rng), NULL), "lost");
+			cf_free(f);
+		}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
@@ -1505,6 +1560,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_largest_table),
 	TEST_CASE(test_flood_full_table),
 	TEST_CASE(test_bucket_entries),
+	TEST_CASE(test_capacity_reached),
 	TEST_CASES_END()
 };
 
