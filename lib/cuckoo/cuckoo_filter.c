@@ -730,7 +730,7 @@ stash_rehome(struct cf_filter *f, uint32_t i)
 {
 	if (f->stash_count != 0)
 		stash_rehome_bucket(f, i);
-	if (f->stash_count != 0)
+	if (f->stash_count != 0 && f->items < f->walk_limit)
 		stash_rehome_walk(f);
 }
 
