@@ -195,7 +195,8 @@ fill(struct side *s, uint32_t base, uint64_t items)
 			mark = st.items;
 		}
 		if (f > 4 * st.slots) {
-			fprintf(stderr, "bench_flood: the table never filled\n");
+			fprintf(stderr,
+				"bench_flood: the table never filled\n");
 			return -1;
 		}
 	}
@@ -284,10 +285,10 @@ run(unsigned int config, unsigned int policy)
 		return -1;
 	if (frames_build(&flood, FLOOD_BASE, opt.packets * opt.rounds,
 			0x02) != 0 ||
-			frames_build(&fresh, HALF_BASE, opt.packets * opt.rounds,
-			0x02) != 0 ||
-			frames_build(&rst, HALF_BASE, opt.packets * opt.rounds,
-			0x04) != 0) {
+			frames_build(&fresh, HALF_BASE,
+				opt.packets * opt.rounds, 0x02) != 0 ||
+			frames_build(&rst, HALF_BASE,
+				opt.packets * opt.rounds, 0x04) != 0) {
 		fprintf(stderr, "bench_flood: out of memory\n");
 		return -1;
 	}
@@ -334,7 +335,8 @@ usage(const char *prog)
 		"  --policy P     evict, untracked, or both\n"
 		"  --side S       notfull, full, or both (one alone: to "
 		"profile it)\n"
-		"Every packet is a SYN of a new flow; see the header comment.\n",
+		"Every packet is a SYN of a new flow; see the header "
+		"comment.\n",
 		prog);
 }
 

@@ -816,9 +816,9 @@ test_track_largest_table(void)
 		errno = 0;
 		t = cflow_tracker_create(&p);
 		if (t == NULL) {
-			TEST_ASSERT(errno == EINVAL && caps[k] > CF_MAX_CAPACITY,
-				"capacity %lu: errno %d", (unsigned long)caps[k],
-				errno);
+			TEST_ASSERT(errno == EINVAL &&
+				caps[k] > CF_MAX_CAPACITY, "capacity %lu: "
+				"errno %d", (unsigned long)caps[k], errno);
 			continue;
 		}
 		cf_stats(cflow_tracker_filter(t), &st);
@@ -827,8 +827,9 @@ test_track_largest_table(void)
 		hash[0] = top << 32;
 		hash[1] = top << 32 | UINT32_C(0x80000000);
 		for (int f = 0; f < 2; f++) {
-			TEST_ASSERT_EQ(send_hashed(t, &syn, hash[f], S), CFLOW_NEW,
-				"capacity %lu: SYN", (unsigned long)caps[k]);
+			TEST_ASSERT_EQ(send_hashed(t, &syn, hash[f], S),
+				CFLOW_NEW, "capacity %lu: SYN",
+				(unsigned long)caps[k]);
 			TEST_ASSERT(cf_lookup_with_hash(cflow_tracker_filter(t),
 				hash[f], &pos) && pos >= top * 4 &&
 				pos < st.slots, "position %u", pos);
@@ -2216,11 +2217,13 @@ test_track_flood_full_table(void)
 
 				in[k] = (struct cflow_input){ .data = bufs[k],
 					.time_ns = at };
-				in[k].len = in[k].wire_len = build(bufs[k], &sp);
+				in[k].len = in[k].wire_len = build(bufs[k],
+					&sp);
 			}
 			cflow_track_burst(t, in, CF_BULK_MAX, v);
 			for (int k = 0; k < CF_BULK_MAX; k++)
-				stored[next - CF_BULK_MAX + k] = v[k] == CFLOW_NEW;
+				stored[next - CF_BULK_MAX + k] =
+					v[k] == CFLOW_NEW;
 			at += S / 1000;
 			cf_stats(f, &st);
 			TEST_ASSERT(next < 4 * st.slots, "policy %d: never at "
@@ -2242,12 +2245,14 @@ test_track_flood_full_table(void)
 
 				in[k] = (struct cflow_input){ .data = bufs[k],
 					.time_ns = at };
-				in[k].len = in[k].wire_len = build(bufs[k], &sp);
+				in[k].len = in[k].wire_len = build(bufs[k],
+					&sp);
 			}
 			cflow_track_burst(t, in, CF_BULK_MAX, v);
 			for (int k = 0; k < CF_BULK_MAX; k++) {
 				verdicts[v[k]]++;
-				stored[next - CF_BULK_MAX + k] = v[k] == CFLOW_NEW;
+				stored[next - CF_BULK_MAX + k] =
+					v[k] == CFLOW_NEW;
 			}
 			at += S / 1000;
 			TEST_ASSERT_EQ(invariants(t), 0, "policy %d, burst %d",
@@ -2261,8 +2266,8 @@ test_track_flood_full_table(void)
 			st.load_factor, FLOOD_BURSTS * CF_BULK_MAX,
 			verdicts[CFLOW_NEW], verdicts[CFLOW_UNTRACKED_FULL],
 			(unsigned long)(c.flows_evicted - evicted0),
-			(unsigned long)(st.kicks_total + st.kicks_failed - steps),
-			(unsigned long)(cf_relocations(f) - reloc),
+			(unsigned long)(st.kicks_total + st.kicks_failed -
+			steps), (unsigned long)(cf_relocations(f) - reloc),
 			(unsigned long)st.walks_skipped);
 		TEST_ASSERT_EQ(verdicts[CFLOW_NEW] +
 			verdicts[CFLOW_UNTRACKED_FULL],
@@ -2281,12 +2286,14 @@ test_track_flood_full_table(void)
 				verdicts[CFLOW_UNTRACKED_FULL] &&
 				verdicts[CFLOW_UNTRACKED_FULL] >
 				FLOOD_BURSTS * CF_BULK_MAX / 2, "untracked: "
-				"%u turned away", verdicts[CFLOW_UNTRACKED_FULL]);
+				"%u turned away",
+				verdicts[CFLOW_UNTRACKED_FULL]);
 		/* Bounded work: no walk; stash items moving into evicted
 		 * slots are the only relocations. */
 		TEST_ASSERT(st.kicks_total + st.kicks_failed == steps,
 			"policy %d: %lu kick steps in the flood", policy,
-			(unsigned long)(st.kicks_total + st.kicks_failed - steps));
+			(unsigned long)(st.kicks_total + st.kicks_failed -
+			steps));
 		TEST_ASSERT(cf_relocations(f) - reloc <= 64, "policy %d: %lu "
 			"relocations in the flood", policy,
 			(unsigned long)(cf_relocations(f) - reloc));
@@ -2303,10 +2310,10 @@ test_track_flood_full_table(void)
 			else
 				lost++;
 		}
-		TEST_ASSERT(lost == c.flows_evicted && kept + lost ==
-			c.flows_new && kept == c.active, "policy %d: %lu stored "
-			"flows lost, %lu evicted", policy, (unsigned long)lost,
-			(unsigned long)c.flows_evicted);
+		TEST_ASSERT(lost == c.flows_evicted &&
+			kept + lost == c.flows_new && kept == c.active,
+			"policy %d: %lu stored flows lost, %lu evicted", policy,
+			(unsigned long)lost, (unsigned long)c.flows_evicted);
 
 		/* Everything expires: below the limit, new flows walk. */
 		at += 400 * S;
@@ -2324,7 +2331,8 @@ test_track_flood_full_table(void)
 		}
 		printf("# %s: refilled to %.4f with %lu kicks before a walk "
 			"failed\n", policy ? "untracked" : "evict",
-			st.load_factor, (unsigned long)(st.kicks_total - steps));
+			st.load_factor,
+			(unsigned long)(st.kicks_total - steps));
 		TEST_ASSERT(st.kicks_total > steps && st.load_factor >= 0.93,
 			"refill: load %.4f", st.load_factor);
 		TEST_ASSERT_EQ(invariants(t), 0, "invariants");

@@ -1210,9 +1210,9 @@ test_largest_table(void)
 			.fp_bits = 4, .value_bits = 16, .max_kicks = 1,
 			.seed = 1, .allocator = &lazy });
 		if (f == NULL) {
-			TEST_ASSERT(errno == EINVAL && caps[k] > CF_MAX_CAPACITY,
-				"capacity %lu: errno %d", (unsigned long)caps[k],
-				errno);
+			TEST_ASSERT(errno == EINVAL &&
+				caps[k] > CF_MAX_CAPACITY, "capacity %lu: "
+				"errno %d", (unsigned long)caps[k], errno);
 			continue;
 		}
 		/* Accepted: it must work at its top positions. */
@@ -1269,19 +1269,21 @@ all_found(const struct cf_filter *f, const uint64_t *h, uint64_t n,
 {
 	for (uint64_t k = 0; k < n; k++)
 		TEST_ASSERT(cf_lookup_with_hash(f, h[k], NULL), "%s: item %lu "
-			"of %lu lost", when, (unsigned long)k, (unsigned long)n);
+			"of %lu lost", when, (unsigned long)k,
+			(unsigned long)n);
 	TEST_ASSERT_EQ(items_of(f), n, "%s: item count", when);
 	return 0;
 }
 
 /*
  * A flood of new items against a full table (a SYN flood): once a walk
- * has failed with the stash full, adds make no walk (kick steps and cf_relocations() stay
- * put), and fail at once or go into a free slot of their two buckets;
- * churn at the limit (delete one, add one, as a tracker evicts) walks no
- * more either. Every stored item is found throughout. Deletes that take
- * the table below its limit bring walks back, and refilling it reaches
- * the paper's load again before its next failed walk.
+ * has failed with the stash full, adds make no walk (kick steps and
+ * cf_relocations() stay put), and fail at once or go into a free slot of
+ * their two buckets; churn at the limit (delete one, add one, as a
+ * tracker evicts) walks no more either. Every stored item is found
+ * throughout. Deletes that take the table below its limit bring walks
+ * back, and refilling it reaches the paper's load again before its next
+ * failed walk.
  */
 static int
 test_flood_full_table(void)
@@ -1347,7 +1349,8 @@ test_flood_full_table(void)
 			(fv[i].table == CF_TABLE_SEMISORT ||
 			cf_relocations(f) == reloc),
 			"variant %u: the flood walked: %lu kick steps, %lu "
-			"relocations", i, (unsigned long)(kick_steps(f) - steps),
+			"relocations", i,
+			(unsigned long)(kick_steps(f) - steps),
 			(unsigned long)(cf_relocations(f) - reloc));
 		TEST_ASSERT(st.walks_skipped >= st.adds_failed - failed &&
 			st.adds_failed - failed > FLOOD / 4, "variant %u: "
@@ -1371,7 +1374,8 @@ test_flood_full_table(void)
 			b = fv[i].exact_size ? ((b << 32) + st.buckets - 1) /
 				st.buckets : b;
 			x = b << 32 | (test_rand(&rng) & UINT32_MAX);
-			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0, "delete");
+			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0,
+				"delete");
 			h[k] = h[--n];
 			TEST_ASSERT_EQ(cf_add_with_hash(f, x, 3, NULL), 0,
 				"variant %u: add after delete", i);
@@ -1392,7 +1396,8 @@ test_flood_full_table(void)
 			uint64_t k = test_rand(&rng) % n, prev;
 
 			prev = st.items - st.stash_used;
-			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0, "delete");
+			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0,
+				"delete");
 			h[k] = h[--n];
 			cf_stats(f, &st);
 			/* Leaving, the stash items walk back in. */
@@ -1496,9 +1501,9 @@ test_capacity_reached(void)
 			TEST_ASSERT(f != NULL, "create");
 			for (;;) {
 				cf_stats(f, &st);
-				TEST_ASSERT(!st.saturated, "variant %u seed %lu: "
-					"limit before the first -ENOSPC", i,
-					(unsigned long)seed);
+				TEST_ASSERT(!st.saturated, "variant %u seed "
+					"%lu: limit before the first -ENOSPC",
+					i, (unsigned long)seed);
 				if (cf_add_with_hash(f, test_rand(&rng), 0,
 						NULL) != 0)
 					break;
