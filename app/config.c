@@ -44,6 +44,7 @@ static const char *const clocks[] = { "tsc", "pkt", NULL };
 static const char *const policies[] = { "evict", "untracked", NULL };
 static const char *const age_widths[] = { "32", "16", NULL };
 static const char *const affinities[] = { "auto", "rss", "handoff", NULL };
+static const char *const unparsed_policies[] = { "drop", "pass", NULL };
 static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
 
 #define OFF(f) offsetof(struct app_config, f)
@@ -143,6 +144,11 @@ static const struct option_def defs[] = {
 	{ "blocklist", "filter", "blocklist", OPT_STRING, STR(blocklist), "",
 		"drop packets matching this list (text or compiled)",
 		SIZE(blocklist) },
+	{ "blocklist-unparsed", "filter", "blocklist_unparsed", OPT_CHOICE,
+		OFF(blocklist_unparsed), 0, 0, unparsed_policies, "drop",
+		"with --blocklist, an IP packet whose addresses (or, if the "
+		"list has flows, ports) cannot be read: drop (fail closed) or "
+		"pass" },
 	{ "cfg", NULL, NULL, OPT_STRING, STR(cfg_file), "",
 		"read settings from an INI FILE first", SIZE(cfg_file) },
 };

@@ -40,6 +40,11 @@ struct app_queue_map {
 };
 #define APP_MAX_QUEUE_MAP 256
 
+enum app_unparsed {
+	APP_UNPARSED_DROP, /* fail closed */
+	APP_UNPARSED_PASS,
+};
+
 enum app_clock {
 	APP_CLOCK_TSC, /* the CPU's time stamp counter */
 	APP_CLOCK_PKT, /* net_pcap's per-packet capture timestamp */
@@ -76,6 +81,7 @@ struct app_config {
 	unsigned int nb_queue_map; /* 0: the default map */
 	uint64_t stats_period_s;
 	char stats_json[256];
+	uint64_t blocklist_unparsed; /* enum app_unparsed */
 	char blocklist[256];   /* text list or compiled filter file */
 	char cfg_file[256];
 };

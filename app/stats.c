@@ -35,6 +35,8 @@ struct lcore_counters {
 	uint64_t blocked_address;
 	uint64_t blocked_prefix;
 	uint64_t blocked_flow;
+	uint64_t blocked_unparsed;
+	uint64_t blocklist_unparsed;
 	uint64_t handoff_out;
 	uint64_t handoff_in;
 	uint64_t handoff_drops;
@@ -56,7 +58,8 @@ static const struct {
 	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
 	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
 	OWN(blocked_packets), OWN(blocked_bytes), OWN(blocked_address),
-	OWN(blocked_prefix), OWN(blocked_flow), OWN(handoff_out),
+	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),
+	OWN(blocklist_unparsed), OWN(handoff_out),
 	OWN(handoff_in), OWN(handoff_drops), OWN(handoff_waits),
 	OWN(rx_nombuf), OWN(rx_missed),
 };
@@ -83,6 +86,8 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->blocked_address = w->blocked[CFLOW_BL_ADDRESS];
 	c->blocked_prefix = w->blocked[CFLOW_BL_PREFIX];
 	c->blocked_flow = w->blocked[CFLOW_BL_FLOW];
+	c->blocked_unparsed = w->blocked[CFLOW_BL_KINDS];
+	c->blocklist_unparsed = w->blocklist_unparsed;
 	c->handoff_out = w->handoff_out;
 	c->handoff_in = w->handoff_in;
 	c->handoff_drops = w->handoff_drops;

@@ -264,6 +264,58 @@ hand_off(struct app_worker *w, unsigned int owner, struct rte_mbuf **pkts,
 	}
 }
 
+/* The frame's headers, contiguous: an mbuf chain's first segment may
+ * hold less than the parser needs (jumbo frames with long extension
+ * chains); then they are copied into the worker's scratch buffer. */
+static const uint8_t *
+frame_headers(struct app_worker *w, const struct rte_mbuf *m, uint32_t *len)
+{
+	uint32_t want = RTE_MIN(rte_pktmbuf_pkt_len(m),
+		(uint32_t)CFLOW_PARSE_MAX_HDR);
+
+	if (rte_pktmbuf_data_len(m) >= want) {
+		*len = rte_pktmbuf_data_len(m);
+		return rte_pktmbuf_mtod(m, const uint8_t *);
+	}
+	*len = want;
+	return rte_pktmbuf_read(m, 0, want, w->scratch);
+}
+
+/*
+ * Does the list decide a packet that did not parse to a 5-tuple? By its
+ * addresses where they could be read; a packet that may be IP but whose
+ * addresses (or, with flow entries in the list, ports) cannot be read
+ * is "unparsed": --blocklist-unparsed drops it (fail closed) or passes
+ * it, counted either way. Not IP at all (ARP, LLDP): passes.
+ */
+static enum cflow_bl_kind
+blocklist_unparsed(struct app_worker *w, const struct cflow_blocklist *bl,
+		const struct cflow_packet *pkt)
+{
+	enum cflow_bl_kind kind;
+
+	if (pkt->has_addrs) {
+		kind = cflow_bl_match_addrs(bl, pkt);
+		if (kind != CFLOW_BL_NONE)
+			return kind;
+		if (bl != w->bl_seen) {
+			struct cflow_bl_info info;
+
+			cflow_bl_info(bl, &info);
+			w->bl_seen = bl;
+			w->bl_has_flows = info.entries[CFLOW_BL_FLOW] != 0;
+		}
+		if (!w->bl_has_flows)
+			return CFLOW_BL_NONE;
+	} else if (pkt->ethertype != 0 && pkt->ethertype != 0x0800 &&
+			pkt->ethertype != 0x86dd) {
+		return CFLOW_BL_NONE;
+	}
+	w->blocklist_unparsed++;
+	return w->run->cfg->blocklist_unparsed == APP_UNPARSED_DROP ?
+		CFLOW_BL_KINDS : CFLOW_BL_NONE;
+}
+
 /* Parse the burst; with a blocklist, drop the packets it matches and
  * keep the others, in order, with their inputs and parse results.
  * Returns how many are kept. */
@@ -277,11 +329,17 @@ parse_and_filter(struct app_worker *w, const struct cflow_blocklist *bl,
 
 	for (uint16_t k = 0; k < n; k++) {
 		enum cflow_bl_kind kind = CFLOW_BL_NONE;
+		const uint8_t *hdr = in[k].data;
+		uint32_t len = in[k].len;
 
-		status[keep] = cflow_parse(in[k].data, in[k].len,
-				&w->run->parse, &parsed[keep]);
-		if (bl != NULL && status[keep] == CFLOW_PARSE_OK)
-			kind = cflow_bl_match(bl, &parsed[keep]);
+		if (unlikely(pkts[k]->nb_segs > 1))
+			hdr = frame_headers(w, pkts[k], &len);
+		status[keep] = cflow_parse(hdr, len, &w->run->parse,
+				&parsed[keep]);
+		if (bl != NULL)
+			kind = status[keep] == CFLOW_PARSE_OK ?
+				cflow_bl_match(bl, &parsed[keep]) :
+				blocklist_unparsed(w, bl, &parsed[keep]);
 		if (kind != CFLOW_BL_NONE) {
 			w->blocked_packets++;
 			w->blocked_bytes += in[k].wire_len;

@@ -109,7 +109,12 @@ struct app_worker {
 	uint64_t no_timestamp;  /* --clock pkt, packet without one */
 	uint64_t blocked_packets;
 	uint64_t blocked_bytes;
-	uint64_t blocked[CFLOW_BL_KINDS]; /* by entry kind */
+	uint64_t blocked[CFLOW_BL_KINDS + 1]; /* by entry kind; last:
+					       * unparsed, dropped */
+	uint64_t blocklist_unparsed; /* not decidable by the list */
+	const struct cflow_blocklist *bl_seen; /* bl_has_flows is of it */
+	bool bl_has_flows;
+	uint8_t scratch[CFLOW_PARSE_MAX_HDR]; /* headers across segments */
 	uint64_t handoff_out;   /* packets passed to their owner */
 	uint64_t handoff_in;    /* packets received from other workers */
 	uint64_t handoff_drops; /* dropped: the owner's ring stayed full */
