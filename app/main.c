@@ -326,6 +326,14 @@ main(int argc, char **argv)
 				last_packet_time());
 	app_stats_print(stdout);
 	ret = EXIT_SUCCESS;
+	/* A replay that lost packets must not look complete. */
+	if (cfg.exit_on_eof && app_stats_rx_lost() != 0) {
+		fprintf(stderr, "cuckooflow: %" PRIu64 " packets were not "
+			"received (rx_nombuf, rx_missed, rx_errors above): raise "
+			"--mbufs, or --max-pkt-len for jumbo frames\n",
+			app_stats_rx_lost());
+		ret = EXIT_FAILURE;
+	}
 	if (cfg.stats_json[0] != '\0' && app_stats_write_json(cfg.stats_json)
 			!= 0) {
 		fprintf(stderr, "cuckooflow: --stats-json %s: %s\n",

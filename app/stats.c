@@ -43,6 +43,7 @@ struct lcore_counters {
 	uint64_t handoff_waits;
 	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
 	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
+	uint64_t rx_errors;     /* received in error, not delivered (ierrors) */
 };
 
 #define FLOW(f) { #f, offsetof(struct lcore_counters, flow.f) }
@@ -61,7 +62,7 @@ static const struct {
 	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),
 	OWN(blocklist_unparsed), OWN(handoff_out),
 	OWN(handoff_in), OWN(handoff_drops), OWN(handoff_waits),
-	OWN(rx_nombuf), OWN(rx_missed),
+	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors),
 };
 #define NB_COUNTERS RTE_DIM(counters)
 
@@ -114,6 +115,7 @@ total_read(struct lcore_counters *sum)
 		if (rte_eth_stats_get(topo->ports[i].id, &st) == 0) {
 			sum->rx_nombuf += st.rx_nombuf;
 			sum->rx_missed += st.imissed;
+			sum->rx_errors += st.ierrors;
 		}
 	}
 }
@@ -179,6 +181,15 @@ json_filter(FILE *f, const struct app_worker *w)
 		"\"expected_fpr\": %.9f, \"stash\": %" PRIu64 "}", w->lcore,
 		config->flows, st.slots, st.items, st.load_factor, st.bytes,
 		st.bits_per_item, st.expected_fpr, st.stash_used);
+}
+
+uint64_t
+app_stats_rx_lost(void)
+{
+	struct lcore_counters total;
+
+	total_read(&total);
+	return total.rx_nombuf + total.rx_missed + total.rx_errors;
 }
 
 int

@@ -22,6 +22,10 @@ void app_stats_setup(const struct app_config *cfg,
 
 void app_stats_print(FILE *out);
 
+/* Packets the ports could not deliver: rx_nombuf + rx_missed +
+ * rx_errors, summed over the ports. */
+uint64_t app_stats_rx_lost(void);
+
 /* {"total": {...}, "lcores": [{...}], "filter": {"lcore_N": {...}}};
  * 0, or -1 with errno set. */
 int app_stats_write_json(const char *path);

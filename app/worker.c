@@ -89,17 +89,21 @@ packet_time(const struct app_run *run, const struct rte_mbuf *m,
 	return true;
 }
 
-/* An rx_pcap queue is exhausted when a burst comes back short while the
- * port has not run out of mbufs (the driver reads the file in order). */
+/*
+ * An rx_pcap queue is exhausted when a burst comes back short while the
+ * port has neither run out of mbufs nor failed a packet (net_pcap counts
+ * a jumbo frame it has no segments for in ierrors, and ends the burst
+ * there): the driver reads the file in order.
+ */
 static bool
-queue_at_eof(const struct app_rxq *q, uint64_t *nombuf)
+queue_at_eof(const struct app_rxq *q, uint64_t *losses)
 {
 	struct rte_eth_stats st;
 
 	if (rte_eth_stats_get(q->port, &st) != 0)
 		return false;
-	if (st.rx_nombuf != *nombuf) {
-		*nombuf = st.rx_nombuf;
+	if (st.rx_nombuf + st.ierrors != *losses) {
+		*losses = st.rx_nombuf + st.ierrors;
 		return false;
 	}
 	return true;
@@ -516,7 +520,7 @@ all_rx_done(const struct app_run *run)
 /* Poll every queue not at its end once; returns how many are live. */
 static unsigned int
 poll_queues(struct app_worker *w, const struct cflow_blocklist *bl,
-		uint64_t *nombuf, unsigned int *received)
+		uint64_t *losses, unsigned int *received)
 {
 	const unsigned int burst = (unsigned int)w->run->cfg->burst;
 	unsigned int live = 0;
@@ -530,7 +534,7 @@ poll_queues(struct app_worker *w, const struct cflow_blocklist *bl,
 			continue;
 		live++;
 		n = rte_eth_rx_burst(q->port, q->queue, pkts, (uint16_t)burst);
-		if (n < burst && q->pcap && queue_at_eof(q, &nombuf[q->port]))
+		if (n < burst && q->pcap && queue_at_eof(q, &losses[q->port]))
 			q->eof = true;
 		if (n != 0)
 			app_worker_burst(w, q, bl, pkts, n);
@@ -547,7 +551,7 @@ app_worker_main(void *arg)
 {
 	struct app_worker *w = arg;
 	const struct app_run *run = w->run;
-	uint64_t nombuf[RTE_MAX_ETHPORTS] = { 0 };
+	uint64_t losses[RTE_MAX_ETHPORTS] = { 0 };
 	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
 	struct rte_rcu_qsbr *rcu = app_filter_rcu();
 	bool rx_done = false;
@@ -560,7 +564,7 @@ app_worker_main(void *arg)
 		const struct cflow_blocklist *bl = app_filter_get();
 		unsigned int received = 0, live;
 
-		live = poll_queues(w, bl, nombuf, &received);
+		live = poll_queues(w, bl, losses, &received);
 		received += app_worker_drain(w);
 		if (run->watermark)
 			advance_as_of(w);
