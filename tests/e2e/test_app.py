@@ -1212,6 +1212,138 @@ def test_shutdown_under_telemetry():
          "clean exits", not bad, "; ".join(bad[:2]))
 
 
+def test_memif_two_queues():
+    """dpdk-testpmd sends the 90-flow capture on 2 queues of a memif link
+    (its two halves split not by flow) into cuckooflow, 1 and 2 workers,
+    which forwards to a second memif link on one tx queue per worker;
+    testpmd writes what comes back, one file per queue. Every frame comes
+    back, each flow's in order in one file, and the counters equal the
+    one-worker run's. 3 runs with 2 workers."""
+    testpmd = shutil.which("dpdk-testpmd")
+    name = "memif, testpmd sending on 2 queues"
+    if testpmd is None:
+        skip(name, "dpdk-testpmd not installed (Debian package dpdk)")
+        return
+    files, stamped = workers_files()
+    merged = pcap_frames(files["merged"])
+    empty = os.path.join(TMP, "empty.pcap")
+    with open(empty, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for nb, reps in ((1, 1), (2, 3)):
+        bad = []
+        for rep in range(reps):
+            err = memif_two_queue_run(testpmd, nb, files, empty, merged)
+            if err:
+                bad.append("run %d: %s" % (rep, err))
+                break
+        case("%s, %d worker%s: every frame back, flows in order, counters "
+             "equal" % (name, nb, "s" if nb > 1 else ""), not bad,
+             str(bad[:1]))
+
+
+def memif_two_queue_run(testpmd, nb, files, empty, merged):
+    global runs
+    runs += 1
+    prefix = "cfe2e%d_%d" % (os.getpid(), runs)
+    sock = [os.path.join(TMP, "mq%d_%d.sock" % (runs, i)) for i in (0, 1)]
+    recv = [os.path.join(TMP, "mq_recv%d.pcap" % q) for q in (0, 1)]
+    back = [os.path.join(TMP, "mq_back%d.pcap" % q) for q in (0, 1)]
+    stats = os.path.join(TMP, "mq.json")
+    for f in [stats] + recv:
+        if os.path.exists(f):
+            os.unlink(f)
+    cf = subprocess.Popen(
+        [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
+         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix] +
+        ["--vdev=net_memif%d,role=server,socket=%s" % (i, sock[i])
+         for i in (0, 1)] +
+        # memif pairs queues: as many tx as the peer has rx
+        ["--", "--mode", "forward", "--rxq", "2", "--txq", "2",
+         "--stats-json", stats,
+         "--fp-bits", "32", "--hash-seed", "7"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    tp = None
+    try:
+        for _ in range(100):
+            if all(os.path.exists(s) for s in sock) or cf.poll() is not None:
+                break
+            time.sleep(0.1)
+        tp = subprocess.Popen(
+            [testpmd, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+             "--log-level=lib.*:error", "--file-prefix=%s_peer" % prefix,
+             "--vdev=net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s,tx_pcap=%s"
+             % (files["qa"], files["qb"], back[0], back[1])] +
+            ["--vdev=net_memif%d,role=client,socket=%s" % (i, sock[i])
+             for i in (0, 1)] +
+            ["--vdev=net_pcap1,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s,tx_pcap=%s"
+             % (empty, empty, recv[0], recv[1]),
+             "--", "-i", "--forward-mode=io", "--total-num-mbufs=16384",
+             "--rxq=2", "--txq=2", "--rxd=1024", "--txd=1024",
+             "--no-flush-rx"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        up = False
+        for _ in range(100):
+            time.sleep(0.1)
+            try:
+                up = all(telemetry(prefix, "/ethdev/link_status,%d" % i)[
+                    "/ethdev/link_status"]["status"] == "UP" for i in (0, 1))
+            except (OSError, ValueError, KeyError):
+                continue
+            if up:
+                break
+        tp.stdin.write("start\n")
+        tp.stdin.flush()
+        cur = {}
+        for _ in range(100):
+            time.sleep(0.1)
+            cur = telemetry(prefix, "/cuckooflow/stats")["/cuckooflow/stats"]
+            if cur["tx_packets"] + cur["tx_dropped"] >= len(merged):
+                break
+        time.sleep(0.5)
+        tp.communicate("stop\nquit\n", timeout=30)
+        cf.send_signal(signal.SIGINT)
+        cf.wait(timeout=30)
+        if not up or cf.returncode != 0:
+            return "link up %s, rc %s %s" % (up, cf.returncode,
+                                              cf.stderr.read()[-300:])
+        total = json.load(open(stats))["total"]
+        outs = [pcap_frames(r) for r in recv]
+        if sorted(sum(outs, [])) != sorted(merged):
+            return "%d of %d frames back (%s)" % (
+                sum(len(o) for o in outs), len(merged),
+                {k: total.get(k) for k in ("rx_packets", "tx_packets",
+                                           "tx_dropped")})
+        # one owner, one tx queue: each flow's frames in one file, in
+        # the order of its queue... which is the merged capture's order
+        # for the frames of one queue (qa or qb) only
+        where = {}
+        for i, o in enumerate(outs):
+            for fr in o:
+                where.setdefault(flow_of(fr), set()).add(i)
+        split = [fl for fl, f in where.items() if len(f) > 1]
+        if split:
+            return "flows in two files: %s" % split[:2]
+        for q in ("qa", "qb"):
+            sent = pcap_frames(files[q])
+            mine = set(sent)
+            for o in outs:
+                got = [fr for fr in o if fr in mine]
+                if got != [fr for fr in sent if fr in set(got)]:
+                    return "frames of %s out of order" % q
+        if total["flows_new"] != 90 or total["flows_closed"] != 60 or \
+                total["orphan_close"] != 0 or total["packets"] != len(merged):
+            return "counters %s" % {k: total[k] for k in (
+                "packets", "flows_new", "flows_closed", "orphan_close")}
+        return None
+    except Exception as e:
+        return repr(e) + (cf.stderr.read()[-300:] if cf.poll() is not None
+                          else "")
+    finally:
+        for p in (tp, cf):
+            if p is not None and p.poll() is None:
+                p.kill()
+
+
 def main():
     for t in (test_truth, test_hugepages, test_forward, test_bad_options,
               test_config_file_and_override, test_documented_config,
@@ -1222,7 +1354,8 @@ def main():
               test_missing_pcap, test_help, test_workers_counters,
               test_workers_forward, test_workers_errors,
               test_main_lcore_sleeps, test_blocklist_unparsed,
-              test_shutdown_under_telemetry, test_jumbo_small_pool):
+              test_shutdown_under_telemetry, test_jumbo_small_pool,
+              test_memif_two_queues):
         # E2E_ONLY=test_a,test_b runs just those (by hand, while working)
         only = os.environ.get("E2E_ONLY")
         if only and t.__name__ not in only.split(","):
