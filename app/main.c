@@ -144,35 +144,18 @@ workers_setup(void)
 			.pcap = p->pcap,
 		};
 	}
-	if (!run.handoff)
-		return;
-	for (unsigned int i = 0; i < n; i++)
-		for (unsigned int j = 0; j < n; j++) {
-			char name[RTE_RING_NAMESIZE];
-			struct rte_ring *r;
-
-			if (i == j)
-				continue;
-			snprintf(name, sizeof(name), "cf_handoff_%02x_%02x", i & 0xff,
-				j & 0xff);
-			r = rte_ring_create(name, (unsigned int)cfg.handoff_ring,
-				(int)rte_lcore_to_socket_id(workers[j].lcore),
-				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-			if (r == NULL)
-				rte_exit(EXIT_FAILURE, "handoff ring %s: %s\n",
-					name, rte_strerror(rte_errno));
-			workers[i].to[j] = workers[j].from[i] = r;
-		}
+	if (run.handoff && app_handoff_rings_create(workers, n,
+			(unsigned int)cfg.handoff_ring) != 0)
+		rte_exit(EXIT_FAILURE, "handoff rings of %" PRIu64 " packets: "
+			"%s\n", cfg.handoff_ring, rte_strerror(rte_errno));
 }
 
 static void
 workers_free(void)
 {
-	for (unsigned int i = 0; i < run.nb_workers; i++) {
+	for (unsigned int i = 0; i < run.nb_workers; i++)
 		cflow_tracker_free(workers[i].tracker);
-		for (unsigned int j = 0; j < run.nb_workers; j++)
-			rte_ring_free(workers[i].to[j]);
-	}
+	app_handoff_rings_free(workers, run.nb_workers);
 }
 
 /* Every worker (acquire) has @p flag set. */

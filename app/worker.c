@@ -6,6 +6,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_pause.h>
@@ -47,6 +48,41 @@ const struct app_flow_table_ops app_cflow_table_ops = {
 	.sweep_all = cflow_table_sweep_all,
 	.counters = cflow_table_counters,
 };
+
+int
+app_handoff_rings_create(struct app_worker *workers, unsigned int n,
+		unsigned int size)
+{
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = 0; j < n; j++) {
+			char name[RTE_RING_NAMESIZE];
+			struct rte_ring *r;
+
+			if (i == j)
+				continue;
+			snprintf(name, sizeof(name), "cf_handoff_%02x_%02x",
+				i & 0xff, j & 0xff);
+			r = rte_ring_create(name, size, (int)rte_lcore_to_socket_id(
+				workers[j].lcore), RING_F_SP_ENQ |
+				RING_F_SC_DEQ | RING_F_EXACT_SZ);
+			if (r == NULL) {
+				app_handoff_rings_free(workers, n);
+				return -1;
+			}
+			workers[i].to[j] = workers[j].from[i] = r;
+		}
+	return 0;
+}
+
+void
+app_handoff_rings_free(struct app_worker *workers, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = 0; j < n; j++) {
+			rte_ring_free(workers[i].to[j]);
+			workers[i].to[j] = workers[j].from[i] = NULL;
+		}
+}
 
 void
 app_run_reta_init(struct app_run *run)

@@ -155,6 +155,14 @@ struct app_run {
 	uint64_t end_ns;
 };
 
+/* One single-producer, single-consumer ring of @p size packets from
+ * each worker to each other one, on the consumer's socket. 0, or -1 with
+ * rte_errno set (none left behind). */
+int app_handoff_rings_create(struct app_worker *workers, unsigned int n,
+		unsigned int size);
+
+void app_handoff_rings_free(struct app_worker *workers, unsigned int n);
+
 /* Fill @p run->reta: an even spread of hashes over the workers. */
 void app_run_reta_init(struct app_run *run);
 
