@@ -371,6 +371,14 @@ def test_missing_pcap():
     rc, log = app("/nonexistent/capture.pcap", ["--exit-on-eof"])
     case("missing pcap: clean failure", rc != 0 and "rx_pcap" in log or
          "nonexistent" in log, "rc %d: %s" % (rc, log.strip()[-200:]))
+    trunc = os.path.join(TMP, "trunc.pcap")
+    with open(os.path.join(PCAPS, "mixed.pcap"), "rb") as f, \
+            open(trunc, "wb") as g:
+        g.write(f.read(10))
+    rc, log = app(trunc, ["--exit-on-eof"])
+    case("a truncated pcap header: the file's problem, then the device "
+         "named", rc != 0 and "truncated" in log and "net_pcap0 did not "
+         "start" in log and "portmask" not in log, log.strip()[-300:])
 
 
 def test_mbuf_exhaustion():
