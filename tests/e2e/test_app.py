@@ -146,15 +146,40 @@ def test_hugepages():
     case(name, not diff and not left, "%s left %s" % (diff, sorted(left)))
 
 
+def in_order(outs, sent):
+    """Each output file holds its frames in the order they were sent."""
+    pos = {}
+    for i, fr in enumerate(sent):
+        pos.setdefault(fr, []).append(i)
+    for o in outs:
+        seen = {}
+        last = -1
+        for fr in o:
+            k = seen.get(fr, 0)
+            seen[fr] = k + 1
+            if k >= len(pos.get(fr, [])) or pos[fr][k] < last:
+                return False
+            last = pos[fr][k]
+    return True
+
+
 def test_forward():
-    out = os.path.join(TMP, "fwd.pcap")
+    """One port forwarding to itself, 1 and 2 workers (a tx_pcap each):
+    every frame out, byte for byte, each file in the capture's order."""
     pcap = os.path.join(PCAPS, "mixed.pcap")
-    rc, log = app(pcap, ["--mode", "forward", "--clock", "pkt",
-                         "--exit-on-eof"], tx=out)
-    sent = pcap_frames(out) if rc == 0 else []
-    case("forward: same packets, bytes and count", rc == 0 and
-         sent == pcap_frames(pcap), "rc %d, %d of %d frames" % (
-             rc, len(sent), len(pcap_frames(pcap))))
+    sent = pcap_frames(pcap)
+    for nb in (1, 2):
+        tx = [os.path.join(TMP, "fwd%d.pcap" % w) for w in range(nb)]
+        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,%s" % (
+            pcap, ",".join("tx_pcap=" + t for t in tx))],
+            ["--mode", "forward"])
+        outs = [pcap_frames(t) for t in tx] if rc == 0 else []
+        case("forward, %d worker%s: same packets, bytes and count, in "
+             "order" % (nb, "s" if nb > 1 else ""), rc == 0 and
+             sorted(sum(outs, [])) == sorted(sent) and in_order(outs, sent)
+             and (nb == 1 or min(len(o) for o in outs) > 0),
+             "rc %d, %d of %d frames: %s" % (
+                 rc, sum(len(o) for o in outs), len(sent), log[-200:]))
 
 
 BAD_OPTIONS = [
@@ -436,31 +461,61 @@ tcp 10.0.0.10 20005 10.0.0.11 443
 """
 
 
+def readable_addrs(frame):
+    """The L3 addresses if the IP header itself is readable and sane, as
+    cflow.h specifies: behind at most 8 VLAN tags, IPv4 with version 4,
+    IHL >= 5 and the whole header captured, IPv6 with version 6 and its
+    40 bytes captured; else None."""
+    off, etype = 12, None
+    for _ in range(9):
+        if len(frame) < off + 2:
+            return None
+        etype = struct.unpack_from("!H", frame, off)[0]
+        if etype not in (0x8100, 0x88a8, 0x9100):
+            break
+        off += 4
+    else:
+        return None
+    l3 = frame[off + 2:]
+    if etype == 0x0800 and len(l3) >= 20 and l3[0] >> 4 == 4 and \
+            l3[0] & 15 >= 5 and len(l3) >= (l3[0] & 15) * 4:
+        return (ipaddress.ip_address(l3[12:16]),
+                ipaddress.ip_address(l3[16:20]))
+    if etype == 0x86dd and len(l3) >= 40 and l3[0] >> 4 == 6:
+        return (ipaddress.ip_address(l3[8:24]),
+                ipaddress.ip_address(l3[24:40]))
+    return None
+
+
 def oracle_kind(frame, entries):
-    """Which entry kind blocks a frame, by scapy and ipaddress alone:
-    the shortest listed prefix of the source, then of the destination,
-    then the flow (either direction)."""
+    """Which entry kind blocks a frame under --blocklist-unparsed pass,
+    by scapy and ipaddress alone: the shortest listed prefix of the
+    source, then of the destination (any packet whose IP header is
+    readable, fragments and damaged L4 included), then the flow (either
+    direction, complete TCP/UDP headers of a first fragment)."""
     from scapy.all import Ether, IP, IPv6, IPv6ExtHdrFragment, TCP, UDP
-    try:
-        pkt = Ether(frame)
-        l3 = pkt.getlayer(IP) or pkt.getlayer(IPv6)
-    except Exception:  # too damaged for scapy: not an IP packet
+    addrs = readable_addrs(frame)
+    if addrs is None:
         return None
-    if l3 is None:
-        return None
-    # Non-first fragments carry no ports and are never matched.
-    if pkt.haslayer(IP) and pkt[IP].frag != 0:
-        return None
-    if pkt.haslayer(IPv6ExtHdrFragment) and \
-            pkt[IPv6ExtHdrFragment].offset != 0:
-        return None
-    for addr in (l3.src, l3.dst):
-        a = ipaddress.ip_address(addr)
+    for a in addrs:
         hits = [n for n in entries["nets"] if a.version == n.version and
                 a in n]
         if hits:
             n = min(hits, key=lambda n: n.prefixlen)
             return "address" if n.prefixlen == n.max_prefixlen else "prefix"
+    try:
+        pkt = Ether(frame)
+        l3 = pkt.getlayer(IP) or pkt.getlayer(IPv6)
+    except Exception:  # too damaged for scapy: no ports
+        return None
+    if l3 is None:
+        return None
+    # Non-first fragments carry no ports.
+    if pkt.haslayer(IP) and pkt[IP].frag != 0:
+        return None
+    if pkt.haslayer(IPv6ExtHdrFragment) and \
+            pkt[IPv6ExtHdrFragment].offset != 0:
+        return None
     l4 = pkt.getlayer(TCP) or pkt.getlayer(UDP)
     if l4 is not None:
         proto = 6 if pkt.haslayer(TCP) else 17
@@ -484,47 +539,56 @@ def blocklist_entries(text):
 
 
 def test_blocklist_forward():
-    """Two net_pcap ports, forwarding to each other: each one's tx_pcap
-    holds exactly the other's unmatched packets, by the oracle."""
+    """Two net_pcap ports, forwarding to each other, 1 and 2 workers (a
+    tx_pcap each): each port's output holds exactly the other's unmatched
+    packets, by the oracle, in order."""
     path = os.path.join(TMP, "block.txt")
     with open(path, "w") as f:
         f.write(BLOCKLIST)
     entries = blocklist_entries(BLOCKLIST)
     rx = [os.path.join(PCAPS, "mixed.q%d.pcap" % i) for i in (0, 1)]
-    tx = [os.path.join(TMP, "blocked_out%d.pcap" % i) for i in (0, 1)]
     frames = [pcap_frames(p) for p in rx]
     kinds = [[oracle_kind(fr, entries) for fr in f] for f in frames]
     want_out = [[fr for fr, k in zip(f, ks) if k is None]
                 for f, ks in zip(frames, kinds)]
-    stats = os.path.join(TMP, "blocked.json")
-    rc, log = app(None, ["--mode", "forward", "--blocklist", path,
-                         "--clock", "pkt", "--exit-on-eof", "--stats-json",
-                         stats],
-                  vdev=["net_pcap%d,rx_pcap=%s,tx_pcap=%s" % (i, rx[i], tx[i])
-                        for i in (0, 1)])
-    got = [pcap_frames(t) if rc == 0 else [] for t in tx]
-    total = json.load(open(stats))["total"] if rc == 0 else {}
-    all_kinds = kinds[0] + kinds[1]
-    want = {"blocked_" + k: all_kinds.count(k)
-            for k in ("address", "prefix", "flow")}
-    counts = {k: total.get(k) for k in want}
-    nb_frames = len(all_kinds)
-    nb_out = len(want_out[0]) + len(want_out[1])
-    case("blocklist, two ports: each tx_pcap holds exactly the other "
-         "port's unmatched packets",
-         rc == 0 and got == [want_out[1], want_out[0]] and
-         all(0 < len(w) < len(f) for w, f in zip(want_out, frames)),
-         "rc %d, %s frames out, oracle %s of %s" % (
-             rc, [len(g) for g in got], [len(w) for w in want_out],
-             [len(f) for f in frames]))
-    case("blocklist: counters agree with the oracle, by kind",
-         counts == want and min(want.values()) > 0 and
-         total.get("blocked_packets") == nb_frames - nb_out and
-         total.get("tx_packets") == nb_out and
-         total.get("blocked_bytes") == sum(
-             len(fr) for f, ks in zip(frames, kinds)
-             for fr, k in zip(f, ks) if k is not None),
-         "%s vs oracle %s" % (total, want))
+    for nb in (1, 2):
+        tx = [[os.path.join(TMP, "blocked_out%d_%d.pcap" % (i, w))
+               for w in range(nb)] for i in (0, 1)]
+        rc, log, got_stats = run_workers(nb, [
+            "net_pcap%d,rx_pcap=%s,%s" % (i, rx[i], ",".join(
+                "tx_pcap=" + t for t in tx[i])) for i in (0, 1)],
+            ["--mode", "forward", "--blocklist", path,
+             "--blocklist-unparsed", "pass"])
+        outs = [[pcap_frames(t) for t in tx[i]] if rc == 0 else []
+                for i in (0, 1)]
+        total = got_stats["total"] if got_stats else {}
+        all_kinds = kinds[0] + kinds[1]
+        want = {"blocked_" + k: all_kinds.count(k)
+                for k in ("address", "prefix", "flow")}
+        counts = {k: total.get(k) for k in want}
+        nb_frames = len(all_kinds)
+        nb_out = len(want_out[0]) + len(want_out[1])
+        w = "%d worker%s" % (nb, "s" if nb > 1 else "")
+        case("blocklist, two ports, %s: each port's output holds exactly "
+             "the other port's unmatched packets, in order" % w,
+             rc == 0 and
+             sorted(sum(outs[0], [])) == sorted(want_out[1]) and
+             sorted(sum(outs[1], [])) == sorted(want_out[0]) and
+             in_order(outs[0], want_out[1]) and
+             in_order(outs[1], want_out[0]) and
+             all(0 < len(x) < len(f) for x, f in zip(want_out, frames)),
+             "rc %d, %s frames out, oracle %s of %s: %s" % (
+                 rc, [sum(len(o) for o in x) for x in outs],
+                 [len(x) for x in want_out], [len(f) for f in frames],
+                 log[-200:]))
+        case("blocklist, %s: counters agree with the oracle, by kind" % w,
+             counts == want and min(want.values()) > 0 and
+             total.get("blocked_packets") == nb_frames - nb_out and
+             total.get("tx_packets") == nb_out and
+             total.get("blocked_bytes") == sum(
+                 len(fr) for f, ks in zip(frames, kinds)
+                 for fr, k in zip(f, ks) if k is not None),
+             "%s vs oracle %s" % (total, want))
     pcap = os.path.join(PCAPS, "mixed.pcap")
     want_mixed = [fr for fr in pcap_frames(pcap)
                   if oracle_kind(fr, entries) is None]
@@ -535,7 +599,8 @@ def test_blocklist_forward():
     crc = subprocess.run([cli, "build", path, "-o", compiled],
                          capture_output=True).returncode
     rc, log = app(pcap, ["--mode", "forward", "--blocklist", compiled,
-                         "--clock", "pkt", "--exit-on-eof"], tx=out)
+                         "--blocklist-unparsed", "pass", "--clock", "pkt",
+                         "--exit-on-eof"], tx=out)
     case("blocklist: a compiled filter file drops the same packets",
          crc == 0 and rc == 0 and pcap_frames(out) == want_mixed,
          log[-200:])
@@ -622,8 +687,9 @@ def switch_link_case(kind):
         [APP, "-l", "0,1", "--no-pci", "--log-level=lib.*:error",
          "--file-prefix=" + prefix] + mem +
         ["--vdev=" + link["ours"] % (i, sock[i]) for i in (0, 1)] +
-        ["--", "--mode", "forward", "--blocklist", path, "--stats-json",
-         stats], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        ["--", "--mode", "forward", "--blocklist", path,
+         "--blocklist-unparsed", "pass", "--stats-json", stats],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     tp = None
     try:
         for _ in range(100):
