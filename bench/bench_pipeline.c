@@ -89,6 +89,7 @@ static struct {
 	bool handoff;
 	double shares[SLOTS - 1];
 	unsigned int nb_shares;
+	double slice_ms;
 } opt = {
 	.flows = { 1000, 100000, 1000000, 10000000, 100000000 },
 	.nb_flows = 5,
@@ -102,6 +103,7 @@ static struct {
 	.variant = { true, true, true },
 	.shares = { 0, 0.5, 1 },
 	.nb_shares = 3,
+	.slice_ms = 10,
 };
 
 /* One lcore's source, port and table. */
@@ -124,6 +126,9 @@ struct lane {
 	 * in the measured parts (a shared machine: was it all ours?) */
 	double cpu_s[SLOTS], wall_s[SLOTS];
 	uint64_t preempted[SLOTS];
+	/* the last slice alone, for --handoff's clean slices */
+	uint64_t last_packets, last_cycles, last_preempted;
+	double last_cpu_share;
 } __rte_cache_aligned;
 
 /* The variants take turns, ROUNDS times, so that a slow spell of this
@@ -139,6 +144,7 @@ static unsigned int slot;       /* where the lanes count: the variant, or
 				 * the --handoff case */
 static bool filling;            /* the lanes fill their tables */
 static volatile unsigned int ready, go, quiet;
+static double slice_s;          /* measured time of one launch */
 static struct app_config app_cfg;
 static struct app_run bench_run;   /* the workers' shared settings */
 
@@ -387,9 +393,9 @@ static int
 lane_main(void *arg)
 {
 	unsigned int i = (unsigned int)rte_lcore_index(rte_lcore_id());
-	uint64_t hz = rte_get_tsc_hz(), t0, end, start, csw0, csw1;
+	uint64_t hz = rte_get_tsc_hz(), t0, t1, end, start, csw0, csw1;
 	double cpu0, cpu1;
-	double slice = opt.seconds / ROUNDS;
+	double slice = slice_s;
 	struct lane *l = &lanes[i];
 
 	(void)arg;
@@ -419,11 +425,17 @@ lane_main(void *arg)
 		for (int k = 0; k < 64; k++)
 			lane_step(l, false);
 	} while (rte_rdtsc() < end);
-	l->cycles[slot] += rte_rdtsc() - t0;
+	t1 = rte_rdtsc();
 	thread_usage(&cpu1, &csw1);
+	l->cycles[slot] += t1 - t0;
 	l->cpu_s[slot] += cpu1 - cpu0;
-	l->wall_s[slot] += (double)(rte_rdtsc() - t0) / (double)hz;
+	l->wall_s[slot] += (double)(t1 - t0) / (double)hz;
 	l->preempted[slot] += csw1 - csw0;
+	l->last_packets = l->packets[slot] - start;
+	l->last_cycles = t1 - t0;
+	l->last_preempted = csw1 - csw0;
+	l->last_cpu_share = (cpu1 - cpu0) / ((double)(t1 - t0) /
+		(double)hz);
 	handoff_quiesce(l);
 	return 0;
 }
@@ -539,6 +551,7 @@ run_config(struct result *res)
 {
 	uint64_t flows = 0, bytes[VARIANTS] = { 0 };
 
+	slice_s = opt.seconds / ROUNDS;
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		struct lane *l = &lanes[i];
 		struct cflow_tracker_params p;
@@ -626,6 +639,9 @@ struct hcase {
 	/* measured slices and their warm-ups, from the workers' counters */
 	uint64_t rx[MAX_LCORES], out[MAX_LCORES];
 	uint64_t waits[MAX_LCORES], drops[MAX_LCORES];
+	/* the slices in which neither lane was descheduled */
+	uint64_t clean_packets[MAX_LCORES], clean_cycles[MAX_LCORES];
+	unsigned int slices, clean_slices;
 };
 
 static struct hcase hcases[SLOTS];
@@ -640,6 +656,8 @@ struct hresult {
 	uint64_t drops;
 	double cpu_share;       /* the lanes' least CPU time / wall time */
 	double preempted_per_s; /* involuntary context switches, lanes */
+	double mpps_all;        /* per worker, every slice */
+	double clean;           /* share of the slices that were clean */
 };
 
 /* The rings between the two lanes, as the application makes them. */
@@ -746,6 +764,20 @@ launch_case(unsigned int ci, bool fill)
 	}
 	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();
+	if (!fill) {
+		bool clean = true;
+
+		for (unsigned int i = 0; i < nb_lanes; i++)
+			if (lanes[i].last_preempted != 0 ||
+					lanes[i].last_cpu_share < 0.97)
+				clean = false;
+		c->slices++;
+		c->clean_slices += clean;
+		for (unsigned int i = 0; clean && i < nb_lanes; i++) {
+			c->clean_packets[i] += lanes[i].last_packets;
+			c->clean_cycles[i] += lanes[i].last_cycles;
+		}
+	}
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		struct lane *l = &lanes[i];
 
@@ -765,6 +797,8 @@ launch_case(unsigned int ci, bool fill)
 static void
 run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 {
+	unsigned int rounds;
+
 	nb_lanes = MAX_LCORES;
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		lanes[i].nb_lanes = nb_lanes;
@@ -783,6 +817,9 @@ run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 		memset(c->out, 0, sizeof(c->out));
 		memset(c->waits, 0, sizeof(c->waits));
 		memset(c->drops, 0, sizeof(c->drops));
+		memset(c->clean_packets, 0, sizeof(c->clean_packets));
+		memset(c->clean_cycles, 0, sizeof(c->clean_cycles));
+		c->slices = c->clean_slices = 0;
 		run_init(&bench_run, &app_cflow_table_ops);
 		for (unsigned int i = 0; i < nb_lanes; i++) {
 			struct lane *l = &lanes[i];
@@ -810,25 +847,33 @@ run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 	/* Only the measured slices count. */
 	for (unsigned int i = 0; i < nb_lanes; i++)
 		memset(lanes[i].packets, 0, sizeof(lanes[i].packets));
-	for (unsigned int round = 0; round < ROUNDS; round++)
+	/* Short slices: most fit between two preemptions of a lane */
+	slice_s = RTE_MIN(opt.seconds / ROUNDS, opt.slice_ms * 1e-3);
+	rounds = (unsigned int)(opt.seconds / slice_s + 0.5);
+	for (unsigned int round = 0; round < rounds; round++)
 		for (unsigned int k = 0; k < nb_hcases; k++)
 			launch_case((round + k) % nb_hcases, false);
 	for (unsigned int ci = 0; ci < nb_hcases; ci++) {
 		struct hcase *c = &hcases[ci];
 		struct hresult *r = &res[ci];
 		uint64_t packets = 0, cycles = 0, rx = 0, out = 0, waits = 0;
-		uint64_t preempted = 0;
+		uint64_t preempted = 0, cpackets = 0, ccycles = 0;
 		double hz = (double)rte_get_tsc_hz(), wall = 0;
+		bool clean = c->clean_slices != 0;
 
 		memset(r, 0, sizeof(*r));
 		r->cpu_share = 1;
 		for (unsigned int i = 0; i < nb_lanes; i++) {
 			struct lane *l = &lanes[i];
 
-			r->mpps[i] = (double)l->packets[ci] /
+			r->mpps[i] = clean ? (double)c->clean_packets[i] /
+				((double)c->clean_cycles[i] / hz) / 1e6 :
+				(double)l->packets[ci] /
 				((double)l->cycles[ci] / hz) / 1e6;
 			packets += l->packets[ci];
 			cycles += l->cycles[ci];
+			cpackets += c->clean_packets[i];
+			ccycles += c->clean_cycles[i];
 			rx += c->rx[i];
 			out += c->out[i];
 			waits += c->waits[i];
@@ -843,8 +888,14 @@ run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 			c->ids[i] = NULL;
 			l->ids = NULL;
 		}
-		r->mpps_avg = (double)packets / ((double)cycles / hz) / 1e6;
-		r->cycles_per_pkt = (double)cycles / (double)packets;
+		r->mpps_all = (double)packets / ((double)cycles / hz) / 1e6;
+		r->clean = (double)c->clean_slices / (double)c->slices;
+		if (!clean) {
+			cpackets = packets;
+			ccycles = cycles;
+		}
+		r->mpps_avg = (double)cpackets / ((double)ccycles / hz) / 1e6;
+		r->cycles_per_pkt = (double)ccycles / (double)cpackets;
 		r->handed_off = rx ? (double)out / (double)rx : 0;
 		r->waits_per_mpkt = rx ? (double)waits / (double)rx * 1e6 : 0;
 		r->preempted_per_s = (double)preempted / (wall / nb_lanes);
@@ -860,20 +911,25 @@ handoff_main(FILE *csv)
 		"affinity through %u-slot SPSC rings (a full ring waits); "
 		"64-byte TCP/UDP frames, %.0f%% TCP churn, cuckoo with %u-bit "
 		"fingerprints and %u-bit state%s, sweep <= %u buckets a burst, "
-		"%.1f s a row; TSC %.2f GHz\n\n", HANDOFF_RING,
+		"%.1f s a row in %.0f ms turns; TSC %.2f GHz\n"
+		"# rates and cycles: the turns in which neither lane was "
+		"descheduled (clean); all: every turn\n\n", HANDOFF_RING,
 		opt.churn * 100, opt.fp_bits, opt.age_bits,
 		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
-		opt.seconds, rte_get_tsc_hz() / 1e9);
+		opt.seconds, RTE_MIN(opt.seconds / ROUNDS, opt.slice_ms * 1e-3) *
+		1e3, rte_get_tsc_hz() / 1e9);
 	printf("| flows | dist | foreign | handed off | Mpps w0 | Mpps w1 | "
 		"Mpps/worker | cycles/pkt | of 0%% | of no handoff | "
-		"cycles/handoff | waits/Mpkt | CPU | preempted/s |\n");
+		"cycles/handoff | waits/Mpkt | clean | all: Mpps/worker | "
+		"all: CPU | preempted/s |\n");
 	printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-		"---:|---:|---:|\n");
+		"---:|---:|---:|---:|---:|\n");
 	if (csv != NULL)
 		fprintf(csv, "flows,dist,share,handoff,handed_off,mpps_w0,"
 			"mpps_w1,mpps_per_worker,cycles_per_pkt,of_share0,"
 			"of_no_handoff,cycles_per_handoff,waits_per_mpkt,"
-			"drops,cpu_share,preempted_per_s\n");
+			"drops,cpu_share,preempted_per_s,clean_share,"
+			"mpps_all\n");
 	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
 		for (int d = 0; d < 2; d++) {
 			struct hresult res[SLOTS];
@@ -911,19 +967,22 @@ handoff_main(FILE *csv)
 				}
 				printf("| %" PRIu64 " | %s | %s | %.1f%% | "
 					"%.2f | %.2f | %.2f | %.0f | %s | "
-					"%.0f%% | %s | %.0f | %.1f%% | %.0f |\n",
+					"%.0f%% | %s | %.0f | %.0f%% | %.2f | "
+					"%.0f%% | %.0f |\n",
 					opt.flows[fi], d ? "zipf" : "uniform",
 					share, 100 * r->handed_off, r->mpps[0],
 					r->mpps[1], r->mpps_avg,
 					r->cycles_per_pkt, of0, 100 * rn, per,
-					r->waits_per_mpkt, 100 * r->cpu_share,
+					r->waits_per_mpkt, 100 * r->clean,
+					r->mpps_all, 100 * r->cpu_share,
 					r->preempted_per_s);
 				fflush(stdout);
 				if (csv != NULL)
 					fprintf(csv, "%" PRIu64 ",%s,%.3f,%d,"
 						"%.4f,%.3f,%.3f,%.3f,%.1f,"
 						"%.4f,%.4f,%.1f,%.1f,%" PRIu64
-						",%.4f,%.1f\n", opt.flows[fi],
+						",%.4f,%.1f,%.4f,%.3f\n",
+						opt.flows[fi],
 						d ? "zipf" : "uniform",
 						c->share, c->handoff,
 						r->handed_off, r->mpps[0],
@@ -931,7 +990,8 @@ handoff_main(FILE *csv)
 						r->cycles_per_pkt, r0, rn, cyc,
 						r->waits_per_mpkt, r->drops,
 						r->cpu_share,
-						r->preempted_per_s);
+						r->preempted_per_s, r->clean,
+						r->mpps_all);
 			}
 		}
 }
@@ -968,7 +1028,11 @@ usage(const char *prog)
 		"no handoff, then\n"
 		"                   each share (needs -l with 2 lcores)\n"
 		"  --shares LIST    --handoff's foreign shares, 0 to 1 "
-		"(default 0,0.5,1)\n",
+		"(default 0,0.5,1)\n"
+		"  --slice-ms MS    --handoff's turns, in ms (default 10); "
+		"the rates are\n"
+		"                   those of the turns in which no lane was "
+		"descheduled\n",
 		prog);
 }
 
@@ -984,6 +1048,7 @@ parse_options(int argc, char **argv)
 		{ "variants", 1, NULL, 'v' }, { "csv", 1, NULL, 'o' },
 		{ "quick", 0, NULL, 'q' }, { "help", 0, NULL, 'h' },
 		{ "handoff", 0, NULL, 'H' }, { "shares", 1, NULL, 'S' },
+		{ "slice-ms", 1, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -1099,6 +1164,12 @@ parse_options(int argc, char **argv)
 			break;
 		case 'H':
 			opt.handoff = true;
+			break;
+		case 'm':
+			opt.slice_ms = strtod(optarg, &end);
+			if (*end != '\0' || !(opt.slice_ms >= 1 &&
+					opt.slice_ms <= 10000))
+				goto bad;
 			break;
 		case 'S':
 			opt.nb_shares = 0;
