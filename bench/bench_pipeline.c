@@ -658,6 +658,7 @@ struct hresult {
 	double preempted_per_s; /* involuntary context switches, lanes */
 	double mpps_all;        /* per worker, every slice */
 	double clean;           /* share of the slices that were clean */
+	unsigned int clean_slices, slices;
 };
 
 /* The rings between the two lanes, as the application makes them. */
@@ -890,6 +891,8 @@ run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 		}
 		r->mpps_all = (double)packets / ((double)cycles / hz) / 1e6;
 		r->clean = (double)c->clean_slices / (double)c->slices;
+		r->clean_slices = c->clean_slices;
+		r->slices = c->slices;
 		if (!clean) {
 			cpackets = packets;
 			ccycles = cycles;
@@ -913,7 +916,8 @@ handoff_main(FILE *csv)
 		"fingerprints and %u-bit state%s, sweep <= %u buckets a burst, "
 		"%.1f s a row in %.0f ms turns; TSC %.2f GHz\n"
 		"# rates and cycles: the turns in which neither lane was "
-		"descheduled (clean); all: every turn\n\n", HANDOFF_RING,
+		"descheduled (clean; every turn if none was); all: every "
+		"turn\n\n", HANDOFF_RING,
 		opt.churn * 100, opt.fp_bits, opt.age_bits,
 		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
 		opt.seconds, RTE_MIN(opt.seconds / ROUNDS, opt.slice_ms * 1e-3) *
@@ -967,13 +971,14 @@ handoff_main(FILE *csv)
 				}
 				printf("| %" PRIu64 " | %s | %s | %.1f%% | "
 					"%.2f | %.2f | %.2f | %.0f | %s | "
-					"%.0f%% | %s | %.0f | %.0f%% | %.2f | "
+					"%.0f%% | %s | %.0f | %u/%u | %.2f | "
 					"%.0f%% | %.0f |\n",
 					opt.flows[fi], d ? "zipf" : "uniform",
 					share, 100 * r->handed_off, r->mpps[0],
 					r->mpps[1], r->mpps_avg,
 					r->cycles_per_pkt, of0, 100 * rn, per,
-					r->waits_per_mpkt, 100 * r->clean,
+					r->waits_per_mpkt, r->clean_slices,
+					r->slices,
 					r->mpps_all, 100 * r->cpu_share,
 					r->preempted_per_s);
 				fflush(stdout);
