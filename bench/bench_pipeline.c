@@ -26,6 +26,12 @@
  * that opens it again. Tables are filled with every flow first, so the
  * measured part is the steady state.
  *
+ * --handoff measures the application's software flow affinity instead:
+ * two lanes, lib/cflow's tracker, app_worker_burst() then
+ * app_worker_drain() each iteration, and each lane's flows drawn so that
+ * a given share of them is owned by the other worker (see "handoff"
+ * below and docs/bench_handoff.md).
+ *
  * usage: bench_pipeline [EAL options] -- [options]; see usage().
  */
 
