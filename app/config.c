@@ -4,14 +4,17 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include <rte_cfgfile.h>
 #include <rte_config.h>
 
 #include "config.h"
@@ -198,9 +201,11 @@ set_value(struct app_config *cfg, const struct option_def *d,
 
 	switch (d->type) {
 	case OPT_STRING:
+		/* Refused whole, never cut to fit. */
 		if (strlen(value) >= d->size) {
-			fprintf(stderr, "cuckooflow: %s: longer than %zu "
-				"characters\n", where, d->size - 1);
+			fprintf(stderr, "cuckooflow: %s %.40s...: %zu "
+				"characters, longer than the %zu allowed\n",
+				where, value, strlen(value), d->size - 1);
 			return -1;
 		}
 		strcpy((char *)field(cfg, d), value);
@@ -246,93 +251,239 @@ set_value(struct app_config *cfg, const struct option_def *d,
 	return -1;
 }
 
+/* ------------------------------------------------------- the INI file */
+
 /*
- * rte_cfgfile skips lines it cannot parse, so a mistyped file would be
- * half read in silence: every line must be blank, a ; comment (the only
- * kind rte_cfgfile knows), a [section] or a key = value.
+ * The --cfg file, read whole and strictly: every line is blank, a ; or #
+ * comment, a [section] or a key = value, and every section and key is
+ * known. A section may come back (its keys add to the first's), but a
+ * key may be set once. Any other line, a NUL byte, a line longer than
+ * CFG_LINE_MAX, or a file over CFG_FILE_MAX is an error naming FILE:LINE.
+ */
+#define CFG_FILE_MAX (1u << 20)
+#define CFG_LINE_MAX 4096
+
+static const char *
+file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "of an unknown type";
+}
+
+/*
+ * The file's bytes, NUL-terminated, in *len; NULL after printing why.
+ * As the blocklist loader: the path is checked before the open (a device
+ * is not even opened), opened non-blocking (a FIFO swapped in meanwhile
+ * does not block) and checked again on the descriptor.
+ */
+static char *
+read_file(const char *path, size_t *len)
+{
+	struct stat sb;
+	char *buf = NULL;
+	size_t n = 0;
+	int fd = -1;
+
+	if (stat(path, &sb) != 0)
+		goto sys_err;
+	if (!S_ISREG(sb.st_mode))
+		goto not_regular;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) != 0)
+		goto sys_err;
+	if (!S_ISREG(sb.st_mode))
+		goto not_regular;
+	if (sb.st_size > CFG_FILE_MAX)
+		goto too_large;
+	buf = malloc(CFG_FILE_MAX + 2);
+	if (buf == NULL)
+		goto sys_err;
+	/* One byte more than the limit: a file growing past it is seen. */
+	while (n <= CFG_FILE_MAX) {
+		ssize_t r = read(fd, buf + n, CFG_FILE_MAX + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto sys_err;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > CFG_FILE_MAX) {
+		sb.st_size = (off_t)n;
+		goto too_large;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+
+sys_err:
+	fprintf(stderr, "cuckooflow: --cfg %s: %s\n", path, strerror(errno));
+	goto out;
+not_regular:
+	fprintf(stderr, "cuckooflow: --cfg %s: is %s, not a regular file\n",
+		path, file_kind(sb.st_mode));
+	goto out;
+too_large:
+	fprintf(stderr, "cuckooflow: --cfg %s: %jd bytes or more, larger than "
+		"the %u MiB limit\n", path, (intmax_t)sb.st_size,
+		CFG_FILE_MAX >> 20);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static char *
+trim(char *p)
+{
+	size_t len;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	len = strlen(p);
+	while (len > 0 && isspace((unsigned char)p[len - 1]))
+		p[--len] = '\0';
+	return p;
+}
+
+/*
+ * A ; or # after a space or tab ends the value: an inline comment.
+ * @p value: what follows the '=' (value[-1]), untrimmed.
+ */
+static void
+cut_comment(char *value)
+{
+	for (char *p = value; *p != '\0'; p++)
+		if ((*p == ';' || *p == '#') &&
+				(p[-1] == ' ' || p[-1] == '\t')) {
+			*p = '\0';
+			break;
+		}
+}
+
+/* The name of a known section (in defs), or NULL. */
+static const char *
+known_section(const char *name)
+{
+	for (unsigned int i = 0; i < NB_DEFS; i++)
+		if (defs[i].section != NULL &&
+				strcmp(defs[i].section, name) == 0)
+			return defs[i].section;
+	return NULL;
+}
+
+/*
+ * One line (NUL-terminated, no newline) of @p path. first_line[i]: the
+ * line that set defs[i], 0 if none yet.
  */
 static int
-check_syntax(const char *path)
+load_line(struct app_config *cfg, const char *path, unsigned int n,
+		char *text, const char **section, unsigned int *first_line)
 {
-	FILE *fp = fopen(path, "r");
-	char line[512];
-	int n = 0;
+	const struct option_def *d = NULL;
+	char *p = trim(text), *eq, *key, *value;
+	char where[CFG_LINE_MAX + 320];
+	size_t len = strlen(p);
 
-	if (fp == NULL) {
-		fprintf(stderr, "cuckooflow: --cfg %s: %s\n", path,
-			strerror(errno));
+	if (len == 0 || *p == ';' || *p == '#')
+		return 0;
+	if (*p == '[' && p[len - 1] == ']' && len > 2) {
+		p[len - 1] = '\0';
+		key = trim(p + 1);
+		*section = known_section(key);
+		if (*section != NULL)
+			return 0;
+		fprintf(stderr, "cuckooflow: %s:%u: unknown section [%s] (see "
+			"config/cuckooflow.ini)\n", path, n, key);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		char *p = line;
-		size_t len;
-
-		n++;
-		while (isspace((unsigned char)*p))
-			p++;
-		len = strlen(p);
-		while (len > 0 && isspace((unsigned char)p[len - 1]))
-			p[--len] = '\0';
-		if (len == 0 || *p == ';' ||
-				(*p == '[' && p[len - 1] == ']' && len > 2) ||
-				(strchr(p, '=') != NULL && *p != '='))
-			continue;
-		fprintf(stderr, "cuckooflow: --cfg %s: line %d: want [section] "
-			"or key = value: %s\n", path, n, p);
-		fclose(fp);
+	eq = strchr(p, '=');
+	if (*p == '[' || eq == NULL || eq == p) {
+		fprintf(stderr, "cuckooflow: %s:%u: want [section] or key = "
+			"value (line %u is \"%.80s\")\n", path, n, n, p);
 		return -1;
 	}
-	fclose(fp);
-	return 0;
+	cut_comment(eq + 1);
+	*eq = '\0';
+	key = trim(p);
+	value = trim(eq + 1);
+	if (*section == NULL) {
+		fprintf(stderr, "cuckooflow: %s:%u: %s: before any [section]\n",
+			path, n, key);
+		return -1;
+	}
+	for (unsigned int i = 0; i < NB_DEFS; i++)
+		if (defs[i].section == *section &&
+				strcmp(defs[i].key, key) == 0)
+			d = &defs[i];
+	if (d == NULL) {
+		fprintf(stderr, "cuckooflow: %s:%u: unknown key [%s] %s (see "
+			"config/cuckooflow.ini)\n", path, n, *section, key);
+		return -1;
+	}
+	if (first_line[d - defs] != 0) {
+		fprintf(stderr, "cuckooflow: %s:%u: [%s] %s set again (first "
+			"at line %u)\n", path, n, *section, key,
+			first_line[d - defs]);
+		return -1;
+	}
+	first_line[d - defs] = n;
+	snprintf(where, sizeof(where), "%s:%u: [%s] %s =", path, n, *section,
+		key);
+	return set_value(cfg, d, value, where);
 }
 
 static int
 load_file(struct app_config *cfg, const char *path)
 {
-	struct rte_cfgfile *f;
-	char *sections[16];
-	int nsec, ret = 0;
+	unsigned int first_line[NB_DEFS] = { 0 };
+	const char *section = NULL;
+	char line[CFG_LINE_MAX + 1];
+	size_t len, pos = 0;
+	unsigned int n = 0;
+	char *buf;
+	int ret = 0;
 
-	if (check_syntax(path) != 0)
+	buf = read_file(path, &len);
+	if (buf == NULL)
 		return -1;
-	f = rte_cfgfile_load(path, 0);
-	if (f == NULL) {
-		fprintf(stderr, "cuckooflow: --cfg %s: cannot read or parse the "
-			"file\n", path);
-		return -1;
-	}
-	for (int k = 0; k < 16; k++)
-		sections[k] = malloc(CFG_NAME_LEN);
-	nsec = rte_cfgfile_sections(f, sections, 16);
-	for (int s = 0; s < nsec && ret == 0; s++) {
-		struct rte_cfgfile_entry entries[32];
-		int n = rte_cfgfile_section_entries(f, sections[s], entries, 32);
+	while (pos < len && ret == 0) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t end = nl != NULL ? (size_t)(nl - buf) : len;
+		const char *nul = memchr(buf + pos, '\0', end - pos);
 
-		for (int e = 0; e < n && ret == 0; e++) {
-			const struct option_def *d = NULL;
-			char where[512];
-
-			for (unsigned int i = 0; i < NB_DEFS; i++)
-				if (defs[i].section != NULL &&
-						strcmp(defs[i].section,
-						sections[s]) == 0 &&
-						strcmp(defs[i].key,
-						entries[e].name) == 0)
-					d = &defs[i];
-			snprintf(where, sizeof(where), "%s: [%s] %s =", path,
-				sections[s], entries[e].name);
-			if (d == NULL) {
-				fprintf(stderr, "cuckooflow: %s unknown key\n",
-					where);
-				ret = -1;
-			} else {
-				ret = set_value(cfg, d, entries[e].value, where);
-			}
+		n++;
+		if (end - pos > CFG_LINE_MAX) {
+			fprintf(stderr, "cuckooflow: %s:%u: longer than %d "
+				"bytes\n", path, n, CFG_LINE_MAX);
+			ret = -1;
+		} else if (nul != NULL) {
+			fprintf(stderr, "cuckooflow: %s:%u: a NUL byte "
+				"(column %zu)\n", path, n,
+				(size_t)(nul - buf) - pos + 1);
+			ret = -1;
+		} else {
+			memcpy(line, buf + pos, end - pos);
+			line[end - pos] = '\0';
+			ret = load_line(cfg, path, n, line, &section,
+				first_line);
 		}
+		pos = end + 1;
 	}
-	for (int k = 0; k < 16; k++)
-		free(sections[k]);
-	rte_cfgfile_close(f);
+	free(buf);
 	return ret;
 }
 
