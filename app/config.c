@@ -157,6 +157,8 @@ static const struct option_def defs[] = {
 };
 #pragma GCC diagnostic pop
 #define NB_DEFS (sizeof(defs) / sizeof(defs[0]))
+/* getopt_long's value for defs[i], past every short option's. */
+#define OPT_VAL(i) (256 + (int)(i))
 
 static void
 usage(const char *prog)
@@ -553,17 +555,51 @@ bad:
 	return 0;
 }
 
+/*
+ * The first pass over the arguments: only --cfg, however getopt_long
+ * reads it (--cfg F, --cfg=F, an abbreviation: --cf F), and only once.
+ * Returns 1 if given (even empty: then refused by the read), 0 if not.
+ */
+static int
+find_cfg(struct app_config *cfg, int argc, char **argv,
+		const struct option *longopts)
+{
+	bool seen = false;
+	int opt;
+
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (opt < OPT_VAL(0) || defs[opt - OPT_VAL(0)].offset !=
+				OFF(cfg_file))
+			continue;
+		if (seen) {
+			fprintf(stderr, "cuckooflow: --cfg given twice: %s, "
+				"then %s\n", cfg->cfg_file, optarg);
+			return -1;
+		}
+		seen = true;
+		if (set_value(cfg, &defs[opt - OPT_VAL(0)], optarg,
+				"--cfg") != 0)
+			return -1;
+	}
+	return seen;
+}
+
+/* Defaults, then the --cfg file, then the rest of the command line. */
 int
 app_config_parse(struct app_config *cfg, int argc, char **argv)
 {
 	struct option longopts[NB_DEFS + 2];
-	int opt, idx;
+	int opt, ret;
 
 	memset(cfg, 0, sizeof(*cfg));
 	for (unsigned int i = 0; i < NB_DEFS; i++) {
+		/* Each its own val: else glibc takes an ambiguous
+		 * abbreviation (--c) for the first option it matches. */
 		longopts[i] = (struct option){ defs[i].name,
 			defs[i].type == OPT_FLAG ? no_argument :
-			required_argument, NULL, 0 };
+			required_argument, NULL, OPT_VAL(i) };
 		if (defs[i].section != NULL && strcmp(defs[i].defval, "random") &&
 				set_value(cfg, &defs[i], defs[i].defval,
 				"default") != 0)
@@ -572,34 +608,34 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 	longopts[NB_DEFS] = (struct option){ "help", no_argument, NULL, 'h' };
 	longopts[NB_DEFS + 1] = (struct option){ NULL, 0, NULL, 0 };
 
-	/* The file first, whatever its place on the command line. */
-	for (int a = 1; a < argc; a++)
-		if (strcmp(argv[a], "--cfg") == 0 && a + 1 < argc &&
-				load_file(cfg, argv[a + 1]) != 0)
-			return -1;
-	optind = 1;
+	ret = find_cfg(cfg, argc, argv, longopts);
+	if (ret < 0 || (ret == 1 && load_file(cfg, cfg->cfg_file) != 0))
+		return -1;
+	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, &idx)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		const struct option_def *d;
 		char where[64];
 
 		if (opt == 'h') {
 			usage(argv[0]);
 			return 1;
 		}
-		if (opt == '?' || opt == ':') {
+		if (opt < OPT_VAL(0)) {
 			fprintf(stderr, "cuckooflow: %s: %s (see --help)\n",
-				argv[optind - 1], opt == ':' ?
-				"needs a value" : "unknown option");
+				argv[optind - 1], opt == ':' ? "needs a value" :
+				"unknown option, or an ambiguous abbreviation");
 			return -1;
 		}
-		snprintf(where, sizeof(where), "--%s", defs[idx].name);
-		if (defs[idx].type == OPT_FLAG) {
-			*field(cfg, &defs[idx]) = 1;
+		d = &defs[opt - OPT_VAL(0)];
+		snprintf(where, sizeof(where), "--%s", d->name);
+		if (d->type == OPT_FLAG) {
+			*field(cfg, d) = 1;
 			continue;
 		}
-		if (strcmp(defs[idx].name, "cfg") == 0)
-			continue;
-		if (set_value(cfg, &defs[idx], optarg, where) != 0)
+		if (d->offset == OFF(cfg_file))
+			continue; /* read by find_cfg() */
+		if (set_value(cfg, d, optarg, where) != 0)
 			return -1;
 	}
 	if (optind < argc) {
