@@ -389,11 +389,13 @@ known_section(const char *name)
 
 /*
  * One line (NUL-terminated, no newline) of @p path. first_line[i]: the
- * line that set defs[i], 0 if none yet.
+ * line that set defs[i], 0 if none yet. @p where_json gets the place
+ * stats_json was set at, for the check after the command line.
  */
 static int
 load_line(struct app_config *cfg, const char *path, unsigned int n,
-		char *text, const char **section, unsigned int *first_line)
+		char *text, const char **section, unsigned int *first_line,
+		char *where_json, size_t where_len)
 {
 	const struct option_def *d = NULL;
 	char *p = trim(text), *eq, *key, *value;
@@ -445,11 +447,14 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 	first_line[d - defs] = n;
 	snprintf(where, sizeof(where), "%s:%u: [%s] %s =", path, n, *section,
 		key);
+	if (d->offset == OFF(stats_json) && d->type == OPT_STRING)
+		snprintf(where_json, where_len, "%s", where);
 	return set_value(cfg, d, value, where);
 }
 
 static int
-load_file(struct app_config *cfg, const char *path)
+load_file(struct app_config *cfg, const char *path, char *where_json,
+		size_t where_len)
 {
 	unsigned int first_line[NB_DEFS] = { 0 };
 	const char *section = NULL;
@@ -481,7 +486,7 @@ load_file(struct app_config *cfg, const char *path)
 			memcpy(line, buf + pos, end - pos);
 			line[end - pos] = '\0';
 			ret = load_line(cfg, path, n, line, &section,
-				first_line);
+				first_line, where_json, where_len);
 		}
 		pos = end + 1;
 	}
@@ -556,6 +561,51 @@ bad:
 }
 
 /*
+ * --stats-json is written at the end of the run: check now that it can
+ * be, without truncating a file that is there (opened for append) or
+ * leaving one that was not (created, then removed). A FIFO or socket is
+ * left to the end. @p where: "--stats-json", or the file's line.
+ */
+static int
+check_output(const char *path, const char *where)
+{
+	size_t len = strlen(path);
+	struct stat sb;
+	int fd;
+
+	if (len == 0)
+		return 0;
+	if (path[len - 1] == '/' || (stat(path, &sb) == 0 &&
+			S_ISDIR(sb.st_mode))) {
+		fprintf(stderr, "cuckooflow: %s %s: names a directory, want a "
+			"file to write the counters to\n", where, path);
+		return -1;
+	}
+	if (stat(path, &sb) == 0) {
+		if (S_ISFIFO(sb.st_mode))
+			return 0;
+		fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY |
+			O_CLOEXEC);
+	} else if (errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY |
+			O_CLOEXEC, 0666);
+		if (fd >= 0)
+			unlink(path);
+		else if (errno == EEXIST) /* created meanwhile */
+			return 0;
+	} else {
+		fd = -1;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "cuckooflow: %s %s: cannot write the counters "
+			"there: %s\n", where, path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
  * The first pass over the arguments: only --cfg, however getopt_long
  * reads it (--cfg F, --cfg=F, an abbreviation: --cf F), and only once.
  * Returns 1 if given (even empty: then refused by the read), 0 if not.
@@ -591,6 +641,7 @@ int
 app_config_parse(struct app_config *cfg, int argc, char **argv)
 {
 	struct option longopts[NB_DEFS + 2];
+	char where_json[CFG_LINE_MAX + 320] = "--stats-json";
 	int opt, ret;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -609,7 +660,8 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 	longopts[NB_DEFS + 1] = (struct option){ NULL, 0, NULL, 0 };
 
 	ret = find_cfg(cfg, argc, argv, longopts);
-	if (ret < 0 || (ret == 1 && load_file(cfg, cfg->cfg_file) != 0))
+	if (ret < 0 || (ret == 1 && load_file(cfg, cfg->cfg_file, where_json,
+			sizeof(where_json)) != 0))
 		return -1;
 	optind = 0;
 	opterr = 0;
@@ -635,6 +687,8 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 		}
 		if (d->offset == OFF(cfg_file))
 			continue; /* read by find_cfg() */
+		if (d->offset == OFF(stats_json))
+			snprintf(where_json, sizeof(where_json), "%s", where);
 		if (set_value(cfg, d, optarg, where) != 0)
 			return -1;
 	}
@@ -643,7 +697,9 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 			argv[optind]);
 		return -1;
 	}
-	return parse_queue_map(cfg);
+	if (parse_queue_map(cfg) != 0)
+		return -1;
+	return check_output(cfg->stats_json, where_json);
 }
 
 void

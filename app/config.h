@@ -6,7 +6,8 @@
 /*
  * cuckooflow's settings: defaults, then the --cfg INI file, then the
  * command line. One table (config.c) defines every option, its config
- * key, its range and its help line.
+ * key, its range and its help line; config.c reads the INI file itself,
+ * strictly (docs/config.md).
  */
 
 #include <stdbool.h>
@@ -88,9 +89,10 @@ struct app_config {
 
 /*
  * Fill @p cfg from the defaults, the --cfg file and the application
- * arguments (those after the EAL's). On a bad option or value, print one
- * line naming it and what is allowed, and return -1; return 1 after
- * --help.
+ * arguments (those after the EAL's), in that order. On a bad option or
+ * value (in the file: with FILE:LINE), or a --stats-json that cannot be
+ * written, print one line naming it and what is allowed, and return -1;
+ * return 1 after --help.
  */
 int app_config_parse(struct app_config *cfg, int argc, char **argv);
 
