@@ -228,48 +228,66 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 	forward_or_free(w, pkts, n);
 }
 
+/* Track what the worker has gathered (its own packets of the bursts
+ * since, and what it drained): one bulk lookup for all of them. */
+static void
+pending_flush(struct app_worker *w)
+{
+	struct app_pending *p = &w->pending;
+
+	if (p->n == 0)
+		return;
+	track_and_send(w, p->pkts, p->in, p->parsed, p->status, p->n);
+	p->n = 0;
+}
+
 unsigned int
 app_worker_drain(struct app_worker *w)
 {
 	const struct app_run *run = w->run;
+	struct app_pending *p = &w->pending;
 	unsigned int total = 0;
 
 	if (!run->handoff)
 		return 0;
 	for (unsigned int j = 0; j < run->nb_workers; j++) {
-		struct rte_mbuf *pkts[CF_BULK_MAX];
-		struct cflow_input in[CF_BULK_MAX];
-		struct cflow_packet parsed[CF_BULK_MAX];
-		enum cflow_parse_status status[CF_BULK_MAX];
+		struct rte_mbuf **pkts;
 		unsigned int n;
 
 		if (w->from[j] == NULL)
 			continue;
+		if (p->n == APP_PENDING_MAX)
+			pending_flush(w);
+		pkts = p->pkts + p->n;
 		n = rte_ring_sc_dequeue_burst(w->from[j], (void **)pkts,
-				CF_BULK_MAX, NULL);
+				APP_PENDING_MAX - p->n, NULL);
 		if (n == 0)
 			continue;
-		for (unsigned int k = 0; k < n; k++)
+		for (unsigned int k = 0; k < n; k++) {
+			rte_prefetch0(pkts[k]);
 			rte_prefetch0(rte_mbuf_to_priv(pkts[k]));
+		}
 		for (unsigned int k = 0; k < n; k++) {
 			const struct app_handoff_meta *meta =
 				rte_mbuf_to_priv(pkts[k]);
+			struct cflow_input *in = &p->in[p->n + k];
 			uint64_t t = meta->time_ns;
 
 			if (run->cfg->clock != APP_CLOCK_PKT)
-				t = k == 0 ? tsc_ns(run) : in[0].time_ns;
-			in[k] = mbuf_input(pkts[k], t);
-			in[k].has_hash = true;
-			in[k].hash = meta->hash;
-			parsed[k] = meta->pkt;
-			status[k] = CFLOW_PARSE_OK;
+				t = k == 0 ? tsc_ns(run) : p->in[p->n].time_ns;
+			*in = mbuf_input(pkts[k], t);
+			in->has_hash = true;
+			in->hash = meta->hash;
+			p->parsed[p->n + k] = meta->pkt;
+			p->status[p->n + k] = CFLOW_PARSE_OK;
 			if (t > w->last_ns)
 				last_ns_set(w, t);
 		}
+		p->n = (uint16_t)(p->n + n);
 		w->handoff_in += n;
 		total += n;
-		track_and_send(w, pkts, in, parsed, status, (uint16_t)n);
 	}
+	pending_flush(w);
 	return total;
 }
 
@@ -394,20 +412,20 @@ parse_and_filter(struct app_worker *w, const struct cflow_blocklist *bl,
 }
 
 /*
- * Keep in place the packets this worker owns, and hand each other one
- * to its owner, in order: one burst per owner. Packets that do not
- * parse carry no flow: tracked (counted) where they arrive.
+ * Gather the packets this worker owns for its next bulk lookup, and hand
+ * each other one to its owner, in order: one burst per owner. Packets
+ * that do not parse carry no flow: tracked (counted) where they arrive.
  */
-static uint16_t
+static void
 split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
-		struct cflow_input *in, struct cflow_packet *parsed,
-		enum cflow_parse_status *status, uint16_t n)
+		struct cflow_input *in, const struct cflow_packet *parsed,
+		const enum cflow_parse_status *status, uint16_t n)
 {
 	const struct app_run *run = w->run;
-	struct rte_mbuf *out[CF_BULK_MAX], *orig[CF_BULK_MAX];
+	struct app_pending *p = &w->pending;
+	struct rte_mbuf *out[CF_BULK_MAX];
 	uint8_t owner[CF_BULK_MAX];
 	uint64_t foreign = 0;
-	uint16_t keep = 0;
 
 	for (uint16_t k = 0; k < n; k++) {
 		owner[k] = (uint8_t)w->index;
@@ -419,9 +437,6 @@ split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
 		if (owner[k] != w->index)
 			foreign |= UINT64_C(1) << k;
 	}
-	if (foreign == 0)
-		return n;
-	memcpy(orig, pkts, n * sizeof(*pkts));
 	for (uint16_t k = 0; k < n; k++) {
 		if ((foreign >> k) & 1) {
 			struct app_handoff_meta *meta =
@@ -432,10 +447,12 @@ split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
 			meta->time_ns = in[k].time_ns;
 			continue;
 		}
-		pkts[keep] = pkts[k];
-		in[keep] = in[k];
-		parsed[keep] = parsed[k];
-		status[keep++] = status[k];
+		if (p->n == APP_PENDING_MAX)
+			pending_flush(w);
+		p->pkts[p->n] = pkts[k];
+		p->in[p->n] = in[k];
+		p->parsed[p->n] = parsed[k];
+		p->status[p->n++] = status[k];
 	}
 	while (foreign != 0) {
 		unsigned int first = (unsigned int)__builtin_ctzll(foreign);
@@ -445,13 +462,12 @@ split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
 			unsigned int k = (unsigned int)__builtin_ctzll(f);
 
 			if (owner[k] == to) {
-				out[m++] = orig[k];
+				out[m++] = pkts[k];
 				foreign &= ~(UINT64_C(1) << k);
 			}
 		}
 		hand_off(w, to, out, m);
 	}
-	return keep;
 }
 
 void
@@ -487,9 +503,11 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	last_ns_set(w, latest);
 	w->rx_packets += n;
 	n = parse_and_filter(w, bl, pkts, in, parsed, status, n);
-	if (run->handoff && n != 0)
-		n = split_by_owner(w, pkts, in, parsed, status, n);
-	track_and_send(w, pkts, in, parsed, status, n);
+	if (run->handoff)
+		/* tracked with what the rings bring, by app_worker_drain() */
+		split_by_owner(w, pkts, in, parsed, status, n);
+	else
+		track_and_send(w, pkts, in, parsed, status, n);
 	if (run->watermark)
 		__atomic_store_n(&q->read_ns, latest, __ATOMIC_RELEASE);
 }
@@ -620,6 +638,7 @@ app_worker_main(void *arg)
 		if (all_rx_done(run) && app_worker_drain(w) == 0)
 			break;
 	}
+	app_worker_drain(w); /* nothing gathered stays untracked */
 	/* Once the main lcore has the last packet time of all lcores, make
 	 * the end-of-run counters exact (so that telemetry shows them),
 	 * then wait to be stopped. */

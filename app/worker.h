@@ -86,6 +86,17 @@ struct app_rxq {
 
 struct app_run;
 
+/* What a worker with handoff tracks in its next bulk lookup: its own
+ * packets from the bursts since the last one, then what it drains. */
+#define APP_PENDING_MAX CF_BULK_MAX
+struct app_pending {
+	uint16_t n;
+	struct rte_mbuf *pkts[APP_PENDING_MAX];
+	struct cflow_input in[APP_PENDING_MAX];
+	struct cflow_packet parsed[APP_PENDING_MAX];
+	enum cflow_parse_status status[APP_PENDING_MAX];
+};
+
 /*
  * Counters are written by the worker's lcore only, and read by the main
  * lcore and telemetry. The flags are the end-of-run handshake, written
@@ -115,6 +126,7 @@ struct app_worker {
 	const struct cflow_blocklist *bl_seen; /* bl_has_flows is of it */
 	bool bl_has_flows;
 	uint8_t scratch[CFLOW_PARSE_MAX_HDR]; /* headers across segments */
+	struct app_pending pending;
 	uint64_t handoff_out;   /* packets passed to their owner */
 	uint64_t handoff_in;    /* packets received from other workers */
 	uint64_t handoff_drops; /* dropped: the owner's ring stayed full */
@@ -184,13 +196,16 @@ app_flow_owner(const struct app_run *run, uint64_t hash)
 int app_worker_main(void *arg);
 
 /* One received burst of @n packets from @p q, the hot path: time,
- * parse, blocklist, then track what the worker owns and hand off the
- * rest, verdicts, sweep, forward or free. */
+ * parse, blocklist, then track what the worker owns (with handoff: at
+ * the next app_worker_drain(), with what others hand it) and hand off
+ * the rest, verdicts, sweep, forward or free. */
 void app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
 		uint16_t n);
 
-/* Track what other workers handed over; returns the packets done. */
+/* With handoff: track what other workers handed over, with this
+ * worker's own packets of the bursts since the last call (called every
+ * loop); returns the packets drained. */
 unsigned int app_worker_drain(struct app_worker *w);
 
 /* An empty rx burst: move the clock on and sweep. */
