@@ -831,6 +831,11 @@ def test_non_ethernet_capture():
     rc, log = app(os.path.join(PCAPS, "raw_ip.pcap"), ["--exit-on-eof"])
     case("a raw-IP capture is refused, naming its link type",
          rc != 0 and "RAW" in log and "raw_ip.pcap" in log, log[-200:])
+    # device arguments over 1024 characters used to skip the check
+    long_path = PCAPS.rstrip("/") + "/." * 600 + "/raw_ip.pcap"
+    rc, log = app(long_path, ["--exit-on-eof"])
+    case("a raw-IP capture behind 1200 characters of device arguments is "
+         "refused too", rc != 0 and "RAW" in log, log[-200:])
 
 
 def test_help():
