@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include <rte_config.h>
 
+#include "cflow_file.h"
 #include "config.h"
 
 enum opt_type {
@@ -265,89 +267,6 @@ set_value(struct app_config *cfg, const struct option_def *d,
 #define CFG_FILE_MAX (1u << 20)
 #define CFG_LINE_MAX 4096
 
-static const char *
-file_kind(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "of an unknown type";
-}
-
-/*
- * The file's bytes, NUL-terminated, in *len; NULL after printing why.
- * As the blocklist loader: the path is checked before the open (a device
- * is not even opened), opened non-blocking (a FIFO swapped in meanwhile
- * does not block) and checked again on the descriptor.
- */
-static char *
-read_file(const char *path, size_t *len)
-{
-	struct stat sb;
-	char *buf = NULL;
-	size_t n = 0;
-	int fd = -1;
-
-	if (stat(path, &sb) != 0)
-		goto sys_err;
-	if (!S_ISREG(sb.st_mode))
-		goto not_regular;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) != 0)
-		goto sys_err;
-	if (!S_ISREG(sb.st_mode))
-		goto not_regular;
-	if (sb.st_size > CFG_FILE_MAX)
-		goto too_large;
-	buf = malloc(CFG_FILE_MAX + 2);
-	if (buf == NULL)
-		goto sys_err;
-	/* One byte more than the limit: a file growing past it is seen. */
-	while (n <= CFG_FILE_MAX) {
-		ssize_t r = read(fd, buf + n, CFG_FILE_MAX + 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto sys_err;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	if (n > CFG_FILE_MAX) {
-		sb.st_size = (off_t)n;
-		goto too_large;
-	}
-	close(fd);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-
-sys_err:
-	fprintf(stderr, "cuckooflow: --cfg %s: %s\n", path, strerror(errno));
-	goto out;
-not_regular:
-	fprintf(stderr, "cuckooflow: --cfg %s: is %s, not a regular file\n",
-		path, file_kind(sb.st_mode));
-	goto out;
-too_large:
-	fprintf(stderr, "cuckooflow: --cfg %s: %jd bytes or more, larger than "
-		"the %u MiB limit\n", path, (intmax_t)sb.st_size,
-		CFG_FILE_MAX >> 20);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return NULL;
-}
-
 static char *
 trim(char *p)
 {
@@ -458,15 +377,17 @@ load_file(struct app_config *cfg, const char *path, char *where_json,
 {
 	unsigned int first_line[NB_DEFS] = { 0 };
 	const char *section = NULL;
-	char line[CFG_LINE_MAX + 1];
+	char line[CFG_LINE_MAX + 1], err[PATH_MAX + 128];
 	size_t len, pos = 0;
 	unsigned int n = 0;
 	char *buf;
 	int ret = 0;
 
-	buf = read_file(path, &len);
-	if (buf == NULL)
+	buf = cflow_file_read(path, CFG_FILE_MAX, &len, err, sizeof(err));
+	if (buf == NULL) {
+		fprintf(stderr, "cuckooflow: --cfg %s\n", err);
 		return -1;
+	}
 	while (pos < len && ret == 0) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t end = nl != NULL ? (size_t)(nl - buf) : len;

@@ -33,6 +33,7 @@
 #include <xxhash.h>
 
 #include "blocklist.h"
+#include "cflow_file.h"
 
 #define BL_MAGIC "CFBLOCK1"
 #define BL_VERSION 1
@@ -297,70 +298,12 @@ fail(int e, char *err, size_t len, const char *fmt, ...)
 	return -e;
 }
 
-static const char *
-file_kind(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "of an unknown type";
-}
-
 /* Only regular files: anything else is refused before any read. */
 static int
 refuse_not_regular(const char *path, mode_t mode, char *err, size_t len)
 {
 	return fail(S_ISDIR(mode) ? EISDIR : EINVAL, err, len,
-		"%s: is %s, not a regular file", path, file_kind(mode));
-}
-
-/*
- * Open a user's path for reading without ever blocking: a FIFO would
- * block open() until a writer comes, and a device may never end. The
- * path is checked before the open (a device is not even opened), then
- * opened non-blocking and checked again on the descriptor (the path may
- * have changed in between); O_NONBLOCK is cleared once it is known to be
- * a regular file. Returns the descriptor or -errno, with *sb filled.
- */
-static int
-open_input(const char *path, struct stat *sb, char *err, size_t err_len)
-{
-	int fd, flags, e;
-
-	if (stat(path, sb) != 0) {
-		e = errno;
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(sb->st_mode))
-		return refuse_not_regular(path, sb->st_mode, err, err_len);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		e = errno;
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
-	}
-	if (fstat(fd, sb) != 0) {
-		e = errno;
-		close(fd);
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(sb->st_mode)) {
-		close(fd);
-		return refuse_not_regular(path, sb->st_mode, err, err_len);
-	}
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-		e = errno;
-		close(fd);
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
-	}
-	return fd;
+		"%s: is %s, not a regular file", path, cflow_file_kind(mode));
 }
 
 static int
@@ -605,7 +548,7 @@ cflow_bl_read(const char *path, unsigned int fp_bits, char *err,
 	struct stat sb;
 	int fd, e;
 
-	fd = open_input(path, &sb, err, err_len);
+	fd = cflow_file_open(path, &sb, err, err_len);
 	if (fd < 0)
 		return NULL;
 	if ((uint64_t)sb.st_size > CFLOW_BL_TEXT_MAX) {
@@ -1011,7 +954,7 @@ cflow_bl_load(const char *path, char *err, size_t err_len)
 	ssize_t n;
 	int fd, e;
 
-	fd = open_input(path, &sb, err, err_len);
+	fd = cflow_file_open(path, &sb, err, err_len);
 	if (fd < 0)
 		return NULL;
 	if ((uint64_t)sb.st_size > max) {
