@@ -14,6 +14,7 @@
 
 #include "cflow.h"
 #include "test.h"
+#include "test_memory.h"
 
 #define S (UINT64_C(1000000000))
 
@@ -730,43 +731,6 @@ test_track_params_rejected(void)
 }
 
 /* ------------------------------------------------- the largest tables */
-
-/* Anonymous mappings: untouched pages of a table of gigabytes are never
- * mapped (the default allocator zeroes all of its memory). */
-static void *
-lazy_alloc(size_t size, size_t align, int socket_id, void *ctx)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	(void)align;
-	(void)socket_id;
-	(void)ctx;
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void
-lazy_free(void *ptr, size_t size, void *ctx)
-{
-	(void)ctx;
-	munmap(ptr, size);
-}
-
-static const struct cf_allocator lazy = { lazy_alloc, lazy_free, NULL };
-
-static double
-rss_mib(void)
-{
-	unsigned long size = 0, resident = 0;
-	FILE *fp = fopen("/proc/self/statm", "r");
-
-	if (fp != NULL) {
-		if (fscanf(fp, "%lu %lu", &size, &resident) != 2)
-			resident = 0;
-		fclose(fp);
-	}
-	return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
-}
 
 /* One packet of @p s tracked under the given flow hash. */
 static enum cflow_verdict

@@ -15,6 +15,7 @@
 
 #include "cuckoo_filter.h"
 #include "test.h"
+#include "test_memory.h"
 
 struct variant {
 	enum cf_table_type table;
@@ -1057,45 +1058,6 @@ test_relocations(void)
 
 
 /* ------------------------------------------------- the largest tables */
-
-/* Anonymous mappings: pages nobody touches are never mapped, so tables
- * of gigabytes cost only the few pages a test writes (the default
- * allocator zeroes, hence maps, all of its memory). */
-static void *
-lazy_alloc(size_t size, size_t align, int socket_id, void *ctx)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	(void)align; /* page aligned */
-	(void)socket_id;
-	(void)ctx;
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void
-lazy_free(void *ptr, size_t size, void *ctx)
-{
-	(void)ctx;
-	munmap(ptr, size);
-}
-
-static const struct cf_allocator lazy = { lazy_alloc, lazy_free, NULL };
-
-/* Resident set in MiB. */
-static double
-rss_mib(void)
-{
-	unsigned long size = 0, resident = 0;
-	FILE *fp = fopen("/proc/self/statm", "r");
-
-	if (fp != NULL) {
-		if (fscanf(fp, "%lu %lu", &size, &resident) != 2)
-			resident = 0;
-		fclose(fp);
-	}
-	return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
-}
 
 /* The hash whose bucket is @p bucket (power-of-two tables) and whose
  * fingerprint is @p fp, by the documented split (docs/design.md). */
