@@ -645,6 +645,21 @@ def test_switch_links():
         switch_link_case(kind)
 
 
+def links_up(prefix, ports, tries=100):
+    """Wait (up to tries x 0.1 s) until cuckooflow's ports are up, as
+    telemetry shows: memif and vhost-user links come up asynchronously
+    once both sides have started. Returns whether they did."""
+    for _ in range(tries):
+        time.sleep(0.1)
+        try:
+            if all(telemetry(prefix, "/ethdev/link_status,%d" % i)[
+                    "/ethdev/link_status"]["status"] == "UP" for i in ports):
+                return True
+        except (OSError, ValueError, KeyError):
+            continue
+    return False
+
+
 def switch_link_case(kind):
     """cuckooflow inline between two links of @kind, with dpdk-testpmd on
     the far side: testpmd replays mixed.pcap into link 0 (net_pcap0 ->
@@ -708,17 +723,7 @@ def switch_link_case(kind):
              # that would swallow the capture.
              "--no-flush-rx"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True)
-        # The links come up asynchronously once both sides started.
-        up = False
-        for _ in range(100):
-            time.sleep(0.1)
-            try:
-                up = all(telemetry(prefix, "/ethdev/link_status,%d" % i)[
-                    "/ethdev/link_status"]["status"] == "UP" for i in (0, 1))
-            except (OSError, ValueError, KeyError):
-                continue
-            if up:
-                break
+        up = links_up(prefix, (0, 1))
         tp.stdin.write("start\n")
         tp.stdin.flush()
         for _ in range(100):  # until cuckooflow has handled every packet
@@ -1360,16 +1365,7 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
              "--rxq=2", "--txq=2", "--rxd=1024", "--txd=1024",
              "--no-flush-rx"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        up = False
-        for _ in range(100):
-            time.sleep(0.1)
-            try:
-                up = all(telemetry(prefix, "/ethdev/link_status,%d" % i)[
-                    "/ethdev/link_status"]["status"] == "UP" for i in (0, 1))
-            except (OSError, ValueError, KeyError):
-                continue
-            if up:
-                break
+        up = links_up(prefix, (0, 1))
         tp.stdin.write("start\n")
         tp.stdin.flush()
         cur = {}
