@@ -671,23 +671,9 @@ struct hresult {
 static void
 handoff_setup(void)
 {
-	for (unsigned int i = 0; i < MAX_LCORES; i++)
-		for (unsigned int j = 0; j < MAX_LCORES; j++) {
-			char name[RTE_RING_NAMESIZE];
-			struct rte_ring *r;
-
-			if (i == j)
-				continue;
-			snprintf(name, sizeof(name), "bench_handoff_%u_%u", i,
-				j);
-			r = rte_ring_create(name, HANDOFF_RING,
-				(int)rte_socket_id(), RING_F_SP_ENQ |
-				RING_F_SC_DEQ | RING_F_EXACT_SZ);
-			if (r == NULL)
-				rte_exit(EXIT_FAILURE, "handoff ring %s: %s\n",
-					name, rte_strerror(rte_errno));
-			workers[i].to[j] = workers[j].from[i] = r;
-		}
+	if (app_handoff_rings_create(workers, MAX_LCORES, HANDOFF_RING) != 0)
+		rte_exit(EXIT_FAILURE, "handoff rings: %s\n",
+			rte_strerror(rte_errno));
 }
 
 /* The worker that owns global flow g, as split_by_owner() finds it:
