@@ -310,6 +310,8 @@ main(int argc, char **argv)
 	app_stats_print(stdout);
 	ret = EXIT_SUCCESS;
 	/* A replay that lost packets must not look complete. */
+	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers) != 0)
+		ret = EXIT_FAILURE;
 	if (cfg.exit_on_eof && app_stats_rx_lost() != 0) {
 		fprintf(stderr, "cuckooflow: %" PRIu64 " packets were not "
 			"received (rx_nombuf, rx_missed, rx_errors above): raise "

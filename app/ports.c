@@ -42,12 +42,16 @@ driver_args(const struct app_port *p)
 }
 
 /*
- * net_pcap hands over a capture's bytes whatever its link type, and the
- * parser expects Ethernet: refuse other captures rather than misparse
- * them. The file names are in the device's arguments (rx_pcap=FILE).
+ * Every rx_pcap is read to its end with libpcap before the run, or the
+ * run is refused: net_pcap takes a read error for the end of the file
+ * (an unreadable pcapng block, a record cut short or with a corrupt
+ * length), which would make a partial replay look whole. The records
+ * counted here are checked against what the port delivered at the end
+ * (app_topology_check_replay()). The link type must be Ethernet: net_pcap
+ * hands over a capture's bytes whatever its link type.
  */
 static void
-check_pcap_link_types(const struct app_port *p)
+check_pcap_inputs(struct app_port *p)
 {
 	const char *args = driver_args(p);
 	size_t len = strlen(args);
@@ -62,8 +66,11 @@ check_pcap_link_types(const struct app_port *p)
 	for (char *kv = strtok_r(copy, ",", &save); kv != NULL;
 			kv = strtok_r(NULL, ",", &save)) {
 		char err[PCAP_ERRBUF_SIZE];
+		struct pcap_pkthdr *h;
+		const u_char *data;
+		uint64_t n = 0;
 		pcap_t *pc;
-		int link;
+		int link, ret;
 
 		if (strncmp(kv, "rx_pcap=", 8) != 0)
 			continue;
@@ -71,11 +78,19 @@ check_pcap_link_types(const struct app_port *p)
 		if (pc == NULL)
 			continue; /* the driver has already reported it */
 		link = pcap_datalink(pc);
-		pcap_close(pc);
 		if (link != DLT_EN10MB)
 			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s; "
 				"cuckooflow parses Ethernet (EN10MB) only\n",
 				p->id, kv + 8, pcap_datalink_val_to_name(link));
+		while ((ret = pcap_next_ex(pc, &h, &data)) == 1)
+			n++;
+		if (ret != PCAP_ERROR_BREAK)
+			rte_exit(EXIT_FAILURE, "port %u: %s: cannot read record "
+				"%" PRIu64 ": %s; refusing a partial replay\n",
+				p->id, kv + 8, n + 1, pcap_geterr(pc));
+		pcap_close(pc);
+		if (p->nb_inputs < RTE_DIM(p->records))
+			p->records[p->nb_inputs++] = n;
 	}
 	free(copy);
 }
@@ -158,7 +173,7 @@ find_ports(struct app_topology *t, const struct app_config *cfg)
 			(p->info.flow_type_rss_offloads & RTE_ETH_RSS_TCP) &&
 			(p->info.flow_type_rss_offloads & RTE_ETH_RSS_UDP);
 		p->socket = rte_eth_dev_socket_id(id);
-		check_pcap_link_types(p);
+		check_pcap_inputs(p);
 	}
 	if (t->nb_ports == 0 || (cfg->portmask >> RTE_MIN(
 			rte_eth_dev_count_avail(), 63u)) != 0)
@@ -583,6 +598,37 @@ app_topology_print(const struct app_topology *t,
 			(double)st.bytes / (1 << 20));
 	}
 	fflush(out);
+}
+
+int
+app_topology_check_replay(const struct app_topology *t,
+		const struct app_worker *workers)
+{
+	int ret = 0;
+
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		const struct app_port *p = &t->ports[i];
+		uint64_t want = 0, got = 0;
+		struct rte_eth_stats st;
+
+		if (!p->replay || strstr(driver_args(p), "infinite_rx") != NULL)
+			continue;
+		for (uint16_t q = 0; q < p->nb_rxq && q < p->nb_inputs; q++)
+			want += p->records[q];
+		for (unsigned int w = 0; w < t->nb_workers; w++)
+			for (unsigned int k = 0; k < workers[w].nb_rxq; k++)
+				if (workers[w].rxq[k].port == p->id)
+					got += workers[w].rxq[k].rx_packets;
+		if (rte_eth_stats_get(p->id, &st) == 0)
+			got += st.rx_nombuf + st.ierrors;
+		if (got != want) {
+			fprintf(stderr, "cuckooflow: port %u (%s): %" PRIu64
+				" packets received or lost of the %" PRIu64 " its "
+				"captures hold\n", p->id, p->name, got, want);
+			ret = -1;
+		}
+	}
+	return ret;
 }
 
 void

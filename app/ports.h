@@ -30,6 +30,8 @@ struct app_port {
 	bool rss_capable;       /* IP, TCP and UDP hash types offered */
 	bool pcap;              /* net_pcap */
 	bool replay;            /* net_pcap reading files, not an iface */
+	uint64_t records[64];   /* replay: packets in each rx_pcap */
+	unsigned int nb_inputs;
 	int socket;
 };
 
@@ -60,6 +62,11 @@ void app_topology_setup(struct app_topology *t, const struct app_config *cfg);
 void app_topology_print(const struct app_topology *t,
 		const struct app_config *cfg, const struct app_worker *workers,
 		FILE *out);
+
+/* At the end of a replay: every record of every capture read was
+ * received or counted lost. 0, or -1 after saying which port is short. */
+int app_topology_check_replay(const struct app_topology *t,
+		const struct app_worker *workers);
 
 /* Warn on stderr of every port whose link is down. */
 void app_topology_check_links(const struct app_topology *t);

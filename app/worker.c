@@ -590,6 +590,7 @@ poll_queues(struct app_worker *w, const struct cflow_blocklist *bl,
 		n = rte_eth_rx_burst(q->port, q->queue, pkts, (uint16_t)burst);
 		if (n < burst && q->pcap && queue_at_eof(q, &losses[q->port]))
 			q->eof = true;
+		q->rx_packets += n;
 		if (n != 0)
 			app_worker_burst(w, q, bl, pkts, n);
 		if (q->eof)

@@ -82,6 +82,7 @@ struct app_rxq {
 	 * before it is tracked or in its owner's ring; UINT64_MAX at end
 	 * of file. */
 	uint64_t read_ns;
+	uint64_t rx_packets;    /* received from this queue */
 };
 
 struct app_run;

@@ -1419,6 +1419,58 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
                 p.kill()
 
 
+def pcapng(interfaces, packets):
+    """A pcapng file: interfaces [(linktype, snaplen)], packets
+    [(interface, frame)]."""
+    def block(btype, body):
+        body += b"\0" * (-len(body) % 4)
+        n = 12 + len(body)
+        return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    for link, snap in interfaces:
+        out += block(1, struct.pack("<HHI", link, 0, snap))
+    for i, (ifc, frame) in enumerate(packets):
+        out += block(6, struct.pack("<IIIII", ifc, 0, i, len(frame),
+                                    len(frame)) + frame)
+    return out
+
+
+def test_unreadable_captures():
+    """A capture libpcap cannot read to its end is refused before the
+    run, naming the file, the record and libpcap's message (it used to
+    be replayed in part, or not at all, with exit 0)."""
+    frames = pcap_frames(os.path.join(PCAPS, "mixed.pcap"))[:10]
+    with open(os.path.join(PCAPS, "mixed.pcap"), "rb") as f:
+        whole = f.read()
+    # the offset of the 4th record, and the file cut inside the 6th
+    offs, off = [], 24
+    while off + 16 <= len(whole) and len(offs) < 10:
+        offs.append(off)
+        off += 16 + struct.unpack_from("<I", whole, off + 8)[0]
+    corrupt = bytearray(whole[:offs[9]])
+    struct.pack_into("<I", corrupt, offs[3] + 8, 0x7fffffff)
+    cases = [
+        ("a pcapng with two snapshot lengths", "two_snap.pcapng",
+         pcapng([(1, 65535), (1, 8192)], [(0, frames[0]), (1, frames[1])]),
+         "snapshot length"),
+        ("a pcapng with a second link type", "two_links.pcapng",
+         pcapng([(1, 65535), (101, 65535)], [(0, frames[0]), (1, frames[1])]),
+         "type 101"),
+        ("a capture cut inside a record", "cut.pcap",
+         whole[:offs[5] + 30], "record 6"),
+        ("a record with a corrupt length in the middle", "corrupt.pcap",
+         bytes(corrupt), "record 4"),
+    ]
+    for name, fname, data, word in cases:
+        path = os.path.join(TMP, fname)
+        with open(path, "wb") as f:
+            f.write(data)
+        rc, log = app(path, ["--exit-on-eof", "--clock", "pkt"])
+        case("%s: refused before the run, naming it" % name,
+             rc != 0 and path in log and word in log and
+             "packets " not in log, "rc %d: %s" % (rc, log.strip()[-300:]))
+
+
 def main():
     for t in (test_truth, test_hugepages, test_forward, test_bad_options,
               test_config_file_and_override, test_documented_config,
@@ -1430,7 +1482,7 @@ def main():
               test_workers_forward, test_workers_errors,
               test_main_lcore_sleeps, test_blocklist_unparsed,
               test_shutdown_under_telemetry, test_jumbo_small_pool,
-              test_memif_two_queues):
+              test_memif_two_queues, test_unreadable_captures):
         # E2E_ONLY=test_a,test_b runs just those (by hand, while working)
         only = os.environ.get("E2E_ONLY")
         if only and t.__name__ not in only.split(","):
