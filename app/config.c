@@ -55,7 +55,9 @@ static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
 #define OFF(f) offsetof(struct app_config, f)
 #define STR(f) OFF(f), 0, 0, NULL
 #define SIZE(f) .size = sizeof(((struct app_config *)0)->f)
-#define DAY (86400 * 26)
+/* The longest timeout or linger, s: 26 days, what 32-bit state holds
+ * (16.8 ms ticks, a quarter of the tick range; lib/cflow). */
+#define MAX_TIMEOUT_S (86400 * 26)
 
 /* The fields after help are optional: left out, they are zero. */
 #pragma GCC diagnostic push
@@ -98,22 +100,22 @@ static const struct option_def defs[] = {
 		UINT64_MAX, NULL, "random", "hash seed, for reproducible runs" },
 	{ "clock", "flows", "clock", OPT_CHOICE, OFF(clock), 0, 0, clocks,
 		"tsc", "tsc, or pkt: the capture time net_pcap attaches" },
-	{ "idle-timeout", NULL, NULL, OPT_UINT, 0, 1, DAY, NULL, "(per class)",
+	{ "idle-timeout", NULL, NULL, OPT_UINT, 0, 1, MAX_TIMEOUT_S, NULL, "(per class)",
 		"idle timeout in s for every protocol class" },
 	{ "timeout-tcp", "timeouts", "tcp", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_TCP]), 1, DAY, NULL, "300",
+		OFF(timeout_s[CFLOW_CLASS_TCP]), 1, MAX_TIMEOUT_S, NULL, "300",
 		"TCP idle timeout, s" },
 	{ "timeout-udp", "timeouts", "udp", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_UDP]), 1, DAY, NULL, "60",
+		OFF(timeout_s[CFLOW_CLASS_UDP]), 1, MAX_TIMEOUT_S, NULL, "60",
 		"UDP and UDP-Lite idle timeout, s" },
 	{ "timeout-icmp", "timeouts", "icmp", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_ICMP]), 1, DAY, NULL, "30",
+		OFF(timeout_s[CFLOW_CLASS_ICMP]), 1, MAX_TIMEOUT_S, NULL, "30",
 		"ICMP and ICMPv6 idle timeout, s" },
 	{ "timeout-other", "timeouts", "other", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_OTHER]), 1, DAY, NULL, "60",
+		OFF(timeout_s[CFLOW_CLASS_OTHER]), 1, MAX_TIMEOUT_S, NULL, "60",
 		"idle timeout of other protocols, s" },
 	{ "close-linger", "flows", "close_linger", OPT_UINT,
-		OFF(close_linger_s), 0, DAY, NULL, "10",
+		OFF(close_linger_s), 0, MAX_TIMEOUT_S, NULL, "10",
 		"s a closed TCP flow lingers (0: removed at FIN/RST)" },
 	{ "full-policy", "flows", "full_policy", OPT_CHOICE, OFF(full_policy),
 		0, 0, policies, "evict", "full table: evict, or leave the new "

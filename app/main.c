@@ -39,13 +39,6 @@
 #include "telemetry.h"
 #include "worker.h"
 
-/* Each packet's enum cflow_verdict, for later stages of a pipeline. */
-static const struct rte_mbuf_dynfield verdict_field = {
-	.name = "cuckooflow_dynfield_verdict",
-	.size = sizeof(uint8_t),
-	.align = __alignof__(uint8_t),
-};
-
 /* How long links may take to come up before a warning. */
 #define LINK_WAIT_S 3
 
@@ -246,10 +239,10 @@ main(int argc, char **argv)
 			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
 	ret = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
 	run.timestamp_flag = ret >= 0 ? RTE_BIT64(ret) : 0;
-	run.verdict_offset = rte_mbuf_dynfield_register(&verdict_field);
+	run.verdict_offset = app_verdict_dynfield_register();
 	if (run.verdict_offset < 0)
 		rte_exit(EXIT_FAILURE, "mbuf dynfield %s: %s\n",
-			verdict_field.name, rte_strerror(rte_errno));
+			APP_VERDICT_DYNFIELD, rte_strerror(rte_errno));
 	if (cfg.clock == APP_CLOCK_PKT && run.timestamp_offset < 0)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");

@@ -84,6 +84,18 @@ app_handoff_rings_free(struct app_worker *workers, unsigned int n)
 		}
 }
 
+int
+app_verdict_dynfield_register(void)
+{
+	static const struct rte_mbuf_dynfield verdict_field = {
+		.name = APP_VERDICT_DYNFIELD,
+		.size = sizeof(uint8_t),
+		.align = __alignof__(uint8_t),
+	};
+
+	return rte_mbuf_dynfield_register(&verdict_field);
+}
+
 void
 app_run_reta_init(struct app_run *run)
 {

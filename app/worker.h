@@ -176,6 +176,13 @@ int app_handoff_rings_create(struct app_worker *workers, unsigned int n,
 
 void app_handoff_rings_free(struct app_worker *workers, unsigned int n);
 
+/* Each packet's enum cflow_verdict, one byte, for later stages of a
+ * pipeline: rte_mbuf_dynfield_lookup(APP_VERDICT_DYNFIELD, NULL). */
+#define APP_VERDICT_DYNFIELD "cuckooflow_dynfield_verdict"
+
+/* Register it; its offset, or -1 with rte_errno set. */
+int app_verdict_dynfield_register(void);
+
 /* Fill @p run->reta: an even spread of hashes over the workers. */
 void app_run_reta_init(struct app_run *run);
 

@@ -524,7 +524,7 @@ run_init(struct app_run *run, const struct app_flow_table_ops *ops)
 		.cfg = &app_cfg,
 		.timestamp_offset = -1,
 		.verdict_offset = rte_mbuf_dynfield_lookup(
-			"cuckooflow_dynfield_verdict", NULL),
+			APP_VERDICT_DYNFIELD, NULL),
 		.tsc_hz = rte_get_tsc_hz(),
 		.table_ops = ops,
 		.workers = workers,
@@ -1217,11 +1217,6 @@ bad:
 int
 main(int argc, char **argv)
 {
-	static const struct rte_mbuf_dynfield verdict_field = {
-		.name = "cuckooflow_dynfield_verdict",
-		.size = sizeof(uint8_t),
-		.align = 1,
-	};
 	int ret = rte_eal_init(argc, argv);
 	FILE *csv = NULL;
 
@@ -1230,7 +1225,7 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 	if (parse_options(argc - ret, argv + ret) != 0)
 		return 2;
-	if (rte_mbuf_dynfield_register(&verdict_field) < 0)
+	if (app_verdict_dynfield_register() < 0)
 		rte_exit(EXIT_FAILURE, "dynfield: %s\n",
 			rte_strerror(rte_errno));
 	app_cfg.mode = APP_MODE_MONITOR;
