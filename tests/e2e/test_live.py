@@ -1,0 +1,618 @@
+#!/usr/bin/python3
+"""End-to-end tests of cuckooflow on live kernel interfaces.
+
+usage: test_live.py CUCKOOFLOW
+Prints TAP. Needs root (network namespaces); without it every case is
+skipped, visibly.
+
+Each run builds its own network namespace, cfl<pid>_<n>, holding a veth
+pair with both ends inside it, no route out (no default route, nothing
+bridged or routed to the host), IPv6 off in the namespace before any
+interface exists (no ND, router or MLD traffic of the kernel's own), and
+only addresses the test assigns, from the benchmark range 198.18.0.0/15.
+cuckooflow runs inside the namespace (`ip netns exec`) and tracks one end
+(vethA); tcpreplay, also inside it, sends frames generated here with
+scapy into the other end (vethB). Every frame is addressed to and from
+198.18.0.0/16, the subnet assigned to the namespace's interfaces, with
+locally administered MACs no interface has, so the kernel on vethA drops
+them (not for this host) and never answers. The namespace is deleted in
+any case, with everything in it; the test checks nothing is left.
+
+Cases:
+- net_af_packet, qpairs=2 (the kernel's PACKET_FANOUT spreads flows over
+  the 2 sockets), 2 workers, --clock tsc, 3 runs;
+- net_tap, 1 worker: the tap and vethA are ports of a bridge in the
+  namespace, so what is sent into vethB is flooded into the tap;
+- a throughput probe (af_packet, 2 workers): tcpreplay --topspeed, what
+  arrived, what was lost, and where it was counted.
+
+The traffic plan is the 90-flow idea of test_app.py's workers_capture(),
+in three phases replayed one after the other, each waited for in
+cuckooflow's /cuckooflow/stats telemetry before the next: every flow's
+first packet, then the middles (shuffled), then the FINs of the 60 TCP
+flows. Within a phase the order of packets across the two queues cannot
+change a counter, so the truth is fixed by the plan: 90 new flows, 60
+closed, 0 orphan closes, 30 (UDP) still active, no timeout crossed (300 s
+TCP, 60 s UDP, a run lasts seconds).
+"""
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+APP = sys.argv[1]
+TMP = tempfile.mkdtemp(prefix="cuckooflow-live-")
+IP = shutil.which("ip") or "/usr/sbin/ip"
+PY = "/usr/bin/python3"
+results = []
+runs = 0
+namespaces = []     # every namespace this run created
+prefixes = []       # every DPDK --file-prefix this run used
+
+# The test's addresses: all in 198.18.0.0/16 (RFC 2544 benchmark range).
+NET = "198.18.0.0/16"
+ADDR_A, ADDR_B = "198.18.0.1/16", "198.18.0.2/16"
+MAC_SRC, MAC_DST = "02:00:00:00:00:01", "02:00:00:00:00:02"
+WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}
+
+
+def case(name, ok, detail=""):
+    results.append((name, ok, detail))
+
+
+def skip(name, why):
+    results.append((name, None, why))
+
+
+def sh(*args, check=True, timeout=30):
+    p = subprocess.run(list(args), capture_output=True, text=True,
+                       timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError("%s: rc %d: %s" % (" ".join(args), p.returncode,
+                                              p.stderr.strip()))
+    return p
+
+
+def in_ns(ns, *args, **kw):
+    return sh(IP, "netns", "exec", ns, *args, **kw)
+
+
+# ------------------------------------------------------------ the plan
+
+def plan():
+    """Three phases of frames, and the truth counted from the plan:
+    (phases, truth). Flows as workers_capture(): f % 3 == 0 TCP, the
+    client opens with a SYN and closes with a FIN; 1 TCP, the server
+    speaks first (picked up mid-connection) and closes; 2 UDP both ways,
+    never closed."""
+    from scapy.all import Ether, IP as IPv4, TCP, UDP, Raw
+    rng = random.Random(12)
+    e = Ether(src=MAC_SRC, dst=MAC_DST)
+    first, middle, last = [], [], []
+    flows = set()
+    closed = 0
+    for f in range(90):
+        c = "198.18.1.%d" % (f + 1)
+        s = "198.18.2.%d" % (f % 7 + 1)
+        cp, sp = 20000 + f, 80 if f % 3 else 53
+        flows.add(tuple(sorted([(c, cp), (s, sp)])))
+
+        def up(fl, p=b""):
+            return e / IPv4(src=c, dst=s) / TCP(sport=cp, dport=sp,
+                                                flags=fl) / Raw(p)
+
+        def down(fl, p=b""):
+            return e / IPv4(src=s, dst=c) / TCP(sport=sp, dport=cp,
+                                                flags=fl) / Raw(p)
+        kind = f % 3
+        if kind == 0:
+            first.append(up("S"))
+            middle += [down("SA"), up("A")] + [
+                d("PA", b"x" * rng.randint(1, 200))
+                for d in (up, down) * rng.randint(1, 4)]
+            last.append(up("FA"))
+            closed += 1
+        elif kind == 1:
+            first.append(down("PA", b"hello"))
+            middle += [up("A"), down("PA", b"more"), up("PA", b"q")]
+            last.append(down("FA"))
+            closed += 1
+        else:
+            uu = e / IPv4(src=c, dst=s) / UDP(sport=cp, dport=sp) / Raw(b"u")
+            ud = e / IPv4(src=s, dst=c) / UDP(sport=sp, dport=cp) / Raw(b"d")
+            first.append(uu)
+            middle += [ud, uu, ud]
+    rng.shuffle(middle)
+    phases = [first, middle, last]
+    n = sum(len(p) for p in phases)
+    truth = {
+        "packets": n,
+        "bytes": sum(len(bytes(x)) for p in phases for x in p),
+        "flows_new": len(flows), "flows_closed": closed,
+        "orphan_close": 0, "active": len(flows) - closed,
+        "flows_seen": n - len(flows) - closed, "flows_expired": 0,
+        "flows_evicted": 0, "insert_failed": 0, "reused": 0,
+        "non_ip": 0, "fragments": 0, "malformed_total": 0,
+    }
+    # Nothing outside the test's subnet, by construction; checked anyway.
+    import ipaddress
+    net = ipaddress.ip_network(NET)
+    for p in phases:
+        for x in p:
+            assert ipaddress.ip_address(x[IPv4].src) in net
+            assert ipaddress.ip_address(x[IPv4].dst) in net
+    return phases, truth
+
+
+_FILES = []
+
+
+def plan_files():
+    if _FILES:
+        return _FILES[0]
+    from scapy.all import wrpcap
+    phases, truth = plan()
+    files = []
+    for i, p in enumerate(phases):
+        path = os.path.join(TMP, "phase%d.pcap" % i)
+        wrpcap(path, p, linktype=1)
+        files.append((path, len(p)))
+    _FILES.append((files, truth))
+    return files, truth
+
+
+def burst_file(nb_flows=1000):
+    """nb_flows one-packet UDP flows (64-byte frames), for --loop."""
+    from scapy.all import Ether, IP as IPv4, UDP, Raw, wrpcap
+    path = os.path.join(TMP, "burst.pcap")
+    pkts = [Ether(src=MAC_SRC, dst=MAC_DST) /
+            IPv4(src="198.18.3.%d" % (i % 250 + 1),
+                 dst="198.18.4.%d" % (i // 250 + 1)) /
+            UDP(sport=30000 + i, dport=9) / Raw(b"\0" * 18)
+            for i in range(nb_flows)]
+    wrpcap(path, pkts, linktype=1)
+    return path, len(pkts)
+
+
+# ------------------------------------------------------------ namespace
+
+def ns_create(bridge):
+    """A namespace with vethA <-> vethB, both inside, IPv6 off, up, with
+    the test's addresses (on cfbr0 instead of vethA when @bridge: vethA
+    then is a port of cfbr0). Returns its name."""
+    global runs
+    runs += 1
+    ns = "cfl%d_%d" % (os.getpid(), runs)
+    sh(IP, "netns", "add", ns)
+    namespaces.append(ns)
+    # IPv6 off before any interface exists: new ones inherit "default".
+    # No IGMP reports for link-local groups (a bridge joins 224.0.0.106
+    # and reports it from its address, seen on vethA and in the tap).
+    in_ns(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+          "net.ipv6.conf.default.disable_ipv6=1",
+          "net.ipv4.igmp_link_local_mcast_reports=0")
+    sh(IP, "-n", ns, "link", "add", "vethA", "type", "veth", "peer", "name",
+       "vethB")
+    if bridge:
+        sh(IP, "-n", ns, "link", "add", "cfbr0", "type", "bridge",
+           "mcast_snooping", "0")
+        sh(IP, "-n", ns, "link", "set", "vethA", "master", "cfbr0")
+        sh(IP, "-n", ns, "addr", "add", ADDR_A, "dev", "cfbr0")
+        sh(IP, "-n", ns, "link", "set", "cfbr0", "up")
+    else:
+        sh(IP, "-n", ns, "addr", "add", ADDR_A, "dev", "vethA")
+    sh(IP, "-n", ns, "addr", "add", ADDR_B, "dev", "vethB")
+    for dev in ("vethA", "vethB"):
+        sh(IP, "-n", ns, "link", "set", dev, "up")
+    return ns
+
+
+def ns_delete(ns):
+    sh(IP, "netns", "del", ns, check=False)
+
+
+def ns_check(ns):
+    """Nothing routes out: no default route, and the namespace's only
+    IPv4 routes are the test's subnet. Returns the problems."""
+    bad = []
+    routes = sh(IP, "-n", ns, "-4", "route", "show", "table", "all").stdout
+    for line in routes.splitlines():
+        if line.startswith("default") or (
+                not line.startswith(NET.split("/")[0]) and
+                "table local" not in line):
+            bad.append(line)
+    if sh(IP, "-n", ns, "-6", "route", "show").stdout.strip():
+        bad.append("IPv6 routes present")
+    return bad
+
+
+def link_stats(ns, dev):
+    j = json.loads(sh(IP, "-n", ns, "-s", "-j", "link", "show", dev).stdout)
+    s = j[0]["stats64"]
+    return {"rx": s["rx"]["packets"], "tx": s["tx"]["packets"],
+            "rx_dropped": s["rx"]["dropped"]}
+
+
+def wait_link(ns, dev, tries=100):
+    for _ in range(tries):
+        if sh(IP, "-n", ns, "link", "show", dev, check=False).returncode == 0:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# ------------------------------------------------------------ cuckooflow
+
+def telemetry(prefix, cmd):
+    path = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(5)
+    s.connect(path)
+    json.loads(s.recv(16384).decode())
+    s.send(cmd.encode())
+    raw = s.recv(1 << 17).decode()
+    s.close()
+    return json.loads(raw)
+
+
+def stats(prefix):
+    try:
+        return telemetry(prefix, "/cuckooflow/stats")["/cuckooflow/stats"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def wait_packets(prefix, want, proc, timeout=10.0):
+    """Until /cuckooflow/stats counts @want packets (or more); returns
+    the last stats seen."""
+    end = time.monotonic() + timeout
+    st = None
+    while time.monotonic() < end and proc.poll() is None:
+        st = stats(prefix) or st
+        if st and st["packets"] >= want:
+            return st
+        time.sleep(0.05)
+    return st
+
+
+def start(ns, nb, vdev, prefix, out, extra=()):
+    log = open(os.path.join(TMP, prefix + ".log"), "w")
+    cmd = [IP, "netns", "exec", ns, APP, "--lcores", WORKER_LCORES[nb],
+           "--no-pci", "--no-huge", "-m", "512", "--log-level=lib.*:error",
+           "--file-prefix=" + prefix, "--vdev", vdev, "--",
+           "--clock", "tsc", "--mode", "monitor", "--stats-json", out] + \
+        list(extra)
+    prefixes.append(prefix)
+    # `ip netns exec` execs the command: the pid is cuckooflow's.
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log
+
+
+def stop(proc, log):
+    """SIGINT, wait; returns (rc, log text)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+    with open(log.name) as f:
+        return proc.returncode, f.read()
+
+
+def wait_ready(prefix, proc, tries=200):
+    for _ in range(tries):
+        if proc.poll() is not None:
+            return False
+        if stats(prefix) is not None:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def replay(ns, dev, path, extra=()):
+    """tcpreplay inside @ns on @dev; returns (rc, output)."""
+    p = in_ns(ns, "tcpreplay", "-q", "--intf1=" + dev, *extra, path,
+              check=False, timeout=300)
+    return p.returncode, p.stdout + p.stderr
+
+
+def replay_pps(out):
+    m = re.search(r"Rated:.*?([\d.]+) pps", out)
+    return float(m.group(1)) if m else None
+
+
+# ------------------------------------------------------------ cases
+
+def live_run(kind, nb):
+    """One run of the plan through @kind ("af_packet" or "tap") with @nb
+    workers. Returns (problems, info)."""
+    files, truth = plan_files()
+    bridge = kind == "tap"
+    ns = ns_create(bridge)
+    prefix = ns
+    out = os.path.join(TMP, prefix + ".json")
+    proc = log = None
+    bad, info = [], {}
+    try:
+        bad += ["route: " + r for r in ns_check(ns)]
+        if kind == "af_packet":
+            vdev = "net_af_packet0,iface=vethA,qpairs=%d" % nb
+            seen_dev, seen_key = "vethA", "rx"
+        else:
+            vdev = "net_tap0,iface=cftap0"
+            seen_dev, seen_key = "cftap0", "tx"
+        proc, log = start(ns, nb, vdev, prefix, out)
+        if not wait_ready(prefix, proc):
+            bad.append("telemetry never answered")
+            return bad, info
+        if bridge:
+            # The tap exists once cuckooflow has started its port; make
+            # it a port of the bridge, so vethB's frames flood into it.
+            if not wait_link(ns, "cftap0"):
+                bad.append("no cftap0")
+                return bad, info
+            sh(IP, "-n", ns, "link", "set", "cftap0", "master", "cfbr0")
+            sh(IP, "-n", ns, "link", "set", "cftap0", "up")
+            time.sleep(0.2)
+        # The tap is cuckooflow's: its tx counter, from 0, is every frame
+        # the kernel gave it. vethA's counts from now.
+        before = link_stats(ns, seen_dev) if not bridge else {"tx": 0}
+        sent = 0
+        st = None
+        for i, (path, n) in enumerate(files):
+            rc, rout = replay(ns, "vethB", path, ("--topspeed",))
+            if rc != 0:
+                bad.append("tcpreplay phase %d: rc %d %s" % (i, rc, rout))
+                return bad, info
+            sent += n
+            st = wait_packets(prefix, sent, proc)
+            if not st or st["packets"] < sent:
+                bad.append("phase %d: telemetry shows %s of %d packets" % (
+                    i, st and st["packets"], sent))
+                break
+        time.sleep(0.3)     # anything late (the kernel's own) shows too
+        after = link_stats(ns, seen_dev)
+        arrived = after[seen_key] - before[seen_key]
+        rc, text = stop(proc, log)
+        info["log"] = text
+        if rc != 0:
+            bad.append("rc %d: %s" % (rc, text[-400:]))
+        if not os.path.exists(out):
+            bad.append("no --stats-json")
+            return bad, info
+        with open(out) as f:
+            final = json.load(f)
+        t = final["total"]
+        info["final"] = t
+        info["lcores"] = [(lc["lcore"], lc["rx_packets"], lc["packets"])
+                          for lc in final["lcores"]]
+        extra = t["packets"] - sent
+        info["extra"] = extra
+        info["arrived"] = arrived
+        # Flow counters: the plan's truth, exactly. packets and bytes:
+        # at least what was sent; anything more must be what the kernel
+        # itself put on the wire (and then it must be counted there).
+        for k in ("flows_new", "flows_closed", "orphan_close", "active",
+                  "flows_expired", "flows_evicted", "insert_failed",
+                  "reused", "fragments", "malformed_total"):
+            if t[k] != truth[k]:
+                bad.append("%s %d, want %d" % (k, t[k], truth[k]))
+        if t["packets"] < sent:
+            bad.append("packets %d < sent %d" % (t["packets"], sent))
+        if extra == 0:
+            for k in ("flows_seen", "bytes", "non_ip"):
+                if t[k] != truth[k]:
+                    bad.append("%s %d, want %d" % (k, t[k], truth[k]))
+        elif arrived != t["packets"]:
+            bad.append("%d packets more than sent, and %s %s counted %d: "
+                       "not explained" % (extra, seen_dev, seen_key,
+                                          arrived))
+        if t["rx_missed"] or t["rx_nombuf"] or t["rx_errors"] or \
+                t["handoff_drops"]:
+            bad.append("lost: missed %d nombuf %d errors %d handoff %d" % (
+                t["rx_missed"], t["rx_nombuf"], t["rx_errors"],
+                t["handoff_drops"]))
+        if nb > 1 and min(lc[1] for lc in info["lcores"]) == 0:
+            bad.append("one queue got nothing: %s" % info["lcores"])
+        info["sent"] = sent
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if log is not None and not log.closed:
+            log.close()
+        ns_delete(ns)
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    return bad, info
+
+
+def test_af_packet():
+    _, truth = plan_files()
+    for rep in range(3):
+        bad, info = live_run("af_packet", 2)
+        case("af_packet qpairs=2, 2 workers, --clock tsc, run %d: flows_new "
+             "%d, flows_closed %d, orphan_close 0, packets >= %d" % (
+                 rep + 1, truth["flows_new"], truth["flows_closed"],
+                 truth["packets"]),
+             not bad, "%s; per lcore (lcore, rx, tracked) %s; extra %s" % (
+                 bad, info.get("lcores"), info.get("extra")))
+
+
+def test_tap():
+    _, truth = plan_files()
+    bad, info = live_run("tap", 1)
+    case("net_tap bridged with the veth, 1 worker, --clock tsc: flows_new "
+         "%d, flows_closed %d, orphan_close 0, packets >= %d" % (
+             truth["flows_new"], truth["flows_closed"], truth["packets"]),
+         not bad, "%s; per lcore %s; extra %s" % (
+             bad, info.get("lcores"), info.get("extra")))
+
+
+def wait_stable(prefix, proc, quiet=0.5, timeout=20.0):
+    """Until /cuckooflow/stats packets stop growing for @quiet s."""
+    end = time.monotonic() + timeout
+    last, since = None, time.monotonic()
+    while time.monotonic() < end and proc.poll() is None:
+        st = stats(prefix)
+        n = st["packets"] if st else None
+        if n != last:
+            last, since = n, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+        time.sleep(0.05)
+    return last
+
+
+def test_throughput():
+    """tcpreplay --topspeed, looped, into af_packet with 2 workers: what
+    arrived on vethA (the kernel's count), what cuckooflow tracked, what
+    it counted lost, and the rates. DPDK 22.11's af_packet PMD does not
+    read the kernel's ring drops (PACKET_STATISTICS tp_drops) into
+    imissed, so a loss there is invisible to cuckooflow: TODO, not a
+    failure, when it happens."""
+    path, n = burst_file()
+    loops = int(os.environ.get("LIVE_LOOPS", "200"))
+    ns = ns_create(False)
+    prefix = ns
+    out = os.path.join(TMP, prefix + ".json")
+    proc = log = None
+    bad, note, todo = [], "", None
+    try:
+        proc, log = start(ns, 2, "net_af_packet0,iface=vethA,qpairs=2",
+                          prefix, out)
+        if not wait_ready(prefix, proc):
+            bad.append("telemetry never answered")
+        else:
+            before = link_stats(ns, "vethA")
+            rc, rout = replay(ns, "vethB", path,
+                              ("--topspeed", "--loop=%d" % loops))
+            wait_stable(prefix, proc)
+            after = link_stats(ns, "vethA")
+            rc2, text = stop(proc, log)
+            with open(out) as f:
+                t = json.load(f)["total"]
+            sent = n * loops
+            arrived = after["rx"] - before["rx"]
+            m = re.search(r"sent in ([\d.]+) seconds", rout)
+            secs = float(m.group(1)) if m else 0
+            unseen = arrived - t["packets"] - t["rx_missed"] - \
+                t["handoff_drops"]
+            note = ("sent %d in %.3f s (%s pps, tcpreplay); vethA rx %d; "
+                    "cuckooflow packets %d (~%.0f pps while sending), "
+                    "rx_missed %d, handoff_drops %d, lost unseen %d" % (
+                        sent, secs, replay_pps(rout), arrived, t["packets"],
+                        t["packets"] / secs if secs else 0, t["rx_missed"],
+                        t["handoff_drops"], unseen))
+            if rc != 0 or rc2 != 0:
+                bad.append("rc tcpreplay %d cuckooflow %d: %s" % (
+                    rc, rc2, rout[-200:]))
+            if arrived != sent:
+                bad.append("vethA took in %d of %d" % (arrived, sent))
+            if unseen < 0:
+                bad.append("more tracked than arrived")
+            elif unseen > 0:
+                todo = ("%d frames lost in the af_packet rings, counted "
+                        "nowhere cuckooflow reports (the PMD has no "
+                        "imissed)" % unseen)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if log is not None and not log.closed:
+            log.close()
+        ns_delete(ns)
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    name = ("af_packet throughput probe, 2 workers: every frame vethA took "
+            "in is tracked or counted lost")
+    if todo and not bad:
+        results.append((name, "todo", todo + "; " + note))
+    else:
+        case(name, not bad, "; ".join(bad + [note]))
+    results.append(("# " + note, "note", ""))
+
+
+def test_nothing_left():
+    left = [ns for ns in namespaces
+            if ns in sh(IP, "netns", "list").stdout.split()]
+    host = sh(IP, "-o", "link", "show").stdout
+    devs = [d for d in ("vethA", "vethB", "cftap0", "cfbr0")
+            if re.search(r"^\d+: %s[@:]" % d, host, re.M)]
+    dirs = [p for p in prefixes if os.path.exists("/var/run/dpdk/" + p)]
+    case("cleanup: no namespace, interface or DPDK runtime dir left",
+         not left and not devs and not dirs,
+         "namespaces %s, host interfaces %s, dirs %s" % (left, devs, dirs))
+
+
+def can_netns():
+    """None, or why namespaces cannot be made here."""
+    if os.geteuid() != 0:
+        return "not root: cannot create a network namespace"
+    for tool in ("tcpreplay",):
+        if shutil.which(tool) is None:
+            return "%s not installed (tools/setup.sh)" % tool
+    ns = "cfl%d_probe" % os.getpid()
+    p = sh(IP, "netns", "add", ns, check=False)
+    if p.returncode != 0:
+        return "ip netns add: " + p.stderr.strip()
+    try:
+        p = sh(IP, "-n", ns, "link", "add", "vethA", "type", "veth", "peer",
+               "name", "vethB", check=False)
+        if p.returncode != 0:
+            return "veth: " + p.stderr.strip()
+    finally:
+        ns_delete(ns)
+    return None
+
+
+TESTS = (test_af_packet, test_tap, test_throughput)
+
+
+def main():
+    why = can_netns()
+    only = os.environ.get("E2E_ONLY")
+    if why is not None:
+        for t in TESTS:
+            skip(t.__name__, why)
+    else:
+        for t in TESTS:
+            if only and t.__name__ not in only.split(","):
+                continue
+            try:
+                t()
+            except Exception as e:
+                case(t.__name__, False, repr(e))
+        test_nothing_left()
+    shutil.rmtree(TMP, ignore_errors=True)
+    cases = [r for r in results if r[1] != "note"]
+    print("1..%d" % len(cases))
+    failed = 0
+    n = 0
+    for name, ok, detail in results:
+        if ok == "note":
+            print(name)
+            continue
+        n += 1
+        if ok is None:
+            print("ok %d - %s # SKIP %s" % (n, name, detail))
+            continue
+        if ok == "todo":
+            print("not ok %d - %s # TODO %s" % (n, name, detail))
+            continue
+        if not ok:
+            failed += 1
+            print("# " + detail.replace("\n", "\n# "))
+        print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
