@@ -130,24 +130,25 @@ app_stats_print(FILE *out)
 	total_read(&total);
 	for (unsigned int i = 0; i < nb_workers; i++)
 		lcore_read(&workers[i], &c[i]);
-	fprintf(out, "\n%-16s %16s", "counter", "total");
+	fprintf(out, "\n%-20s %16s", "counter", "total");
 	for (unsigned int i = 0; i < nb_workers; i++)
 		fprintf(out, " %11s%-3u", "lcore ", workers[i].lcore);
 	fprintf(out, "\n");
 	for (unsigned int k = 0; k < NB_COUNTERS; k++) {
-		fprintf(out, "%-16s %16" PRIu64, counters[k].name,
+		fprintf(out, "%-20s %16" PRIu64, counters[k].name,
 			counter(&total, k));
 		for (unsigned int i = 0; i < nb_workers; i++)
 			fprintf(out, " %14" PRIu64, counter(&c[i], k));
 		fprintf(out, "\n");
 	}
-	fprintf(out, "%-16s %16" PRIu64, "malformed", cflow_malformed_total(&total.flow));
+	fprintf(out, "%-20s %16" PRIu64, "malformed",
+		cflow_malformed_total(&total.flow));
 	for (unsigned int i = 0; i < nb_workers; i++)
 		fprintf(out, " %14" PRIu64, cflow_malformed_total(&c[i].flow));
 	fprintf(out, "\n");
 	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++)
 		if (total.flow.malformed[st] != 0)
-			fprintf(out, "  %-14s %16" PRIu64 "\n",
+			fprintf(out, "  %-18s %16" PRIu64 "\n",
 				cflow_parse_status_name(st),
 				total.flow.malformed[st]);
 	fflush(out);
