@@ -5,12 +5,14 @@
  * state, protocol class and coarse last-seen time.
  *
  * Value layout (value_bits 32 or 16): bit 0 closing, bits 1-2 class,
- * bits 3 and up the time in ticks, modulo 2^(value_bits - 3). A tick is
- * 2^24 ns (16.8 ms) with 32-bit values; with 16-bit values it is the
- * smallest power of two of nanoseconds, from 2^24 up, that keeps every
- * timeout under a quarter of the tick range (2^28 ns = 268 ms for the
- * default 300 s). Ages are differences modulo the range, and the sweep
- * removes every entry long before its age could wrap.
+ * bits 3 and up the time in ticks, modulo 2^(value_bits - 3), of the
+ * flow's last packet, open or closing: a closed flow lingers from its
+ * last packet as an open one idles from it. A tick is 2^24 ns (16.8 ms)
+ * with 32-bit values; with 16-bit values it is the smallest power of two
+ * of nanoseconds, from 2^24 up, that keeps every timeout under a quarter
+ * of the tick range (2^28 ns = 268 ms for the default 300 s). Ages are
+ * differences modulo the range, and the sweep removes every entry long
+ * before its age could wrap.
  *
  * Ages are measured to now_tick, the tick judged at: the clock's, or an
  * earlier one while a packet is decided at its own time (flow_time) or
@@ -469,6 +471,13 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 			return insert_flow(t, hash, pkt->proto_class,
 					written);
 		} else {
+			/* A packet of the closed flow (a retransmitted FIN,
+			 * data of a half-closed connection): its linger
+			 * restarts, as conntrack's and Suricata's timeouts
+			 * run from a flow's last packet. */
+			cf_value_set(t->filter, pos, value_make(
+					value_stamp(t, v), value_class(v),
+					true));
 			t->c.flows_seen++;
 			return CFLOW_SEEN;
 		}
