@@ -13,8 +13,9 @@
  *   builds a canonical, bidirectional 5-tuple key;
  * - cflow_hash_key(): seeded XXH3-64 of that key;
  * - struct cflow_tracker: a flow table on lib/cuckoo that classifies each
- *   packet's flow as new, seen or closing, closes TCP flows on FIN/RST,
- *   and expires idle flows with a bounded incremental sweep.
+ *   packet's flow as new, seen or closing, closes TCP flows on FIN/RST
+ *   (a closed flow lingers close_linger_ns after its last packet), and
+ *   expires idle flows with a bounded incremental sweep.
  *
  * A tracker is not thread safe: one per lcore.
  */
@@ -194,7 +195,7 @@ uint64_t cflow_hash_key(const struct cflow_key *key, uint64_t seed);
 /** What happened to one packet. */
 enum cflow_verdict {
 	CFLOW_NEW,                /**< first packet of a flow: inserted */
-	CFLOW_SEEN,               /**< packet of a tracked flow */
+	CFLOW_SEEN,               /**< packet of a tracked or lingering flow */
 	CFLOW_CLOSING,            /**< the TCP FIN/RST that closed a flow */
 	CFLOW_UNTRACKED_NON_IP,   /**< not IP */
 	CFLOW_UNTRACKED_MALFORMED, /**< see the parse status counters */
@@ -231,7 +232,7 @@ enum cflow_hash_mode {
 #define CFLOW_TIMEOUT_UDP_S 60
 #define CFLOW_TIMEOUT_ICMP_S 30
 #define CFLOW_TIMEOUT_OTHER_S 60
-/** Default time a closed TCP flow lingers before removal, seconds. */
+/** Default time a closed TCP flow lingers after its last packet, seconds. */
 #define CFLOW_CLOSE_LINGER_S 10
 /** Default bound on buckets one cflow_sweep() call visits. */
 #define CFLOW_SWEEP_MAX_BUCKETS 64
@@ -251,7 +252,17 @@ struct cflow_tracker_params {
 	uint64_t seed;          /**< hash seed; random from params_init */
 	enum cflow_hash_mode hash;
 	uint64_t timeout_ns[CFLOW_CLASS_MAX]; /**< idle timeouts */
-	uint64_t close_linger_ns;  /**< 0: remove at FIN/RST */
+	/**
+	 * How long a TCP flow closed by a FIN or RST stays in the table,
+	 * counted from its last packet, as an open flow's idle timeout is:
+	 * every packet of the closed flow (a retransmitted FIN, data of a
+	 * half-closed connection, the last ACK) is counted flows_seen and
+	 * restarts the linger. The flow is closed once (flows_closed); a
+	 * SYN without ACK on it is a new connection (reused, then new).
+	 * Once the linger is over, the entry is removed uncounted and the
+	 * flow is untracked. 0: removed at the FIN/RST.
+	 */
+	uint64_t close_linger_ns;
 	enum cflow_full_policy full_policy;
 	struct cflow_parse_params parse;
 	unsigned int sweep_max_buckets; /**< work bound per cflow_sweep() */
@@ -264,12 +275,13 @@ struct cflow_tracker_params {
 	 * rx queues and handoff rings, replaying a capture). A flow's age
 	 * (expiry, end of the linger, reuse) is then measured from its
 	 * stamp to the packet's time, and is 0 if the packet is earlier; the
-	 * stamp becomes the later of the two; a new flow is stamped with its
-	 * packet's time. The tracker's clock still is the latest time seen
-	 * (sweep pacing, leaps). A packet more than 1/8 of the tick range
-	 * behind the clock (13 days with 32-bit values, 17 s with 16-bit
-	 * values and 16.8 ms ticks, 274 s with the default 268 ms ones) is
-	 * decided at the clock less that.
+	 * stamp becomes the later of the two, for an open or a closed flow
+	 * alike; a new flow is stamped with its packet's time. The tracker's
+	 * clock still is the latest time seen (sweep pacing, leaps). A
+	 * packet more than 1/8 of the tick range behind the clock (13 days
+	 * with 32-bit values, 17 s with 16-bit values and 16.8 ms ticks,
+	 * 274 s with the default 268 ms ones) is decided at the clock less
+	 * that.
 	 */
 	bool flow_time;
 };
@@ -291,7 +303,7 @@ struct cflow_counters {
 	uint64_t fragments;      /**< non-first fragments */
 	uint64_t flows_new;
 	uint64_t flows_seen;     /**< packets of tracked flows */
-	uint64_t flows_closed;
+	uint64_t flows_closed;   /**< by a FIN/RST, once per flow */
 	uint64_t flows_expired;
 	uint64_t flows_evicted;  /**< open flows evicted for a new one */
 	uint64_t insert_failed;
