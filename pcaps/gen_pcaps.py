@@ -4,8 +4,9 @@
 Each capture comes from a plan: flows and their packets at chosen times,
 plus packets that must not be tracked. The ground truth JSON beside each
 pcap is computed from that plan with the tracker's contract (lib/cflow,
-default timeouts), never by running the tracker. Every gap is at least
-15 s away from a timeout or linger edge, so the answer is unambiguous.
+default timeouts), never by running the tracker. Every age the contract
+tests (from a flow's last packet, open or closed) is at least MARGIN
+away from its timeout or linger, so the answer is unambiguous.
 
 usage:
   pcaps/gen_pcaps.py [--out DIR]          the committed captures
@@ -119,6 +120,8 @@ def truth(plan):
                 c["active"] += 1
                 continue
             else:
+                # The linger restarts: it runs from the last packet.
+                e[2] = now
                 c["flows_seen"] += 1
                 continue
         if close:
@@ -309,6 +312,49 @@ def scenario_malformed(plan, rng):
         plan.other(t + k * 0.01, frame, kind)
 
 
+def scenario_linger(plan, rng):
+    """Closed flows whose packets go on: the linger runs from each one.
+
+    In turn: the server's FIN retransmitted every 3 s for 12 s, then the
+    client's FIN (one flow, closed once, no orphan close); a half-closed
+    connection whose client sends data every 2 s for 11 s after the
+    server's FIN, then closes (one flow, closed once); a SYN 3 s after
+    the last of such packets, 13 s after the FIN (reused); a packet 20 s
+    after the last one (the linger is over: a new flow).
+    """
+    t = 0.0
+    for n in range(12):
+        kind = n % 4
+        key, pkt, end = tcp_session(plan, rng, 1300 + n, t, v6=n % 3 == 2,
+                                    close="")
+        fin = end + rng.uniform(0.1, 0.5)
+        plan.flow(key, "tcp", fin, pkt(False, "FA"), "FA")
+        if kind == 0:
+            last = fin
+            for k in range(1, 5):
+                last = fin + 3 * k + rng.uniform(0, 0.05)
+                plan.flow(key, "tcp", last, pkt(False, "FA"), "FA")
+            plan.flow(key, "tcp", last + 0.2, pkt(True, "FA"), "FA")
+            plan.flow(key, "tcp", last + 0.3, pkt(False, "A"), "A")
+        elif kind == 1:
+            for dt in (2, 4, 6, 8, 10, 11):
+                last = fin + dt + rng.uniform(0, 0.05)
+                plan.flow(key, "tcp", last, pkt(True, "PA"), "PA")
+            plan.flow(key, "tcp", last + 0.2, pkt(True, "FA"), "FA")
+            plan.flow(key, "tcp", last + 0.3, pkt(False, "A"), "A")
+        elif kind == 2:
+            for dt in (2, 4, 6, 8, 10):
+                last = fin + dt
+                plan.flow(key, "tcp", last, pkt(False, "FA"), "FA")
+            plan.flow(key, "tcp", last + 3, pkt(True, "S"), "S")
+            plan.flow(key, "tcp", last + 3.1, pkt(False, "SA"), "SA")
+        else:
+            last = fin + 4
+            plan.flow(key, "tcp", last, pkt(True, "A"), "A")
+            plan.flow(key, "tcp", last + 20, pkt(True, "A"), "A")
+        t += rng.uniform(0.5, 3)
+
+
 def split_queue(event):
     """Queue of a packet: by flow key; untracked ones on queue 0."""
     if event["kind"] != "track":
@@ -322,6 +368,7 @@ SCENARIOS = {
     "ipv6": scenario_ipv6,
     "vlan": scenario_vlan,
     "malformed": scenario_malformed,
+    "linger": scenario_linger,
 }
 
 
