@@ -117,7 +117,8 @@ static const struct option_def defs[] = {
 		"idle timeout of other protocols, s" },
 	{ "close-linger", "flows", "close_linger", OPT_UINT,
 		OFF(close_linger_s), 0, MAX_TIMEOUT_S, NULL, "10",
-		"s a closed TCP flow lingers (0: removed at FIN/RST)" },
+		"s a closed TCP flow lingers after its last packet (0: removed "
+		"at FIN/RST)" },
 	{ "full-policy", "flows", "full_policy", OPT_CHOICE, OFF(full_policy),
 		0, 0, policies, "evict", "full table: evict, or leave the new "
 		"flow untracked" },
