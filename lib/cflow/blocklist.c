@@ -891,15 +891,19 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 			path);
 		return NULL;
 	}
-	if (h.checksum != header_sum(&h)) {
-		fail(EBADMSG, err, err_len, "%s: header checksum mismatch: the "
-			"file is damaged", path);
-		return NULL;
-	}
-	if (h.version != BL_VERSION) {
+	/* A later version may change the header (and so its checksum) but
+	 * keeps the magic and the version where they are: refused by name,
+	 * whatever its checksum. Version 0 is no version: damage. */
+	if (h.version > BL_VERSION || (h.version != BL_VERSION &&
+			h.checksum == header_sum(&h))) {
 		fail(EPROTONOSUPPORT, err, err_len, "%s: compiled blocklist "
 			"format version %" PRIu32 ", this build reads %d", path,
 			h.version, BL_VERSION);
+		return NULL;
+	}
+	if (h.checksum != header_sum(&h)) {
+		fail(EBADMSG, err, err_len, "%s: header checksum mismatch: the "
+			"file is damaged", path);
 		return NULL;
 	}
 	/* The size is bounded, and the header checked: now read the rest. */

@@ -1233,12 +1233,16 @@ test_unknown_blocklist_version(void)
 	TEST_ASSERT(e == EPROTONOSUPPORT && strstr(err, "compiled blocklist "
 		"format version 2, this build reads 1") != NULL,
 		"header version 2: %s (%s)", err, strerror(e));
-	/* Its old checksum: refused too, as damaged. */
+	/* A later version's header may checksum differently: refused by
+	 * its version all the same, not taken for damage. */
 	sum ^= 1;
 	memcpy(buf + BL_OFF_CHECKSUM, &sum, 8);
 	TEST_ASSERT_EQ(load_patched_list(buf, size, err, sizeof(err), &e), 0,
-		"header version 2, old checksum");
-	TEST_ASSERT_EQ(e, EBADMSG, "%s", err);
+		"header version 2, another checksum");
+	TEST_ASSERT(e == EPROTONOSUPPORT && strstr(err, "compiled blocklist "
+		"format version 2, this build reads 1") != NULL,
+		"header version 2, another checksum: %s (%s)", err,
+		strerror(e));
 
 	/* The embedded filter. */
 	free(buf);
