@@ -9,8 +9,9 @@
  * a verdict and counters out. No DPDK: the application is a thin shell
  * around it, and tests and fuzzers drive it with byte buffers.
  *
- * - cflow_parse(): a bounds-checked Ethernet/VLAN/IPv4/IPv6/L4 parser that
- *   builds a canonical, bidirectional 5-tuple key;
+ * - cflow_parse(): a bounds-checked parser of the link header (Ethernet
+ *   and VLAN, Linux cooked, raw IP, BSD loopback: enum cflow_link_type),
+ *   IPv4, IPv6 and L4 that builds a canonical, bidirectional 5-tuple key;
  * - cflow_hash_key(): seeded XXH3-64 of that key;
  * - struct cflow_tracker: a flow table on lib/cuckoo that classifies each
  *   packet's flow as new, seen or closing, closes TCP flows on FIN/RST
@@ -30,6 +31,80 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------- parsing */
+
+/**
+ * Link types: what comes in front of the IP header. These are cflow's own
+ * values, not libpcap's (DLT_NULL is 0, DLT_EN10MB 1): 0 is Ethernet, so
+ * a zeroed struct cflow_parse_params parses Ethernet as ever. Map
+ * libpcap's pcap_datalink() with cflow_link_type_from_dlt().
+ *
+ * Each link header is checked against the captured length as Ethernet's
+ * is: a frame shorter than its link header is CFLOW_PARSE_TRUNC_L2, a
+ * protocol or family that is not IPv4/IPv6 is CFLOW_PARSE_NON_IP.
+ */
+enum cflow_link_type {
+	/** Ethernet II (DLT_EN10MB 1), up to CFLOW_PARSE_VLAN_MAX tags. */
+	CFLOW_LINK_EN10MB = 0,
+	/**
+	 * Linux cooked capture v1 (DLT_LINUX_SLL 113): a 16-byte header,
+	 * the ethertype at offset 14; VLAN tags behind it as on Ethernet.
+	 */
+	CFLOW_LINK_LINUX_SLL,
+	/**
+	 * Linux cooked capture v2 (DLT_LINUX_SLL2 276): a 20-byte header,
+	 * the ethertype at offset 0; VLAN tags behind it as on Ethernet.
+	 */
+	CFLOW_LINK_LINUX_SLL2,
+	/**
+	 * Raw IP (DLT_RAW: 12, 14 on OpenBSD; LINKTYPE_RAW 101): no header,
+	 * IPv4 or IPv6 by the version nibble. An empty frame is
+	 * CFLOW_PARSE_TRUNC_L3, another version CFLOW_PARSE_BAD_VERSION.
+	 */
+	CFLOW_LINK_RAW,
+	/** Raw IPv4 (DLT_IPV4 228): no header. */
+	CFLOW_LINK_IPV4,
+	/** Raw IPv6 (DLT_IPV6 229): no header. */
+	CFLOW_LINK_IPV6,
+	/**
+	 * BSD loopback (DLT_NULL 0): a 4-byte address family in the byte
+	 * order of the host that captured, so either order is accepted:
+	 * AF_INET 2, AF_INET6 24 (NetBSD, OpenBSD), 28 (FreeBSD, DragonFly)
+	 * or 30 (macOS). Another family is CFLOW_PARSE_NON_IP.
+	 */
+	CFLOW_LINK_NULL,
+	/**
+	 * OpenBSD loopback (DLT_LOOP: 108, 12 on OpenBSD): as
+	 * CFLOW_LINK_NULL, the family in network byte order only.
+	 */
+	CFLOW_LINK_LOOP,
+	CFLOW_LINK_TYPE_MAX,
+};
+
+/** The longest link header of enum cflow_link_type: LINUX_SLL2's. */
+#define CFLOW_PARSE_LINK_HDR_MAX 20
+
+/**
+ * The link type of a libpcap link-layer type, as pcap_datalink() returns
+ * it on this host. Accepted: DLT_EN10MB (1), DLT_LINUX_SLL (113),
+ * DLT_LINUX_SLL2 (276), DLT_RAW (12; 14 on OpenBSD), DLT_IPV4 (228),
+ * DLT_IPV6 (229), DLT_NULL (0) and DLT_LOOP (108; 12 on OpenBSD). Also
+ * the savefile values LINKTYPE_RAW (101) and LINKTYPE_LOOP (108), which
+ * libpcap maps to DLT_RAW and DLT_LOOP. The values that differ by system
+ * are taken as this host's libpcap defines them: cflow and the caller's
+ * libpcap must be built for the same system.
+ *
+ * @return
+ *   An enum cflow_link_type, or -EINVAL for a link type cflow_parse()
+ *   does not handle (DLT_IEEE802_11, DLT_PPP, ...).
+ */
+int cflow_link_type_from_dlt(int dlt);
+
+/**
+ * Name of a link type, as libpcap's pcap_datalink_val_to_name() names
+ * it ("EN10MB", "LINUX_SLL", "LINUX_SLL2", "RAW", "IPV4", "IPV6",
+ * "NULL", "LOOP"); "unknown" for a value out of range.
+ */
+const char *cflow_link_type_name(enum cflow_link_type link);
 
 /**
  * Outcome of parsing one packet.
@@ -60,10 +135,10 @@ enum cflow_parse_status {
 	CFLOW_PARSE_OK = 0,        /**< key built; the packet is trackable */
 	CFLOW_PARSE_NON_IP,        /**< not IPv4/IPv6 (ARP, LLDP, 3+ tags) */
 	CFLOW_PARSE_FRAGMENT,      /**< a non-first IP fragment: no ports */
-	CFLOW_PARSE_TRUNC_L2,      /**< Ethernet or VLAN header cut short */
+	CFLOW_PARSE_TRUNC_L2,      /**< link or VLAN header cut short */
 	CFLOW_PARSE_TRUNC_L3,      /**< IP header or extension cut short */
 	CFLOW_PARSE_TRUNC_L4,      /**< TCP/UDP/SCTP/ICMP header cut short */
-	CFLOW_PARSE_BAD_VERSION,   /**< IP version not matching ethertype */
+	CFLOW_PARSE_BAD_VERSION,   /**< IP version not matching the link's */
 	CFLOW_PARSE_BAD_HDRLEN,    /**< IPv4 IHL < 5, or TCP offset < 5 */
 	CFLOW_PARSE_BAD_LENGTH,    /**< IP length below its header's */
 	CFLOW_PARSE_BAD_EXT,       /**< IPv6 extension chain too long */
@@ -81,20 +156,22 @@ enum cflow_parse_status {
 #define CFLOW_PARSE_IPV6_EXT_MAX 8
 
 /**
- * The most bytes of a frame cflow_parse() ever reads or compares against:
- * Ethernet (14), CFLOW_PARSE_VLAN_MAX tags (4 each), the IPv6 header (40),
- * CFLOW_PARSE_IPV6_EXT_MAX extensions of the largest size (2048 each:
- * (255 + 1) * 8) and a TCP header (20): 16466 bytes. Every other path
- * needs fewer (IPv4 with options: 102; CFLOW_PARSE_VLAN_ADDRS_MAX tags and
- * an IPv4 header with options: 106).
+ * The most bytes of a frame cflow_parse() ever reads or compares against,
+ * whatever the link type: the longest link header (LINUX_SLL2's 20, see
+ * CFLOW_PARSE_LINK_HDR_MAX), CFLOW_PARSE_VLAN_MAX tags (4 each), the
+ * IPv6 header (40), CFLOW_PARSE_IPV6_EXT_MAX extensions of the largest
+ * size (2048 each: (255 + 1) * 8) and a TCP header (20): 16472 bytes.
+ * Ethernet needs 6 bytes less (16466), the headerless link types 28 less.
+ * Every other path needs fewer (IPv4 with options: 108;
+ * CFLOW_PARSE_VLAN_ADDRS_MAX tags and an IPv4 header with options: 112).
  *
  * Parsing the first min(len, CFLOW_PARSE_MAX_HDR) bytes of a frame gives
  * the same status and the same struct cflow_packet as parsing all @p len
  * bytes: a caller that must copy the headers out of a segmented buffer
  * (rte_pktmbuf_read) needs a buffer of this size at most.
  */
-#define CFLOW_PARSE_MAX_HDR (14 + 4 * CFLOW_PARSE_VLAN_MAX + 40 + \
-	CFLOW_PARSE_IPV6_EXT_MAX * 2048 + 20)
+#define CFLOW_PARSE_MAX_HDR (CFLOW_PARSE_LINK_HDR_MAX + \
+	4 * CFLOW_PARSE_VLAN_MAX + 40 + CFLOW_PARSE_IPV6_EXT_MAX * 2048 + 20)
 
 /** TCP flags, as on the wire. */
 #define CFLOW_TCP_FIN 0x01
@@ -154,17 +231,31 @@ struct cflow_packet {
 	 * reached: a frame or tag cut short, or more than
 	 * CFLOW_PARSE_VLAN_ADDRS_MAX tags. Tells a packet that is not IP
 	 * from an IP one whose header is broken.
+	 *
+	 * Link types without a type field report the one their header
+	 * implies: 0x0800 or 0x86dd for IPV4 and IPV6; for RAW, by the
+	 * version nibble (0 for an empty frame or another version); for
+	 * NULL and LOOP, by the address family (0 for a header cut short or
+	 * another family, which is not an ethertype: its packets are
+	 * CFLOW_PARSE_NON_IP but count as "maybe IP").
 	 */
 	uint16_t ethertype;
 };
 
-/** Parser options. */
+/** Parser options; zeroed, Ethernet without VLAN ids in the key. */
 struct cflow_parse_params {
 	bool vlan_in_key;   /**< key flows by VLAN ids too (default off) */
+	/**
+	 * What the frames start with (default CFLOW_LINK_EN10MB, 0). A
+	 * value out of range makes every packet CFLOW_PARSE_NON_IP with
+	 * ethertype 0.
+	 */
+	enum cflow_link_type link_type;
 };
 
 /**
- * Parse an Ethernet frame of @p len captured bytes. Never reads past
+ * Parse a frame of @p len captured bytes, from its link header
+ * (@p params' link_type; Ethernet if @p params is NULL). Never reads past
  * buf + len, nor past buf + CFLOW_PARSE_MAX_HDR.
  *
  * @return

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Packet parser: Ethernet II, up to two VLAN tags, IPv4, IPv6 with its
- * extension headers, and the L4 ports. Packets are untrusted: every read
+ * Packet parser: the link header (Ethernet II, Linux cooked v1 and v2,
+ * raw IP, BSD loopback), up to two VLAN tags, IPv4, IPv6 with its
+ * extension headers, and the L4 ports. The link header only yields an
+ * offset and an ethertype; from there every link type takes one path. Packets are untrusted: every read
  * is checked against the captured length first, and the IP length fields
  * only ever shorten what is parsed (Ethernet padding), never lengthen it.
  *
@@ -12,6 +14,7 @@
  * Deeper VLAN stacks are walked for the addresses only.
  */
 
+#include <errno.h>
 #include <string.h>
 
 #include <xxhash.h>
@@ -19,6 +22,11 @@
 #include "cflow.h"
 
 #define ETHER_HDR_LEN 14
+#define SLL_HDR_LEN 16
+#define SLL_PROTO_OFF 14
+#define SLL2_HDR_LEN 20
+#define SLL2_PROTO_OFF 0
+#define NULL_HDR_LEN 4
 #define ETHER_TYPE_IPV4 0x0800
 #define ETHER_TYPE_IPV6 0x86dd
 #define ETHER_TYPE_VLAN 0x8100
@@ -32,6 +40,31 @@
 #define IPV6_MAX_EXT_LEN ((255 + 1) * 8)
 #define TCP_MIN_HDR 20
 
+/* Address families of DLT_NULL and DLT_LOOP, as BSDs and macOS number
+ * them (AF_INET6 differs). */
+#define BSD_AF_INET 2
+#define BSD_AF_INET6_BSD 24     /* NetBSD, OpenBSD, BSD/OS */
+#define BSD_AF_INET6_FREEBSD 28 /* FreeBSD, DragonFly BSD */
+#define BSD_AF_INET6_DARWIN 30  /* macOS, iOS */
+
+/* libpcap's DLT_ values (pcap/dlt.h), which differ by system for RAW and
+ * LOOP; and the LINKTYPE_ values of savefiles that differ from them. */
+#define DLT_NULL_VAL 0
+#define DLT_EN10MB_VAL 1
+#ifdef __OpenBSD__
+#define DLT_RAW_VAL 14
+#define DLT_LOOP_VAL 12
+#else
+#define DLT_RAW_VAL 12
+#define DLT_LOOP_VAL 108
+#endif
+#define LINKTYPE_RAW_VAL 101
+#define LINKTYPE_LOOP_VAL 108
+#define DLT_LINUX_SLL_VAL 113
+#define DLT_IPV4_VAL 228
+#define DLT_IPV6_VAL 229
+#define DLT_LINUX_SLL2_VAL 276
+
 #define PROTO_HOPOPTS 0
 #define PROTO_ICMP 1
 #define PROTO_TCP 6
@@ -44,13 +77,17 @@
 #define PROTO_SCTP 132
 #define PROTO_UDPLITE 136
 
-/* The bound in cflow.h covers both the tracked and the address-only
- * paths. */
-_Static_assert(CFLOW_PARSE_MAX_HDR == ETHER_HDR_LEN +
+/* The bound in cflow.h covers every link header, and both the tracked
+ * and the address-only paths behind it. */
+_Static_assert(CFLOW_PARSE_LINK_HDR_MAX == SLL2_HDR_LEN &&
+	SLL2_HDR_LEN >= SLL_HDR_LEN && SLL2_HDR_LEN >= ETHER_HDR_LEN &&
+	SLL2_HDR_LEN >= NULL_HDR_LEN,
+	"CFLOW_PARSE_LINK_HDR_MAX: the longest link header");
+_Static_assert(CFLOW_PARSE_MAX_HDR == CFLOW_PARSE_LINK_HDR_MAX +
 	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX + IPV6_HDR +
 	CFLOW_PARSE_IPV6_EXT_MAX * IPV6_MAX_EXT_LEN + TCP_MIN_HDR,
 	"CFLOW_PARSE_MAX_HDR: the tracked path's bound");
-_Static_assert(CFLOW_PARSE_MAX_HDR >= ETHER_HDR_LEN +
+_Static_assert(CFLOW_PARSE_MAX_HDR >= CFLOW_PARSE_LINK_HDR_MAX +
 	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_ADDRS_MAX + IPV4_MAX_HDR,
 	"CFLOW_PARSE_MAX_HDR: the deep VLAN path's bound");
 _Static_assert(CFLOW_PARSE_VLAN_ADDRS_MAX >= CFLOW_PARSE_VLAN_MAX,
@@ -74,6 +111,54 @@ cflow_parse_status_name(enum cflow_parse_status st)
 {
 	return (unsigned int)st < CFLOW_PARSE_STATUS_MAX ?
 		status_names[st] : "unknown";
+}
+
+/* As libpcap's pcap_datalink_val_to_name() names them. */
+static const char *const link_names[CFLOW_LINK_TYPE_MAX] = {
+	[CFLOW_LINK_EN10MB] = "EN10MB",
+	[CFLOW_LINK_LINUX_SLL] = "LINUX_SLL",
+	[CFLOW_LINK_LINUX_SLL2] = "LINUX_SLL2",
+	[CFLOW_LINK_RAW] = "RAW",
+	[CFLOW_LINK_IPV4] = "IPV4",
+	[CFLOW_LINK_IPV6] = "IPV6",
+	[CFLOW_LINK_NULL] = "NULL",
+	[CFLOW_LINK_LOOP] = "LOOP",
+};
+
+const char *
+cflow_link_type_name(enum cflow_link_type link)
+{
+	return (unsigned int)link < CFLOW_LINK_TYPE_MAX ?
+		link_names[link] : "unknown";
+}
+
+int
+cflow_link_type_from_dlt(int dlt)
+{
+	switch (dlt) {
+	case DLT_EN10MB_VAL:
+		return CFLOW_LINK_EN10MB;
+	case DLT_LINUX_SLL_VAL:
+		return CFLOW_LINK_LINUX_SLL;
+	case DLT_LINUX_SLL2_VAL:
+		return CFLOW_LINK_LINUX_SLL2;
+	case DLT_RAW_VAL:
+	case LINKTYPE_RAW_VAL:
+		return CFLOW_LINK_RAW;
+	case DLT_IPV4_VAL:
+		return CFLOW_LINK_IPV4;
+	case DLT_IPV6_VAL:
+		return CFLOW_LINK_IPV6;
+	case DLT_NULL_VAL:
+		return CFLOW_LINK_NULL;
+#if DLT_LOOP_VAL != LINKTYPE_LOOP_VAL
+	case DLT_LOOP_VAL:
+#endif
+	case LINKTYPE_LOOP_VAL:
+		return CFLOW_LINK_LOOP;
+	default:
+		return -EINVAL;
+	}
 }
 
 static inline uint16_t
@@ -362,19 +447,99 @@ deep_vlan_addrs(const uint8_t *buf, uint32_t len, uint32_t off,
 	return CFLOW_PARSE_NON_IP;
 }
 
+/* The ethertype of a BSD address family; 0 for one that is not IP. */
+static inline uint16_t
+af_type(uint32_t af)
+{
+	if (af == BSD_AF_INET)
+		return ETHER_TYPE_IPV4;
+	if (af == BSD_AF_INET6_BSD || af == BSD_AF_INET6_FREEBSD ||
+			af == BSD_AF_INET6_DARWIN)
+		return ETHER_TYPE_IPV6;
+	return 0;
+}
+
+/*
+ * The link header of a frame: where what it carries starts (*off) and
+ * its ethertype (*type), or why the frame stops there. A family or
+ * version that is not IP leaves *type 0.
+ */
+static inline enum cflow_parse_status
+parse_link(const uint8_t *buf, uint32_t len, enum cflow_link_type link,
+		uint32_t *off, uint16_t *type)
+{
+	switch (link) {
+	case CFLOW_LINK_EN10MB:
+		if (len < ETHER_HDR_LEN)
+			return CFLOW_PARSE_TRUNC_L2;
+		*type = rd16(buf + 12);
+		*off = ETHER_HDR_LEN;
+		return CFLOW_PARSE_OK;
+	case CFLOW_LINK_LINUX_SLL:
+		if (len < SLL_HDR_LEN)
+			return CFLOW_PARSE_TRUNC_L2;
+		*type = rd16(buf + SLL_PROTO_OFF);
+		*off = SLL_HDR_LEN;
+		return CFLOW_PARSE_OK;
+	case CFLOW_LINK_LINUX_SLL2:
+		if (len < SLL2_HDR_LEN)
+			return CFLOW_PARSE_TRUNC_L2;
+		*type = rd16(buf + SLL2_PROTO_OFF);
+		*off = SLL2_HDR_LEN;
+		return CFLOW_PARSE_OK;
+	case CFLOW_LINK_RAW:
+		/* No header: the version nibble tells IPv4 from IPv6. */
+		*off = 0;
+		if (len < 1)
+			return CFLOW_PARSE_TRUNC_L3;
+		if (buf[0] >> 4 == 4)
+			*type = ETHER_TYPE_IPV4;
+		else if (buf[0] >> 4 == 6)
+			*type = ETHER_TYPE_IPV6;
+		else
+			return CFLOW_PARSE_BAD_VERSION;
+		return CFLOW_PARSE_OK;
+	case CFLOW_LINK_IPV4:
+		*off = 0;
+		*type = ETHER_TYPE_IPV4;
+		return CFLOW_PARSE_OK;
+	case CFLOW_LINK_IPV6:
+		*off = 0;
+		*type = ETHER_TYPE_IPV6;
+		return CFLOW_PARSE_OK;
+	case CFLOW_LINK_NULL:
+	case CFLOW_LINK_LOOP:
+		if (len < NULL_HDR_LEN)
+			return CFLOW_PARSE_TRUNC_L2;
+		*off = NULL_HDR_LEN;
+		/* Every family is below 256: the byte order is the one
+		 * whose three high bytes are zero (never both: the family
+		 * would be 0). DLT_LOOP is big-endian only. */
+		if (buf[0] == 0 && buf[1] == 0 && buf[2] == 0)
+			*type = af_type(buf[3]);
+		else if (link == CFLOW_LINK_NULL && buf[1] == 0 &&
+				buf[2] == 0 && buf[3] == 0)
+			*type = af_type(buf[0]);
+		return *type != 0 ? CFLOW_PARSE_OK : CFLOW_PARSE_NON_IP;
+	default:
+		return CFLOW_PARSE_NON_IP;
+	}
+}
+
 enum cflow_parse_status
 cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt)
 {
-	uint32_t off = ETHER_HDR_LEN, vlan = 0;
+	uint32_t off = 0, vlan = 0;
 	enum cflow_parse_status st;
-	uint16_t type;
+	uint16_t type = 0;
 
 	memset(pkt, 0, sizeof(*pkt));
-	if (len < ETHER_HDR_LEN)
-		return CFLOW_PARSE_TRUNC_L2;
-	type = rd16(buf + 12);
+	st = parse_link(buf, len, params != NULL ? params->link_type :
+			CFLOW_LINK_EN10MB, &off, &type);
+	if (st != CFLOW_PARSE_OK)
+		return st;
 	for (unsigned int tags = 0; is_vlan(type); tags++) {
 		if (tags == CFLOW_PARSE_VLAN_MAX)
 			return deep_vlan_addrs(buf, len, off, tags, type, pkt);
