@@ -2430,6 +2430,611 @@ test_parse_max_hdr(void)
 	return 0;
 }
 
+/* ---------------------------------------------------------- link types */
+
+/* A link type, and how its test frames are written. */
+struct link_case {
+	const char *name;
+	enum cflow_link_type link;
+	uint32_t hdr;       /* link header bytes */
+	bool typed;         /* carries an ethertype: VLAN tags, ARP */
+	bool big_endian;    /* NULL, LOOP: byte order of the family */
+	uint8_t af6;        /* NULL, LOOP: AF_INET6 */
+};
+
+static const struct link_case link_cases[] = {
+	{ "EN10MB", CFLOW_LINK_EN10MB, 14, true, false, 0 },
+	{ "LINUX_SLL", CFLOW_LINK_LINUX_SLL, 16, true, false, 0 },
+	{ "LINUX_SLL2", CFLOW_LINK_LINUX_SLL2, 20, true, false, 0 },
+	{ "RAW", CFLOW_LINK_RAW, 0, false, false, 0 },
+	{ "IPV4", CFLOW_LINK_IPV4, 0, false, false, 0 },
+	{ "IPV6", CFLOW_LINK_IPV6, 0, false, false, 0 },
+	{ "NULL little-endian, AF_INET6 24", CFLOW_LINK_NULL, 4, false,
+		false, 24 },
+	{ "NULL big-endian, AF_INET6 28", CFLOW_LINK_NULL, 4, false, true,
+		28 },
+	{ "NULL little-endian, AF_INET6 30", CFLOW_LINK_NULL, 4, false,
+		false, 30 },
+	{ "NULL big-endian, AF_INET6 30", CFLOW_LINK_NULL, 4, false, true,
+		30 },
+	{ "LOOP, AF_INET6 24", CFLOW_LINK_LOOP, 4, false, true, 24 },
+	{ "LOOP, AF_INET6 28", CFLOW_LINK_LOOP, 4, false, true, 28 },
+};
+
+#define N_LINK (sizeof(link_cases) / sizeof(link_cases[0]))
+
+/* A 4-byte NULL/LOOP family in the case's byte order. */
+static void
+put_af(uint8_t *b, uint32_t af, bool big_endian)
+{
+	for (int k = 0; k < 4; k++)
+		b[k] = (uint8_t)(af >> 8 * (big_endian ? 3 - k : k));
+}
+
+/*
+ * The Ethernet frame eth of len >= 14 bytes, as build() writes it, under
+ * lc's link header into out (len + 6 bytes at least): the type field and
+ * any tags behind it go to SLL's and SLL2's protocol field; the other
+ * link types carry the L3 header directly (eth must be untagged IP).
+ * Returns the new length.
+ */
+static uint32_t
+relink(uint8_t *out, const uint8_t *eth, uint32_t len,
+		const struct link_case *lc)
+{
+	uint16_t type = (uint16_t)(eth[12] << 8 | eth[13]);
+	uint32_t af = type == 0x86dd ? lc->af6 : 2;
+
+	memset(out, 0, lc->hdr);
+	switch (lc->link) {
+	case CFLOW_LINK_EN10MB:
+		memcpy(out, eth, 14);
+		break;
+	case CFLOW_LINK_LINUX_SLL:
+		w16(out + 2, 1);        /* ARPHRD_ETHER */
+		w16(out + 4, 6);        /* address length */
+		out[6] = 0x02;
+		w16(out + 14, type);
+		break;
+	case CFLOW_LINK_LINUX_SLL2:
+		w16(out, type);
+		out[7] = 3;             /* interface index */
+		w16(out + 8, 1);        /* ARPHRD_ETHER */
+		out[11] = 6;
+		out[12] = 0x02;
+		break;
+	case CFLOW_LINK_NULL:
+	case CFLOW_LINK_LOOP:
+		put_af(out, af, lc->big_endian);
+		break;
+	default:
+		break;
+	}
+	memcpy(out + lc->hdr, eth + 14, len - 14);
+	return len - 14 + lc->hdr;
+}
+
+/* Whether an Ethernet frame of case c can be written under lc's link. */
+static bool
+link_fits(const struct link_case *lc, const struct spec *s,
+		enum mutation mut)
+{
+	if (lc->typed)
+		return true;
+	if (s->vlans != 0 || mut == MUT_ARP)
+		return false;
+	switch (lc->link) {
+	case CFLOW_LINK_RAW:
+		/* The version is the type: a wrong one is another type. */
+		return mut != MUT_VERSION;
+	case CFLOW_LINK_IPV4:
+		return s->family == 4;
+	case CFLOW_LINK_IPV6:
+		return s->family == 6;
+	default:
+		return true;
+	}
+}
+
+/* Parse frame (len bytes) in a buffer of exactly that size (ASan). */
+static enum cflow_parse_status
+parse_exact(const uint8_t *frame, uint32_t len,
+		const struct cflow_parse_params *pp, struct cflow_packet *p)
+{
+	uint8_t *b = malloc(len ? len : 1);
+	enum cflow_parse_status st;
+
+	memcpy(b, frame, len);
+	st = cflow_parse(b, len, pp, p);
+	free(b);
+	return st;
+}
+
+/*
+ * Every link type parses what it carries exactly as Ethernet does: the
+ * same status and the same struct cflow_packet (key, VLAN ids behind
+ * SLL/SLL2, addresses of unparsed packets, ethertype), for every case of
+ * the unparsed table that the link can carry and for tracked packets.
+ */
+static int
+test_parse_link_types(void)
+{
+	static const struct spec specs[] = {
+		{ 4, 1, 2, 10, 20, 6, CFLOW_TCP_SYN, 0, 0, 0, 0, false },
+		{ 4, 1, 2, 10, 20, 17, 0, 2, 0x88a8, 0, 0, false },
+		{ 4, 1, 2, 10, 20, 17, 0, 1, 0, 0, 0, false },
+		{ 4, 1, 2, 0, 0, 1, 0, 0, 0, 0, 0, false },
+		{ 6, 1, 2, 10, 20, 6, CFLOW_TCP_FIN, 0, 0, 0, 3, false },
+		{ 6, 1, 2, 10, 20, 136, 0, 1, 0, 1, 2, true },
+		{ 6, 1, 2, 0, 0, 58, 0, 0, 0, 0, 1, false },
+		{ 6, 1, 2, 10, 20, 132, 0, 2, 0x9100, 0, 0, false },
+	};
+	const unsigned int n = sizeof(specs) / sizeof(specs[0]);
+	struct cflow_parse_params eth = { .vlan_in_key = true };
+	unsigned int checked = 0;
+
+	for (unsigned int l = 0; l < N_LINK; l++) {
+		const struct link_case *lc = &link_cases[l];
+		struct cflow_parse_params pp = { .vlan_in_key = true,
+			.link_type = lc->link };
+
+		for (unsigned int i = 0; i < n + N_UNPARSED; i++) {
+			const struct unparsed_case *c = i < n ? NULL :
+				&unparsed_cases[i - n];
+			const struct spec *s = c ? &c->s : &specs[i];
+			uint8_t frame[512], out[512];
+			struct cflow_packet want, got;
+			enum cflow_parse_status sw, sg;
+			uint32_t len, olen;
+
+			if (!link_fits(lc, s, c ? c->mut : MUT_NONE))
+				continue;
+			len = c ? build_unparsed(frame, c) : build(frame, s);
+			olen = relink(out, frame, len, lc);
+			sw = parse_exact(frame, len, &eth, &want);
+			sg = parse_exact(out, olen, &pp, &got);
+			TEST_ASSERT(sw == sg && memcmp(&want, &got,
+				sizeof(want)) == 0, "%s, %s: %s, Ethernet %s",
+				lc->name, c ? c->name : "spec",
+				cflow_parse_status_name(sg),
+				cflow_parse_status_name(sw));
+			if (!c)
+				TEST_ASSERT_EQ(sg, CFLOW_PARSE_OK, "%s: spec %u",
+					lc->name, i);
+			checked++;
+		}
+	}
+	printf("# %u frames, each as on Ethernet\n", checked);
+	return 0;
+}
+
+/*
+ * Every valid frame of every link type cut at every length: within the
+ * link header, trunc_l2 and nothing else set (trunc_l3 for an empty raw
+ * frame, whose version is unknown); past it, exactly what Ethernet makes
+ * of the same cut. Each cut in a buffer of its exact length (ASan).
+ */
+static int
+test_parse_link_truncation(void)
+{
+	static const struct spec specs[] = {
+		{ 4, 1, 2, 10, 20, 6, CFLOW_TCP_SYN, 0, 0, 0, 0, false },
+		{ 4, 1, 2, 10, 20, 17, 0, 2, 0x88a8, 0, 0, false },
+		{ 4, 1, 2, 10, 20, 132, 0, 1, 0, 0x2000, 0, false },
+		{ 4, 1, 2, 0, 0, 1, 0, 0, 0, 0, 0, false },
+		{ 6, 1, 2, 10, 20, 6, CFLOW_TCP_FIN, 0, 0, 0, 3, false },
+		{ 6, 1, 2, 10, 20, 136, 0, 1, 0, 1, 2, true },
+		{ 6, 1, 2, 0, 0, 58, 0, 0, 0, 0, 1, false },
+	};
+	struct cflow_parse_params eth = { .vlan_in_key = true };
+
+	for (unsigned int l = 0; l < N_LINK; l++) {
+		const struct link_case *lc = &link_cases[l];
+		struct cflow_parse_params pp = { .vlan_in_key = true,
+			.link_type = lc->link };
+
+		for (unsigned int i = 0; i < sizeof(specs) / sizeof(specs[0]);
+				i++) {
+			uint8_t frame[512], out[512];
+			uint32_t len = build(frame, &specs[i]);
+			uint32_t olen;
+
+			if (!link_fits(lc, &specs[i], MUT_NONE))
+				continue;
+			olen = relink(out, frame, len, lc);
+			for (uint32_t cut = 0; cut <= olen; cut++) {
+				struct cflow_packet want, got, zero;
+				enum cflow_parse_status sw, sg;
+
+				memset(&zero, 0, sizeof(zero));
+				sg = parse_exact(out, cut, &pp, &got);
+				if (cut < lc->hdr || (cut == 0 &&
+						lc->link == CFLOW_LINK_RAW)) {
+					TEST_ASSERT(sg == (cut < lc->hdr ?
+						CFLOW_PARSE_TRUNC_L2 :
+						CFLOW_PARSE_TRUNC_L3) &&
+						memcmp(&got, &zero,
+						sizeof(got)) == 0,
+						"%s spec %u cut %u: %s",
+						lc->name, i, cut,
+						cflow_parse_status_name(sg));
+					continue;
+				}
+				sw = parse_exact(frame, cut - lc->hdr + 14,
+					&eth, &want);
+				TEST_ASSERT(sw == sg && memcmp(&want, &got,
+					sizeof(want)) == 0,
+					"%s spec %u cut %u: %s, Ethernet %s",
+					lc->name, i, cut,
+					cflow_parse_status_name(sg),
+					cflow_parse_status_name(sw));
+				TEST_ASSERT(sg == CFLOW_PARSE_OK ||
+					sg == CFLOW_PARSE_TRUNC_L2 ||
+					sg == CFLOW_PARSE_TRUNC_L3 ||
+					sg == CFLOW_PARSE_TRUNC_L4 ||
+					(sg == CFLOW_PARSE_FRAGMENT && i == 2),
+					"%s spec %u cut %u: %s", lc->name, i,
+					cut, cflow_parse_status_name(sg));
+			}
+		}
+	}
+	return 0;
+}
+
+/* One frame under a link type: its status, ethertype and has_addrs. */
+static int
+link_expect(const char *what, enum cflow_link_type link, const uint8_t *f,
+		uint32_t len, enum cflow_parse_status st, uint16_t type,
+		bool addrs)
+{
+	struct cflow_parse_params pp = { .link_type = link };
+	struct cflow_packet p;
+	enum cflow_parse_status got = parse_exact(f, len, &pp, &p);
+
+	TEST_ASSERT(got == st && p.ethertype == type && p.has_addrs == addrs,
+		"%s: %s ethertype %#x addrs %d, want %s %#x %d", what,
+		cflow_parse_status_name(got), p.ethertype, p.has_addrs,
+		cflow_parse_status_name(st), type, addrs);
+	if (!addrs) {
+		struct cflow_packet zero;
+
+		memset(&zero, 0, sizeof(zero));
+		zero.ethertype = type;
+		TEST_ASSERT(memcmp(&p, &zero, sizeof(p)) == 0,
+			"%s: more than the ethertype set", what);
+	}
+	return 0;
+}
+
+/*
+ * The families and protocols around IP: NULL in either byte order, LOOP
+ * in network order only, AF_INET6 as BSDs and macOS number it, and every
+ * family, protocol or version that is not IP.
+ */
+static int
+test_parse_link_non_ip(void)
+{
+	static const struct {
+		uint8_t b[4];
+		uint16_t null_type;  /* under NULL; 0: not IP */
+		uint16_t loop_type;  /* under LOOP */
+	} afs[] = {
+		{ { 2, 0, 0, 0 }, 0x0800, 0 },
+		{ { 0, 0, 0, 2 }, 0x0800, 0x0800 },
+		{ { 24, 0, 0, 0 }, 0x86dd, 0 },
+		{ { 0, 0, 0, 24 }, 0x86dd, 0x86dd },
+		{ { 28, 0, 0, 0 }, 0x86dd, 0 },
+		{ { 0, 0, 0, 28 }, 0x86dd, 0x86dd },
+		{ { 30, 0, 0, 0 }, 0x86dd, 0 },
+		{ { 0, 0, 0, 30 }, 0x86dd, 0x86dd },
+		{ { 0, 0, 0, 0 }, 0, 0 },
+		{ { 10, 0, 0, 0 }, 0, 0 },          /* Linux AF_INET6 */
+		{ { 0, 0, 0, 10 }, 0, 0 },
+		{ { 7, 0, 0, 0 }, 0, 0 },           /* AF_ISO */
+		{ { 0, 0, 0, 16 }, 0, 0 },          /* AF_APPLETALK */
+		{ { 2, 0, 0, 2 }, 0, 0 },           /* neither order */
+		{ { 0, 2, 0, 0 }, 0, 0 },
+		{ { 0, 0, 2, 0 }, 0, 0 },
+		{ { 0, 0, 1, 2 }, 0, 0 },           /* 258 */
+		{ { 2, 1, 0, 0 }, 0, 0 },
+	};
+	struct spec s4 = { .family = 4, .src = 1, .dst = 2, .sport = 3,
+		.dport = 4, .proto = 17 };
+	struct spec s6 = s4;
+	uint8_t e4[256], e6[256], f[512];
+	uint32_t l4, l6;
+	char what[64];
+
+	s6.family = 6;
+	l4 = build(e4, &s4);
+	l6 = build(e6, &s6);
+	for (unsigned int i = 0; i < sizeof(afs) / sizeof(afs[0]); i++) {
+		for (int loop = 0; loop < 2; loop++) {
+			uint16_t type = loop ? afs[i].loop_type :
+				afs[i].null_type;
+			/* The frame behind: the IP version the family says. */
+			const uint8_t *e = type == 0x86dd ? e6 : e4;
+			uint32_t el = type == 0x86dd ? l6 : l4;
+
+			memcpy(f, afs[i].b, 4);
+			memcpy(f + 4, e + 14, el - 14);
+			snprintf(what, sizeof(what), "%s %u.%u.%u.%u",
+				loop ? "LOOP" : "NULL", afs[i].b[0],
+				afs[i].b[1], afs[i].b[2], afs[i].b[3]);
+			TEST_ASSERT_EQ(link_expect(what, loop ?
+				CFLOW_LINK_LOOP : CFLOW_LINK_NULL, f,
+				el - 14 + 4, type ? CFLOW_PARSE_OK :
+				CFLOW_PARSE_NON_IP, type, type != 0), 0, "%s",
+				what);
+		}
+	}
+	/* SLL and SLL2: ARP, LLDP and tags around them are not IP. */
+	for (int v2 = 0; v2 < 2; v2++) {
+		enum cflow_link_type link = v2 ? CFLOW_LINK_LINUX_SLL2 :
+			CFLOW_LINK_LINUX_SLL;
+		uint32_t hdr = v2 ? 20 : 16, proto = v2 ? 0 : 14;
+
+		memset(f, 0, sizeof(f));
+		w16(f + proto, 0x0806);
+		TEST_ASSERT_EQ(link_expect("ARP", link, f, hdr + 28,
+			CFLOW_PARSE_NON_IP, 0x0806, false), 0, "ARP");
+		w16(f + proto, 0x88cc);
+		TEST_ASSERT_EQ(link_expect("LLDP", link, f, hdr + 40,
+			CFLOW_PARSE_NON_IP, 0x88cc, false), 0, "LLDP");
+		w16(f + proto, 0x0004);  /* ETH_P_802_2 */
+		TEST_ASSERT_EQ(link_expect("802.2", link, f, hdr + 40,
+			CFLOW_PARSE_NON_IP, 0x0004, false), 0, "802.2");
+		w16(f + proto, 0x8100);
+		w16(f + hdr + 2, 0x0806);
+		TEST_ASSERT_EQ(link_expect("ARP, 1 tag", link, f, hdr + 32,
+			CFLOW_PARSE_NON_IP, 0x0806, false), 0, "ARP tag");
+		TEST_ASSERT_EQ(link_expect("tag cut", link, f, hdr + 3,
+			CFLOW_PARSE_TRUNC_L2, 0, false), 0, "tag cut");
+		TEST_ASSERT_EQ(link_expect("header only", link, f, hdr - 1,
+			CFLOW_PARSE_TRUNC_L2, 0, false), 0, "header cut");
+		/* An IPv4 header under the IPv6 type. */
+		memset(f, 0, sizeof(f));
+		w16(f + proto, 0x86dd);
+		memcpy(f + hdr, e4 + 14, l4 - 14);
+		TEST_ASSERT_EQ(link_expect("v4 under 0x86dd", link, f,
+			hdr + l4 - 14, CFLOW_PARSE_BAD_VERSION, 0x86dd, false), 0,
+			"version");
+	}
+	/* Raw: the version is the type; IPV4 and IPV6 insist on theirs. */
+	for (unsigned int v = 0; v < 16; v++) {
+		memcpy(f, e4 + 14, l4 - 14);
+		f[0] = (uint8_t)(v << 4 | 5);
+		if (v == 4 || v == 6)
+			continue;
+		snprintf(what, sizeof(what), "RAW version %u", v);
+		TEST_ASSERT_EQ(link_expect(what, CFLOW_LINK_RAW, f, l4 - 14,
+			CFLOW_PARSE_BAD_VERSION, 0, false), 0, "%s", what);
+	}
+	TEST_ASSERT_EQ(link_expect("RAW empty", CFLOW_LINK_RAW, f, 0,
+		CFLOW_PARSE_TRUNC_L3, 0, false), 0, "RAW empty");
+	TEST_ASSERT_EQ(link_expect("IPV4 empty", CFLOW_LINK_IPV4, f, 0,
+		CFLOW_PARSE_TRUNC_L3, 0x0800, false), 0, "IPV4 empty");
+	TEST_ASSERT_EQ(link_expect("IPV6 empty", CFLOW_LINK_IPV6, f, 0,
+		CFLOW_PARSE_TRUNC_L3, 0x86dd, false), 0, "IPV6 empty");
+	TEST_ASSERT_EQ(link_expect("IPV4 carrying IPv6", CFLOW_LINK_IPV4,
+		e6 + 14, l6 - 14, CFLOW_PARSE_BAD_VERSION, 0x0800, false), 0,
+		"IPV4 v6");
+	TEST_ASSERT_EQ(link_expect("IPV6 carrying IPv4", CFLOW_LINK_IPV6,
+		e4 + 14, l4 - 14, CFLOW_PARSE_BAD_VERSION, 0x86dd, false), 0,
+		"IPV6 v4");
+	TEST_ASSERT_EQ(link_expect("RAW IPv6", CFLOW_LINK_RAW, e6 + 14,
+		l6 - 14, CFLOW_PARSE_OK, 0x86dd, true), 0, "RAW v6");
+	/* A link type out of range: nothing is IP. */
+	TEST_ASSERT_EQ(link_expect("link type out of range",
+		CFLOW_LINK_TYPE_MAX, e4, l4, CFLOW_PARSE_NON_IP, 0, false), 0,
+		"out of range");
+	TEST_ASSERT_EQ(link_expect("link type -1", (enum cflow_link_type)-1,
+		e4, l4, CFLOW_PARSE_NON_IP, 0, false), 0, "out of range");
+	return 0;
+}
+
+/* libpcap's values to link types, and their names. */
+static int
+test_link_type_from_dlt(void)
+{
+	static const struct {
+		int dlt;
+		int link;
+		const char *name;
+	} map[] = {
+		{ 1, CFLOW_LINK_EN10MB, "EN10MB" },
+		{ 113, CFLOW_LINK_LINUX_SLL, "LINUX_SLL" },
+		{ 276, CFLOW_LINK_LINUX_SLL2, "LINUX_SLL2" },
+#ifdef __OpenBSD__
+		{ 14, CFLOW_LINK_RAW, "RAW" },
+		{ 12, CFLOW_LINK_LOOP, "LOOP" },
+#else
+		{ 12, CFLOW_LINK_RAW, "RAW" },
+		{ 14, -EINVAL, NULL },
+#endif
+		{ 101, CFLOW_LINK_RAW, "RAW" },     /* LINKTYPE_RAW */
+		{ 228, CFLOW_LINK_IPV4, "IPV4" },
+		{ 229, CFLOW_LINK_IPV6, "IPV6" },
+		{ 0, CFLOW_LINK_NULL, "NULL" },
+		{ 108, CFLOW_LINK_LOOP, "LOOP" },
+		{ 105, -EINVAL, NULL },             /* DLT_IEEE802_11 */
+		{ 127, -EINVAL, NULL },             /* IEEE802_11_RADIO */
+		{ 9, -EINVAL, NULL },               /* DLT_PPP */
+		{ 6, -EINVAL, NULL },               /* DLT_IEEE802 */
+		{ 2, -EINVAL, NULL },
+		{ -1, -EINVAL, NULL },
+		{ 1 << 16, -EINVAL, NULL },
+	};
+	struct cflow_parse_params zero;
+
+	for (unsigned int i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		int got = cflow_link_type_from_dlt(map[i].dlt);
+
+		TEST_ASSERT_EQ(got, map[i].link, "DLT %d: %d", map[i].dlt,
+			got);
+		if (map[i].name != NULL)
+			TEST_ASSERT(strcmp(cflow_link_type_name(got),
+				map[i].name) == 0, "DLT %d: %s", map[i].dlt,
+				cflow_link_type_name(got));
+	}
+	for (int l = 0; l < CFLOW_LINK_TYPE_MAX; l++)
+		TEST_ASSERT(strcmp(cflow_link_type_name(l), "unknown") != 0,
+			"name of %d", l);
+	TEST_ASSERT(strcmp(cflow_link_type_name(CFLOW_LINK_TYPE_MAX),
+		"unknown") == 0, "out of range");
+	TEST_ASSERT(strcmp(cflow_link_type_name((enum cflow_link_type)-1),
+		"unknown") == 0, "negative");
+	memset(&zero, 0, sizeof(zero));
+	TEST_ASSERT_EQ(zero.link_type, CFLOW_LINK_EN10MB,
+		"zeroed params are Ethernet");
+	return 0;
+}
+
+/*
+ * CFLOW_PARSE_MAX_HDR bounds every link type: the worst case under SLL2
+ * (2 tags, IPv6 with 8 extensions of 2048 bytes, TCP) needs every byte
+ * of it, and every other link type's worst case parses the same cut to
+ * it. Each needs exactly its header more than the headerless ones.
+ */
+/* The worst case on Ethernet with @p tags tags, in @p big zeroed bytes:
+ * IPv6 with 8 extensions of 2048 bytes, then TCP from port 1234 to 80. */
+static void
+worst_case(uint8_t *eth, uint32_t big, int tags)
+{
+	uint32_t off = 12, l3;
+
+	for (int k = 0; k < tags; k++) {
+		w16(eth + off, 0x8100);
+		w16(eth + off + 2, (uint16_t)(100 + k));
+		off += 4;
+	}
+	w16(eth + off, 0x86dd);
+	l3 = off + 2;
+	eth[l3] = 0x60;
+	w16(eth + l3 + 4, (uint16_t)(big - l3 - 40));
+	eth[l3 + 6] = 60;
+	eth[l3 + 8] = 0x20;
+	eth[l3 + 23] = 1;
+	eth[l3 + 24] = 0x20;
+	eth[l3 + 39] = 2;
+	off = l3 + 40;
+	for (int k = 0; k < CFLOW_PARSE_IPV6_EXT_MAX; k++) {
+		eth[off] = k + 1 < CFLOW_PARSE_IPV6_EXT_MAX ? 60 : 6;
+		eth[off + 1] = 255;
+		off += 2048;
+	}
+	w16(eth + off, 1234);
+	w16(eth + off + 2, 80);
+	eth[off + 12] = 5 << 4;
+	eth[off + 13] = CFLOW_TCP_SYN;
+}
+
+static int
+test_parse_link_max_hdr(void)
+{
+	const uint32_t big = CFLOW_PARSE_MAX_HDR + 4000;
+	uint8_t *eth = malloc(big), *f = malloc(big + 8);
+
+	TEST_ASSERT(eth != NULL && f != NULL, "alloc");
+	for (unsigned int l = 0; l < N_LINK; l++) {
+		const struct link_case *lc = &link_cases[l];
+		struct cflow_parse_params pp = { .vlan_in_key = true,
+			.link_type = lc->link };
+		struct cflow_packet whole, part;
+		enum cflow_parse_status sw, sp;
+		int tags = lc->typed ? CFLOW_PARSE_VLAN_MAX : 0;
+		uint32_t len, need;
+
+		if (lc->link == CFLOW_LINK_IPV4)
+			continue;
+		memset(eth, 0, big);
+		worst_case(eth, big, tags);
+		len = relink(f, eth, big, lc);
+		need = lc->hdr + 4 * (uint32_t)tags + 40 +
+			CFLOW_PARSE_IPV6_EXT_MAX * 2048 + 20;
+		TEST_ASSERT(need <= CFLOW_PARSE_MAX_HDR, "%s: %u", lc->name,
+			need);
+		sw = cflow_parse(f, len, &pp, &whole);
+		sp = parse_exact(f, CFLOW_PARSE_MAX_HDR, &pp, &part);
+		TEST_ASSERT(sw == CFLOW_PARSE_OK && sp == sw &&
+			memcmp(&whole, &part, sizeof(whole)) == 0,
+			"%s: %s whole, %s cut to the bound", lc->name,
+			cflow_parse_status_name(sw),
+			cflow_parse_status_name(sp));
+		TEST_ASSERT(whole.key.port_lo == 1234 &&
+			whole.key.port_hi == 80, "%s: ports", lc->name);
+		sp = parse_exact(f, need, &pp, &part);
+		TEST_ASSERT_EQ(sp, CFLOW_PARSE_OK, "%s: %u bytes", lc->name,
+			need);
+		sp = parse_exact(f, need - 1, &pp, &part);
+		TEST_ASSERT_EQ(sp, CFLOW_PARSE_TRUNC_L4, "%s: %u bytes",
+			lc->name, need - 1);
+		if (lc->link == CFLOW_LINK_LINUX_SLL2)
+			TEST_ASSERT_EQ(need, (uint32_t)CFLOW_PARSE_MAX_HDR,
+				"SLL2: the bound is tight");
+	}
+	free(eth);
+	free(f);
+	return 0;
+}
+
+/*
+ * The tracker parses with its params' link type: a TCP session opened
+ * and closed by FIN under each link type counts as on Ethernet.
+ */
+static int
+test_track_link_types(void)
+{
+	static const uint8_t seq[] = { CFLOW_TCP_SYN,
+		CFLOW_TCP_SYN | CFLOW_TCP_ACK, CFLOW_TCP_ACK,
+		CFLOW_TCP_FIN | CFLOW_TCP_ACK, CFLOW_TCP_FIN | CFLOW_TCP_ACK };
+
+	for (unsigned int l = 0; l < N_LINK; l++) {
+		const struct link_case *lc = &link_cases[l];
+		struct cflow_tracker_params tp;
+		struct cflow_counters c;
+		struct cflow_tracker *t;
+
+		cflow_tracker_params_init(&tp, 1000);
+		tp.parse.link_type = lc->link;
+		t = cflow_tracker_create(&tp);
+		TEST_ASSERT(t != NULL, "%s: create", lc->name);
+		for (unsigned int k = 0; k < sizeof(seq); k++) {
+			struct spec s = { .family = lc->link ==
+				CFLOW_LINK_IPV4 || l % 2 ? 4 : 6,
+				.src = 1, .dst = 2, .sport = 1000, .dport = 80,
+				.proto = 6, .flags = seq[k] };
+			uint8_t frame[256], out[512];
+			struct cflow_input in = { .data = out,
+				.time_ns = S + k * 1000 };
+			enum cflow_verdict v, want;
+
+			if (lc->link == CFLOW_LINK_IPV6)
+				s.family = 6;
+			if (k % 2) {
+				s.src = 2;
+				s.dst = 1;
+				s.sport = 80;
+				s.dport = 1000;
+			}
+			in.len = relink(out, frame, build(frame, &s), lc);
+			in.wire_len = in.len;
+			cflow_track_burst(t, &in, 1, &v);
+			want = k == 0 ? CFLOW_NEW : k == 3 ? CFLOW_CLOSING :
+				CFLOW_SEEN;
+			TEST_ASSERT_EQ(v, want, "%s: packet %u verdict %d",
+				lc->name, k, v);
+		}
+		cflow_counters_get(t, &c);
+		TEST_ASSERT(c.packets == 5 && c.flows_new == 1 &&
+			c.flows_closed == 1 && c.flows_seen == 3 &&
+			c.active == 0 && cflow_malformed_total(&c) == 0,
+			"%s: counters", lc->name);
+		cflow_tracker_free(t);
+	}
+	return 0;
+}
+
 /* Flow f of a flood: a TCP SYN from 10.x.y.z, port 1024 + (f >> 16). */
 static struct spec
 flood_flow(uint32_t f)
@@ -2628,6 +3233,12 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_truncation),
 	TEST_CASE(test_parse_addrs_unparsed),
 	TEST_CASE(test_parse_max_hdr),
+	TEST_CASE(test_parse_link_types),
+	TEST_CASE(test_parse_link_truncation),
+	TEST_CASE(test_parse_link_non_ip),
+	TEST_CASE(test_link_type_from_dlt),
+	TEST_CASE(test_parse_link_max_hdr),
+	TEST_CASE(test_track_link_types),
 	TEST_CASE(test_track_unparsed_counters),
 	TEST_CASE(test_track_tcp_lifecycle),
 	TEST_CASE(test_track_rst_no_linger_and_orphans),
