@@ -2,14 +2,18 @@
 
 /*
  * libFuzzer target: the parser and the blocklist's address match. The
- * input is a byte of settings, then one Ethernet frame, copied into a
- * buffer of exactly its length so that ASan catches any read past it.
- * Any broken invariant aborts:
+ * input is a byte of settings (bit 0: vlan_in_key), a byte of link type
+ * (modulo CFLOW_LINK_TYPE_MAX + 1: the last value is out of range), then
+ * one frame, copied into a buffer of exactly its length so that ASan
+ * catches any read past it. Any broken invariant aborts:
  *
  * - addresses are reported if and only if an independent walk finds a
- *   sane IP header (behind at most CFLOW_PARSE_VLAN_ADDRS_MAX tags,
- *   version matching, whole within the frame), and they are that
- *   header's addresses, lower first; the ethertype is the walk's;
+ *   sane IP header (behind the link header and at most
+ *   CFLOW_PARSE_VLAN_ADDRS_MAX tags, version matching, whole within the
+ *   frame), and they are that header's addresses, lower first; the
+ *   ethertype is the walk's;
+ * - a frame shorter than its link header is CFLOW_PARSE_TRUNC_L2; a link
+ *   type out of range, CFLOW_PARSE_NON_IP;
  * - status OK => addresses reported, and at most CFLOW_PARSE_VLAN_MAX
  *   tags;
  * - any other status: nothing but the ethertype, addresses and family
@@ -59,20 +63,83 @@ rd16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-/* Where a sane IP header is, if one is: the reference for has_addrs and
- * ethertype (left 0 if the tags cannot be walked). */
-static bool
-ref_header(const uint8_t *b, uint32_t len, uint32_t *l3, int *family,
-		unsigned int *tags, uint16_t *ethertype)
+/* A BSD address family of DLT_NULL/DLT_LOOP as an ethertype, 0 if not
+ * IP. */
+static uint16_t
+ref_af(uint32_t af)
 {
-	uint32_t off = 14;
+	return af == 2 ? 0x0800 : af == 24 || af == 28 || af == 30 ?
+		0x86dd : 0;
+}
+
+/* The link header's length, 0 for an out-of-range link type. */
+static uint32_t
+ref_link_len(int link)
+{
+	switch (link) {
+	case CFLOW_LINK_EN10MB:
+		return 14;
+	case CFLOW_LINK_LINUX_SLL:
+		return 16;
+	case CFLOW_LINK_LINUX_SLL2:
+		return 20;
+	case CFLOW_LINK_NULL:
+	case CFLOW_LINK_LOOP:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+/* Where a sane IP header is, if one is: the reference for has_addrs and
+ * ethertype (left 0 if the link header or the tags cannot be walked). */
+static bool
+ref_header(const uint8_t *b, uint32_t len, int link, uint32_t *l3,
+		int *family, unsigned int *tags, uint16_t *ethertype)
+{
+	uint32_t off = ref_link_len(link), le, be;
 	uint16_t type;
 
 	*tags = 0;
 	*ethertype = 0;
-	if (len < 14)
+	if (len < off)
 		return false;
-	type = rd16(b + 12);
+	switch (link) {
+	case CFLOW_LINK_EN10MB:
+		type = rd16(b + 12);
+		break;
+	case CFLOW_LINK_LINUX_SLL:
+		type = rd16(b + 14);
+		break;
+	case CFLOW_LINK_LINUX_SLL2:
+		type = rd16(b);
+		break;
+	case CFLOW_LINK_RAW:
+		if (len < 1)
+			return false;
+		type = b[0] >> 4 == 4 ? 0x0800 : b[0] >> 4 == 6 ? 0x86dd : 0;
+		break;
+	case CFLOW_LINK_IPV4:
+		type = 0x0800;
+		break;
+	case CFLOW_LINK_IPV6:
+		type = 0x86dd;
+		break;
+	case CFLOW_LINK_NULL:
+	case CFLOW_LINK_LOOP:
+		/* As tcpdump reads it: little-endian unless that leaves
+		 * high bits set; LOOP is big-endian. */
+		le = (uint32_t)b[0] | (uint32_t)b[1] << 8 |
+			(uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+		be = __builtin_bswap32(le);
+		type = ref_af(link == CFLOW_LINK_LOOP || (le & 0xffff0000) ?
+			be : le);
+		break;
+	default:
+		return false;
+	}
+	if (type == 0)
+		return false;
 	while (type == 0x8100 || type == 0x88a8 || type == 0x9100) {
 		if (*tags == CFLOW_PARSE_VLAN_ADDRS_MAX || len < off + 4)
 			return false;
@@ -117,18 +184,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned int tags;
 	uint32_t len, l3 = 0;
 	uint16_t ethertype;
-	int family = 0;
+	int family = 0, link;
 	bool has;
 
-	if (size < 1 || size - 1 > UINT32_MAX)
+	if (size < 2 || size - 2 > UINT32_MAX)
 		return 0;
+	memset(&pp, 0, sizeof(pp));
 	pp.vlan_in_key = data[0] & 1;
-	len = (uint32_t)(size - 1);
+	link = data[1] % (CFLOW_LINK_TYPE_MAX + 1);
+	pp.link_type = (enum cflow_link_type)link;
+	len = (uint32_t)(size - 2);
 	frame = malloc(len ? len : 1);
-	memcpy(frame, data + 1, len);
+	memcpy(frame, data + 2, len);
 	st = cflow_parse(frame, len, &pp, &p);
-	has = ref_header(frame, len, &l3, &family, &tags, &ethertype);
+	has = ref_header(frame, len, link, &l3, &family, &tags, &ethertype);
 	if ((unsigned int)st >= CFLOW_PARSE_STATUS_MAX)
+		abort();
+	if (len < ref_link_len(link) && st != CFLOW_PARSE_TRUNC_L2)
+		abort();
+	if (link == CFLOW_LINK_TYPE_MAX && st != CFLOW_PARSE_NON_IP)
 		abort();
 	if (p.has_addrs != has || p.ethertype != ethertype)
 		abort();
