@@ -3,7 +3,9 @@
 /*
  * cflow_replay: feed a capture through the flow-tracking core on packet
  * time, as the application does with --clock pkt, and print the final
- * counters as JSON (after a full sweep at the last packet's time).
+ * counters as JSON (after a full sweep at the last packet's time). The
+ * frames are parsed by the capture's link type (cflow_link_type_from_dlt()
+ * of libpcap's pcap_datalink()); one the parser does not take is refused.
  *
  * usage: cflow_replay [--fp-bits N] [--seed N] [--capacity N] FILE.pcap
  */
@@ -81,7 +83,7 @@ main(int argc, char **argv)
 	const u_char *data;
 	unsigned int n = 0;
 	pcap_t *pc;
-	int opt, rc;
+	int opt, rc, dlt, link;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -114,16 +116,20 @@ main(int argc, char **argv)
 		fprintf(stderr, "cflow_replay: %s\n", err);
 		return 1;
 	}
-	if (pcap_datalink(pc) != DLT_EN10MB) {
-		fprintf(stderr, "cflow_replay: %s: link type %s, only Ethernet "
-			"(EN10MB) is supported\n", argv[optind],
-			pcap_datalink_val_to_name(pcap_datalink(pc)));
+	dlt = pcap_datalink(pc);
+	link = cflow_link_type_from_dlt(dlt);
+	if (link < 0) {
+		const char *name = pcap_datalink_val_to_name(dlt);
+
+		fprintf(stderr, "cflow_replay: %s: link type %s (%d) is not "
+			"supported\n", argv[optind], name ? name : "?", dlt);
 		pcap_close(pc);
 		return 1;
 	}
 	cflow_tracker_params_init(&p, capacity);
 	p.fp_bits = (unsigned int)fp_bits;
 	p.seed = seed;
+	p.parse.link_type = (enum cflow_link_type)link;
 	t = cflow_tracker_create(&p);
 	if (t == NULL) {
 		fprintf(stderr, "cflow_replay: tracker: %s\n", strerror(errno));
