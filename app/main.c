@@ -134,8 +134,9 @@ workers_setup(void)
 				"%u\n", APP_MAX_QUEUES_PER_LCORE, w->lcore);
 		w->rxq[w->nb_rxq++] = (struct app_rxq){
 			.port = topo.map[e].port, .queue = topo.map[e].queue,
-			.pcap = p->pcap,
+			.pcap = p->pcap, .parse = run.parse,
 		};
+		w->rxq[w->nb_rxq - 1].parse.link_type = p->link_type;
 	}
 	if (run.handoff && app_handoff_rings_create(workers, n,
 			(unsigned int)cfg.handoff_ring) != 0)

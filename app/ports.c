@@ -47,8 +47,10 @@ driver_args(const struct app_port *p)
  * (an unreadable pcapng block, a record cut short or with a corrupt
  * length), which would make a partial replay look whole. The records
  * counted here are checked against what the port delivered at the end
- * (app_topology_check_replay()). The link type must be Ethernet: net_pcap
- * hands over a capture's bytes whatever its link type.
+ * (app_topology_check_replay()). net_pcap hands over a capture's bytes
+ * whatever its link type: the port's parser takes it (lib/cflow reads
+ * Ethernet, Linux cooked v1 and v2, raw IP, NULL and LOOP), and one port's
+ * captures must share one.
  */
 static void
 check_pcap_inputs(struct app_port *p)
@@ -77,11 +79,20 @@ check_pcap_inputs(struct app_port *p)
 		pc = pcap_open_offline(kv + 8, err);
 		if (pc == NULL)
 			continue; /* the driver has already reported it */
-		link = pcap_datalink(pc);
-		if (link != DLT_EN10MB)
+		link = cflow_link_type_from_dlt(pcap_datalink(pc));
+		if (link < 0)
 			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s; "
-				"cuckooflow parses Ethernet (EN10MB) only\n",
-				p->id, kv + 8, pcap_datalink_val_to_name(link));
+				"cuckooflow parses EN10MB, LINUX_SLL, "
+				"LINUX_SLL2, RAW, IPV4, IPV6, NULL and LOOP\n",
+				p->id, kv + 8, pcap_datalink_val_to_name(
+				pcap_datalink(pc)));
+		if (p->nb_inputs != 0 && (enum cflow_link_type)link !=
+				p->link_type)
+			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s, the "
+				"port's first capture %s: one link type a port\n",
+				p->id, kv + 8, cflow_link_type_name(link),
+				cflow_link_type_name(p->link_type));
+		p->link_type = (enum cflow_link_type)link;
 		while ((ret = pcap_next_ex(pc, &h, &data)) == 1)
 			n++;
 		if (ret != PCAP_ERROR_BREAK)

@@ -30,6 +30,8 @@ struct app_port {
 	bool rss_capable;       /* IP, TCP and UDP hash types offered */
 	bool pcap;              /* net_pcap */
 	bool replay;            /* net_pcap reading files, not an iface */
+	enum cflow_link_type link_type; /* net_pcap: its captures'; else
+					 * Ethernet */
 	uint64_t records[64];   /* replay: packets in each rx_pcap */
 	unsigned int nb_inputs;
 	int socket;

@@ -390,8 +390,8 @@ blocklist_unparsed(struct app_worker *w, const struct cflow_blocklist *bl,
  * keep the others, in order, with their inputs and parse results.
  * Returns how many are kept. */
 static uint16_t
-parse_and_filter(struct app_worker *w, const struct cflow_blocklist *bl,
-		struct rte_mbuf **pkts, struct cflow_input *in,
+parse_and_filter(struct app_worker *w, const struct app_rxq *q,
+		const struct cflow_blocklist *bl, struct rte_mbuf **pkts, struct cflow_input *in,
 		struct cflow_packet *parsed, enum cflow_parse_status *status,
 		uint16_t n)
 {
@@ -404,7 +404,7 @@ parse_and_filter(struct app_worker *w, const struct cflow_blocklist *bl,
 
 		if (unlikely(pkts[k]->nb_segs > 1))
 			hdr = frame_headers(w, pkts[k], &len);
-		status[keep] = cflow_parse(hdr, len, &w->run->parse,
+		status[keep] = cflow_parse(hdr, len, &q->parse,
 				&parsed[keep]);
 		if (bl != NULL)
 			kind = status[keep] == CFLOW_PARSE_OK ?
@@ -514,7 +514,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	}
 	last_ns_set(w, latest);
 	w->rx_packets += n;
-	n = parse_and_filter(w, bl, pkts, in, parsed, status, n);
+	n = parse_and_filter(w, q, bl, pkts, in, parsed, status, n);
 	if (run->handoff)
 		/* tracked with what the rings bring, by app_worker_drain() */
 		split_by_owner(w, pkts, in, parsed, status, n);

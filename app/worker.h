@@ -76,6 +76,8 @@ struct app_rxq {
 	uint16_t port;
 	uint16_t queue;
 	bool pcap;          /* net_pcap: a short burst can mean end of file */
+	struct cflow_parse_params parse; /* the run's, with the port's
+					  * link type */
 	bool eof;           /* rx_pcap exhausted */
 	/* Replay watermark (--clock pkt with handoff): the time of the
 	 * latest packet read, published (release) once every packet read

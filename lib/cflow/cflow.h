@@ -406,7 +406,7 @@ struct cflow_counters {
 
 /** One packet handed to the tracker. */
 struct cflow_input {
-	const uint8_t *data;  /**< frame, from the Ethernet header */
+	const uint8_t *data;  /**< frame, from its link header (link_type) */
 	uint32_t len;         /**< captured bytes at data */
 	uint32_t wire_len;    /**< length on the wire (>= len) */
 	uint64_t time_ns;     /**< monotonic time of the packet */

@@ -833,14 +833,24 @@ def test_blocklist_reload_under_traffic():
 
 
 def test_non_ethernet_capture():
-    rc, log = app(os.path.join(PCAPS, "raw_ip.pcap"), ["--exit-on-eof"])
-    case("a raw-IP capture is refused, naming its link type",
-         rc != 0 and "RAW" in log and "raw_ip.pcap" in log, log[-200:])
+    """Link types the parser does not read are refused by name (raw IP,
+    cooked, NULL and LOOP captures are read: test_truth's link_*)."""
+    wifi = os.path.join(PCAPS, "link_ieee802_11.pcap")
+    rc, log = app(wifi, ["--exit-on-eof"])
+    case("an 802.11 capture is refused, naming its link type",
+         rc != 0 and "IEEE802_11" in log and "link_ieee802_11.pcap" in log,
+         log[-200:])
     # device arguments over 1024 characters used to skip the check
-    long_path = PCAPS.rstrip("/") + "/." * 600 + "/raw_ip.pcap"
+    long_path = PCAPS.rstrip("/") + "/." * 600 + "/link_ieee802_11.pcap"
     rc, log = app(long_path, ["--exit-on-eof"])
-    case("a raw-IP capture behind 1200 characters of device arguments is "
-         "refused too", rc != 0 and "RAW" in log, log[-200:])
+    case("an 802.11 capture behind 1200 characters of device arguments is "
+         "refused too", rc != 0 and "IEEE802_11" in log, log[-200:])
+    rc, log = app(None, ["--exit-on-eof"], vdev="net_pcap0,rx_pcap=%s,"
+                  "rx_pcap=%s,tx_pcap=%s" % (
+                      os.path.join(PCAPS, "link_raw.pcap"),
+                      os.path.join(PCAPS, "mixed.pcap"), os.devnull))
+    case("two captures of one port with different link types: refused",
+         rc != 0 and "one link type a port" in log, log[-200:])
 
 
 def test_help():
