@@ -740,9 +740,15 @@ def switch_link_case(kind):
                     cur["tx_packets"] + cur["blocked_packets"] >= len(frames):
                 break
         time.sleep(0.5)  # let testpmd write what it received
-        log, _ = tp.communicate("stop\nquit\n", timeout=30)
+        # testpmd's statistics while the links are up, then cuckooflow
+        # leaves first: DPDK 22.11's memif unmaps a link's memory when the
+        # peer leaves, racing the lcores that poll it
+        tp.stdin.write("stop\n")
+        tp.stdin.flush()
+        time.sleep(0.5)
         cf.send_signal(signal.SIGINT)
         cf.wait(timeout=30)
+        log, _ = tp.communicate("quit\n", timeout=30)
         total = json.load(open(stats))["total"]
         ports = testpmd_port_stats(log)
         got = pcap_frames(recv)
@@ -1393,9 +1399,9 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
             if cur["tx_packets"] + cur["tx_dropped"] >= len(merged):
                 break
         time.sleep(0.5)
-        tp.communicate("stop\nquit\n", timeout=30)
-        cf.send_signal(signal.SIGINT)
+        cf.send_signal(signal.SIGINT)  # first: see switch_link_case
         cf.wait(timeout=30)
+        tp.communicate("stop\nquit\n", timeout=30)
         if not up or cf.returncode != 0:
             return "link up %s, rc %s %s" % (up, cf.returncode,
                                               cf.stderr.read()[-300:])
