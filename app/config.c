@@ -127,6 +127,10 @@ static const struct option_def defs[] = {
 		"next power of two (up to half the memory)" },
 	{ "vlan-in-key", "flows", "vlan_in_key", OPT_FLAG, OFF(vlan_in_key),
 		0, 1, NULL, "0", "key flows by their VLAN ids too" },
+	{ "decap", "flows", "decap", OPT_STRING, STR(decap_text), "",
+		"tunnels to decapsulate, keying flows by the inner 5-tuple: "
+		"a comma-separated list of vxlan, geneve, gre, gtpu, or all "
+		"(docs/tunnels.md)", SIZE(decap_text), .arg = "LIST" },
 	{ "exit-on-eof", "run", "exit_on_eof", OPT_FLAG, OFF(exit_on_eof), 0,
 		1, NULL, "0", "stop when every rx_pcap queue is exhausted" },
 	{ "stats-period", "run", "stats_period", OPT_UINT, OFF(stats_period_s),
@@ -199,6 +203,50 @@ field(struct app_config *cfg, const struct option_def *d)
 	return (uint64_t *)(void *)((char *)cfg + d->offset);
 }
 
+/* --decap: a comma-separated list of tunnel names, "all", or "" (none). */
+static int
+set_decap(struct app_config *cfg, const char *value, const char *where)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} tunnels[] = {
+		{ "vxlan", CFLOW_DECAP_VXLAN },
+		{ "geneve", CFLOW_DECAP_GENEVE },
+		{ "gre", CFLOW_DECAP_GRE },
+		{ "gtpu", CFLOW_DECAP_GTPU },
+		{ "all", CFLOW_DECAP_ALL },
+	};
+	const char *p = value;
+	uint64_t mask = 0;
+
+	while (*p != '\0') {
+		size_t n = strcspn(p, ",");
+		unsigned int k;
+
+		for (k = 0; k < sizeof(tunnels) / sizeof(tunnels[0]); k++)
+			if (strlen(tunnels[k].name) == n &&
+					strncmp(p, tunnels[k].name, n) == 0)
+				break;
+		if (k == sizeof(tunnels) / sizeof(tunnels[0])) {
+			fprintf(stderr, "cuckooflow: %s %s: want a comma-"
+				"separated list of vxlan, geneve, gre, gtpu, "
+				"or all\n", where, value);
+			return -1;
+		}
+		mask |= tunnels[k].bit;
+		p += n;
+		if (*p == ',' && *++p == '\0') {
+			fprintf(stderr, "cuckooflow: %s %s: a trailing "
+				"comma\n", where, value);
+			return -1;
+		}
+	}
+	strcpy(cfg->decap_text, value);
+	cfg->decap = mask;
+	return 0;
+}
+
 /* Set one option from text; where says "--name" or "file:section.key". */
 static int
 set_value(struct app_config *cfg, const struct option_def *d,
@@ -216,6 +264,8 @@ set_value(struct app_config *cfg, const struct option_def *d,
 				where, value, strlen(value), d->size - 1);
 			return -1;
 		}
+		if (d->offset == OFF(decap_text))
+			return set_decap(cfg, value, where);
 		strcpy((char *)field(cfg, d), value);
 		return 0;
 	case OPT_CHOICE:

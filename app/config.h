@@ -72,6 +72,8 @@ struct app_config {
 	uint64_t close_linger_s;
 	uint64_t full_policy;  /* enum cflow_full_policy */
 	uint64_t vlan_in_key;
+	uint64_t decap;        /* mask of enum cflow_decap, from decap_text */
+	char decap_text[64];   /* --decap, as given */
 	uint64_t exact_size;
 	uint64_t exit_on_eof;
 	uint64_t affinity;     /* enum app_affinity */

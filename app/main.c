@@ -79,6 +79,7 @@ tracker_create(unsigned int lcore)
 	p.close_linger_ns = cfg.close_linger_s * 1000000000ull;
 	p.full_policy = (enum cflow_full_policy)cfg.full_policy;
 	p.parse.vlan_in_key = cfg.vlan_in_key;
+	p.parse.decap = (unsigned int)cfg.decap;
 	/* Replayed captures handed between workers: each flow decided at
 	 * its own packets' times (see app_worker.as_of_ns). */
 	p.flow_time = run.watermark;
@@ -248,6 +249,7 @@ main(int argc, char **argv)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
 	run.parse.vlan_in_key = cfg.vlan_in_key;
+	run.parse.decap = (unsigned int)cfg.decap;
 	run.table_ops = &app_cflow_table_ops;
 	workers_setup();
 	app_filter_init(cfg.blocklist, run.nb_workers);

@@ -156,13 +156,63 @@ enum cflow_parse_status {
 #define CFLOW_PARSE_IPV6_EXT_MAX 8
 
 /**
+ * Tunnels cflow_parse() may decapsulate (struct cflow_parse_params'
+ * decap, a mask of these; none by default). A decapsulated packet is
+ * keyed by its inner 5-tuple; see docs/tunnels.md.
+ */
+enum cflow_decap {
+	/** VXLAN (RFC 7348): UDP dport 4789, I flag set; inner Ethernet. */
+	CFLOW_DECAP_VXLAN = 1u << 0,
+	/**
+	 * Geneve (RFC 8926): UDP dport 6081, version 0, options skipped;
+	 * protocol 0x6558 (inner Ethernet), 0x0800 or 0x86dd.
+	 */
+	CFLOW_DECAP_GENEVE = 1u << 1,
+	/**
+	 * GRE (RFC 2784, 2890): IP protocol 47, version 0, C, K and S bits
+	 * only; protocol 0x6558 (inner Ethernet), 0x0800 or 0x86dd.
+	 */
+	CFLOW_DECAP_GRE = 1u << 2,
+	/**
+	 * GTP-U (3GPP TS 29.281): UDP dport 2152, version 1, G-PDU (message
+	 * type 255), extension headers skipped; inner IPv4 or IPv6.
+	 */
+	CFLOW_DECAP_GTPU = 1u << 3,
+	CFLOW_DECAP_ALL = (1u << 4) - 1,
+};
+
+/**
+ * GTP-U extension headers followed; one more is CFLOW_PARSE_BAD_EXT.
+ */
+#define CFLOW_PARSE_GTPU_EXT_MAX 4
+
+/**
+ * The most bytes from an IP header to the end of what is read behind
+ * it: the IPv6 header (40), CFLOW_PARSE_IPV6_EXT_MAX extensions of the
+ * largest size (2048 each: (255 + 1) * 8) and a TCP header (20): 16444.
+ */
+#define CFLOW_PARSE_IP_MAX_HDR (40 + CFLOW_PARSE_IPV6_EXT_MAX * 2048 + 20)
+
+/**
+ * The most bytes of a tunnel header, from the outer L4 header to the
+ * inner IP header: GTP-U's UDP header (8), its header with the optional
+ * fields (12) and CFLOW_PARSE_GTPU_EXT_MAX extensions of the largest
+ * size (1020 each: 255 * 4): 4100. The others need fewer (Geneve with
+ * 252 bytes of options, inner Ethernet and CFLOW_PARSE_VLAN_MAX tags:
+ * 290; VXLAN 38; GRE 16 and 38 with inner Ethernet).
+ */
+#define CFLOW_PARSE_TUNNEL_HDR_MAX (8 + 12 + CFLOW_PARSE_GTPU_EXT_MAX * 1020)
+
+/**
  * The most bytes of a frame cflow_parse() ever reads or compares against,
- * whatever the link type: the longest link header (LINUX_SLL2's 20, see
- * CFLOW_PARSE_LINK_HDR_MAX), CFLOW_PARSE_VLAN_MAX tags (4 each), the
- * IPv6 header (40), CFLOW_PARSE_IPV6_EXT_MAX extensions of the largest
- * size (2048 each: (255 + 1) * 8) and a TCP header (20): 16472 bytes.
- * Ethernet needs 6 bytes less (16466), the headerless link types 28 less.
- * Every other path needs fewer (IPv4 with options: 108;
+ * whatever the link type and tunnel: the longest link header (LINUX_SLL2's
+ * 20, see CFLOW_PARSE_LINK_HDR_MAX), CFLOW_PARSE_VLAN_MAX tags (4 each),
+ * the outer IPv6 header with its extensions up to its L4 header
+ * (CFLOW_PARSE_IP_MAX_HDR less TCP's 20), the longest tunnel header
+ * (CFLOW_PARSE_TUNNEL_HDR_MAX) and the inner packet's IP and L4 headers
+ * (CFLOW_PARSE_IP_MAX_HDR): 36996 bytes. Without decapsulation 16472
+ * bytes are read at most (Ethernet 6 less, the headerless link types 28
+ * less); every other path needs fewer (IPv4 with options: 108;
  * CFLOW_PARSE_VLAN_ADDRS_MAX tags and an IPv4 header with options: 112).
  *
  * Parsing the first min(len, CFLOW_PARSE_MAX_HDR) bytes of a frame gives
@@ -171,7 +221,8 @@ enum cflow_parse_status {
  * (rte_pktmbuf_read) needs a buffer of this size at most.
  */
 #define CFLOW_PARSE_MAX_HDR (CFLOW_PARSE_LINK_HDR_MAX + \
-	4 * CFLOW_PARSE_VLAN_MAX + 40 + CFLOW_PARSE_IPV6_EXT_MAX * 2048 + 20)
+	4 * CFLOW_PARSE_VLAN_MAX + CFLOW_PARSE_IP_MAX_HDR - 20 + \
+	CFLOW_PARSE_TUNNEL_HDR_MAX + CFLOW_PARSE_IP_MAX_HDR)
 
 /** TCP flags, as on the wire. */
 #define CFLOW_TCP_FIN 0x01
@@ -251,6 +302,22 @@ struct cflow_parse_params {
 	 * ethertype 0.
 	 */
 	enum cflow_link_type link_type;
+	/**
+	 * Tunnels to decapsulate, a mask of enum cflow_decap (default 0:
+	 * none). One level only: a tunnel inside the inner packet is keyed
+	 * as the inner packet parses without decapsulation. For a
+	 * decapsulated packet the status, the key, has_addrs and the
+	 * addresses are the inner packet's (none if its IP header is not
+	 * sane); the ethertype and the key's vlan stay the outer frame's.
+	 * A tunnel header cut short is CFLOW_PARSE_TRUNC_L4 (with the outer
+	 * addresses), a GTP-U extension of length 0 CFLOW_PARSE_BAD_HDRLEN
+	 * and a chain of more than CFLOW_PARSE_GTPU_EXT_MAX
+	 * CFLOW_PARSE_BAD_EXT (both with the outer addresses too). A
+	 * header that is not one of the tunnel's (another version or
+	 * message type, an inner protocol not listed in enum cflow_decap)
+	 * is not decapsulated: the outer packet is keyed as without decap.
+	 */
+	unsigned int decap;
 };
 
 /**

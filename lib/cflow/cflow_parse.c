@@ -39,6 +39,24 @@
 #define IPV6_HDR 40
 #define IPV6_MAX_EXT_LEN ((255 + 1) * 8)
 #define TCP_MIN_HDR 20
+#define UDP_HDR 8
+
+#define ETHER_TYPE_TEB 0x6558   /* transparent Ethernet bridging */
+#define VXLAN_PORT 4789
+#define VXLAN_HDR 8
+#define VXLAN_FLAG_I 0x08
+#define GENEVE_PORT 6081
+#define GENEVE_HDR 8
+#define GENEVE_MAX_OPT (63 * 4)
+#define GRE_HDR 4
+#define GRE_FLAG_C 0x8000
+#define GRE_FLAG_K 0x2000
+#define GRE_FLAG_S 0x1000
+#define GTPU_PORT 2152
+#define GTPU_HDR 8
+#define GTPU_OPT 4
+#define GTPU_GPDU 255
+#define GTPU_MAX_EXT (255 * 4)
 
 /* Address families of DLT_NULL and DLT_LOOP, as BSDs and macOS number
  * them (AF_INET6 differs). */
@@ -70,6 +88,7 @@
 #define PROTO_TCP 6
 #define PROTO_UDP 17
 #define PROTO_ROUTING 43
+#define PROTO_GRE 47
 #define PROTO_FRAGMENT 44
 #define PROTO_AH 51
 #define PROTO_ICMPV6 58
@@ -83,13 +102,36 @@ _Static_assert(CFLOW_PARSE_LINK_HDR_MAX == SLL2_HDR_LEN &&
 	SLL2_HDR_LEN >= SLL_HDR_LEN && SLL2_HDR_LEN >= ETHER_HDR_LEN &&
 	SLL2_HDR_LEN >= NULL_HDR_LEN,
 	"CFLOW_PARSE_LINK_HDR_MAX: the longest link header");
+_Static_assert(CFLOW_PARSE_IP_MAX_HDR ==
+	IPV6_HDR + CFLOW_PARSE_IPV6_EXT_MAX * IPV6_MAX_EXT_LEN + TCP_MIN_HDR &&
+	CFLOW_PARSE_IP_MAX_HDR >= IPV4_MAX_HDR + TCP_MIN_HDR,
+	"CFLOW_PARSE_IP_MAX_HDR: an IP header and what is read behind it");
+_Static_assert(CFLOW_PARSE_TUNNEL_HDR_MAX == UDP_HDR + GTPU_HDR + GTPU_OPT +
+	CFLOW_PARSE_GTPU_EXT_MAX * GTPU_MAX_EXT,
+	"CFLOW_PARSE_TUNNEL_HDR_MAX: GTP-U's");
+_Static_assert(CFLOW_PARSE_TUNNEL_HDR_MAX >= UDP_HDR + GENEVE_HDR +
+	GENEVE_MAX_OPT + ETHER_HDR_LEN + VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX &&
+	CFLOW_PARSE_TUNNEL_HDR_MAX >= UDP_HDR + VXLAN_HDR + ETHER_HDR_LEN +
+	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX &&
+	CFLOW_PARSE_TUNNEL_HDR_MAX >= 4 * GRE_HDR + ETHER_HDR_LEN +
+	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX,
+	"CFLOW_PARSE_TUNNEL_HDR_MAX: the longest tunnel header");
+/* An inner frame behind more than CFLOW_PARSE_VLAN_MAX tags is walked for
+ * its addresses only: within the inner IP bound. */
+_Static_assert(VLAN_TAG_LEN * (CFLOW_PARSE_VLAN_ADDRS_MAX -
+	CFLOW_PARSE_VLAN_MAX) + IPV4_MAX_HDR <= CFLOW_PARSE_IP_MAX_HDR,
+	"CFLOW_PARSE_MAX_HDR: the inner deep VLAN path's bound");
 _Static_assert(CFLOW_PARSE_MAX_HDR == CFLOW_PARSE_LINK_HDR_MAX +
-	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX + IPV6_HDR +
-	CFLOW_PARSE_IPV6_EXT_MAX * IPV6_MAX_EXT_LEN + TCP_MIN_HDR,
-	"CFLOW_PARSE_MAX_HDR: the tracked path's bound");
+	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX + CFLOW_PARSE_IP_MAX_HDR -
+	TCP_MIN_HDR + CFLOW_PARSE_TUNNEL_HDR_MAX + CFLOW_PARSE_IP_MAX_HDR,
+	"CFLOW_PARSE_MAX_HDR: the tracked path's bound, through a tunnel");
+_Static_assert(CFLOW_PARSE_MAX_HDR <= 64 * 1024,
+	"CFLOW_PARSE_MAX_HDR: a buffer callers may keep on the stack");
 _Static_assert(CFLOW_PARSE_MAX_HDR >= CFLOW_PARSE_LINK_HDR_MAX +
 	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_ADDRS_MAX + IPV4_MAX_HDR,
 	"CFLOW_PARSE_MAX_HDR: the deep VLAN path's bound");
+_Static_assert(CFLOW_DECAP_ALL == (CFLOW_DECAP_VXLAN | CFLOW_DECAP_GENEVE |
+	CFLOW_DECAP_GRE | CFLOW_DECAP_GTPU), "CFLOW_DECAP_ALL");
 _Static_assert(CFLOW_PARSE_VLAN_ADDRS_MAX >= CFLOW_PARSE_VLAN_MAX,
 	"VLAN bounds");
 
@@ -318,8 +360,13 @@ addrs_v6(const uint8_t *p, enum cflow_parse_status st,
 	return st;
 }
 
+static int decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
+		uint16_t dport, unsigned int decap,
+		enum cflow_parse_status *st, struct cflow_packet *pkt);
+
 static enum cflow_parse_status
-parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
+parse_ipv4(const uint8_t *p, uint32_t len, unsigned int decap,
+		struct cflow_packet *pkt)
 {
 	uint32_t ihl, total;
 	uint16_t sport, dport;
@@ -347,13 +394,23 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 	st = parse_l4(p[9], p + ihl, len - ihl, &sport, &dport, pkt);
 	if (st != CFLOW_PARSE_OK)
 		return addrs_v4(p, st, pkt);
+	if (decap != 0) {
+		int r = decap_tunnel(p[9], p + ihl, len - ihl, dport, decap,
+				&st, pkt);
+
+		if (r == 0)
+			return addrs_v4(p, st, pkt);
+		if (r > 0)
+			return st;
+	}
 	key_fill_v4(&pkt->key, p + 12, p + 16, sport, dport, p[9]);
 	pkt->has_addrs = true;
 	return CFLOW_PARSE_OK;
 }
 
 static enum cflow_parse_status
-parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
+parse_ipv6(const uint8_t *p, uint32_t len, unsigned int decap,
+		struct cflow_packet *pkt)
 {
 	uint32_t off = IPV6_HDR, payload;
 	uint16_t sport, dport;
@@ -400,6 +457,15 @@ parse_ipv6(const uint8_t *p, uint32_t len, struct cflow_packet *pkt)
 	st = parse_l4(nh, p + off, len - off, &sport, &dport, pkt);
 	if (st != CFLOW_PARSE_OK)
 		return addrs_v6(p, st, pkt);
+	if (decap != 0) {
+		int r = decap_tunnel(nh, p + off, len - off, dport, decap,
+				&st, pkt);
+
+		if (r == 0)
+			return addrs_v6(p, st, pkt);
+		if (r > 0)
+			return st;
+	}
 	key_fill(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
 	pkt->has_addrs = true;
 	return CFLOW_PARSE_OK;
@@ -526,6 +592,199 @@ parse_link(const uint8_t *buf, uint32_t len, enum cflow_link_type link,
 	}
 }
 
+/*
+ * What follows a link header or an inner Ethernet header at buf + off:
+ * up to CFLOW_PARSE_VLAN_MAX tags (their ids in *vlan), then IPv4 or
+ * IPv6, decapsulating the tunnels in decap.
+ */
+static enum cflow_parse_status
+parse_l3(const uint8_t *buf, uint32_t len, uint32_t off, uint16_t type,
+		unsigned int decap, uint32_t *vlan, struct cflow_packet *pkt)
+{
+	for (unsigned int tags = 0; is_vlan(type); tags++) {
+		if (tags == CFLOW_PARSE_VLAN_MAX)
+			return deep_vlan_addrs(buf, len, off, tags, type, pkt);
+		if (len < off + VLAN_TAG_LEN)
+			return CFLOW_PARSE_TRUNC_L2;
+		*vlan = *vlan << 12 | (rd16(buf + off) & 0xfff);
+		type = rd16(buf + off + 2);
+		off += VLAN_TAG_LEN;
+	}
+	pkt->ethertype = type;
+	if (type == ETHER_TYPE_IPV4)
+		return parse_ipv4(buf + off, len - off, decap, pkt);
+	if (type == ETHER_TYPE_IPV6)
+		return parse_ipv6(buf + off, len - off, decap, pkt);
+	return CFLOW_PARSE_NON_IP;
+}
+
+/*
+ * The inner packet of a tunnel, at p (len bytes), of the given type:
+ * ETHER_TYPE_TEB for an Ethernet frame, ETHER_TYPE_IPV4 or
+ * ETHER_TYPE_IPV6, or 0 for IP of either version by its version nibble
+ * (GTP-U). Parsed without decapsulation, into a zeroed pkt: the outer
+ * ethertype is kept.
+ */
+static enum cflow_parse_status
+parse_inner(const uint8_t *p, uint32_t len, uint16_t type,
+		struct cflow_packet *pkt)
+{
+	uint16_t outer_type = pkt->ethertype;
+	enum cflow_parse_status st;
+	uint32_t vlan = 0;
+
+	memset(pkt, 0, sizeof(*pkt));
+	if (type == ETHER_TYPE_TEB) {
+		if (len < ETHER_HDR_LEN)
+			st = CFLOW_PARSE_TRUNC_L2;
+		else
+			st = parse_l3(p, len, ETHER_HDR_LEN, rd16(p + 12), 0,
+					&vlan, pkt);
+	} else if (type == 0 && len < 1) {
+		st = CFLOW_PARSE_TRUNC_L3;
+	} else if (type == 0 && p[0] >> 4 != 4 && p[0] >> 4 != 6) {
+		st = CFLOW_PARSE_BAD_VERSION;
+	} else if (type == ETHER_TYPE_IPV4 || (type == 0 && p[0] >> 4 == 4)) {
+		st = parse_ipv4(p, len, 0, pkt);
+	} else {
+		st = parse_ipv6(p, len, 0, pkt);
+	}
+	pkt->ethertype = outer_type;
+	return st;
+}
+
+static inline bool
+inner_type_ok(uint16_t type)
+{
+	return type == ETHER_TYPE_TEB || type == ETHER_TYPE_IPV4 ||
+		type == ETHER_TYPE_IPV6;
+}
+
+/*
+ * A tunnel header at l4 (the outer L4 header, l4len bytes up to the end
+ * of the outer IP packet; proto and dport parsed already), if decap asks
+ * for its kind. Returns -1 if the packet is not decapsulated (keyed as
+ * the outer packet); 0 if the tunnel header is cut short or broken, *st
+ * saying how (the caller reports the outer addresses); 1 if decapsulated,
+ * *st and pkt then the inner packet's.
+ */
+static int
+decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
+		uint16_t dport, unsigned int decap,
+		enum cflow_parse_status *st, struct cflow_packet *pkt)
+{
+	const uint8_t *h;
+	uint32_t hlen, hmax;
+	uint16_t type;
+
+	if (proto == PROTO_GRE && (decap & CFLOW_DECAP_GRE)) {
+		uint16_t flags;
+
+		if (l4len < GRE_HDR) {
+			*st = CFLOW_PARSE_TRUNC_L4;
+			return 0;
+		}
+		flags = rd16(l4);
+		type = rd16(l4 + 2);
+		/* Version 0, no routing, no flags but C, K and S. */
+		if ((flags & ~(GRE_FLAG_C | GRE_FLAG_K | GRE_FLAG_S)) != 0 ||
+				!inner_type_ok(type))
+			return -1;
+		hlen = GRE_HDR + ((flags & GRE_FLAG_C) ? 4 : 0) +
+			((flags & GRE_FLAG_K) ? 4 : 0) +
+			((flags & GRE_FLAG_S) ? 4 : 0);
+		if (l4len < hlen) {
+			*st = CFLOW_PARSE_TRUNC_L4;
+			return 0;
+		}
+		*st = parse_inner(l4 + hlen, l4len - hlen, type, pkt);
+		return 1;
+	}
+	if (proto != PROTO_UDP)
+		return -1;
+	h = l4 + UDP_HDR;
+	hmax = l4len - UDP_HDR; /* parse_l4() checked the UDP header */
+	if (dport == VXLAN_PORT && (decap & CFLOW_DECAP_VXLAN)) {
+		if (hmax < VXLAN_HDR) {
+			*st = CFLOW_PARSE_TRUNC_L4;
+			return 0;
+		}
+		if (!(h[0] & VXLAN_FLAG_I))
+			return -1;
+		*st = parse_inner(h + VXLAN_HDR, hmax - VXLAN_HDR,
+				ETHER_TYPE_TEB, pkt);
+		return 1;
+	}
+	if (dport == GENEVE_PORT && (decap & CFLOW_DECAP_GENEVE)) {
+		if (hmax < GENEVE_HDR) {
+			*st = CFLOW_PARSE_TRUNC_L4;
+			return 0;
+		}
+		type = rd16(h + 2);
+		if (h[0] >> 6 != 0 || !inner_type_ok(type))
+			return -1;
+		hlen = GENEVE_HDR + (uint32_t)(h[0] & 0x3f) * 4;
+		if (hmax < hlen) {
+			*st = CFLOW_PARSE_TRUNC_L4;
+			return 0;
+		}
+		*st = parse_inner(h + hlen, hmax - hlen, type, pkt);
+		return 1;
+	}
+	if (dport == GTPU_PORT && (decap & CFLOW_DECAP_GTPU)) {
+		uint32_t end;
+		uint8_t next;
+
+		if (hmax < GTPU_HDR) {
+			*st = CFLOW_PARSE_TRUNC_L4;
+			return 0;
+		}
+		/* Version 1, protocol type GTP (not GTP'), a G-PDU. */
+		if ((h[0] & 0xf0) != 0x30 || h[1] != GTPU_GPDU)
+			return -1;
+		/* The length field counts what follows the first 8 bytes:
+		 * it only shortens what is parsed, as IP lengths do. */
+		end = GTPU_HDR + rd16(h + 2);
+		if (end < hmax)
+			hmax = end;
+		hlen = GTPU_HDR;
+		if (h[0] & 0x07) { /* E, S or PN: the optional fields */
+			hlen += GTPU_OPT;
+			if (hmax < hlen) {
+				*st = CFLOW_PARSE_TRUNC_L4;
+				return 0;
+			}
+			next = (h[0] & 0x04) ? h[11] : 0;
+			for (unsigned int ext = 0; next != 0; ext++) {
+				uint32_t elen;
+
+				if (ext == CFLOW_PARSE_GTPU_EXT_MAX) {
+					*st = CFLOW_PARSE_BAD_EXT;
+					return 0;
+				}
+				if (hmax < hlen + 1) {
+					*st = CFLOW_PARSE_TRUNC_L4;
+					return 0;
+				}
+				elen = (uint32_t)h[hlen] * 4;
+				if (elen == 0) {
+					*st = CFLOW_PARSE_BAD_HDRLEN;
+					return 0;
+				}
+				if (hmax < hlen + elen) {
+					*st = CFLOW_PARSE_TRUNC_L4;
+					return 0;
+				}
+				next = h[hlen + elen - 1];
+				hlen += elen;
+			}
+		}
+		*st = parse_inner(h + hlen, hmax - hlen, 0, pkt);
+		return 1;
+	}
+	return -1;
+}
+
 enum cflow_parse_status
 cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
@@ -540,22 +799,8 @@ cflow_parse(const uint8_t *buf, uint32_t len,
 			CFLOW_LINK_EN10MB, &off, &type);
 	if (st != CFLOW_PARSE_OK)
 		return st;
-	for (unsigned int tags = 0; is_vlan(type); tags++) {
-		if (tags == CFLOW_PARSE_VLAN_MAX)
-			return deep_vlan_addrs(buf, len, off, tags, type, pkt);
-		if (len < off + VLAN_TAG_LEN)
-			return CFLOW_PARSE_TRUNC_L2;
-		vlan = vlan << 12 | (rd16(buf + off) & 0xfff);
-		type = rd16(buf + off + 2);
-		off += VLAN_TAG_LEN;
-	}
-	pkt->ethertype = type;
-	if (type == ETHER_TYPE_IPV4)
-		st = parse_ipv4(buf + off, len - off, pkt);
-	else if (type == ETHER_TYPE_IPV6)
-		st = parse_ipv6(buf + off, len - off, pkt);
-	else
-		return CFLOW_PARSE_NON_IP;
+	st = parse_l3(buf, len, off, type, params != NULL ?
+			params->decap & CFLOW_DECAP_ALL : 0, &vlan, pkt);
 	if (st == CFLOW_PARSE_OK && params != NULL && params->vlan_in_key)
 		pkt->key.vlan = vlan;
 	return st;
