@@ -98,8 +98,10 @@ def test_truth():
         name = os.path.basename(pcap)
         with open(truth) as f:
             want = json.load(f)
+        # The options the truth holds for (--decap): not a counter.
+        args = want.pop("args", [])
         try:
-            got = counters(pcap, 32)
+            got = counters(pcap, 32, extra=args)
             diff = differences(got["total"], want)
             case("truth %s fp32" % name, not diff, str(diff))
         except RuntimeError as e:
@@ -107,7 +109,7 @@ def test_truth():
         # 12-bit fingerprints: a new flow may match another's entry (at
         # most 8 compared, in a table of 2^16 slots), so flows may only
         # be lost, a few at most for these captures.
-        got = counters(pcap, 12)
+        got = counters(pcap, 12, extra=args)
         g, lost = got["total"], want["flows_new"] - got["total"]["flows_new"]
         case("truth %s fp12 within the FPR bound" % name,
              not differences(g, want, exact=False) and 0 <= lost <= 3 and

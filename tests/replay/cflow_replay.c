@@ -7,7 +7,11 @@
  * frames are parsed by the capture's link type (cflow_link_type_from_dlt()
  * of libpcap's pcap_datalink()); one the parser does not take is refused.
  *
- * usage: cflow_replay [--fp-bits N] [--seed N] [--capacity N] FILE.pcap
+ * usage: cflow_replay [--fp-bits N] [--seed N] [--capacity N]
+ *                     [--decap LIST] FILE.pcap
+ *
+ * --decap takes the application's list (vxlan, geneve, gre, gtpu, all,
+ * comma-separated); a capture's truth names it in its "args".
  */
 
 #include <errno.h>
@@ -36,6 +40,40 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* --decap LIST: tunnel names, comma-separated, into a cflow_decap mask. */
+static int
+parse_decap(const char *s, unsigned int *mask)
+{
+	static const char *const names[] = { "vxlan", "geneve", "gre",
+		"gtpu" };
+	const char *p = s;
+
+	*mask = 0;
+	while (*p != '\0') {
+		size_t n = strcspn(p, ",");
+		unsigned int k;
+
+		if (n == 3 && strncmp(p, "all", 3) == 0) {
+			*mask |= CFLOW_DECAP_ALL;
+		} else {
+			for (k = 0; k < 4; k++)
+				if (strlen(names[k]) == n &&
+						strncmp(p, names[k], n) == 0)
+					break;
+			if (k == 4) {
+				fprintf(stderr, "cflow_replay: --decap %s: want "
+					"vxlan, geneve, gre, gtpu or all\n", s);
+				return -1;
+			}
+			*mask |= 1u << k;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
 	return 0;
 }
 
@@ -69,6 +107,7 @@ main(int argc, char **argv)
 		{ "fp-bits", required_argument, NULL, 'f' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "capacity", required_argument, NULL, 'c' },
+		{ "decap", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -84,6 +123,7 @@ main(int argc, char **argv)
 	unsigned int n = 0;
 	pcap_t *pc;
 	int opt, rc, dlt, link;
+	unsigned int decap = 0;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -100,9 +140,14 @@ main(int argc, char **argv)
 					&capacity))
 				return 2;
 			break;
+		case 'd':
+			if (parse_decap(optarg, &decap))
+				return 2;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [--fp-bits N] [--seed N] "
-				"[--capacity N] FILE.pcap\n", argv[0]);
+				"[--capacity N] [--decap LIST] FILE.pcap\n",
+				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -130,6 +175,7 @@ main(int argc, char **argv)
 	p.fp_bits = (unsigned int)fp_bits;
 	p.seed = seed;
 	p.parse.link_type = (enum cflow_link_type)link;
+	p.parse.decap = decap;
 	t = cflow_tracker_create(&p);
 	if (t == NULL) {
 		fprintf(stderr, "cflow_replay: tracker: %s\n", strerror(errno));
