@@ -3227,6 +3227,490 @@ test_track_flood_full_table(void)
 	return 0;
 }
 
+#define RTE_DIM_(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------ tunnels */
+
+enum tun_kind {
+	T_VXLAN, T_GENEVE_TEB, T_GENEVE_IP, T_GRE, T_GRE_K, T_GRE_KS,
+	T_GRE_CKS_TEB, T_GTPU, T_GTPU_S, T_GTPU_EXT, T_MAX,
+};
+
+static const struct tun_case {
+	const char *name;
+	unsigned int bit;
+	bool eth;       /* carries an inner Ethernet frame */
+	bool gre;
+	uint16_t port;  /* UDP dport */
+} tun_cases[T_MAX] = {
+	[T_VXLAN] = { "vxlan", CFLOW_DECAP_VXLAN, true, false, 4789 },
+	[T_GENEVE_TEB] = { "geneve+opts, Ethernet", CFLOW_DECAP_GENEVE, true,
+		false, 6081 },
+	[T_GENEVE_IP] = { "geneve, IP", CFLOW_DECAP_GENEVE, false, false,
+		6081 },
+	[T_GRE] = { "gre", CFLOW_DECAP_GRE, false, true, 0 },
+	[T_GRE_K] = { "gre+key", CFLOW_DECAP_GRE, false, true, 0 },
+	[T_GRE_KS] = { "gre+key+seq", CFLOW_DECAP_GRE, false, true, 0 },
+	[T_GRE_CKS_TEB] = { "gre+csum+key+seq, Ethernet", CFLOW_DECAP_GRE,
+		true, true, 0 },
+	[T_GTPU] = { "gtpu", CFLOW_DECAP_GTPU, false, false, 2152 },
+	[T_GTPU_S] = { "gtpu+seq", CFLOW_DECAP_GTPU, false, false, 2152 },
+	[T_GTPU_EXT] = { "gtpu+2 extensions", CFLOW_DECAP_GTPU, false, false,
+		2152 },
+};
+
+/*
+ * Wrap an inner frame (from build(): Ethernet, 14 bytes of header; the
+ * IP tunnels take what follows it) in Ethernet, IPv4 from 192.0.0.1 to
+ * 192.0.0.2 and the tunnel. Returns the frame's length; *l4 is where the
+ * outer L4 header starts, *hdr_end where the tunnel header ends.
+ */
+static uint32_t
+tun_build(uint8_t *b, enum tun_kind kind, const uint8_t *inner,
+		uint32_t ilen, uint32_t *l4, uint32_t *hdr_end)
+{
+	const struct tun_case *c = &tun_cases[kind];
+	const uint8_t *in = c->eth ? inner : inner + 14;
+	uint32_t inlen = c->eth ? ilen : ilen - 14, off = 34;
+	uint16_t itype = (uint16_t)(inner[12] << 8 | inner[13]);
+
+	memset(b, 0, 128);
+	w16(b + 12, 0x0800);
+	b[14] = 0x45;
+	b[14 + 8] = 64;
+	b[14 + 9] = c->gre ? 47 : 17;
+	b[14 + 12] = 192;
+	b[14 + 15] = 1;
+	b[14 + 16] = 192;
+	b[14 + 19] = 2;
+	*l4 = off;
+	if (!c->gre) {
+		w16(b + off, 50000);
+		w16(b + off + 2, c->port);
+		off += 8;
+	}
+	switch (kind) {
+	case T_VXLAN:
+		b[off] = 0x08;
+		b[off + 6] = 1; /* VNI 256 */
+		off += 8;
+		break;
+	case T_GENEVE_TEB:
+		b[off] = 2; /* 8 bytes of options */
+		w16(b + off + 2, 0x6558);
+		w16(b + off + 8, 0x0102);
+		b[off + 10] = 0x80;
+		b[off + 11] = 1;
+		off += 16;
+		break;
+	case T_GENEVE_IP:
+		w16(b + off + 2, itype);
+		off += 8;
+		break;
+	case T_GRE:
+		w16(b + off + 2, itype);
+		off += 4;
+		break;
+	case T_GRE_K:
+		w16(b + off, 0x2000);
+		w16(b + off + 2, itype);
+		off += 8;
+		break;
+	case T_GRE_KS:
+		w16(b + off, 0x3000);
+		w16(b + off + 2, itype);
+		off += 12;
+		break;
+	case T_GRE_CKS_TEB:
+		w16(b + off, 0xb000);
+		w16(b + off + 2, 0x6558);
+		off += 16;
+		break;
+	case T_GTPU:
+		b[off] = 0x30;
+		b[off + 1] = 255;
+		w16(b + off + 2, (uint16_t)inlen);
+		off += 8;
+		break;
+	case T_GTPU_S:
+		b[off] = 0x32;
+		b[off + 1] = 255;
+		w16(b + off + 2, (uint16_t)(inlen + 4));
+		off += 12;
+		break;
+	case T_GTPU_EXT:
+		b[off] = 0x34;
+		b[off + 1] = 255;
+		w16(b + off + 2, (uint16_t)(inlen + 4 + 4 + 8));
+		b[off + 11] = 0x85;
+		b[off + 12] = 1;      /* 4 bytes */
+		b[off + 15] = 0x40;
+		b[off + 16] = 2;      /* 8 bytes */
+		b[off + 23] = 0;
+		off += 24;
+		break;
+	default:
+		break;
+	}
+	*hdr_end = off;
+	memcpy(b + off, in, inlen);
+	off += inlen;
+	w16(b + 16, (uint16_t)(off - 14));
+	if (!c->gre)
+		w16(b + *l4 + 4, (uint16_t)(off - *l4));
+	return off;
+}
+
+static const struct spec tun_inner[] = {
+	{ .family = 4, .src = 1, .dst = 2, .sport = 1234, .dport = 80,
+		.proto = 6, .flags = CFLOW_TCP_SYN },
+	{ .family = 6, .src = 3, .dst = 4, .sport = 53, .dport = 4000,
+		.proto = 17, .v6_ext = 2 },
+	{ .family = 4, .src = 5, .dst = 6, .proto = 1 },
+	{ .family = 4, .src = 7, .dst = 8, .sport = 9, .dport = 10,
+		.proto = 6, .flags = CFLOW_TCP_FIN, .vlans = 1 },
+};
+
+/* The inner packet as it parses alone, reported behind the outer IPv4
+ * ethertype. */
+static enum cflow_parse_status
+tun_reference(enum tun_kind kind, int family, const uint8_t *inner,
+		uint32_t len, struct cflow_packet *p)
+{
+	const struct tun_case *c = &tun_cases[kind];
+	struct cflow_parse_params pp = { .link_type = CFLOW_LINK_EN10MB };
+	enum cflow_parse_status st;
+
+	if (!c->eth)
+		pp.link_type = kind >= T_GTPU ? CFLOW_LINK_RAW :
+			family == 6 ? CFLOW_LINK_IPV6 : CFLOW_LINK_IPV4;
+	st = cflow_parse(inner, len, &pp, p);
+	p->ethertype = 0x0800;
+	return st;
+}
+
+/*
+ * Each tunnel, each inner packet: with its decap bit, the inner packet's
+ * key (as it parses alone), the outer ethertype; without it (decap off,
+ * or only the other kinds), the outer flow as ever.
+ */
+static int
+test_parse_tunnels(void)
+{
+	for (int k = 0; k < T_MAX; k++) {
+		const struct tun_case *c = &tun_cases[k];
+
+		for (unsigned int i = 0; i < RTE_DIM_(tun_inner); i++) {
+			struct cflow_parse_params on = { .decap = c->bit };
+			struct cflow_parse_params others = {
+				.decap = CFLOW_DECAP_ALL & ~c->bit };
+			struct cflow_packet p, ref, outer, p2;
+			uint8_t inner[256], f[512];
+			uint32_t ilen, len, l4, hdr;
+			enum cflow_parse_status st, rst;
+
+			if (!c->eth && tun_inner[i].vlans != 0)
+				continue;
+			ilen = build(inner, &tun_inner[i]);
+			len = tun_build(f, k, inner, ilen, &l4, &hdr);
+			st = cflow_parse(f, len, &on, &p);
+			rst = tun_reference(k, tun_inner[i].family,
+				inner + (c->eth ? 0 : 14),
+				ilen - (c->eth ? 0 : 14), &ref);
+			TEST_ASSERT(st == CFLOW_PARSE_OK && rst == st &&
+				memcmp(&p, &ref, sizeof(p)) == 0,
+				"%s/%u: %s", c->name, i,
+				cflow_parse_status_name(st));
+			TEST_ASSERT_EQ(cflow_parse(f, len, &on, &p2), st,
+				"%s/%u: again", c->name, i);
+			/* Off: the outer flow. */
+			TEST_ASSERT_EQ(cflow_parse(f, len, NULL, &outer),
+				CFLOW_PARSE_OK, "%s/%u: off", c->name, i);
+			TEST_ASSERT(outer.key.proto == (c->gre ? 47 : 17) &&
+				outer.key.addr_lo[15] == 1 &&
+				outer.key.addr_hi[15] == 2 &&
+				outer.key.port_hi == c->port, "%s/%u: outer key",
+				c->name, i);
+			TEST_ASSERT_EQ(cflow_parse(f, len, &others, &p2),
+				CFLOW_PARSE_OK, "%s/%u: others", c->name, i);
+			TEST_ASSERT(memcmp(&p2, &outer, sizeof(p2)) == 0,
+				"%s/%u: only the others decapsulated", c->name,
+				i);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Every cut of every tunnel frame: in front of the outer L4 header, as
+ * without decap; within the tunnel header, trunc_l4 with the outer
+ * addresses; behind it, the inner packet cut as much, as it parses
+ * alone (its addresses or none).
+ */
+static int
+test_parse_tunnel_truncation(void)
+{
+	for (int k = 0; k < T_MAX; k++) {
+		const struct tun_case *c = &tun_cases[k];
+		struct cflow_parse_params on = { .decap = CFLOW_DECAP_ALL };
+
+		for (unsigned int i = 0; i < RTE_DIM_(tun_inner); i++) {
+			uint8_t inner[256], f[512];
+			uint32_t ilen, len, l4, hdr;
+
+			if (!c->eth && tun_inner[i].vlans != 0)
+				continue;
+			ilen = build(inner, &tun_inner[i]);
+			len = tun_build(f, k, inner, ilen, &l4, &hdr);
+			for (uint32_t cut = 0; cut <= len; cut++) {
+				struct cflow_packet p, ref;
+				enum cflow_parse_status st, rst;
+				uint8_t *b = malloc(cut ? cut : 1);
+
+				memcpy(b, f, cut);
+				st = cflow_parse(b, cut, &on, &p);
+				if (cut < l4) {
+					rst = cflow_parse(b, cut, NULL, &ref);
+				} else if (cut < hdr) {
+					rst = cflow_parse(b, cut, NULL, &ref);
+					/* The outer addresses only. */
+					ref.key.port_lo = 0;
+					ref.key.port_hi = 0;
+					ref.key.proto = 0;
+					ref.tcp_flags = 0;
+					ref.proto_class = 0;
+					rst = CFLOW_PARSE_TRUNC_L4;
+				} else {
+					rst = tun_reference(k,
+						tun_inner[i].family, b + hdr,
+						cut - hdr, &ref);
+				}
+				free(b);
+				TEST_ASSERT(st == rst && memcmp(&p, &ref,
+					sizeof(p)) == 0,
+					"%s/%u cut at %u of %u: %s, want %s",
+					c->name, i, cut, len,
+					cflow_parse_status_name(st),
+					cflow_parse_status_name(rst));
+				if (cut >= l4 && cut < hdr)
+					TEST_ASSERT(p.has_addrs &&
+						p.key.addr_lo[15] == 1,
+						"%s: outer addresses", c->name);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * What is not decapsulated (the outer flow), what a broken tunnel header
+ * is, one level only, and a non-IP inner frame.
+ */
+static int
+test_parse_tunnel_edges(void)
+{
+	struct cflow_parse_params on = { .decap = CFLOW_DECAP_ALL };
+	uint8_t inner[256], f[512], g[1024];
+	struct cflow_packet p, outer;
+	uint32_t ilen, len, l4, hdr, glen, gl4, ghdr;
+
+	ilen = build(inner, &tun_inner[0]);
+	/* Not the tunnel's header: keyed as without decap. */
+	len = tun_build(f, T_VXLAN, inner, ilen, &l4, &hdr);
+	f[l4 + 8] = 0; /* no I flag */
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		cflow_parse(f, len, NULL, &outer) == CFLOW_PARSE_OK &&
+		memcmp(&p, &outer, sizeof(p)) == 0, "vxlan without I");
+	len = tun_build(f, T_GENEVE_IP, inner, ilen, &l4, &hdr);
+	f[l4 + 8] = 0x40; /* version 1 */
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		p.key.proto == 17 && p.key.port_hi == 6081, "geneve v1");
+	w16(f + l4 + 10, 0x880b); /* version 0, PPP */
+	f[l4 + 8] = 0;
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		p.key.proto == 17 && p.key.port_hi == 6081, "geneve, PPP");
+	len = tun_build(f, T_GRE, inner, ilen, &l4, &hdr);
+	f[l4 + 1] = 1; /* version 1 */
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		p.key.proto == 47, "gre v1");
+	f[l4 + 1] = 0;
+	f[l4] = 0x40; /* routing present (RFC 1701) */
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		p.key.proto == 47, "gre with routing");
+	f[l4] = 0;
+	w16(f + l4 + 2, 0x8847); /* MPLS */
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		p.key.proto == 47, "gre, MPLS");
+	len = tun_build(f, T_GTPU, inner, ilen, &l4, &hdr);
+	f[l4 + 9] = 1; /* echo request */
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		p.key.proto == 17 && p.key.port_hi == 2152, "gtpu echo");
+	f[l4 + 9] = 255;
+	f[l4 + 8] = 0x20; /* GTP' */
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_OK &&
+		p.key.proto == 17 && p.key.port_hi == 2152, "gtp prime");
+	/* GTP-U extensions: length 0, and a chain too long. */
+	len = tun_build(f, T_GTPU_EXT, inner, ilen, &l4, &hdr);
+	f[l4 + 8 + 16] = 0;
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_BAD_HDRLEN &&
+		p.has_addrs && p.key.addr_lo[15] == 1, "gtpu extension of 0");
+	{
+		uint32_t o = l4 + 8;
+
+		memset(g, 0, sizeof(g));
+		memcpy(g, f, l4 + 8);
+		g[o] = 0x34;
+		g[o + 1] = 255;
+		g[o + 11] = 0x85;
+		o += 12;
+		for (int e = 0; e <= CFLOW_PARSE_GTPU_EXT_MAX; e++) {
+			g[o] = 1;
+			g[o + 3] = 0x85;
+			o += 4;
+		}
+		w16(g + l4 + 8 + 2, (uint16_t)(o - l4 - 16 + 40));
+		glen = o + 40;
+		w16(g + 16, (uint16_t)(glen - 14));
+		TEST_ASSERT_EQ(cflow_parse(g, glen, &on, &p),
+			CFLOW_PARSE_BAD_EXT, "gtpu: 5 extensions");
+		g[o - 1] = 0; /* 5th is the last */
+		TEST_ASSERT_EQ(cflow_parse(g, glen, &on, &p),
+			CFLOW_PARSE_BAD_EXT, "gtpu: 5 extensions, last");
+		g[o - 5] = 0; /* 4: allowed, then 44 zero bytes: version 0 */
+		TEST_ASSERT_EQ(cflow_parse(g, glen, &on, &p),
+			CFLOW_PARSE_BAD_VERSION, "gtpu: 4 extensions");
+	}
+	/* GTP-U's length field shortens what is parsed. */
+	len = tun_build(f, T_GTPU, inner, ilen, &l4, &hdr);
+	w16(f + l4 + 8 + 2, 10);
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_TRUNC_L3 &&
+		!p.has_addrs, "gtpu length 10");
+	/* One level: VXLAN in VXLAN is the inner UDP flow to 4789. */
+	len = tun_build(f, T_VXLAN, inner, ilen, &l4, &hdr);
+	{
+		uint8_t mid[600];
+
+		/* The whole frame f as the inner Ethernet frame. */
+		memcpy(mid, f, len);
+		glen = tun_build(g, T_VXLAN, mid, len, &gl4, &ghdr);
+		TEST_ASSERT_EQ(cflow_parse(g, glen, &on, &p), CFLOW_PARSE_OK,
+			"nested");
+		TEST_ASSERT(p.key.proto == 17 && p.key.port_hi == 4789 &&
+			p.key.port_lo == 50000 && p.key.addr_lo[15] == 1,
+			"nested: the inner packet's own 5-tuple");
+		TEST_ASSERT_EQ(cflow_parse(f, len, &on, &outer),
+			CFLOW_PARSE_OK, "single");
+		TEST_ASSERT(outer.key.proto == 6 && outer.key.port_hi == 80,
+			"single: the inner TCP flow");
+	}
+	/* An inner ARP frame: non-IP, no addresses, the outer ethertype. */
+	len = tun_build(f, T_VXLAN, inner, ilen, &l4, &hdr);
+	w16(f + hdr + 12, 0x0806);
+	TEST_ASSERT(cflow_parse(f, len, &on, &p) == CFLOW_PARSE_NON_IP &&
+		!p.has_addrs && p.ethertype == 0x0800, "vxlan, ARP");
+	/* vlan_in_key: the outer frame's tags, not the inner's. */
+	{
+		struct spec s = tun_inner[3];
+		struct cflow_parse_params pv = { .decap = CFLOW_DECAP_ALL,
+			.vlan_in_key = true };
+
+		ilen = build(inner, &s);
+		len = tun_build(f, T_VXLAN, inner, ilen, &l4, &hdr);
+		TEST_ASSERT(cflow_parse(f, len, &pv, &p) == CFLOW_PARSE_OK &&
+			p.key.vlan == 0 && p.tcp_flags == CFLOW_TCP_FIN,
+			"inner tag not in the key");
+	}
+	return 0;
+}
+
+/*
+ * CFLOW_PARSE_MAX_HDR through a tunnel: Ethernet, 2 tags, IPv6 with 8
+ * extensions of 2048 bytes, UDP, GTP-U with 4 extensions of 1020 bytes,
+ * then IPv6 with 8 such extensions and TCP: the bound less the 6 bytes
+ * LINUX_SLL2's header is longer, every byte needed.
+ */
+static int
+test_parse_tunnel_max_hdr(void)
+{
+	const uint32_t want = CFLOW_PARSE_MAX_HDR - (CFLOW_PARSE_LINK_HDR_MAX -
+		14);
+	const uint32_t big = CFLOW_PARSE_MAX_HDR + 4000;
+	struct cflow_parse_params on = { .decap = CFLOW_DECAP_GTPU };
+	uint8_t *f = calloc(1, big), *b;
+	uint32_t off = 12, l3, gtp;
+	struct cflow_packet p, q;
+
+	TEST_ASSERT(f != NULL, "alloc");
+	for (int k = 0; k < CFLOW_PARSE_VLAN_MAX; k++) {
+		w16(f + off, 0x8100);
+		off += 4;
+	}
+	w16(f + off, 0x86dd);
+	l3 = off + 2;
+	f[l3] = 0x60;
+	w16(f + l3 + 4, 0); /* jumbogram: the capture bounds it */
+	f[l3 + 6] = 60;
+	f[l3 + 8] = 0x20;
+	f[l3 + 23] = 1;
+	f[l3 + 24] = 0x20;
+	f[l3 + 39] = 2;
+	off = l3 + 40;
+	for (int k = 0; k < CFLOW_PARSE_IPV6_EXT_MAX; k++) {
+		f[off] = k + 1 < CFLOW_PARSE_IPV6_EXT_MAX ? 60 : 17;
+		f[off + 1] = 255;
+		off += 2048;
+	}
+	w16(f + off, 2152);
+	w16(f + off + 2, 2152);
+	off += 8;
+	gtp = off;
+	f[off] = 0x34;
+	f[off + 1] = 255;
+	w16(f + off + 2, 0xffff);
+	f[off + 11] = 0x85;
+	off += 12;
+	for (int k = 0; k < CFLOW_PARSE_GTPU_EXT_MAX; k++) {
+		f[off] = 255;
+		f[off + 1020 - 1] = k + 1 < CFLOW_PARSE_GTPU_EXT_MAX ? 0x85 : 0;
+		off += 1020;
+	}
+	(void)gtp;
+	l3 = off;
+	f[l3] = 0x60;
+	f[l3 + 6] = 60;
+	f[l3 + 8] = 0x30;
+	f[l3 + 23] = 3;
+	f[l3 + 24] = 0x30;
+	f[l3 + 39] = 4;
+	off = l3 + 40;
+	for (int k = 0; k < CFLOW_PARSE_IPV6_EXT_MAX; k++) {
+		f[off] = k + 1 < CFLOW_PARSE_IPV6_EXT_MAX ? 60 : 6;
+		f[off + 1] = 255;
+		off += 2048;
+	}
+	w16(f + off, 1234);
+	w16(f + off + 2, 80);
+	f[off + 12] = 5 << 4;
+	f[off + 13] = CFLOW_TCP_SYN;
+	TEST_ASSERT_EQ(off + 20, want, "layout");
+	TEST_ASSERT_EQ(cflow_parse(f, big, &on, &p), CFLOW_PARSE_OK,
+		"worst case");
+	TEST_ASSERT(p.key.port_lo == 1234 && p.key.port_hi == 80 &&
+		p.key.addr_lo[0] == 0x30, "the inner flow");
+	b = malloc(CFLOW_PARSE_MAX_HDR);
+	memcpy(b, f, CFLOW_PARSE_MAX_HDR);
+	TEST_ASSERT(cflow_parse(b, CFLOW_PARSE_MAX_HDR, &on, &q) ==
+		CFLOW_PARSE_OK && memcmp(&p, &q, sizeof(p)) == 0,
+		"cut to the bound");
+	TEST_ASSERT(cflow_parse(b, want, &on, &q) == CFLOW_PARSE_OK &&
+		memcmp(&p, &q, sizeof(p)) == 0, "cut to Ethernet's bound");
+	TEST_ASSERT_EQ(cflow_parse(b, want - 1, &on, &q),
+		CFLOW_PARSE_TRUNC_L4, "one byte short");
+	free(b);
+	free(f);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -3243,6 +3727,10 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_link_non_ip),
 	TEST_CASE(test_link_type_from_dlt),
 	TEST_CASE(test_parse_link_max_hdr),
+	TEST_CASE(test_parse_tunnels),
+	TEST_CASE(test_parse_tunnel_truncation),
+	TEST_CASE(test_parse_tunnel_edges),
+	TEST_CASE(test_parse_tunnel_max_hdr),
 	TEST_CASE(test_track_link_types),
 	TEST_CASE(test_track_unparsed_counters),
 	TEST_CASE(test_track_tcp_lifecycle),
