@@ -2,7 +2,8 @@
 
 /*
  * libFuzzer target: the parser and the blocklist's address match. The
- * input is a byte of settings (bit 0: vlan_in_key), a byte of link type
+ * input is a byte of settings (bit 0: vlan_in_key; bit 1: decap, every
+ * tunnel), a byte of link type
  * (modulo CFLOW_LINK_TYPE_MAX + 1: the last value is out of range), then
  * one frame, copied into a buffer of exactly its length so that ASan
  * catches any read past it. Any broken invariant aborts:
@@ -21,7 +22,12 @@
  * - a packet with a listed address (10.0.0.0/8, 2001:db8::/32,
  *   192.0.2.1) matches cflow_bl_match_addrs(); one without addresses
  *   never does; a parsed one matches as with cflow_bl_match() (the list
- *   has no flows).
+ *   has no flows);
+ * - with decap: a packet whose outer parse (decap off) is not an OK UDP
+ *   or GRE one parses exactly as without decap; any other keeps the
+ *   outer ethertype, reports addresses with OK, and nothing but the
+ *   addresses and family otherwise. The checks above then run on the
+ *   parse without decap.
  */
 
 #include <stdbool.h>
@@ -197,6 +203,34 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	frame = malloc(len ? len : 1);
 	memcpy(frame, data + 2, len);
 	st = cflow_parse(frame, len, &pp, &p);
+	if (data[0] & 2) {
+		struct cflow_parse_params pd = pp;
+		struct cflow_packet d, rest;
+		enum cflow_parse_status sd;
+
+		pd.decap = CFLOW_DECAP_ALL;
+		sd = cflow_parse(frame, len, &pd, &d);
+		if ((unsigned int)sd >= CFLOW_PARSE_STATUS_MAX)
+			abort();
+		if (st != CFLOW_PARSE_OK || (p.key.proto != 17 &&
+				p.key.proto != 47)) {
+			if (sd != st || memcmp(&d, &p, sizeof(d)) != 0)
+				abort();
+		} else if (d.ethertype != p.ethertype ||
+				(sd == CFLOW_PARSE_OK && !d.has_addrs)) {
+			abort();
+		} else if (sd != CFLOW_PARSE_OK) {
+			memset(&rest, 0, sizeof(rest));
+			memcpy(&rest.key, &d.key, 32);
+			rest.key.family = d.key.family;
+			rest.has_addrs = d.has_addrs;
+			rest.ethertype = d.ethertype;
+			if (memcmp(&d, &rest, sizeof(d)) != 0 ||
+					(!d.has_addrs && (d.key.family != 0 ||
+					d.key.addr_hi[15] != 0)))
+				abort();
+		}
+	}
 	has = ref_header(frame, len, link, &l3, &family, &tags, &ethertype);
 	if ((unsigned int)st >= CFLOW_PARSE_STATUS_MAX)
 		abort();
