@@ -125,11 +125,15 @@ const char *cflow_link_type_name(enum cflow_link_type link);
  *   (the fixed header was read); never for IPv4 (its header is cut).
  * - CFLOW_PARSE_TRUNC_L4: always.
  * - CFLOW_PARSE_BAD_VERSION: never.
- * - CFLOW_PARSE_BAD_HDRLEN: for a TCP data offset < 5; not for an IPv4
- *   IHL < 5.
+ * - CFLOW_PARSE_BAD_HDRLEN: for a TCP data offset < 5 (and a GTP-U
+ *   extension header of length 0, see decap); not for an IPv4 IHL < 5.
  * - CFLOW_PARSE_BAD_LENGTH: always (an IPv4 total length below the
  *   header's: the header itself is whole).
  * - CFLOW_PARSE_BAD_EXT: always.
+ *
+ * With decap (struct cflow_parse_params), a decapsulated packet reports
+ * its inner packet's status and addresses by these rules; a tunnel
+ * header cut short or broken, the outer addresses.
  */
 enum cflow_parse_status {
 	CFLOW_PARSE_OK = 0,        /**< key built; the packet is trackable */
@@ -137,11 +141,11 @@ enum cflow_parse_status {
 	CFLOW_PARSE_FRAGMENT,      /**< a non-first IP fragment: no ports */
 	CFLOW_PARSE_TRUNC_L2,      /**< link or VLAN header cut short */
 	CFLOW_PARSE_TRUNC_L3,      /**< IP header or extension cut short */
-	CFLOW_PARSE_TRUNC_L4,      /**< TCP/UDP/SCTP/ICMP header cut short */
+	CFLOW_PARSE_TRUNC_L4,      /**< L4 or tunnel header cut short */
 	CFLOW_PARSE_BAD_VERSION,   /**< IP version not matching the link's */
-	CFLOW_PARSE_BAD_HDRLEN,    /**< IPv4 IHL < 5, or TCP offset < 5 */
+	CFLOW_PARSE_BAD_HDRLEN,    /**< IPv4 IHL < 5, TCP offset < 5 */
 	CFLOW_PARSE_BAD_LENGTH,    /**< IP length below its header's */
-	CFLOW_PARSE_BAD_EXT,       /**< IPv6 extension chain too long */
+	CFLOW_PARSE_BAD_EXT,       /**< IPv6 or GTP-U ext. chain too long */
 	CFLOW_PARSE_STATUS_MAX,
 };
 
