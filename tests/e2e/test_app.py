@@ -203,6 +203,7 @@ BAD_OPTIONS = [
     (["--flows", "2061584303"], "--flows"),
     (["--flows", "2147483648"], "--flows"),
     (["--hash", "crc"], "--hash"),
+    (["--decap", "vxlan,mpls"], "mpls"),
     (["--hash-seed", "-1"], "--hash-seed"),
     (["--clock", "wall"], "--clock"),
     (["--idle-timeout", "0"], "--idle-timeout"),
