@@ -68,10 +68,20 @@ struct prefix_key {
 	uint8_t addr[16];
 };
 
+/* What a flow entry hashes: its own layout, pinned by the compiled
+ * format (tests/unit/test_golden.c), not the parser's struct cflow_key,
+ * which may grow. */
 struct flow_key {
 	uint8_t tag;            /* 'F' */
 	uint8_t pad[7];
-	struct cflow_key key;
+	uint8_t addr_lo[16];
+	uint8_t addr_hi[16];
+	uint16_t port_lo;
+	uint16_t port_hi;
+	uint8_t proto;
+	uint8_t family;
+	uint16_t pad2;
+	uint32_t vlan;          /* 0 */
 };
 
 static const char *const kind_names[CFLOW_BL_KINDS] = {
@@ -118,6 +128,8 @@ prefix_hash(int family, const uint8_t *addr, unsigned int length)
 	return XXH3_64bits_withSeed(&k, sizeof(k), BL_SEED);
 }
 
+_Static_assert(sizeof(struct flow_key) == 52, "the compiled format's flow key");
+
 static uint64_t
 flow_hash(const struct cflow_key *key)
 {
@@ -125,8 +137,12 @@ flow_hash(const struct cflow_key *key)
 
 	memset(&k, 0, sizeof(k));
 	k.tag = 'F';
-	k.key = *key;
-	k.key.vlan = 0;
+	memcpy(k.addr_lo, key->addr_lo, sizeof(k.addr_lo));
+	memcpy(k.addr_hi, key->addr_hi, sizeof(k.addr_hi));
+	k.port_lo = key->port_lo;
+	k.port_hi = key->port_hi;
+	k.proto = key->proto;
+	k.family = key->family;
 	return XXH3_64bits_withSeed(&k, sizeof(k), BL_SEED);
 }
 

@@ -249,6 +249,9 @@ struct cflow_key {
 	uint8_t family;     /**< 4 or 6 */
 	uint16_t pad;       /**< 0 */
 	uint32_t vlan;      /**< outer VID << 12 | inner VID, if in the key */
+	/** The VNI (VXLAN, Geneve), key (GRE) or TEID (GTP-U) of a
+	 * decapsulated packet, if vlan_in_key; else 0. */
+	uint32_t tunnel;
 };
 
 /** Protocol classes, each with its own idle timeout. */

@@ -209,6 +209,12 @@ rd16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+static inline uint32_t
+rd32(const uint8_t *p)
+{
+	return (uint32_t)rd16(p) << 16 | rd16(p + 2);
+}
+
 /* Ports, TCP flags and class from the L4 header at l4 (l4len bytes). */
 static enum cflow_parse_status
 parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
@@ -698,6 +704,9 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			return 0;
 		}
 		*st = parse_inner(l4 + hlen, l4len - hlen, type, pkt);
+		if (flags & GRE_FLAG_K)
+			pkt->key.tunnel = rd32(l4 + GRE_HDR +
+				((flags & GRE_FLAG_C) ? 4 : 0));
 		return 1;
 	}
 	if (proto != PROTO_UDP)
@@ -713,6 +722,7 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			return -1;
 		*st = parse_inner(h + VXLAN_HDR, hmax - VXLAN_HDR,
 				ETHER_TYPE_TEB, pkt);
+		pkt->key.tunnel = rd32(h + 4) >> 8; /* the VNI */
 		return 1;
 	}
 	if (dport == GENEVE_PORT && (decap & CFLOW_DECAP_GENEVE)) {
@@ -729,6 +739,7 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			return 0;
 		}
 		*st = parse_inner(h + hlen, hmax - hlen, type, pkt);
+		pkt->key.tunnel = rd32(h + 4) >> 8; /* the VNI */
 		return 1;
 	}
 	if (dport == GTPU_PORT && (decap & CFLOW_DECAP_GTPU)) {
@@ -780,6 +791,7 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			}
 		}
 		*st = parse_inner(h + hlen, hmax - hlen, 0, pkt);
+		pkt->key.tunnel = rd32(h + 4); /* the TEID */
 		return 1;
 	}
 	return -1;
@@ -803,6 +815,8 @@ cflow_parse(const uint8_t *buf, uint32_t len,
 			params->decap & CFLOW_DECAP_ALL : 0, &vlan, pkt);
 	if (st == CFLOW_PARSE_OK && params != NULL && params->vlan_in_key)
 		pkt->key.vlan = vlan;
+	else
+		pkt->key.tunnel = 0;
 	return st;
 }
 

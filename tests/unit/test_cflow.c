@@ -3623,6 +3623,55 @@ test_parse_tunnel_edges(void)
 	return 0;
 }
 
+/* With vlan_in_key, the VNI, GRE key or TEID is in the key: the same
+ * inner flow in two virtual networks is two flows; without it, one. */
+static int
+test_parse_tunnel_id(void)
+{
+	static const struct {
+		enum tun_kind kind;
+		uint32_t at;    /* id offset from the outer L4 header */
+		unsigned int bytes;
+	} ids[] = {
+		{ T_VXLAN, 8 + 4, 3 }, { T_GENEVE_TEB, 8 + 4, 3 },
+		{ T_GRE_K, 4, 4 }, { T_GTPU, 8 + 4, 4 },
+	};
+	struct cflow_parse_params keyed = { .decap = CFLOW_DECAP_ALL,
+		.vlan_in_key = true };
+	struct cflow_parse_params plain = { .decap = CFLOW_DECAP_ALL };
+	struct spec in = tun_inner[0];
+	uint8_t inner[256], f[2][512];
+
+	uint32_t ilen = build(inner, &in);
+
+	for (unsigned int k = 0; k < RTE_DIM_(ids); k++) {
+		struct cflow_packet p[2], q[2];
+		uint32_t len = 0, l4 = 0, hdr = 0;
+
+		for (int v = 0; v < 2; v++) {
+			len = tun_build(f[v], ids[k].kind, inner, ilen, &l4,
+				&hdr);
+			for (unsigned int b = 0; b < ids[k].bytes; b++)
+				f[v][l4 + ids[k].at + b] = (uint8_t)(v ? 0xa0 + b :
+					0x10 + b);
+			TEST_ASSERT(cflow_parse(f[v], len, &keyed, &p[v]) ==
+				CFLOW_PARSE_OK && cflow_parse(f[v], len, &plain,
+				&q[v]) == CFLOW_PARSE_OK, "%s: parse",
+				tun_cases[ids[k].kind].name);
+		}
+		TEST_ASSERT(p[0].key.tunnel == (ids[k].bytes == 3 ? 0x101112u :
+			0x10111213u) && p[1].key.tunnel != p[0].key.tunnel &&
+			memcmp(&p[0].key, &p[1].key, sizeof(p[0].key)) != 0,
+			"%s: id %#x / %#x", tun_cases[ids[k].kind].name,
+			p[0].key.tunnel, p[1].key.tunnel);
+		TEST_ASSERT(q[0].key.tunnel == 0 && memcmp(&q[0].key,
+			&q[1].key, sizeof(q[0].key)) == 0,
+			"%s: not keyed without vlan_in_key",
+			tun_cases[ids[k].kind].name);
+	}
+	return 0;
+}
+
 /*
  * CFLOW_PARSE_MAX_HDR through a tunnel: Ethernet, 2 tags, IPv6 with 8
  * extensions of 2048 bytes, UDP, GTP-U with 4 extensions of 1020 bytes,
@@ -3730,6 +3779,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_tunnels),
 	TEST_CASE(test_parse_tunnel_truncation),
 	TEST_CASE(test_parse_tunnel_edges),
+	TEST_CASE(test_parse_tunnel_id),
 	TEST_CASE(test_parse_tunnel_max_hdr),
 	TEST_CASE(test_track_link_types),
 	TEST_CASE(test_track_unparsed_counters),
