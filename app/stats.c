@@ -146,7 +146,8 @@ app_stats_print(FILE *out)
 	for (unsigned int i = 0; i < nb_workers; i++)
 		fprintf(out, " %14" PRIu64, cflow_malformed_total(&c[i].flow));
 	fprintf(out, "\n");
-	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++)
+	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
+			st <= CFLOW_PARSE_MALFORMED_LAST; st++)
 		if (total.flow.malformed[st] != 0)
 			fprintf(out, "  %-18s %16" PRIu64 "\n",
 				cflow_parse_status_name(st),
@@ -163,8 +164,9 @@ json_counters(FILE *f, const struct lcore_counters *c)
 		fprintf(f, "\"%s\": %" PRIu64 ", ", counters[k].name,
 			counter(c, k));
 	fprintf(f, "\"malformed\": {");
-	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++)
-		fprintf(f, "%s\"%s\": %" PRIu64, st == CFLOW_PARSE_TRUNC_L2 ?
+	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
+			st <= CFLOW_PARSE_MALFORMED_LAST; st++)
+		fprintf(f, "%s\"%s\": %" PRIu64, st == CFLOW_PARSE_MALFORMED_FIRST ?
 			"" : ", ", cflow_parse_status_name(st),
 			c->flow.malformed[st]);
 	fprintf(f, "}, \"malformed_total\": %" PRIu64, cflow_malformed_total(&c->flow));
@@ -232,7 +234,8 @@ tel_counters(struct rte_tel_data *d, const struct lcore_counters *c)
 	for (unsigned int k = 0; k < NB_COUNTERS; k++)
 		rte_tel_data_add_dict_u64(d, counters[k].name, counter(c, k));
 	rte_tel_data_add_dict_u64(d, "malformed", cflow_malformed_total(&c->flow));
-	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++) {
+	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
+			st <= CFLOW_PARSE_MALFORMED_LAST; st++) {
 		char key[40];
 
 		snprintf(key, sizeof(key), "malformed_%s",

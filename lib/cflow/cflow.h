@@ -147,6 +147,9 @@ enum cflow_parse_status {
 	CFLOW_PARSE_BAD_LENGTH,    /**< IP length below its header's */
 	CFLOW_PARSE_BAD_EXT,       /**< IPv6 or GTP-U ext. chain too long */
 	CFLOW_PARSE_STATUS_MAX,
+	/** The malformed statuses, a range: for (st = FIRST; st <= LAST). */
+	CFLOW_PARSE_MALFORMED_FIRST = CFLOW_PARSE_TRUNC_L2,
+	CFLOW_PARSE_MALFORMED_LAST = CFLOW_PARSE_BAD_EXT,
 };
 
 /** VLAN tags a trackable packet may carry; one more makes it non-IP. */

@@ -718,7 +718,8 @@ cflow_malformed_total(const struct cflow_counters *c)
 {
 	uint64_t n = 0;
 
-	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++)
+	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
+			st <= CFLOW_PARSE_MALFORMED_LAST; st++)
 		n += c->malformed[st];
 	return n;
 }

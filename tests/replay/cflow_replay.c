@@ -91,8 +91,9 @@ print_counters(const struct cflow_counters *c)
 		c->fragments, c->flows_new, c->flows_seen, c->flows_closed,
 		c->flows_expired, c->flows_evicted, c->insert_failed,
 		c->orphan_close, c->reused, c->hash_fallback, c->active);
-	for (int st = CFLOW_PARSE_TRUNC_L2; st < CFLOW_PARSE_STATUS_MAX; st++) {
-		printf("%s\"%s\": %" PRIu64, st == CFLOW_PARSE_TRUNC_L2 ?
+	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
+			st <= CFLOW_PARSE_MALFORMED_LAST; st++) {
+		printf("%s\"%s\": %" PRIu64, st == CFLOW_PARSE_MALFORMED_FIRST ?
 			"" : ", ", cflow_parse_status_name(st),
 			c->malformed[st]);
 	}
