@@ -20,6 +20,8 @@ import tempfile
 import time
 import urllib.request
 
+import tap  # tests/e2e/tap.py
+
 from prometheus_client.parser import text_string_to_metric_families
 
 APP, PCAPS = sys.argv[1], sys.argv[2]
@@ -1499,38 +1501,17 @@ def test_unreadable_captures():
 
 
 def main():
-    for t in (test_truth, test_hugepages, test_forward, test_bad_options,
-              test_config_file_and_override, test_documented_config,
-              test_two_lcores, test_telemetry_and_exporter,
-              test_port_counters, test_mbuf_exhaustion, test_blocklist_forward,
-              test_blocklist_reload_under_traffic, test_switch_links,
-              test_non_ethernet_capture,
-              test_missing_pcap, test_help, test_workers_counters,
-              test_workers_forward, test_workers_errors,
-              test_main_lcore_sleeps, test_blocklist_unparsed,
-              test_shutdown_under_telemetry, test_jumbo_small_pool,
-              test_memif_two_queues, test_unreadable_captures):
-        # E2E_ONLY=test_a,test_b runs just those (by hand, while working)
-        only = os.environ.get("E2E_ONLY")
-        if only and t.__name__ not in only.split(","):
-            continue
-        try:
-            t()
-        except Exception as e:  # a crash of the harness is a failure too
-            case(t.__name__, False, repr(e))
-    shutil.rmtree(TMP, ignore_errors=True)
-    print("1..%d" % len(results))
-    failed = 0
-    for n, (name, ok, detail) in enumerate(results, 1):
-        if ok is None:
-            print("ok %d - %s # SKIP %s" % (n, name, detail))
-            continue
-        if not ok:
-            failed += 1
-            print("# " + detail.replace("\n", "\n# "))
-        print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
-    sys.exit(1 if failed else 0)
-
+    tap.run((test_truth, test_hugepages, test_forward, test_bad_options,
+             test_config_file_and_override, test_documented_config,
+             test_two_lcores, test_telemetry_and_exporter,
+             test_port_counters, test_mbuf_exhaustion,
+             test_blocklist_forward, test_blocklist_reload_under_traffic,
+             test_switch_links, test_non_ethernet_capture,
+             test_missing_pcap, test_help, test_workers_counters,
+             test_workers_forward, test_workers_errors,
+             test_main_lcore_sleeps, test_blocklist_unparsed,
+             test_shutdown_under_telemetry, test_jumbo_small_pool,
+             test_memif_two_queues, test_unreadable_captures), results, TMP)
 
 if __name__ == "__main__":
     main()

@@ -8,10 +8,11 @@ tcp.pcap with --exit-on-eof --clock pkt, and has a timeout.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
+
+import tap  # tests/e2e/tap.py
 
 APP, PCAPS = sys.argv[1], sys.argv[2]
 PCAP = os.path.join(PCAPS, "tcp.pcap")
@@ -254,26 +255,10 @@ def test_stats_json_checked_first():
 
 
 def main():
-    for t in (test_cfg_spellings, test_ambiguous, test_cfg_twice, test_sections,
-              test_duplicates, test_bytes, test_not_regular,
-              test_string_limits, test_stats_json_checked_first):
-        only = os.environ.get("E2E_ONLY")
-        if only and t.__name__ not in only.split(","):
-            continue
-        try:
-            t()
-        except Exception as e:  # a crash of the harness is a failure too
-            case(t.__name__, False, repr(e))
-    shutil.rmtree(TMP, ignore_errors=True)
-    print("1..%d" % len(results))
-    failed = 0
-    for n, (name, ok, detail) in enumerate(results, 1):
-        if not ok:
-            failed += 1
-            print("# " + detail.replace("\n", "\n# "))
-        print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
-    sys.exit(1 if failed else 0)
-
+    tap.run((test_cfg_spellings, test_ambiguous, test_cfg_twice,
+             test_sections, test_duplicates, test_bytes, test_not_regular,
+             test_string_limits, test_stats_json_checked_first), results,
+            TMP)
 
 if __name__ == "__main__":
     main()

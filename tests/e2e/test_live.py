@@ -47,6 +47,8 @@ import sys
 import tempfile
 import time
 
+import tap  # tests/e2e/tap.py
+
 APP = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="cuckooflow-live-")
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -578,41 +580,11 @@ TESTS = (test_af_packet, test_tap, test_throughput)
 
 def main():
     why = can_netns()
-    only = os.environ.get("E2E_ONLY")
     if why is not None:
         for t in TESTS:
             skip(t.__name__, why)
-    else:
-        for t in TESTS:
-            if only and t.__name__ not in only.split(","):
-                continue
-            try:
-                t()
-            except Exception as e:
-                case(t.__name__, False, repr(e))
-        test_nothing_left()
-    shutil.rmtree(TMP, ignore_errors=True)
-    cases = [r for r in results if r[1] != "note"]
-    print("1..%d" % len(cases))
-    failed = 0
-    n = 0
-    for name, ok, detail in results:
-        if ok == "note":
-            print(name)
-            continue
-        n += 1
-        if ok is None:
-            print("ok %d - %s # SKIP %s" % (n, name, detail))
-            continue
-        if ok == "todo":
-            print("not ok %d - %s # TODO %s" % (n, name, detail))
-            continue
-        if not ok:
-            failed += 1
-            print("# " + detail.replace("\n", "\n# "))
-        print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
-    sys.exit(1 if failed else 0)
-
+        tap.run((), results, TMP)
+    tap.run(tuple(TESTS) + (test_nothing_left,), results, TMP)
 
 if __name__ == "__main__":
     main()
