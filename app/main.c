@@ -195,7 +195,7 @@ eal_args(int argc, char **argv, int *eal_argc)
 int
 main(int argc, char **argv)
 {
-	uint64_t last_print, started;
+	uint64_t last_print, started, lost;
 	bool links_checked = false;
 	char **eal_argv;
 	int ret;
@@ -308,11 +308,11 @@ main(int argc, char **argv)
 	/* A replay that lost packets must not look complete. */
 	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers) != 0)
 		ret = EXIT_FAILURE;
-	if (cfg.exit_on_eof && app_stats_rx_lost() != 0) {
+	lost = cfg.exit_on_eof ? app_stats_rx_lost() : 0;
+	if (lost != 0) {
 		fprintf(stderr, "cuckooflow: %" PRIu64 " packets were not "
 			"received (rx_nombuf, rx_missed, rx_errors above): raise "
-			"--mbufs, or --max-pkt-len for jumbo frames\n",
-			app_stats_rx_lost());
+			"--mbufs, or --max-pkt-len for jumbo frames\n", lost);
 		ret = EXIT_FAILURE;
 	}
 	if (cfg.stats_json[0] != '\0' && app_stats_write_json(cfg.stats_json)
