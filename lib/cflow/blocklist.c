@@ -34,6 +34,7 @@
 
 #include "blocklist.h"
 #include "cflow_file.h"
+#include "cflow_private.h"
 
 #define BL_MAGIC "CFBLOCK1"
 #define BL_VERSION 1
@@ -296,37 +297,13 @@ entry_hash(const struct entry *e)
 
 /* ------------------------------------------------------------ input */
 
-/*
- * Errors: the message goes to err, errno is set, and -errno is
- * returned, so that callers can return NULL or the code in one line.
- */
-static int
-fail(int e, char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && len != 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	errno = e;
-	return -e;
-}
-
-/* Only regular files: anything else is refused before any read. */
-static int
-refuse_not_regular(const char *path, mode_t mode, char *err, size_t len)
-{
-	return fail(S_ISDIR(mode) ? EISDIR : EINVAL, err, len,
-		"%s: is %s, not a regular file", path, cflow_file_kind(mode));
-}
 
 static int
 refuse_size(const char *path, const struct stat *sb, const char *what,
 		uint64_t max, char *err, size_t err_len)
 {
-	return fail(EFBIG, err, err_len, "%s: %" PRIu64 " bytes, larger than "
+	return cflow_fail(EFBIG, err, err_len,
+		"%s: %" PRIu64 " bytes, larger than "
 		"the %" PRIu64 " MiB limit for %s", path,
 		(uint64_t)sb->st_size, max >> 20, what);
 }
@@ -396,7 +373,7 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 			if (got < 0) {
 				int e = errno;
 
-				return fail(e, err, err_len, "%s:%" PRIu64
+				return cflow_fail(e, err, err_len, "%s:%" PRIu64
 					": read error: %s", r->path,
 					r->line + !started, strerror(e));
 			}
@@ -407,7 +384,7 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 			}
 			r->bytes += (uint64_t)got;
 			if (r->bytes > CFLOW_BL_TEXT_MAX)
-				return fail(EFBIG, err, err_len,
+				return cflow_fail(EFBIG, err, err_len,
 					"%s: grew past the %" PRIu64 " MiB "
 					"limit for text lists while being "
 					"read", r->path,
@@ -423,11 +400,11 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 		if (c == '\n')
 			break;
 		if (c == '\0')
-			return fail(EINVAL, err, err_len, "%s:%" PRIu64
+			return cflow_fail(EINVAL, err, err_len, "%s:%" PRIu64
 				": NUL byte (not a text list?)", r->path,
 				r->line);
 		if (n == CFLOW_BL_LINE_MAX)
-			return fail(EINVAL, err, err_len, "%s:%" PRIu64
+			return cflow_fail(EINVAL, err, err_len, "%s:%" PRIu64
 				": line too long (more than %d bytes)",
 				r->path, r->line, CFLOW_BL_LINE_MAX);
 		out[n++] = c;
@@ -475,7 +452,8 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	int ret, e;
 
 	if (r == NULL) {
-		fail(ENOMEM, err, err_len, "%s: %s", path, strerror(ENOMEM));
+		cflow_fail(ENOMEM, err, err_len, "%s: %s", path,
+			strerror(ENOMEM));
 		return NULL;
 	}
 	if (fp_bits == 0)
@@ -489,7 +467,8 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		if (nw == 0)
 			continue;
 		if (parse_entry(w, nw, &e, why, sizeof(why)) != 0) {
-			fail(EINVAL, err, err_len, "%s:%" PRIu64 ": %s", path,
+			cflow_fail(EINVAL, err, err_len, "%s:%" PRIu64 ": %s",
+				path,
 				r->line, why);
 			goto out;
 		}
@@ -501,13 +480,14 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	bl = bl_alloc(lines, fp_bits);
 	if (bl == NULL) {
 		e = errno != 0 ? errno : ENOMEM;
-		fail(e, err, err_len, "%s: a table for %" PRIu64 " entries: %s",
+		cflow_fail(e, err, err_len,
+			"%s: a table for %" PRIu64 " entries: %s",
 			path, lines, strerror(e));
 		goto out;
 	}
 	if (lseek(fd, 0, SEEK_SET) != 0) {
 		e = errno;
-		fail(e, err, err_len, "%s: %s", path, strerror(e));
+		cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
 		goto fail;
 	}
 	line_reader_init(r, fd, path);
@@ -524,7 +504,8 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		ret = cf_add_unique_with_hash(bl->filter, entry_hash(&e), 0,
 				NULL);
 		if (ret == -ENOSPC) {
-			fail(ENOSPC, err, err_len, "%s: table full at %" PRIu64
+			cflow_fail(ENOSPC, err, err_len,
+				"%s: table full at %" PRIu64
 				" entries", path, lines);
 			goto fail;
 		}
@@ -541,7 +522,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	if (ret < 0)
 		goto fail;
 	if (ret > 0 || added != lines) {
-		fail(EAGAIN, err, err_len, "%s: changed while being read",
+		cflow_fail(EAGAIN, err, err_len, "%s: changed while being read",
 			path);
 		goto fail;
 	}
@@ -683,7 +664,8 @@ cflow_bl_match_addrs(const struct cflow_blocklist *bl,
 			if (n == CF_BULK_MAX) { /* many lengths */
 				k = match_addr(bl, family, pkt->key.addr_lo);
 				return k != CFLOW_BL_NONE ? k :
-					match_addr(bl, family, pkt->key.addr_hi);
+					match_addr(bl, family,
+						pkt->key.addr_hi);
 			}
 			kind[n] = l == full ? CFLOW_BL_ADDRESS : CFLOW_BL_PREFIX;
 			hashes[n++] = prefix_hash(family, addr, l);
@@ -768,15 +750,15 @@ cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
 
 	if (stat(path, &sb) == 0) {
 		if (!S_ISREG(sb.st_mode))
-			return refuse_not_regular(path, sb.st_mode, err,
+			return cflow_file_not_regular(path, sb.st_mode, err,
 				err_len);
 	} else if (errno != ENOENT) {
 		e = errno;
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+		return cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
 	}
 	buf = malloc(total);
 	if (buf == NULL)
-		return fail(ENOMEM, err, err_len, "%s: %s", path,
+		return cflow_fail(ENOMEM, err, err_len, "%s: %s", path,
 			strerror(ENOMEM));
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, BL_MAGIC, sizeof(h.magic));
@@ -790,7 +772,8 @@ cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
 	n = cf_save_mem(bl->filter, buf + sizeof(h), size);
 	if (n < 0 || (size_t)n != size) {
 		e = n < 0 ? (int)-n : EIO;
-		ret = fail(e, err, err_len, "%s: serializing the filter: %s",
+		ret = cflow_fail(e, err, err_len,
+			"%s: serializing the filter: %s",
 			path, strerror(e));
 		goto out;
 	}
@@ -799,7 +782,8 @@ cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
 
 		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path,
 				(long)getpid(), k) >= sizeof(tmp)) {
-			ret = fail(ENAMETOOLONG, err, err_len, "%s: %s", path,
+			ret = cflow_fail(ENAMETOOLONG, err, err_len, "%s: %s",
+				path,
 				strerror(ENAMETOOLONG));
 			goto out;
 		}
@@ -807,7 +791,8 @@ cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
 			O_CLOEXEC, 0666);
 		if (fd < 0 && (errno != EEXIST || tries == 100)) {
 			e = errno;
-			ret = fail(e, err, err_len, "%s: a temporary file next "
+			ret = cflow_fail(e, err, err_len,
+				"%s: a temporary file next "
 				"to it: %s", path, strerror(e));
 			goto out;
 		}
@@ -822,10 +807,12 @@ cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
 	if (ret != 0) {
 		e = -ret;
 		if (unlink(tmp) != 0 && errno != ENOENT)
-			fail(e, err, err_len, "%s: %s (and %s is left behind: "
+			cflow_fail(e, err, err_len,
+				"%s: %s (and %s is left behind: "
 				"%s)", path, strerror(e), tmp, strerror(errno));
 		else
-			fail(e, err, err_len, "%s: %s", path, strerror(e));
+			cflow_fail(e, err, err_len, "%s: %s", path,
+				strerror(e));
 	}
 out:
 	free(buf);
@@ -891,19 +878,20 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 		return NULL;
 	}
 	if ((size_t)sb->st_size < sizeof(h)) {
-		fail(ENODATA, err, err_len, "%s: truncated compiled blocklist "
+		cflow_fail(ENODATA, err, err_len,
+			"%s: truncated compiled blocklist "
 			"(%zu bytes, the header alone is %zu): the file is "
 			"damaged", path, (size_t)sb->st_size, sizeof(h));
 		return NULL;
 	}
 	n = pread_full(fd, &h, sizeof(h), 0);
 	if (n < 0) {
-		fail((int)-n, err, err_len, "%s: read error: %s", path,
+		cflow_fail((int)-n, err, err_len, "%s: read error: %s", path,
 			strerror((int)-n));
 		return NULL;
 	}
 	if ((size_t)n != sizeof(h)) {
-		fail(EAGAIN, err, err_len, "%s: changed while being read",
+		cflow_fail(EAGAIN, err, err_len, "%s: changed while being read",
 			path);
 		return NULL;
 	}
@@ -912,13 +900,15 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 	 * whatever its checksum. Version 0 is no version: damage. */
 	if (h.version > BL_VERSION || (h.version != BL_VERSION &&
 			h.checksum == header_sum(&h))) {
-		fail(EPROTONOSUPPORT, err, err_len, "%s: compiled blocklist "
+		cflow_fail(EPROTONOSUPPORT, err, err_len,
+			"%s: compiled blocklist "
 			"format version %" PRIu32 ", this build reads %d", path,
 			h.version, BL_VERSION);
 		return NULL;
 	}
 	if (h.checksum != header_sum(&h)) {
-		fail(EBADMSG, err, err_len, "%s: header checksum mismatch: the "
+		cflow_fail(EBADMSG, err, err_len,
+			"%s: header checksum mismatch: the "
 			"file is damaged", path);
 		return NULL;
 	}
@@ -926,24 +916,25 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 	buf = malloc(body != 0 ? body : 1);
 	bl = calloc(1, sizeof(*bl));
 	if (buf == NULL || bl == NULL) {
-		fail(ENOMEM, err, err_len, "%s: %s", path, strerror(ENOMEM));
+		cflow_fail(ENOMEM, err, err_len, "%s: %s", path,
+			strerror(ENOMEM));
 		goto fail;
 	}
 	n = pread_full(fd, buf, body, (off_t)sizeof(h));
 	if (n < 0) {
-		fail((int)-n, err, err_len, "%s: read error: %s", path,
+		cflow_fail((int)-n, err, err_len, "%s: read error: %s", path,
 			strerror((int)-n));
 		goto fail;
 	}
 	if ((size_t)n != body) {
-		fail(EAGAIN, err, err_len, "%s: changed while being read",
+		cflow_fail(EAGAIN, err, err_len, "%s: changed while being read",
 			path);
 		goto fail;
 	}
 	bl->filter = cf_load_mem(buf, body, NULL, 0);
 	if (bl->filter == NULL) {
 		e = errno;
-		fail(e, err, err_len, "%s: filter %s", path,
+		cflow_fail(e, err, err_len, "%s: filter %s", path,
 			filter_reason(e, buf, body));
 		goto fail;
 	}
@@ -983,7 +974,7 @@ cflow_bl_load(const char *path, char *err, size_t err_len)
 	}
 	n = pread_full(fd, magic, sizeof(magic), 0);
 	if (n < 0) {
-		fail((int)-n, err, err_len, "%s: read error: %s", path,
+		cflow_fail((int)-n, err, err_len, "%s: read error: %s", path,
 			strerror((int)-n));
 		goto out;
 	}

@@ -12,9 +12,10 @@
 #include <unistd.h>
 
 #include "cflow_file.h"
+#include "cflow_private.h"
 
-static int
-fail(int e, char *err, size_t len, const char *fmt, ...)
+int
+cflow_fail(int e, char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -45,10 +46,10 @@ cflow_file_kind(mode_t mode)
 	return "of an unknown type";
 }
 
-static int
-not_regular(const char *path, mode_t mode, char *err, size_t len)
+int
+cflow_file_not_regular(const char *path, mode_t mode, char *err, size_t len)
 {
-	return fail(S_ISDIR(mode) ? EISDIR : EINVAL, err, len,
+	return cflow_fail(S_ISDIR(mode) ? EISDIR : EINVAL, err, len,
 		"%s: is %s, not a regular file", path, cflow_file_kind(mode));
 }
 
@@ -60,29 +61,29 @@ cflow_file_open(const char *path, struct stat *sb, char *err,
 
 	if (stat(path, sb) != 0) {
 		e = errno;
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+		return cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(sb->st_mode))
-		return not_regular(path, sb->st_mode, err, err_len);
+		return cflow_file_not_regular(path, sb->st_mode, err, err_len);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+		return cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
 	}
 	if (fstat(fd, sb) != 0) {
 		e = errno;
 		close(fd);
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+		return cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(sb->st_mode)) {
 		close(fd);
-		return not_regular(path, sb->st_mode, err, err_len);
+		return cflow_file_not_regular(path, sb->st_mode, err, err_len);
 	}
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
 		e = errno;
 		close(fd);
-		return fail(e, err, err_len, "%s: %s", path, strerror(e));
+		return cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
 	}
 	return fd;
 }
@@ -100,7 +101,8 @@ cflow_file_read(const char *path, size_t max, size_t *len, char *err,
 		return NULL;
 	if ((uint64_t)sb.st_size > max) {
 		close(fd);
-		fail(EFBIG, err, err_len, "%s: %" PRIu64 " bytes, larger than "
+		cflow_fail(EFBIG, err, err_len,
+			"%s: %" PRIu64 " bytes, larger than "
 			"the limit of %zu bytes (%.2f MiB)", path,
 			(uint64_t)sb.st_size, max, (double)max / (1 << 20));
 		return NULL;
@@ -108,7 +110,8 @@ cflow_file_read(const char *path, size_t max, size_t *len, char *err,
 	buf = malloc(max + 2);
 	if (buf == NULL) {
 		close(fd);
-		fail(ENOMEM, err, err_len, "%s: %s", path, strerror(ENOMEM));
+		cflow_fail(ENOMEM, err, err_len, "%s: %s", path,
+			strerror(ENOMEM));
 		return NULL;
 	}
 	/* One byte more than the limit: a file growing past it is seen. */
@@ -121,7 +124,8 @@ cflow_file_read(const char *path, size_t max, size_t *len, char *err,
 			e = errno;
 			close(fd);
 			free(buf);
-			fail(e, err, err_len, "%s: %s", path, strerror(e));
+			cflow_fail(e, err, err_len, "%s: %s", path,
+				strerror(e));
 			return NULL;
 		}
 		if (r == 0)
@@ -131,7 +135,8 @@ cflow_file_read(const char *path, size_t max, size_t *len, char *err,
 	close(fd);
 	if (n > max) {
 		free(buf);
-		fail(EFBIG, err, err_len, "%s: grew past the limit of %zu "
+		cflow_fail(EFBIG, err, err_len,
+			"%s: grew past the limit of %zu "
 			"bytes (%.2f MiB) while read", path, max,
 			(double)max / (1 << 20));
 		return NULL;
