@@ -18,7 +18,7 @@
 
 #include <rte_config.h>
 
-#include "cflow_file.h"
+#include "cfutil.h"
 #include "config.h"
 
 enum opt_type {
@@ -437,7 +437,7 @@ load_file(struct app_config *cfg, const char *path, char *where_json,
 	char *buf;
 	int ret = 0;
 
-	buf = cflow_file_read(path, CFG_FILE_MAX, &len, err, sizeof(err));
+	buf = cfu_file_read(path, CFG_FILE_MAX, &len, err, sizeof(err));
 	if (buf == NULL) {
 		fprintf(stderr, "cuckooflow: --cfg %s\n", err);
 		return -1;

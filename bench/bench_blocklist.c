@@ -101,7 +101,7 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	}
 	/* Packets: 10% with a listed address somewhere inside an entry. */
 	for (uint64_t i = 0; i < 2 * packets; i++) {
-		uint64_t r = splitmix(&rng);
+		uint64_t r = cfu_splitmix64(&rng);
 
 		pkt[i] = r % 20 == 0 ? l->addr[(r >> 8) % n] ^ (uint32_t)(
 			(r >> 40) & (prefixes ? 0xff : 0)) : (uint32_t)(r >> 32);
@@ -181,7 +181,7 @@ main(int argc, char **argv)
 	nets.addr = malloc(n * sizeof(uint32_t));
 	nets.len = malloc(n * sizeof(unsigned int));
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t r = splitmix(&rng);
+		uint64_t r = cfu_splitmix64(&rng);
 
 		addrs.addr[i] = (uint32_t)r;
 		addrs.len[i] = 32;

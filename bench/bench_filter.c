@@ -398,7 +398,7 @@ probe_ceiling(uint64_t bytes, uint64_t reads)
 		uint64_t off[BURST];
 
 		for (unsigned int k = 0; k < BURST; k++) {
-			off[k] = (splitmix(&rng) % lines) * 64;
+			off[k] = (cfu_splitmix64(&rng) % lines) * 64;
 			__builtin_prefetch(buf + off[k]);
 		}
 		for (unsigned int k = 0; k < BURST; k++)
@@ -452,7 +452,7 @@ table3(unsigned int log2, uint64_t negatives, FILE *csv)
 			uint64_t h[BURST], added;
 
 			for (unsigned int k = 0; k < BURST; k++) {
-				uint64_t key = splitmix(&rng);
+				uint64_t key = cfu_splitmix64(&rng);
 
 				h[k] = XXH3_64bits_withSeed(&key, sizeof(key),
 					KEY_SEED);
@@ -467,7 +467,7 @@ table3(unsigned int log2, uint64_t negatives, FILE *csv)
 			uint64_t h[BURST], mask;
 
 			for (unsigned int k = 0; k < BURST; k++) {
-				uint64_t key = splitmix(&qrng);
+				uint64_t key = cfu_splitmix64(&qrng);
 
 				h[k] = XXH3_64bits_withSeed(&key, sizeof(key),
 					KEY_SEED);
@@ -507,9 +507,9 @@ queries_build(struct queries *q, const uint64_t *keys, uint64_t stored,
 	for (unsigned int m = 0; m < NB_MIXES; m++) {
 		q->keys[m] = xmalloc(n * sizeof(uint64_t));
 		for (uint64_t i = 0; i < n; i++)
-			q->keys[m][i] = splitmix(&rng) % 100 < mixes[m] ?
-				keys[splitmix(&rng) % stored] :
-				splitmix(&neg) | (UINT64_C(1) << 63);
+			q->keys[m][i] = cfu_splitmix64(&rng) % 100 < mixes[m] ?
+				keys[cfu_splitmix64(&rng) % stored] :
+				cfu_splitmix64(&neg) | (UINT64_C(1) << 63);
 	}
 }
 
@@ -524,7 +524,7 @@ side(unsigned int log2, const struct options *o, FILE *csv)
 
 	/* Distinct keys (top bit clear; negatives have it set). */
 	for (uint64_t i = 0; i < slots; i++)
-		keys[i] = splitmix(&rng) & ~(UINT64_C(1) << 63);
+		keys[i] = cfu_splitmix64(&rng) & ~(UINT64_C(1) << 63);
 	queries_build(&q, keys, (uint64_t)(slots * 0.9), o->queries);
 	ceiling = probe_ceiling(slots * 12 / 8, 32u << 20) / 2;
 

@@ -289,7 +289,7 @@ static uint64_t
 zipf_draw(const struct zipf *z, uint64_t *rng)
 {
 	for (;;) {
-		double u = z->h_n + (double)(splitmix(rng) >> 11) * 0x1p-53 *
+		double u = z->h_n + (double)(cfu_splitmix64(rng) >> 11) * 0x1p-53 *
 			(z->h_x1 - z->h_n);
 		double x = zipf_hint_inv(z, u);
 		double k = floor(x + 0.5);
@@ -318,14 +318,14 @@ sequence_build(struct lane *l, bool zipf, uint64_t seed)
 	zipf_init(&z, opt.zipf_s, n);
 	for (uint64_t i = 0; i < (UINT64_C(1) << SEQ_BITS); i++) {
 		uint64_t f = zipf ? zipf_draw(&z, &rng) :
-			(uint64_t)(((__uint128_t)splitmix(&rng) * n) >> 64);
+			(uint64_t)(((__uint128_t)cfu_splitmix64(&rng) * n) >> 64);
 		uint32_t e = l->ids != NULL ? l->ids[f] : (uint32_t)f;
 
 		if ((flow_global(l, e) & 1) == 0) {
 			if (closed[f / 8] & (1u << (f % 8))) {
 				closed[f / 8] &= (uint8_t)~(1u << (f % 8));
 				e |= FLOW_SYN;
-			} else if (splitmix(&rng) < fin_below) {
+			} else if (cfu_splitmix64(&rng) < fin_below) {
 				closed[f / 8] |= (uint8_t)(1u << (f % 8));
 				e |= FLOW_FIN;
 			}

@@ -11,6 +11,8 @@
 
 #include <rte_malloc.h>
 
+#include "cfutil.h"
+
 static inline double
 now(void)
 {
@@ -20,16 +22,6 @@ now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* splitmix64: a reproducible stream of well-mixed 64-bit values. */
-static inline uint64_t
-splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 /* Bytes allocated from the DPDK heap: how DPDK tables are sized. */
 static inline uint64_t

@@ -33,8 +33,8 @@
 #include <xxhash.h>
 
 #include "blocklist.h"
-#include "cflow_file.h"
-#include "cflow_private.h"
+
+#include "cfutil.h"
 
 #define BL_MAGIC "CFBLOCK1"
 #define BL_VERSION 1
@@ -302,7 +302,7 @@ static int
 refuse_size(const char *path, const struct stat *sb, const char *what,
 		uint64_t max, char *err, size_t err_len)
 {
-	return cflow_fail(EFBIG, err, err_len,
+	return cfu_fail(EFBIG, err, err_len,
 		"%s: %" PRIu64 " bytes, larger than "
 		"the %" PRIu64 " MiB limit for %s", path,
 		(uint64_t)sb->st_size, max >> 20, what);
@@ -373,7 +373,7 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 			if (got < 0) {
 				int e = errno;
 
-				return cflow_fail(e, err, err_len, "%s:%" PRIu64
+				return cfu_fail(e, err, err_len, "%s:%" PRIu64
 					": read error: %s", r->path,
 					r->line + !started, strerror(e));
 			}
@@ -384,7 +384,7 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 			}
 			r->bytes += (uint64_t)got;
 			if (r->bytes > CFLOW_BL_TEXT_MAX)
-				return cflow_fail(EFBIG, err, err_len,
+				return cfu_fail(EFBIG, err, err_len,
 					"%s: grew past the %" PRIu64 " MiB "
 					"limit for text lists while being "
 					"read", r->path,
@@ -400,11 +400,11 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 		if (c == '\n')
 			break;
 		if (c == '\0')
-			return cflow_fail(EINVAL, err, err_len, "%s:%" PRIu64
+			return cfu_fail(EINVAL, err, err_len, "%s:%" PRIu64
 				": NUL byte (not a text list?)", r->path,
 				r->line);
 		if (n == CFLOW_BL_LINE_MAX)
-			return cflow_fail(EINVAL, err, err_len, "%s:%" PRIu64
+			return cfu_fail(EINVAL, err, err_len, "%s:%" PRIu64
 				": line too long (more than %d bytes)",
 				r->path, r->line, CFLOW_BL_LINE_MAX);
 		out[n++] = c;
@@ -452,7 +452,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	int ret, e;
 
 	if (r == NULL) {
-		cflow_fail(ENOMEM, err, err_len, "%s: %s", path,
+		cfu_fail(ENOMEM, err, err_len, "%s: %s", path,
 			strerror(ENOMEM));
 		return NULL;
 	}
@@ -467,7 +467,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		if (nw == 0)
 			continue;
 		if (parse_entry(w, nw, &e, why, sizeof(why)) != 0) {
-			cflow_fail(EINVAL, err, err_len, "%s:%" PRIu64 ": %s",
+			cfu_fail(EINVAL, err, err_len, "%s:%" PRIu64 ": %s",
 				path,
 				r->line, why);
 			goto out;
@@ -480,14 +480,14 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	bl = bl_alloc(lines, fp_bits);
 	if (bl == NULL) {
 		e = errno != 0 ? errno : ENOMEM;
-		cflow_fail(e, err, err_len,
+		cfu_fail(e, err, err_len,
 			"%s: a table for %" PRIu64 " entries: %s",
 			path, lines, strerror(e));
 		goto out;
 	}
 	if (lseek(fd, 0, SEEK_SET) != 0) {
 		e = errno;
-		cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
+		cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
 		goto fail;
 	}
 	line_reader_init(r, fd, path);
@@ -504,7 +504,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		ret = cf_add_unique_with_hash(bl->filter, entry_hash(&e), 0,
 				NULL);
 		if (ret == -ENOSPC) {
-			cflow_fail(ENOSPC, err, err_len,
+			cfu_fail(ENOSPC, err, err_len,
 				"%s: table full at %" PRIu64
 				" entries", path, lines);
 			goto fail;
@@ -522,7 +522,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	if (ret < 0)
 		goto fail;
 	if (ret > 0 || added != lines) {
-		cflow_fail(EAGAIN, err, err_len, "%s: changed while being read",
+		cfu_fail(EAGAIN, err, err_len, "%s: changed while being read",
 			path);
 		goto fail;
 	}
@@ -545,7 +545,7 @@ cflow_bl_read(const char *path, unsigned int fp_bits, char *err,
 	struct stat sb;
 	int fd, e;
 
-	fd = cflow_file_open(path, &sb, err, err_len);
+	fd = cfu_file_open(path, &sb, err, err_len);
 	if (fd < 0)
 		return NULL;
 	if ((uint64_t)sb.st_size > CFLOW_BL_TEXT_MAX) {
@@ -711,54 +711,36 @@ header_sum(const struct bl_header *h)
 	return XXH64(h, offsetof(struct bl_header, checksum), 0);
 }
 
-static int
-write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+struct bl_fill {
+	const uint8_t *buf;
+	size_t len;
+};
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+static int
+bl_fill(int fd, void *ctx)
+{
+	const struct bl_fill *f = ctx;
+
+	return cfu_write_all(fd, f->buf, f->len);
 }
 
-/*
- * A temporary file next to @p path, created (O_EXCL: never an existing
- * file, FIFO or link), written, synced and renamed over @p path, so that
- * a reader (a live reload) sees the old file or the new one, whole.
- */
+/* Serialized whole, then written durably (cfu_write_durable): a reader,
+ * a live reload, sees the old file or the new one. */
 int
 cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
 		size_t err_len)
 {
-	static unsigned int seq;
 	size_t size = cf_save_size(bl->filter), total = sizeof(struct bl_header)
 		+ size;
 	struct bl_header h;
-	char tmp[PATH_MAX];
-	struct stat sb;
+	struct bl_fill fill;
 	uint8_t *buf;
 	int64_t n;
-	int fd = -1, ret, e;
+	int ret, e;
 
-	if (stat(path, &sb) == 0) {
-		if (!S_ISREG(sb.st_mode))
-			return cflow_file_not_regular(path, sb.st_mode, err,
-				err_len);
-	} else if (errno != ENOENT) {
-		e = errno;
-		return cflow_fail(e, err, err_len, "%s: %s", path, strerror(e));
-	}
 	buf = malloc(total);
 	if (buf == NULL)
-		return cflow_fail(ENOMEM, err, err_len, "%s: %s", path,
+		return cfu_fail(ENOMEM, err, err_len, "%s: %s", path,
 			strerror(ENOMEM));
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, BL_MAGIC, sizeof(h.magic));
@@ -772,48 +754,13 @@ cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
 	n = cf_save_mem(bl->filter, buf + sizeof(h), size);
 	if (n < 0 || (size_t)n != size) {
 		e = n < 0 ? (int)-n : EIO;
-		ret = cflow_fail(e, err, err_len,
-			"%s: serializing the filter: %s",
-			path, strerror(e));
+		ret = cfu_fail(e, err, err_len,
+			"%s: serializing the filter: %s", path, strerror(e));
 		goto out;
 	}
-	for (int tries = 0; fd < 0; tries++) {
-		unsigned int k = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
-
-		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path,
-				(long)getpid(), k) >= sizeof(tmp)) {
-			ret = cflow_fail(ENAMETOOLONG, err, err_len, "%s: %s",
-				path,
-				strerror(ENAMETOOLONG));
-			goto out;
-		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY |
-			O_CLOEXEC, 0666);
-		if (fd < 0 && (errno != EEXIST || tries == 100)) {
-			e = errno;
-			ret = cflow_fail(e, err, err_len,
-				"%s: a temporary file next "
-				"to it: %s", path, strerror(e));
-			goto out;
-		}
-	}
-	ret = write_all(fd, buf, total);
-	if (ret == 0 && fsync(fd) != 0)
-		ret = -errno;
-	if (close(fd) != 0 && ret == 0)
-		ret = -errno;
-	if (ret == 0 && rename(tmp, path) != 0)
-		ret = -errno;
-	if (ret != 0) {
-		e = -ret;
-		if (unlink(tmp) != 0 && errno != ENOENT)
-			cflow_fail(e, err, err_len,
-				"%s: %s (and %s is left behind: "
-				"%s)", path, strerror(e), tmp, strerror(errno));
-		else
-			cflow_fail(e, err, err_len, "%s: %s", path,
-				strerror(e));
-	}
+	fill.buf = buf;
+	fill.len = total;
+	ret = cfu_write_durable(path, bl_fill, &fill, err, err_len);
 out:
 	free(buf);
 	return ret;
@@ -878,7 +825,7 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 		return NULL;
 	}
 	if ((size_t)sb->st_size < sizeof(h)) {
-		cflow_fail(ENODATA, err, err_len,
+		cfu_fail(ENODATA, err, err_len,
 			"%s: truncated compiled blocklist "
 			"(%zu bytes, the header alone is %zu): the file is "
 			"damaged", path, (size_t)sb->st_size, sizeof(h));
@@ -886,12 +833,12 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 	}
 	n = pread_full(fd, &h, sizeof(h), 0);
 	if (n < 0) {
-		cflow_fail((int)-n, err, err_len, "%s: read error: %s", path,
+		cfu_fail((int)-n, err, err_len, "%s: read error: %s", path,
 			strerror((int)-n));
 		return NULL;
 	}
 	if ((size_t)n != sizeof(h)) {
-		cflow_fail(EAGAIN, err, err_len, "%s: changed while being read",
+		cfu_fail(EAGAIN, err, err_len, "%s: changed while being read",
 			path);
 		return NULL;
 	}
@@ -900,14 +847,14 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 	 * whatever its checksum. Version 0 is no version: damage. */
 	if (h.version > BL_VERSION || (h.version != BL_VERSION &&
 			h.checksum == header_sum(&h))) {
-		cflow_fail(EPROTONOSUPPORT, err, err_len,
+		cfu_fail(EPROTONOSUPPORT, err, err_len,
 			"%s: compiled blocklist "
 			"format version %" PRIu32 ", this build reads %d", path,
 			h.version, BL_VERSION);
 		return NULL;
 	}
 	if (h.checksum != header_sum(&h)) {
-		cflow_fail(EBADMSG, err, err_len,
+		cfu_fail(EBADMSG, err, err_len,
 			"%s: header checksum mismatch: the "
 			"file is damaged", path);
 		return NULL;
@@ -916,25 +863,25 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 	buf = malloc(body != 0 ? body : 1);
 	bl = calloc(1, sizeof(*bl));
 	if (buf == NULL || bl == NULL) {
-		cflow_fail(ENOMEM, err, err_len, "%s: %s", path,
+		cfu_fail(ENOMEM, err, err_len, "%s: %s", path,
 			strerror(ENOMEM));
 		goto fail;
 	}
 	n = pread_full(fd, buf, body, (off_t)sizeof(h));
 	if (n < 0) {
-		cflow_fail((int)-n, err, err_len, "%s: read error: %s", path,
+		cfu_fail((int)-n, err, err_len, "%s: read error: %s", path,
 			strerror((int)-n));
 		goto fail;
 	}
 	if ((size_t)n != body) {
-		cflow_fail(EAGAIN, err, err_len, "%s: changed while being read",
+		cfu_fail(EAGAIN, err, err_len, "%s: changed while being read",
 			path);
 		goto fail;
 	}
 	bl->filter = cf_load_mem(buf, body, NULL, 0);
 	if (bl->filter == NULL) {
 		e = errno;
-		cflow_fail(e, err, err_len, "%s: filter %s", path,
+		cfu_fail(e, err, err_len, "%s: filter %s", path,
 			filter_reason(e, buf, body));
 		goto fail;
 	}
@@ -965,7 +912,7 @@ cflow_bl_load(const char *path, char *err, size_t err_len)
 	ssize_t n;
 	int fd, e;
 
-	fd = cflow_file_open(path, &sb, err, err_len);
+	fd = cfu_file_open(path, &sb, err, err_len);
 	if (fd < 0)
 		return NULL;
 	if ((uint64_t)sb.st_size > max) {
@@ -974,7 +921,7 @@ cflow_bl_load(const char *path, char *err, size_t err_len)
 	}
 	n = pread_full(fd, magic, sizeof(magic), 0);
 	if (n < 0) {
-		cflow_fail((int)-n, err, err_len, "%s: read error: %s", path,
+		cfu_fail((int)-n, err, err_len, "%s: read error: %s", path,
 			strerror((int)-n));
 		goto out;
 	}

@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "cf_internal.h"
+#include "cfutil.h"
 
 #define CF_FILE_MAGIC "CUCKOOF\0"
 #define CF_FILE_VERSION 1
@@ -116,71 +117,59 @@ cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 	return (int64_t)size;
 }
 
+/* Write and checksum. */
 static int
-write_all(int fd, const void *buf, size_t len, XXH64_state_t *st)
+write_sum(int fd, const void *buf, size_t len, XXH64_state_t *st)
 {
-	const uint8_t *p = buf;
-
 	XXH64_update(st, buf, len);
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+	return cfu_write_all(fd, buf, len);
+}
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+struct save_ctx {
+	const struct cf_filter *f;
+	XXH64_state_t *st;
+};
+
+/* The file's bytes, its checksum patched into the header at the end. */
+static int
+save_fill(int fd, void *arg)
+{
+	struct cf_file_stash stash[CF_STASH_SIZE];
+	const struct save_ctx *c = arg;
+	const struct cf_filter *f = c->f;
+	struct cf_file_header h;
+	int ret;
+
+	header_fill(f, &h);
+	stash_fill(f, stash);
+	ret = write_sum(fd, &h, sizeof(h), c->st);
+	if (ret == 0)
+		ret = write_sum(fd, f->table, f->table_bytes, c->st);
+	if (ret == 0 && f->values_bytes != 0)
+		ret = write_sum(fd, f->values, f->values_bytes, c->st);
+	if (ret == 0)
+		ret = write_sum(fd, stash, f->stash_count * sizeof(stash[0]),
+				c->st);
+	h.checksum = XXH64_digest(c->st);
+	if (ret == 0 && pwrite(fd, &h.checksum, sizeof(h.checksum),
+			offsetof(struct cf_file_header, checksum)) !=
+			sizeof(h.checksum))
+		ret = -EIO;
+	return ret;
 }
 
 int
 cf_save_file(const struct cf_filter *f, const char *path)
 {
-	struct cf_file_stash stash[CF_STASH_SIZE];
-	struct cf_file_header h;
-	XXH64_state_t *st;
-	char tmp[4096];
-	int fd, ret;
+	struct save_ctx c = { .f = f };
+	int ret;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	st = XXH64_createState();
-	if (st == NULL)
+	c.st = XXH64_createState();
+	if (c.st == NULL)
 		return -ENOMEM;
-	XXH64_reset(st, 0);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	header_fill(f, &h);
-	stash_fill(f, stash);
-	ret = write_all(fd, &h, sizeof(h), st);
-	if (ret == 0)
-		ret = write_all(fd, f->table, f->table_bytes, st);
-	if (ret == 0 && f->values_bytes != 0)
-		ret = write_all(fd, f->values, f->values_bytes, st);
-	if (ret == 0)
-		ret = write_all(fd, stash, f->stash_count * sizeof(stash[0]),
-				st);
-	h.checksum = XXH64_digest(st);
-	if (ret == 0 && pwrite(fd, &h.checksum, sizeof(h.checksum),
-			offsetof(struct cf_file_header, checksum)) !=
-			sizeof(h.checksum))
-		ret = -EIO;
-	if (ret == 0 && fsync(fd) != 0)
-		ret = -errno;
-	if (close(fd) != 0 && ret == 0)
-		ret = -errno;
-	if (ret == 0 && rename(tmp, path) != 0)
-		ret = -errno;
-	if (ret != 0)
-		unlink(tmp);
-out:
-	XXH64_freeState(st);
+	XXH64_reset(c.st, 0);
+	ret = cfu_write_durable(path, save_fill, &c, NULL, 0);
+	XXH64_freeState(c.st);
 	return ret;
 }
 

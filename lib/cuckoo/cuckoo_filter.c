@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "cf_internal.h"
+#include "cfutil.h"
 
 #define HUGE_ALIGN (2u << 20)
 
@@ -118,22 +119,12 @@ buckets_for(const struct cf_params *p)
 	return buckets;
 }
 
-static uint64_t
-splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 static void
 rng_seed(struct cf_filter *f)
 {
 	uint64_t x = f->params.seed;
 
-	f->rng = splitmix64(&x) | 1;
+	f->rng = cfu_splitmix64(&x) | 1;
 }
 
 /* xorshift64*: the kick walk needs speed, not cryptographic quality. */

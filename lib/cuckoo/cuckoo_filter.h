@@ -496,11 +496,14 @@ size_t cf_save_size(const struct cf_filter *f);
 int64_t cf_save_mem(const struct cf_filter *f, void *buf, size_t len);
 
 /**
- * Write cf_save_mem() output to @p path (through a temporary file that
- * is renamed, so a crash never leaves a partial file).
+ * Write cf_save_mem() output to @p path durably: a new temporary file
+ * next to it (PATH.tmp.PID.N, created exclusively), synced, renamed over
+ * @p path and the directory synced, so that a reader or a crash sees the
+ * old file or the new one, whole.
  *
  * @return
- *   0, or a negative errno from the file system calls.
+ *   0, or a negative errno (errno set): -EISDIR or -EINVAL if @p path
+ *   exists and is not a regular file, else from the file system calls.
  */
 int cf_save_file(const struct cf_filter *f, const char *path);
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cfutil.h"
+
 #define TEST_ASSERT(cond, ...) do { \
 	if (!(cond)) { \
 		fprintf(stdout, "# %s:%d: assertion failed: %s: ", \
@@ -57,15 +59,5 @@ test_run(const struct test_case *cases, int argc, char **argv)
 	return failed != 0;
 }
 
-/* splitmix64: a seeded, reproducible stream of well-mixed 64-bit values. */
-static inline uint64_t
-test_rand(uint64_t *state)
-{
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 #endif /* _TEST_H_ */

@@ -193,7 +193,7 @@ test_oracle(void)
 	snprintf(path, sizeof(path), "%s/oracle.txt", dir);
 	fp = fopen(path, "w");
 	for (int i = 0; i < ENTRIES; i++) {
-		uint64_t r = test_rand(&rng);
+		uint64_t r = cfu_splitmix64(&rng);
 		uint8_t a[16] = { [10] = 0xff, [11] = 0xff };
 		char text[64];
 
@@ -229,7 +229,7 @@ test_oracle(void)
 	loaded = cflow_bl_load(path, err, sizeof(err));
 	TEST_ASSERT(loaded != NULL, "%s", err);
 	for (int n = 0; n < PACKETS; n++) {
-		uint64_t r = test_rand(&rng);
+		uint64_t r = cfu_splitmix64(&rng);
 		uint8_t s[16] = { [10] = 0xff, [11] = 0xff, [12] = 10 };
 		uint8_t d[16] = { [10] = 0xff, [11] = 0xff, [12] = 10 };
 		struct cflow_packet p;
@@ -937,7 +937,7 @@ test_match_addrs_oracle(void)
 		snprintf(path, sizeof(path), "%s/v6.txt", dir);
 		fp = fopen(path, "w");
 		for (int i = 0; i < ENTRIES; i++) {
-			uint64_t r = test_rand(&rng), r2 = test_rand(&rng);
+			uint64_t r = cfu_splitmix64(&rng), r2 = cfu_splitmix64(&rng);
 			char text[64];
 
 			e[i].family = 6;
@@ -953,7 +953,7 @@ test_match_addrs_oracle(void)
 		bl = cflow_bl_read(path, 0, err, sizeof(err));
 		TEST_ASSERT(bl != NULL, "%s", err);
 		for (int n = 0; n < PACKETS; n++) {
-			uint64_t r = test_rand(&rng);
+			uint64_t r = cfu_splitmix64(&rng);
 			uint8_t a[2][16];
 			struct cflow_packet p;
 			int want = 0;
@@ -961,11 +961,11 @@ test_match_addrs_oracle(void)
 			/* Near a random entry: its first r % 129 bits. */
 			for (int side = 0; side < 2; side++) {
 				const struct oracle_entry *near =
-					&e[test_rand(&rng) % ENTRIES];
-				unsigned int keep = test_rand(&rng) % 129;
+					&e[cfu_splitmix64(&rng) % ENTRIES];
+				unsigned int keep = cfu_splitmix64(&rng) % 129;
 
 				for (int byte = 0; byte < 16; byte++) {
-					uint8_t rnd = (uint8_t)test_rand(&rng);
+					uint8_t rnd = (uint8_t)cfu_splitmix64(&rng);
 					unsigned int k = keep > byte * 8u ?
 						keep - byte * 8u : 0;
 					uint8_t mask = k >= 8 ? 0xff :

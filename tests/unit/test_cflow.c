@@ -1000,14 +1000,14 @@ model_run(unsigned int fp_bits, unsigned int value_bits, uint64_t seed,
 		enum cflow_parse_status status[CF_BULK_MAX];
 
 		/* Mostly forward; now and then a capture restarts. */
-		if (test_rand(&rng) % 1000 == 0)
+		if (cfu_splitmix64(&rng) % 1000 == 0)
 			at -= 20 * S;
-		else if (value_bits == 16 && test_rand(&rng) % 400 == 0)
-			at += (test_rand(&rng) & 1 ? 600 : 2200) * S;
+		else if (value_bits == 16 && cfu_splitmix64(&rng) % 400 == 0)
+			at += (cfu_splitmix64(&rng) & 1 ? 600 : 2200) * S;
 		else
-			at += (test_rand(&rng) % 3) * S;
+			at += (cfu_splitmix64(&rng) % 3) * S;
 		for (int k = 0; k < CF_BULK_MAX; k++) {
-			uint32_t f = (uint32_t)(test_rand(&rng) % FLOWS);
+			uint32_t f = (uint32_t)(cfu_splitmix64(&rng) % FLOWS);
 			static const uint8_t protos[] = { 6, 6, 17, 1, 47 };
 
 			/* One packet in 8 goes to one of 32 hot TCP flows,
@@ -1018,10 +1018,10 @@ model_run(unsigned int fp_bits, unsigned int value_bits, uint64_t seed,
 				.src = (uint8_t)f, .dst = (uint8_t)(f >> 8),
 				.sport = (uint16_t)(1024 + f), .dport = 80,
 				.proto = protos[f % 5],
-				.flags = flag_set[test_rand(&rng) % 7] };
+				.flags = flag_set[cfu_splitmix64(&rng) % 7] };
 			struct cflow_packet *pkt = &pkts[k];
 
-			if (test_rand(&rng) & 1) { /* reply direction */
+			if (cfu_splitmix64(&rng) & 1) { /* reply direction */
 				s.src = (uint8_t)(f >> 8);
 				s.dst = (uint8_t)f;
 				s.sport = 80;
@@ -1587,12 +1587,12 @@ test_track_burst_equals_single(void)
 
 			at += S / 10;
 			for (int k = 0; k < CF_BULK_MAX; k++) {
-				uint32_t f = (uint32_t)(test_rand(&rng) % 60);
+				uint32_t f = (uint32_t)(cfu_splitmix64(&rng) % 60);
 				struct spec sp = { .family = 4,
 					.src = (uint8_t)f, .dst = 200,
 					.sport = 1000, .dport = 80,
 					.proto = f % 4 ? 6 : 17,
-					.flags = flag_set[test_rand(&rng) % 5] };
+					.flags = flag_set[cfu_splitmix64(&rng) % 5] };
 
 				in[k] = (struct cflow_input){ .data = bufs[k],
 					.time_ns = at + (uint64_t)k };
@@ -1857,16 +1857,16 @@ test_track_flow_time_merged_streams(void)
 
 		/* Time order: about 10 s between a flow's packets. */
 		for (uint32_t k = 0; k < MS_PACKETS; k++) {
-			uint32_t f = (uint32_t)(test_rand(&rng) % MS_FLOWS);
+			uint32_t f = (uint32_t)(cfu_splitmix64(&rng) % MS_FLOWS);
 			struct spec s = { .family = 4, .src = (uint8_t)f,
 				.dst = (uint8_t)(f >> 8),
 				.sport = (uint16_t)(1024 + f), .dport = 80,
 				.proto = protos[f % 5],
-				.flags = flag_set[test_rand(&rng) % 7] };
+				.flags = flag_set[cfu_splitmix64(&rng) % 7] };
 			struct cflow_packet pk;
 			uint8_t buf[256];
 
-			at += test_rand(&rng) % (10 * S / 1000);
+			at += cfu_splitmix64(&rng) % (10 * S / 1000);
 			r.pkt[k] = (struct stamped){ at, s };
 			/* By the canonical key's hash, as the application
 			 * picks a flow's worker (ICMP flows f and f' can be
@@ -1880,10 +1880,10 @@ test_track_flow_time_merged_streams(void)
 			/* Each stream's arrival: its time plus a lag that
 			 * jumps now and then, mostly near 0 or max_lag,
 			 * never before its last. */
-			if (test_rand(&rng) % 200 == 0)
-				lag[r.stream[k]] = test_rand(&rng) & 1 ?
-					max_lag - test_rand(&rng) % S :
-					test_rand(&rng) % S;
+			if (cfu_splitmix64(&rng) % 200 == 0)
+				lag[r.stream[k]] = cfu_splitmix64(&rng) & 1 ?
+					max_lag - cfu_splitmix64(&rng) % S :
+					cfu_splitmix64(&rng) % S;
 			arrival[k] = at + lag[r.stream[k]];
 			if (arrival[k] < prev[r.stream[k]])
 				arrival[k] = prev[r.stream[k]];

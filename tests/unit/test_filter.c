@@ -306,13 +306,13 @@ model_run(const struct variant *v, uint64_t seed)
 	if (f == NULL || m.hash == NULL || m.count == NULL)
 		goto out;
 	for (int op = 0; op < OPS; op++) {
-		uint32_t r = (uint32_t)test_rand(&rng) % 100;
-		uint32_t k = m.n ? (uint32_t)(test_rand(&rng) % m.n) : 0;
+		uint32_t r = (uint32_t)cfu_splitmix64(&rng) % 100;
+		uint32_t k = m.n ? (uint32_t)(cfu_splitmix64(&rng) % m.n) : 0;
 
 		if (r < 55 || m.n == 0) {
 			/* A new item, or one more copy of a known one. */
 			bool copy = r < 10 && m.n != 0;
-			uint64_t h = copy ? m.hash[k] : test_rand(&rng);
+			uint64_t h = copy ? m.hash[k] : cfu_splitmix64(&rng);
 			int rc = cf_add_with_hash(f, h, 0, NULL);
 
 			if (rc == 0) {
@@ -401,7 +401,7 @@ test_overfill_keeps_items(void)
 
 		TEST_ASSERT(f != NULL && h != NULL, "alloc");
 		for (int a = 0; a < 8192; a++) {
-			uint64_t x = test_rand(&rng);
+			uint64_t x = cfu_splitmix64(&rng);
 
 			if (cf_add_with_hash(f, x, 0, NULL) == 0)
 				h[n++] = x;
@@ -440,7 +440,7 @@ first_failure_load(const struct variant *v, uint64_t seed)
 	for (;;) {
 		uint32_t pos;
 
-		if (cf_add_with_hash(f, test_rand(&rng), 0, &pos) != 0 ||
+		if (cf_add_with_hash(f, cfu_splitmix64(&rng), 0, &pos) != 0 ||
 				pos >= st.slots)
 			break;
 		items++;
@@ -484,14 +484,14 @@ fpr_check(unsigned int fp_bits, uint64_t queries)
 	TEST_ASSERT(f != NULL, "create");
 	cf_stats(f, &st);
 	while (st.items < 0.95 * st.slots) {
-		TEST_ASSERT_EQ(cf_add_with_hash(f, test_rand(&rng), 0, NULL),
+		TEST_ASSERT_EQ(cf_add_with_hash(f, cfu_splitmix64(&rng), 0, NULL),
 			0, "full before 95%% at %lu items",
 			(unsigned long)st.items);
 		st.items++;
 	}
 	cf_stats(f, &st);
 	for (uint64_t q = 0; q < queries; q++)
-		fp += cf_lookup_with_hash(f, test_rand(&qrng), NULL);
+		fp += cf_lookup_with_hash(f, cfu_splitmix64(&qrng), NULL);
 	expected = 2.0 * 4 * st.load_factor / pow(2, fp_bits);
 	measured = (double)fp / (double)queries;
 	printf("# f=%u load %.4f: FPR %.6f%%, 2b*a/2^f %.6f%% (ratio %.3f)\n",
@@ -539,7 +539,7 @@ semisort_vs_plain(unsigned int fp_bits)
 	TEST_ASSERT(p != NULL && s != NULL && h != NULL, "create");
 	/* Fill past the first failure, then delete a third. */
 	for (int a = 0; a < 20000; a++) {
-		uint64_t x = test_rand(&rng);
+		uint64_t x = cfu_splitmix64(&rng);
 		int rp = cf_add_with_hash(p, x, 0, NULL);
 
 		TEST_ASSERT_EQ(cf_add_with_hash(s, x, 0, NULL), rp,
@@ -556,7 +556,7 @@ semisort_vs_plain(unsigned int fp_bits)
 			cf_count_with_hash(s, h[k]), "count %lu",
 			(unsigned long)k);
 	for (int q = 0; q < 1000000; q++) {
-		uint64_t x = test_rand(&qrng);
+		uint64_t x = cfu_splitmix64(&qrng);
 
 		TEST_ASSERT_EQ(cf_lookup_with_hash(p, x, NULL),
 			cf_lookup_with_hash(s, x, NULL), "query %d", q);
@@ -633,7 +633,7 @@ full_filter(const struct variant *v, uint64_t *h, uint64_t *n)
 
 	*n = 0;
 	for (int a = 0; f != NULL && a < 4096; a++) {
-		uint64_t x = test_rand(&rng);
+		uint64_t x = cfu_splitmix64(&rng);
 
 		if (cf_add_with_hash(f, x, *n + 1, NULL) == 0)
 			h[(*n)++] = x;
@@ -659,9 +659,9 @@ test_bulk_lookup_equals_scalar(void)
 			int hits;
 
 			for (unsigned int k = 0; k < size; k++)
-				q[k] = test_rand(&rng) & 1 ?
-					h[test_rand(&rng) % n] :
-					test_rand(&rng);
+				q[k] = cfu_splitmix64(&rng) & 1 ?
+					h[cfu_splitmix64(&rng) % n] :
+					cfu_splitmix64(&rng);
 			hits = cf_lookup_bulk(f, q, size, &mask, pos);
 			TEST_ASSERT_EQ(hits, __builtin_popcountll(mask),
 				"hit count");
@@ -724,7 +724,7 @@ test_bulk_add_delete_equal_scalar(void)
 			int added;
 
 			for (unsigned int k = 0; k < n; k++) {
-				h[k] = test_rand(&rng);
+				h[k] = cfu_splitmix64(&rng);
 				vals[k] = round * 64 + k;
 			}
 			added = cf_add_bulk(a, h, vals, n, &mask);
@@ -783,7 +783,7 @@ test_values_and_positions(void)
 		TEST_ASSERT(f != NULL, "create");
 		cf_stats(f, &st);
 		for (int k = 0; k < 400; k++) {
-			h[k] = test_rand(&rng);
+			h[k] = cfu_splitmix64(&rng);
 			TEST_ASSERT_EQ(cf_add_with_hash(f, h[k], 1000 + k,
 				&pos), 0, "add");
 			TEST_ASSERT_EQ(cf_value_get(f, pos, &v), 0, "get");
@@ -875,7 +875,7 @@ test_scan_incremental(void)
 		TEST_ASSERT(f != NULL, "create");
 		/* Past the first failure, so the stash is scanned too. */
 		for (int a = 0; a < 4096; a++) {
-			uint64_t x = test_rand(&rng);
+			uint64_t x = cfu_splitmix64(&rng);
 
 			if (cf_add_with_hash(f, x, (uint64_t)a % 1000,
 					NULL) == 0)
@@ -983,7 +983,7 @@ test_clear(void)
 	struct cf_stats st;
 
 	for (int k = 0; k < 900; k++) {
-		h[k] = test_rand(&rng);
+		h[k] = cfu_splitmix64(&rng);
 		TEST_ASSERT_EQ(cf_add_with_hash(f, h[k], 0, NULL), 0, "add");
 	}
 	cf_stats(f, &st);
@@ -1022,7 +1022,7 @@ test_relocations(void)
 		TEST_ASSERT(f != NULL, "create");
 		r = cf_relocations(f);
 		for (int a = 0; a < 4200; a++) {
-			uint64_t x = test_rand(&rng);
+			uint64_t x = cfu_splitmix64(&rng);
 
 			/* Now and then delete the oldest item instead. */
 			if (a % 5 == 4 && n > 0) {
@@ -1270,7 +1270,7 @@ test_flood_full_table(void)
 		TEST_ASSERT(f != NULL && h != NULL, "alloc");
 		/* Fill until it turns items away with its stash full. */
 		for (int a = 0; a < 40000; a++) {
-			uint64_t x = test_rand(&rng);
+			uint64_t x = cfu_splitmix64(&rng);
 
 			if (cf_add_with_hash(f, x, 1, NULL) == 0)
 				h[n++] = x;
@@ -1292,7 +1292,7 @@ test_flood_full_table(void)
 		reloc = cf_relocations(f);
 		failed = st.adds_failed;
 		for (int a = 0; a < FLOOD; a++) {
-			uint64_t x = test_rand(&rng);
+			uint64_t x = cfu_splitmix64(&rng);
 
 			if (cf_add_with_hash(f, x, 2, NULL) == 0)
 				h[n++] = x;
@@ -1327,7 +1327,7 @@ test_flood_full_table(void)
 		 * the stash if a stash item took the slot). No walk. */
 		steps = kick_steps(f);
 		for (int a = 0; a < FLOOD; a++) {
-			uint64_t k = test_rand(&rng) % n, b, x;
+			uint64_t k = cfu_splitmix64(&rng) % n, b, x;
 			uint32_t pos;
 
 			TEST_ASSERT(cf_lookup_with_hash(f, h[k], &pos), "find");
@@ -1335,7 +1335,7 @@ test_flood_full_table(void)
 			/* The high half that indexes bucket b. */
 			b = fv[i].exact_size ? ((b << 32) + st.buckets - 1) /
 				st.buckets : b;
-			x = b << 32 | (test_rand(&rng) & UINT32_MAX);
+			x = b << 32 | (cfu_splitmix64(&rng) & UINT32_MAX);
 			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0,
 				"delete");
 			h[k] = h[--n];
@@ -1355,7 +1355,7 @@ test_flood_full_table(void)
 		limit = fail_items - (fail_items / 16 < 500 ? fail_items / 16 :
 			500);
 		for (;;) {
-			uint64_t k = test_rand(&rng) % n, prev;
+			uint64_t k = cfu_splitmix64(&rng) % n, prev;
 
 			prev = st.items - st.stash_used;
 			TEST_ASSERT_EQ(cf_delete_with_hash(f, h[k]), 0,
@@ -1378,7 +1378,7 @@ test_flood_full_table(void)
 		steps = st.kicks_total;
 		failed = st.kicks_failed;
 		while (st.kicks_failed == failed) {
-			uint64_t x = test_rand(&rng);
+			uint64_t x = cfu_splitmix64(&rng);
 
 			TEST_ASSERT(n < 40000, "never failed");
 			if (cf_add_with_hash(f, x, 4, NULL) == 0)
@@ -1415,9 +1415,9 @@ test_bucket_entries(void)
 		f = make(&v, 2000, 3);
 		TEST_ASSERT(f != NULL, "create");
 		for (int a = 0; a < 1900; a++)
-			cf_add_with_hash(f, test_rand(&rng), (uint64_t)a, NULL);
+			cf_add_with_hash(f, cfu_splitmix64(&rng), (uint64_t)a, NULL);
 		for (int q = 0; q < 2000; q++) {
-			uint64_t h = test_rand(&rng), values[16], x;
+			uint64_t h = cfu_splitmix64(&rng), values[16], x;
 			uint32_t pos[16], pos2[16];
 			unsigned int n = cf_bucket_entries(f, h, pos, values);
 
@@ -1466,7 +1466,7 @@ test_capacity_reached(void)
 				TEST_ASSERT(!st.saturated, "variant %u seed "
 					"%lu: limit before the first -ENOSPC",
 					i, (unsigned long)seed);
-				if (cf_add_with_hash(f, test_rand(&rng), 0,
+				if (cf_add_with_hash(f, cfu_splitmix64(&rng), 0,
 						NULL) != 0)
 					break;
 				n++;
@@ -1485,7 +1485,7 @@ test_capacity_reached(void)
 			rng = seed * 1000 + i;
 			for (uint64_t a = 0; a < n; a++)
 				TEST_ASSERT(cf_lookup_with_hash(f,
-					test_rand(&rng), NULL), "lost");
+					cfu_splitmix64(&rng), NULL), "lost");
 			cf_free(f);
 		}
 	return 0;

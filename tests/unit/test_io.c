@@ -50,7 +50,7 @@ filled(const struct cf_params *p, uint64_t *h, uint64_t *n)
 	f = cf_create(&q);
 	*n = 0;
 	for (int a = 0; f != NULL && a < 4200; a++) {
-		uint64_t x = test_rand(&rng);
+		uint64_t x = cfu_splitmix64(&rng);
 
 		if (cf_add_with_hash(f, x, (uint64_t)a, NULL) == 0)
 			h[(*n)++] = x;
@@ -131,7 +131,7 @@ test_round_trip_mem(void)
 			TEST_ASSERT(cf_lookup_with_hash(g, h[k], NULL),
 				"item %lu lost", (unsigned long)k);
 		for (int q = 0; q < 100000; q++) {
-			uint64_t x = test_rand(&rng);
+			uint64_t x = cfu_splitmix64(&rng);
 
 			TEST_ASSERT_EQ(cf_lookup_with_hash(f, x, NULL),
 				cf_lookup_with_hash(g, x, NULL), "answers");
@@ -245,7 +245,7 @@ test_reject_bit_flips(void)
 
 		/* Every header bit, then random payload bits. */
 		for (size_t bit = 0; bit < size * 8; bit = bit < HEADER_SIZE *
-				8 ? bit + 1 : bit + 1 + test_rand(&rng) % 997) {
+				8 ? bit + 1 : bit + 1 + cfu_splitmix64(&rng) % 997) {
 			struct cf_filter *g;
 
 			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));

@@ -9,7 +9,7 @@
  *
  * Build and run from the top of the tree, after ninja -C build:
  *
- *   cc -std=gnu11 -O2 -Ilib/cuckoo -Ilib/cflow \
+ *   cc -std=gnu11 -O2 -Ilib/cfutil -Ilib/cuckoo -Ilib/cflow \
  *       tests/unit/data/make_golden.c build/lib/cflow/libcflow.a \
  *       build/lib/cuckoo/libcuckoo.a -lxxhash -lm -lpthread \
  *       -o /tmp/make_golden
@@ -30,22 +30,13 @@
 
 #include "blocklist.h"
 #include "cuckoo_filter.h"
+#include "cfutil.h"
 
 #define HEADER_SIZE 96
 /* Hashes never added to any file, and how many are asked. */
 #define NONMEMBER_SEED UINT64_C(0x6e6f6e6d656d6265)
 #define NONMEMBER_QUERIES 100000
 
-/* splitmix64, the item hashes of each filter file. */
-static uint64_t
-stream(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 /* The value stored with an item (truncated to value_bits by the filter). */
 static uint64_t
@@ -106,7 +97,7 @@ make_filter(const char *dir, const struct golden_filter *g)
 	if (f == NULL)
 		return -1;
 	for (;;) {
-		uint64_t h = stream(&x);
+		uint64_t h = cfu_splitmix64(&x);
 
 		if (cf_add_with_hash(f, h, value_of(h), NULL) != 0) {
 			fprintf(stderr, "%s: add %u failed\n", g->name, n);
@@ -119,11 +110,11 @@ make_filter(const char *dir, const struct golden_filter *g)
 	}
 	x = g->stream_seed;
 	for (unsigned int k = 0; k < n; k++)
-		unique += cf_count_with_hash(f, stream(&x)) == 1;
+		unique += cf_count_with_hash(f, cfu_splitmix64(&x)) == 1;
 	/* Queries never added: the false positives, exactly. */
 	x = NONMEMBER_SEED;
 	for (unsigned int k = 0; k < NONMEMBER_QUERIES; k++)
-		hits += cf_lookup_with_hash(f, stream(&x), NULL);
+		hits += cf_lookup_with_hash(f, cfu_splitmix64(&x), NULL);
 	size = cf_save_size(f);
 	buf = malloc(size);
 	if (buf == NULL || cf_save_mem(f, buf, size) != (int64_t)size ||

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* User files: regular only, opened non-blocking, sizes bounded; durable
+ * writes. See cfutil.h. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfutil.h"
+
+int
+cfu_fail(int e, char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && len != 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	errno = e;
+	return -e;
+}
+
+const char *
+cfu_file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "of an unknown type";
+}
+
+int
+cfu_file_not_regular(const char *path, mode_t mode, char *err, size_t len)
+{
+	return cfu_fail(S_ISDIR(mode) ? EISDIR : EINVAL, err, len,
+		"%s: is %s, not a regular file", path, cfu_file_kind(mode));
+}
+
+int
+cfu_file_open(const char *path, struct stat *sb, char *err,
+		size_t err_len)
+{
+	int fd, flags, e;
+
+	if (stat(path, sb) != 0) {
+		e = errno;
+		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(sb->st_mode))
+		return cfu_file_not_regular(path, sb->st_mode, err, err_len);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	if (fstat(fd, sb) != 0) {
+		e = errno;
+		close(fd);
+		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(sb->st_mode)) {
+		close(fd);
+		return cfu_file_not_regular(path, sb->st_mode, err, err_len);
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+		e = errno;
+		close(fd);
+		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	return fd;
+}
+
+char *
+cfu_file_read(const char *path, size_t max, size_t *len, char *err,
+		size_t err_len)
+{
+	struct stat sb;
+	char *buf;
+	size_t n = 0;
+	int fd = cfu_file_open(path, &sb, err, err_len), e;
+
+	if (fd < 0)
+		return NULL;
+	if ((uint64_t)sb.st_size > max) {
+		close(fd);
+		cfu_fail(EFBIG, err, err_len,
+			"%s: %" PRIu64 " bytes, larger than "
+			"the limit of %zu bytes (%.2f MiB)", path,
+			(uint64_t)sb.st_size, max, (double)max / (1 << 20));
+		return NULL;
+	}
+	buf = malloc(max + 2);
+	if (buf == NULL) {
+		close(fd);
+		cfu_fail(ENOMEM, err, err_len, "%s: %s", path,
+			strerror(ENOMEM));
+		return NULL;
+	}
+	/* One byte more than the limit: a file growing past it is seen. */
+	while (n <= max) {
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = errno;
+			close(fd);
+			free(buf);
+			cfu_fail(e, err, err_len, "%s: %s", path,
+				strerror(e));
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > max) {
+		free(buf);
+		cfu_fail(EFBIG, err, err_len,
+			"%s: grew past the limit of %zu "
+			"bytes (%.2f MiB) while read", path, max,
+			(double)max / (1 << 20));
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+int
+cfu_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* fsync() the directory holding @p path, so that a rename survives a
+ * crash; 0 or -errno. */
+static int
+sync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+	int fd, ret = 0;
+
+	if (slash == NULL) {
+		strcpy(dir, ".");
+	} else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Some file systems cannot sync a directory; that is no failure. */
+	if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int
+cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx, char *err,
+		size_t err_len)
+{
+	static unsigned int seq;
+	char tmp[PATH_MAX];
+	struct stat sb;
+	int fd = -1, ret, e;
+
+	if (stat(path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode))
+			return cfu_file_not_regular(path, sb.st_mode, err,
+				err_len);
+	} else if (errno != ENOENT) {
+		e = errno;
+		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	for (int tries = 0; fd < 0; tries++) {
+		unsigned int k = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
+
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path,
+				(long)getpid(), k) >= sizeof(tmp))
+			return cfu_fail(ENAMETOOLONG, err, err_len, "%s: %s",
+				path, strerror(ENAMETOOLONG));
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY |
+			O_CLOEXEC, 0666);
+		if (fd < 0 && (errno != EEXIST || tries == 100)) {
+			e = errno;
+			return cfu_fail(e, err, err_len,
+				"%s: a temporary file next to it: %s", path,
+				strerror(e));
+		}
+	}
+	ret = fill(fd, ctx);
+	if (ret == 0 && fsync(fd) != 0)
+		ret = -errno;
+	if (close(fd) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && rename(tmp, path) != 0)
+		ret = -errno;
+	if (ret != 0) {
+		e = -ret;
+		if (unlink(tmp) != 0 && errno != ENOENT)
+			return cfu_fail(e, err, err_len,
+				"%s: %s (and %s is left behind: %s)", path,
+				strerror(e), tmp, strerror(errno));
+		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
+	}
+	ret = sync_dir(path);
+	if (ret != 0)
+		return cfu_fail(-ret, err, err_len,
+			"%s: written, but its directory not synced: %s", path,
+			strerror(-ret));
+	return 0;
+}

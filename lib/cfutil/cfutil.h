@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _CFUTIL_H_
+#define _CFUTIL_H_
+
+/**
+ * @file
+ * The project's shared plumbing, linked into lib/cuckoo, lib/cflow,
+ * lib/blocklist and the programs; not installed.
+ *
+ * - The error convention (libbpf's): a function returns a negative errno
+ *   and sets errno; a constructor returns NULL with errno set; the
+ *   human-readable detail goes only to an optional caller buffer.
+ * - User files read without trusting their path: only regular files,
+ *   never a blocking open, a size limit checked before any read.
+ * - Durable writes: a temporary file next to the target, filled, synced,
+ *   renamed over it and the directory synced, so that a reader (a live
+ *   reload, a restart) sees the old file or the new one, whole.
+ * - splitmix64, the one generator of reproducible 64-bit streams.
+ *
+ * File errors: -errno (EISDIR for a directory, EINVAL for another
+ * non-regular file, EFBIG over a limit, or the system's), errno set, and
+ * "PATH: reason" in @p err.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+/**
+ * Format @p fmt into @p err (if not NULL and @p len > 0), set errno to
+ * @p e and return -e: callers fail in one line.
+ */
+int cfu_fail(int e, char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/** "a directory", "a FIFO", "a character device", ... for @p mode. */
+const char *cfu_file_kind(mode_t mode);
+
+/** Refuse @p path, of @p mode, for not being a regular file: -EISDIR for
+ *  a directory, else -EINVAL, naming what it is. */
+int cfu_file_not_regular(const char *path, mode_t mode, char *err,
+		size_t len);
+
+/**
+ * Open @p path for reading: stat()ed first (a device is not even
+ * opened), opened with O_NONBLOCK, fstat()ed again, then made blocking
+ * once known to be a regular file.
+ *
+ * @return
+ *   The descriptor, with @p sb filled, or -errno.
+ */
+int cfu_file_open(const char *path, struct stat *sb, char *err,
+		size_t err_len);
+
+/**
+ * The whole of @p path, at most @p max bytes (a file growing past the
+ * limit while read is seen), NUL-terminated, in a malloc()ed buffer.
+ *
+ * @return
+ *   The buffer, its length in @p len; or NULL with errno set.
+ */
+char *cfu_file_read(const char *path, size_t max, size_t *len, char *err,
+		size_t err_len);
+
+/** write() all of @p buf, across short writes and EINTR: 0 or -errno. */
+int cfu_write_all(int fd, const void *buf, size_t len);
+
+/**
+ * Fills a file being written durably: 0 or -errno. @p fd is open for
+ * writing at offset 0; pwrite() may go back.
+ */
+typedef int (*cfu_fill_fn)(int fd, void *ctx);
+
+/**
+ * Write @p path durably: a new temporary file next to it (O_EXCL: never
+ * an existing file, FIFO or link), filled by @p fill, fsync()ed, renamed
+ * over @p path, then the directory fsync()ed. On failure @p path is
+ * untouched and the temporary file removed. An existing @p path that is
+ * not a regular file is refused.
+ *
+ * @return
+ *   0, or -errno with the reason in @p err.
+ */
+int cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx,
+		char *err, size_t err_len);
+
+/** splitmix64 (Steele, Lea, Flood 2014): the next value of the stream
+ *  whose state is @p x. */
+static inline uint64_t
+cfu_splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+#endif /* _CFUTIL_H_ */
