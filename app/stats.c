@@ -173,7 +173,7 @@ json_counters(FILE *f, const struct lcore_counters *c)
 }
 
 static void
-json_filter(FILE *f, const struct app_worker *w)
+json_table(FILE *f, const struct app_worker *w)
 {
 	struct cf_stats st;
 
@@ -216,10 +216,10 @@ app_stats_write_json(const char *path)
 		json_counters(f, &c);
 		fprintf(f, "}");
 	}
-	fprintf(f, "],\n \"filter\": {");
+	fprintf(f, "],\n \"table\": {");
 	for (unsigned int i = 0; i < nb_workers; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		json_filter(f, &workers[i]);
+		json_table(f, &workers[i]);
 	}
 	fprintf(f, "}}\n");
 	return fclose(f) == 0 ? 0 : -1;
@@ -289,7 +289,7 @@ tel_lcore(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_filter(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_table(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	if (params != NULL && params[0] != '\0')
@@ -355,7 +355,7 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 			"Counters summed over all lcores. Takes no parameters" },
 		{ "/cuckooflow/lcore", tel_lcore,
 			"Counters of one worker lcore. Parameters: int lcore_id" },
-		{ "/cuckooflow/filter", tel_filter,
+		{ "/cuckooflow/table", tel_table,
 			"Flow table per lcore: capacity, load, bytes, bits per "
 			"flow, FPR, stash. Takes no parameters" },
 		{ "/cuckooflow/config", tel_config,

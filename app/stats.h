@@ -26,7 +26,7 @@ void app_stats_print(FILE *out);
  * rx_errors, summed over the ports. */
 uint64_t app_stats_rx_lost(void);
 
-/* {"total": {...}, "lcores": [{...}], "filter": {"lcore_N": {...}}};
+/* {"total": {...}, "lcores": [{...}], "table": {"lcore_N": {...}}};
  * 0, or -1 with errno set. */
 int app_stats_write_json(const char *path);
 

@@ -2,7 +2,7 @@
 """Serve cuckooflow's counters to Prometheus.
 
 Reads DPDK telemetry (/cuckooflow/stats, /cuckooflow/lcore,<id> and
-/cuckooflow/filter) on every scrape, and serves them as Prometheus text on
+/cuckooflow/table) on every scrape, and serves them as Prometheus text on
 http://ADDRESS:PORT/metrics. The address defaults to 127.0.0.1.
 
 usage: cuckooflow_exporter.py [--file-prefix PREFIX] [--port 9109]
@@ -52,10 +52,10 @@ class Collector:
     def collect(self):
         try:
             total = self.tel.query("/cuckooflow/stats")
-            filt = self.tel.query("/cuckooflow/filter") or {}
+            table = self.tel.query("/cuckooflow/table") or {}
         except (OSError, ValueError):
             return  # cuckooflow not running: no samples
-        lcores = sorted(int(k.split("_")[1]) for k in filt)
+        lcores = sorted(int(k.split("_")[1]) for k in table)
         per = {lc: self.tel.query("/cuckooflow/lcore,%d" % lc) or {}
                for lc in lcores}
         for name in sorted(total or {}):
@@ -69,10 +69,10 @@ class Collector:
                     m.add_metric([str(lc)], per[lc][name])
             yield m
         for key in ("items", "slots", "bytes", "load_ppm", "stash"):
-            g = GaugeMetricFamily("cuckooflow_filter_" + key,
+            g = GaugeMetricFamily("cuckooflow_table_" + key,
                                   "flow table " + key, labels=["lcore"])
             for lc in lcores:
-                g.add_metric([str(lc)], filt["lcore_%d" % lc].get(key, 0))
+                g.add_metric([str(lc)], table["lcore_%d" % lc].get(key, 0))
             yield g
 
 

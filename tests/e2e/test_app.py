@@ -115,7 +115,7 @@ def test_truth():
         g, lost = got["total"], want["flows_new"] - got["total"]["flows_new"]
         case("truth %s fp12 within the FPR bound" % name,
              not differences(g, want, exact=False) and 0 <= lost <= 3 and
-             "lcore_1" in got["filter"], "lost %d, %s" % (
+             "lcore_1" in got["table"], "lost %d, %s" % (
                  lost, differences(g, want, exact=False)))
     # The compact table: 16-bit state, exact size (not a power of two).
     with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
@@ -125,8 +125,8 @@ def test_truth():
         got = counters(os.path.join(PCAPS, "mixed.pcap"), 32, extra=[
             "--age-bits", "16", "--exact-size", "--flows", "50000"])
         diff = differences(got["total"], want)
-        case(name, not diff and got["filter"]["lcore_1"]["slots"] ==
-             13021 * 4, "%s %s" % (diff, got["filter"]["lcore_1"]))
+        case(name, not diff and got["table"]["lcore_1"]["slots"] ==
+             13021 * 4, "%s %s" % (diff, got["table"]["lcore_1"]))
     except RuntimeError as e:
         case(name, False, str(e))
 
@@ -1263,7 +1263,7 @@ def test_blocklist_unparsed():
 
 
 def test_shutdown_under_telemetry():
-    """SIGINT while 6 clients poll /cuckooflow/filter, /stats and
+    """SIGINT while 6 clients poll /cuckooflow/table, /stats and
     /blocklist and one reloads the list, 50 times: every run exits 0,
     no crash, no sanitizer report (the handlers used to read freed
     trackers and RCU state)."""
@@ -1284,7 +1284,7 @@ def test_shutdown_under_telemetry():
              "--", "--blocklist", lst], stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         stop = threading.Event()
-        cmds = ["/cuckooflow/filter", "/cuckooflow/stats",
+        cmds = ["/cuckooflow/table", "/cuckooflow/stats",
                 "/cuckooflow/blocklist"] * 2 + [
                     "/cuckooflow/blocklist/reload," + lst]
 

@@ -65,7 +65,7 @@ def capacity(path):
     """The flow table capacity a run's stats JSON reports, or None."""
     try:
         with open(path) as f:
-            return json.load(f)["filter"]["lcore_1"]["capacity"]
+            return json.load(f)["table"]["lcore_1"]["capacity"]
     except (OSError, ValueError, KeyError):
         return None
 
