@@ -1,0 +1,560 @@
+"""An independent model of cuckooflow's inline flow filter (issue 14:
+firewall mode, admission control, first-N mirroring), for the tests.
+
+Plain Python on the frames' bytes: no lib/cuckoo, no app code. Exact
+tables: a dict keyed by the canonical 5-tuple (the lower (address, port)
+endpoint first, addresses as 16 bytes, IPv4-mapped), so the model never
+has a false positive, and any difference from the app is the app's
+(or the spec's) to explain.
+
+What it models (notes/fw_spec.md):
+- port roles: "none" (not firewall mode), "inside", "outside"; an outside
+  packet that does not match the allow list may only find a flow
+  (no_create);
+- creation checks for an untracked packet, in order: FIN/RST (no_create:
+  unsolicited, else orphan_close), no_create (unsolicited), tcp_strict
+  (not SYN-only: not_syn), the token bucket (new_flow_limited), insert
+  (never fails here: the tables are exact and unbounded);
+- idle timeouts per class, judged at each packet's time: a flow idle
+  longer than its timeout is expired when its next packet comes, and
+  that packet is a new flow's (subject to the creation checks);
+- TCP FIN/RST closes a flow once (closed); the closed flow lingers
+  `linger` s after its last packet, every packet of it is seen and
+  restarts the linger; a SYN without ACK on it is a new flow (reused and
+  new; from an outside port without the allow list it stays a packet of
+  the closed flow: seen);
+- the admission token bucket (per worker; tokens start at burst and
+  refill at rate per second by packet time; one token per flow created,
+  new or reused);
+- the per-flow packet ordinal (both directions, 1 = the creating
+  packet, saturating at 2^count_bits - 1; 0 untracked): mirrored when
+  1 <= ordinal <= N;
+- the action table role x verdict -> forward or drop(reason).
+
+The app expires a flow no earlier than its timeout and no later than
+timeout + max(1 s, timeout / 8) (the sweep), and time is kept in 16.8 ms
+ticks: a gap in [timeout - 50 ms, timeout + max(1 s, timeout/8) + 1 s]
+(widened by `slack_ns` on both sides, for live runs whose packet times are
+only known to within a phase) has no single answer, and the model raises
+Ambiguous rather than pick one. The same for the linger and for a token
+count within a hair of 1.
+"""
+import ipaddress
+import struct
+from collections import OrderedDict
+from fractions import Fraction
+
+NS = 1000000000
+
+TCP, UDP, ICMP, ICMP6, SCTP, UDPLITE = 6, 17, 1, 58, 132, 136
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+
+# Verdicts (the tracker's) and the actions of the spec's table.
+NEW, SEEN, CLOSING = "new", "seen", "closing"
+ORPHAN, UNSOLICITED, NOT_SYN, LIMITED = ("orphan", "unsolicited", "not_syn",
+                                         "limited")
+FULL, NON_IP, MALFORMED, FRAGMENT = "full", "non_ip", "malformed", "fragment"
+VERDICTS = (NEW, SEEN, CLOSING, ORPHAN, UNSOLICITED, NOT_SYN, LIMITED, FULL,
+            NON_IP, MALFORMED, FRAGMENT)
+
+FWD = "forward"
+# role -> verdict -> FWD or a drop reason; None: cannot happen.
+ACTIONS = {
+    "none": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: FWD,
+             UNSOLICITED: None, NOT_SYN: FWD, LIMITED: FWD, FULL: FWD,
+             NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD},
+    "inside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: FWD,
+               UNSOLICITED: None, NOT_SYN: "not_syn", LIMITED: "limited",
+               FULL: FWD, NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD},
+    "outside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: None,
+                UNSOLICITED: "unsolicited", NOT_SYN: "not_syn",
+                LIMITED: "limited", FULL: "table_full", NON_IP: FWD,
+                MALFORMED: "malformed", FRAGMENT: "fragment"},
+}
+DROP_REASONS = ("unsolicited", "not_syn", "limited", "table_full",
+                "malformed", "fragment")
+
+CLASSES = ("tcp", "udp", "icmp", "other")
+DEFAULT_TIMEOUTS = {"tcp": 300, "udp": 60, "icmp": 30, "other": 60}
+DEFAULT_LINGER = 10
+TICK_MARGIN_NS = 50000000   # below a limit: the app's 16.8 ms ticks
+
+
+class Ambiguous(AssertionError):
+    """The spec allows more than one outcome for this input."""
+
+
+class SpecGap(Ambiguous):
+    """notes/fw_spec.md does not decide this input."""
+
+
+class Unmodelled(ValueError):
+    """A frame the model does not claim to parse as the app does."""
+
+
+# ------------------------------------------------------------ parsing
+
+def parse(frame):
+    """Ethernet frame -> dict: kind "ip" (with key, proto, cls, flags,
+    src, dst, sport, dport, family), or kind non_ip / malformed /
+    fragment. Only what the scenarios use: Ethernet II, no VLAN, IPv4
+    and IPv6 without extension headers (a fragment header is read)."""
+    if len(frame) < 14:
+        return {"kind": MALFORMED}
+    ethertype = struct.unpack_from("!H", frame, 12)[0]
+    if ethertype in (0x8100, 0x88a8, 0x9100):
+        raise Unmodelled("VLAN tags are not modelled")
+    if ethertype == 0x0800:
+        return _ipv4(frame, 14)
+    if ethertype == 0x86dd:
+        return _ipv6(frame, 14)
+    return {"kind": NON_IP}
+
+
+def _ipv4(b, o):
+    if len(b) < o + 20:
+        return {"kind": MALFORMED}
+    vihl, _, total, _, frag, _, proto = struct.unpack_from("!BBHHHBB", b, o)
+    if vihl >> 4 != 4:
+        return {"kind": MALFORMED}
+    ihl = (vihl & 15) * 4
+    if ihl < 20 or len(b) < o + ihl:
+        return {"kind": MALFORMED}
+    if total < ihl:
+        return {"kind": MALFORMED}
+    if frag & 0x1fff:
+        return {"kind": FRAGMENT}
+    src = b"\0" * 10 + b"\xff\xff" + b[o + 12:o + 16]
+    dst = b"\0" * 10 + b"\xff\xff" + b[o + 16:o + 20]
+    return _l4(b, o + ihl, proto, src, dst, 4)
+
+
+def _ipv6(b, o):
+    if len(b) < o + 40:
+        return {"kind": MALFORMED}
+    if b[o] >> 4 != 6:
+        return {"kind": MALFORMED}
+    nh = b[o + 6]
+    src, dst = bytes(b[o + 8:o + 24]), bytes(b[o + 24:o + 40])
+    o += 40
+    if nh == 44:    # fragment header
+        if len(b) < o + 8:
+            return {"kind": MALFORMED}
+        off = struct.unpack_from("!H", b, o + 2)[0] >> 3
+        if off:
+            return {"kind": FRAGMENT}
+        nh = b[o]
+        o += 8
+    if nh in (0, 43, 60, 51, 50, 135, 139, 140, 253, 254):
+        raise Unmodelled("IPv6 extension headers are not modelled")
+    return _l4(b, o, nh, src, dst, 6)
+
+
+def _l4(b, o, proto, src, dst, family):
+    sport = dport = 0
+    flags = 0
+    if proto == TCP:
+        if len(b) < o + 20:
+            return {"kind": MALFORMED}
+        sport, dport = struct.unpack_from("!HH", b, o)
+        doff = b[o + 12] >> 4
+        if doff < 5 or len(b) < o + doff * 4:
+            return {"kind": MALFORMED}
+        flags = b[o + 13]
+        cls = "tcp"
+    elif proto in (UDP, UDPLITE):
+        if len(b) < o + 8:
+            return {"kind": MALFORMED}
+        sport, dport = struct.unpack_from("!HH", b, o)
+        if proto == UDP and dport in (4789, 6081, 2152):
+            raise Unmodelled("a tunnel's port (--decap would change it)")
+        cls = "udp"
+    elif proto == SCTP:
+        if len(b) < o + 12:
+            return {"kind": MALFORMED}
+        sport, dport = struct.unpack_from("!HH", b, o)
+        cls = "other"
+    elif proto in (ICMP, ICMP6):
+        if len(b) < o + 8:
+            raise Unmodelled("a short ICMP header")
+        cls = "icmp"
+    else:
+        if proto == 47:
+            raise Unmodelled("GRE (--decap would change it)")
+        cls = "other"
+    a, z = (src, sport), (dst, dport)
+    lo, hi = (a, z) if a <= z else (z, a)
+    return {"kind": "ip", "key": (proto, lo, hi), "proto": proto,
+            "cls": cls, "flags": flags, "src": src, "dst": dst,
+            "sport": sport, "dport": dport, "family": family}
+
+
+# ------------------------------------------------------------ allow list
+
+def parse_allow(text, name="allow"):
+    """The --allow file's lines -> [(proto, network, port or None)]."""
+    names = {"tcp": TCP, "udp": UDP, "sctp": SCTP}
+    rules = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        f = line.split()
+        if len(f) != 3:
+            raise ValueError("%s:%d: want PROTO ADDR[/LEN] PORT" % (name, n))
+        proto = names.get(f[0].lower())
+        if proto is None:
+            proto = int(f[0])
+            if not 0 <= proto <= 255:
+                raise ValueError("%s:%d: protocol" % (name, n))
+        net = ipaddress.ip_network(f[1], strict=False)
+        if f[2] == "any":
+            port = None
+        else:
+            if proto not in (TCP, UDP, SCTP, UDPLITE):
+                raise ValueError("%s:%d: port of a protocol without ports" %
+                                 (name, n))
+            port = int(f[2])
+        rules.append((proto, net, port))
+    return rules
+
+
+def _addr(a16, family):
+    return ipaddress.ip_address(a16[12:] if family == 4 else a16)
+
+
+def allowed(rules, p):
+    dst = _addr(p["dst"], p["family"])
+    for proto, net, port in rules:
+        if proto == p["proto"] and dst.version == net.version and \
+                dst in net and (port is None or port == p["dport"]):
+            return True
+    return False
+
+
+# ------------------------------------------------------------ the model
+
+class Config:
+    """Everything the model needs; field names follow the options."""
+
+    def __init__(self, roles=None, tx_port=None, allow=(), tcp_strict=False,
+                 timeouts=None, linger=DEFAULT_LINGER, new_flow_rate=0,
+                 new_flow_burst=None, mirror_first=0, count_bits=None,
+                 slack_ns=0, mode="forward"):
+        self.roles = dict(roles or {0: "none", 1: "none"})
+        ports = sorted(self.roles)
+        # The app's pairing: 0<->1, 2<->3 (mirror ports excluded here:
+        # give tx_port explicitly then).
+        self.tx_port = dict(tx_port) if tx_port else {
+            p: ports[i ^ 1] if (i ^ 1) < len(ports) else p
+            for i, p in enumerate(ports)}
+        self.allow = list(allow)
+        self.tcp_strict = tcp_strict
+        self.timeouts = dict(DEFAULT_TIMEOUTS)
+        self.timeouts.update(timeouts or {})
+        self.linger = linger
+        self.rate = new_flow_rate
+        self.burst = new_flow_burst if new_flow_burst is not None else \
+            max(1, new_flow_rate)
+        self.mirror_first = mirror_first
+        if count_bits is None:
+            # The smallest counter that holds N + 1 (so that ordinals past
+            # N do not saturate into the mirrored range), at most 8.
+            count_bits = 0
+            while mirror_first and (1 << count_bits) - 1 <= mirror_first \
+                    and count_bits < 8:
+                count_bits += 1
+        self.count_bits = count_bits
+        self.slack_ns = slack_ns
+        self.mode = mode
+        for r in self.roles.values():
+            assert r in ACTIONS, r
+
+
+class Flow:
+    __slots__ = ("cls", "last", "closed", "count")
+
+    def __init__(self, cls, t):
+        self.cls, self.last, self.closed, self.count = cls, t, False, 1
+
+
+class Decision:
+    __slots__ = ("t", "port", "frame", "verdict", "action", "out_port",
+                 "ordinal", "mirrored", "key")
+
+    def __repr__(self):
+        return "<%.3f p%d %s %s ord %d%s>" % (
+            self.t / NS, self.port, self.verdict, self.action, self.ordinal,
+            " mirrored" if self.mirrored else "")
+
+
+def grace_ns(limit_ns):
+    return max(NS, limit_ns // 8)
+
+
+class Oracle:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.flows = OrderedDict()
+        self.tokens = Fraction(cfg.burst)
+        self.token_t = None
+        self.refilled = False
+        self.last_t = None
+        self.c = {k: 0 for k in (
+            "packets", "bytes", "flows_new", "flows_seen", "flows_closed",
+            "flows_expired", "orphan_close", "reused", "unsolicited",
+            "not_syn", "new_flow_limited", "insert_failed", "non_ip",
+            "malformed", "fragments", "forwarded", "dropped", "mirrored")}
+        self.drops = {r: 0 for r in DROP_REASONS}
+        self.log = []
+
+    # -- time
+    def _limit_ns(self, f):
+        s = self.cfg.linger if f.closed else self.cfg.timeouts[f.cls]
+        return int(s * NS)
+
+    def _alive(self, f, t, key):
+        """True if @f is still in the table at @t; raises Ambiguous when
+        the app may answer either way."""
+        age = t - f.last
+        limit = self._limit_ns(f)
+        lo = limit - TICK_MARGIN_NS - self.cfg.slack_ns
+        hi = limit + grace_ns(limit) + NS + self.cfg.slack_ns
+        if lo <= age <= hi:
+            raise Ambiguous("flow %s: idle %.3f s against its %s %.3f s "
+                            "(undecided from %.3f to %.3f s)" % (
+                                fmt_key(key), age / NS,
+                                "linger" if f.closed else "timeout",
+                                limit / NS, lo / NS, hi / NS))
+        return age < lo
+
+    def _take_token(self, t):
+        if not self.cfg.rate:
+            return True
+        burst = Fraction(self.cfg.burst)
+        # Within 2 ms (and the slack) of refill from 1 token, the app's
+        # clock and rounding decide: no single answer.
+        eps = Fraction(self.cfg.rate * (2000000 + self.cfg.slack_ns), NS)
+        if self.token_t is not None and t > self.token_t and \
+                self.tokens < burst:
+            raw = self.tokens + Fraction(self.cfg.rate * (t - self.token_t),
+                                         NS)
+            self.tokens = min(burst, raw)
+            # Full again by a margin: exact; else it depends on the clock.
+            self.refilled = raw < burst + eps
+        self.token_t = t if self.token_t is None else max(t, self.token_t)
+        # (Live: packets are up to slack_ns later than the model's time,
+        # so a count just under 1 may have been refilled past it.)
+        if 1 - eps <= self.tokens < 1 and (self.refilled or
+                                           self.cfg.slack_ns) or \
+                self.refilled and 1 <= self.tokens < 1 + eps:
+            raise Ambiguous("%.4f tokens at %.3f s: within %.4f of 1" % (
+                float(self.tokens), t / NS, float(eps)))
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+    # -- one packet
+    def packet(self, t, port, frame):
+        cfg = self.cfg
+        if self.last_t is not None and t < self.last_t:
+            raise ValueError("time goes backwards at %d ns" % t)
+        self.last_t = t
+        role = cfg.roles[port]
+        p = parse(frame)
+        verdict, flow, key = None, None, None
+        self.c["packets"] += 1
+        self.c["bytes"] += len(frame)
+        if p["kind"] != "ip":
+            verdict = p["kind"]
+            self.c[{NON_IP: "non_ip", MALFORMED: "malformed",
+                    FRAGMENT: "fragments"}[verdict]] += 1
+        else:
+            key = p["key"]
+            no_create = role == "outside" and not allowed(cfg.allow, p)
+            fl = p["flags"] if p["proto"] == TCP else 0
+            fin_rst = bool(fl & (FIN | RST))
+            syn_only = p["proto"] == TCP and fl & (SYN | ACK) == SYN
+            f = self.flows.get(key)
+            if f is not None and not self._alive(f, t, key):
+                del self.flows[key]
+                if not f.closed:
+                    self.c["flows_expired"] += 1
+                f = None
+            if f is not None and f.closed and syn_only and not no_create:
+                # A new connection on a lingering flow: checks 3 (passes:
+                # SYN only) and 4, then reused and new.
+                if self._take_token(t):
+                    self.c["reused"] += 1
+                    del self.flows[key]
+                    f = None
+                    verdict = NEW
+                else:
+                    verdict = LIMITED
+            elif f is not None:
+                f.last = t
+                f.count += 1
+                flow = f
+                if not f.closed and fin_rst:
+                    f.closed = True
+                    verdict = CLOSING
+                    if not cfg.linger:     # 0: removed at the FIN/RST
+                        del self.flows[key]
+                else:
+                    verdict = SEEN
+            elif fin_rst:
+                if role == "outside" and not no_create:
+                    # Check 1 makes it orphan_close, the action table has
+                    # no outside orphan ("n/a (unsolicited)"): the spec
+                    # does not say what happens.
+                    raise SpecGap("an allowed outside FIN/RST of no flow "
+                                  "(%s): orphan by the order of checks, "
+                                  "n/a in the action table" %
+                                  fmt_key(key))
+                verdict = UNSOLICITED if no_create else ORPHAN
+            elif no_create:
+                verdict = UNSOLICITED
+            elif cfg.tcp_strict and p["proto"] == TCP and not syn_only:
+                verdict = NOT_SYN
+            elif not self._take_token(t):
+                verdict = LIMITED
+            else:
+                verdict = NEW
+            if verdict == NEW:
+                flow = self.flows[key] = Flow(p["cls"], t)
+            self.c[{NEW: "flows_new", SEEN: "flows_seen",
+                    CLOSING: "flows_closed", ORPHAN: "orphan_close",
+                    UNSOLICITED: "unsolicited", NOT_SYN: "not_syn",
+                    LIMITED: "new_flow_limited"}[verdict]] += 1
+        d = Decision()
+        d.t, d.port, d.frame, d.verdict, d.key = t, port, frame, verdict, key
+        if cfg.mode == "monitor":
+            d.action = "monitor"
+        else:
+            d.action = ACTIONS[role][verdict]
+            if d.action is None:
+                raise AssertionError("verdict %s on a %s port" % (verdict,
+                                                                  role))
+        d.out_port = cfg.tx_port[port] if d.action == FWD else None
+        if flow is not None:
+            cap = (1 << cfg.count_bits) - 1 if cfg.count_bits else 0
+            d.ordinal = min(flow.count, cap) if cap else 0
+        else:
+            d.ordinal = 0
+        d.mirrored = bool(cfg.mirror_first) and cfg.mode == "forward" and \
+            1 <= d.ordinal <= cfg.mirror_first
+        if d.action == FWD:
+            self.c["forwarded"] += 1
+        elif d.action != "monitor":
+            self.c["dropped"] += 1
+            self.drops[d.action] += 1
+        if d.mirrored:
+            self.c["mirrored"] += 1
+        self.log.append(d)
+        return d
+
+    def finish(self, t):
+        """Flows still open at @t: (active, expired by then), or raises
+        Ambiguous if some flow's fate at @t is undecided."""
+        active = expired = 0
+        for key, f in self.flows.items():
+            if self._alive(f, t, key):
+                active += 0 if f.closed else 1
+            elif not f.closed:
+                expired += 1
+        return active, expired
+
+    def run(self, events):
+        """@events: [(time_ns, ingress port, frame bytes)] in order.
+        Returns a Result."""
+        for t, port, frame in events:
+            self.packet(t, port, bytes(frame))
+        return Result(self)
+
+
+class Result:
+    def __init__(self, o):
+        self.decisions = list(o.log)
+        self.out = {}
+        for p in o.cfg.roles:
+            self.out[p] = []
+        for p in o.cfg.tx_port.values():
+            self.out.setdefault(p, [])
+        for d in o.log:
+            if d.out_port is not None:
+                self.out[d.out_port].append(d.frame)
+        self.mirror = [d.frame for d in o.log if d.mirrored]
+        self.counters = dict(o.c)
+        self.drops = dict(o.drops)
+        self.open_flows = sum(1 for f in o.flows.values() if not f.closed)
+
+
+def fmt_key(key):
+    if key is None:
+        return "-"
+    proto, lo, hi = key
+
+    def ep(e):
+        a = e[0]
+        s = str(ipaddress.ip_address(a[12:])) if a[:12] == \
+            b"\0" * 10 + b"\xff\xff" else str(ipaddress.ip_address(a))
+        return "%s:%d" % (s, e[1])
+    return "%d %s %s" % (proto, ep(lo), ep(hi))
+
+
+# ------------------------------------------------------------ comparing
+
+def stream_of(frame):
+    """The (flow key, direction) a frame belongs to: the frames of one
+    stream keep their order through the app whatever the workers."""
+    try:
+        p = parse(frame)
+    except Unmodelled:
+        return ("unmodelled",)
+    if p["kind"] != "ip":
+        return (p["kind"],)
+    return (p["key"], p["src"], p["sport"])
+
+
+def compare_frames(got, want):
+    """Problems (empty if none) between two frame lists of one egress
+    port: the same multiset, and each stream (flow and direction) in the
+    same order."""
+    bad = []
+    if sorted(got) != sorted(want):
+        from collections import Counter
+        cg, cw = Counter(got), Counter(want)
+        extra, missing = cg - cw, cw - cg
+        bad.append("%d frames, want %d: %d unexpected (%s), %d missing (%s)" %
+                   (len(got), len(want), sum(extra.values()),
+                    describe(list(extra)[:3]), sum(missing.values()),
+                    describe(list(missing)[:3])))
+        return bad
+    sg, sw = {}, {}
+    for fr in got:
+        sg.setdefault(stream_of(fr), []).append(fr)
+    for fr in want:
+        sw.setdefault(stream_of(fr), []).append(fr)
+    for k in sw:
+        if sg.get(k) != sw[k]:
+            bad.append("stream %s out of order" % describe([sw[k][0]]))
+    return bad
+
+
+def describe(frames):
+    out = []
+    for fr in frames:
+        try:
+            p = parse(fr)
+        except Unmodelled as e:
+            out.append("unmodelled: %s" % e)
+            continue
+        if p["kind"] != "ip":
+            out.append(p["kind"])
+            continue
+        s = str(_addr(p["src"], p["family"]))
+        d = str(_addr(p["dst"], p["family"]))
+        out.append("%d %s:%d>%s:%d flags %#x len %d" % (
+            p["proto"], s, p["sport"], d, p["dport"], p["flags"], len(fr)))
+    return "; ".join(out)
