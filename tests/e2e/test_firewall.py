@@ -1,0 +1,451 @@
+"""End-to-end tests of the inline flow filter (issue 14) against an
+independent model (fw_oracle.py: scapy and plain Python, no app or
+lib/cuckoo code).
+
+Two harnesses:
+
+- live: a network namespace of the test's own with two veth pairs,
+  inside (vethIa <-> vethIb) and outside (vethOa <-> vethOb), IPv6 off,
+  no addresses, no route. cuckooflow runs inside it in forward mode on
+  net_af_packet ports vethIa (port 0, inside) and vethOa (port 1,
+  outside), --clock tsc; tcpreplay sends each phase of a scenario into
+  vethIb or vethOb and the next phase waits until the app's telemetry
+  counts it (causality across ports: the inside open is processed before
+  the outside reply). tcpdump -Q in on vethIb / vethOb records what the
+  app transmitted on port 0 / port 1. The model runs on the phases'
+  measured start times, with the phases' longest duration as slack (it
+  raises Ambiguous when that leaves an outcome open);
+- pcap: one inside rx capture (net_pcap0) forwarded to net_pcap1 (and a
+  mirror port net_pcap2), --clock pkt: the model on the capture's times,
+  exactly. For what needs no causality across ports.
+
+Each egress port's frames must equal the model's: the same multiset, and
+each stream (flow and direction) in the same order (two workers may
+interleave flows). Counters: the tracker's flow counters, rx and tx, and
+the feature's counters where the stats JSON has them.
+
+Without the feature (`cuckooflow --help` does not mention --inside),
+the firewall cases skip, visibly, and the same scenarios run in plain
+forward mode (role none: everything forwarded), which checks the
+harness and the model's timeouts, linger and reuse against today's app.
+
+Env: CUCKOOFLOW_APP (default build/app/cuckooflow), CUCKOOFLOW_PCAPS
+(default pcaps; unused so far: the captures are generated). Root needed
+for the live cases (skipped otherwise). Run:
+  /usr/bin/python3 -m pytest -v tests/e2e/test_firewall.py
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import fw_scenarios as S  # noqa: E402
+from fw_oracle import NS, Ambiguous, Oracle, compare_frames  # noqa: E402
+
+APP = os.environ.get("CUCKOOFLOW_APP", "build/app/cuckooflow")
+PCAPS = os.environ.get("CUCKOOFLOW_PCAPS", "pcaps")
+IP = shutil.which("ip") or "/usr/sbin/ip"
+WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}
+TMP = tempfile.mkdtemp(prefix="cuckooflow-fw-")
+MIRROR_PORT = 2
+# The model's counters -> the stats JSON's (those that exist today).
+FLOW_KEYS = {"flows_new": "flows_new", "flows_seen": "flows_seen",
+             "flows_closed": "flows_closed", "orphan_close": "orphan_close",
+             "reused": "reused", "non_ip": "non_ip",
+             "fragments": "fragments", "malformed": "malformed_total",
+             "packets": "packets", "forwarded": "tx_packets"}
+# The feature's counters (notes/fw_spec.md names), checked when present.
+FEATURE_KEYS = ("unsolicited", "not_syn", "new_flow_limited", "mirrored")
+_seq = [0]
+
+
+def run_id():
+    _seq[0] += 1
+    return "cffw%d_%d" % (os.getpid(), _seq[0])
+
+
+def sh(*args, check=True, timeout=30):
+    p = subprocess.run(list(args), capture_output=True, text=True,
+                       timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError("%s: rc %d: %s" % (" ".join(args), p.returncode,
+                                              p.stderr.strip()))
+    return p
+
+
+_HELP = []
+
+
+def has_feature():
+    """True if this cuckooflow has firewall mode (--inside in --help)."""
+    if not _HELP:
+        if not os.access(APP, os.X_OK):
+            pytest.skip("no cuckooflow at %s (CUCKOOFLOW_APP)" % APP)
+        p = subprocess.run(
+            [APP, "--no-pci", "--no-huge", "-m", "256", "--vdev",
+             "net_null0", "--log-level=lib.*:error", "--file-prefix=" +
+             run_id(), "--", "--help"], capture_output=True, text=True,
+            timeout=60)
+        _HELP.append("--inside" in p.stdout + p.stderr)
+    return _HELP[0]
+
+
+def need_feature(firewall):
+    if firewall and not has_feature():
+        pytest.skip("firewall mode not in this cuckooflow (--help has no "
+                    "--inside): turns on with issue 14")
+
+
+def wrpcap(path, pkts):
+    from scapy.all import wrpcap as w
+    w(path, pkts, linktype=1)
+
+
+def read_frames(path):
+    from scapy.all import rdpcap
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return []
+    return [bytes(p) for p in rdpcap(path)]
+
+
+def ours(frames):
+    """Only frames from the test's MACs (the kernel's own, if any, out)."""
+    macs = {bytes.fromhex(m.replace(":", "")) for m in S.TEST_MACS}
+    return [f for f in frames if f[6:12] in macs]
+
+
+def stats_json(path):
+    with open(path) as f:
+        return json.load(f)["total"]
+
+
+def check_counters(total, res, expired_end=None):
+    """Problems between the app's final counters and the model's."""
+    bad = []
+    want = dict(res.counters)
+    for k, j in FLOW_KEYS.items():
+        if j not in total:
+            bad.append("stats JSON has no %s" % j)
+        elif total[j] != want[k]:
+            bad.append("%s %d, model %d" % (j, total[j], want[k]))
+    if expired_end is not None and \
+            total.get("flows_expired") != want["flows_expired"] + expired_end:
+        bad.append("flows_expired %s, model %d" % (
+            total.get("flows_expired"), want["flows_expired"] + expired_end))
+    for k in FEATURE_KEYS:
+        if k in total and total[k] != want[k]:
+            bad.append("%s %d, model %d" % (k, total[k], want[k]))
+    # Drops by reason, however the JSON spells them (unknown until the
+    # feature lands): drop_R, dropped_R, R_drops, or {"drops": {R: n}}.
+    for r, n in res.drops.items():
+        keys = [k for k in ("drop_" + r, "dropped_" + r, r + "_drops")
+                if k in total]
+        got = total[keys[0]] if keys else total.get("drops", {}).get(r) \
+            if isinstance(total.get("drops"), dict) else None
+        if got is not None and got != n:
+            bad.append("drops %s %d, model %d" % (r, got, n))
+    return bad
+
+
+# ------------------------------------------------------------ pcap
+
+def pcap_run(scn, nb, firewall):
+    """One run of a TimedScenario on net_pcap ports; returns (problems,
+    command line)."""
+    rid = run_id()
+    d = os.path.join(TMP, rid)
+    os.makedirs(d)
+    inp, empty = os.path.join(d, "in.pcap"), os.path.join(d, "empty.pcap")
+    wrpcap(inp, scn.packets())
+    wrpcap(empty, [])
+    mirror = firewall and scn.opts.get("mirror-first")
+    ports = 3 if mirror else 2
+    tx = [[os.path.join(d, "p%d_w%d.pcap" % (p, w)) for w in range(nb)]
+          for p in range(ports)]
+    vdevs = ["net_pcap%d,rx_pcap=%s,%s" % (
+        p, inp if p == 0 else empty, ",".join("tx_pcap=" + t
+                                              for t in tx[p]))
+        for p in range(ports)]
+    allow = os.path.join(d, "allow.txt")
+    if scn.allow:
+        with open(allow, "w") as f:
+            f.write(scn.allow)
+    out = os.path.join(d, "stats.json")
+    cmd = [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
+           "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + rid] + \
+        ["--vdev=" + v for v in vdevs] + \
+        ["--", "--clock", "pkt", "--exit-on-eof", "--stats-json", out] + \
+        scn.args(firewall, allow, MIRROR_PORT if mirror else None)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    shutil.rmtree("/var/run/dpdk/" + rid, ignore_errors=True)
+    if p.returncode != 0:
+        return ["rc %d: %s" % (p.returncode, (p.stdout + p.stderr)[-600:])], \
+            cmd
+    o = Oracle(scn.config(firewall, mirror_port=MIRROR_PORT if mirror
+                          else None))
+    res = o.run(scn.events())
+    bad = []
+    for port in (0, 1):
+        got = sum((read_frames(t) for t in tx[port]), [])
+        bad += ["port %d: %s" % (port, b)
+                for b in compare_frames(got, res.out[port])]
+    if mirror:
+        got = sum((read_frames(t) for t in tx[2]), [])
+        bad += ["mirror: %s" % b for b in compare_frames(got, res.mirror)]
+    try:
+        _, expired_end = o.finish(o.last_t)
+    except Ambiguous:
+        expired_end = None
+    bad += check_counters(stats_json(out), res, expired_end)
+    return bad, cmd
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+@pytest.mark.parametrize("firewall", (False, True),
+                         ids=("plain", "firewall"))
+@pytest.mark.parametrize("make", S.PCAP, ids=[m.__name__ for m in S.PCAP])
+def test_pcap(make, firewall, nb):
+    need_feature(firewall)
+    if not os.access(APP, os.X_OK):
+        pytest.skip("no cuckooflow at %s (CUCKOOFLOW_APP)" % APP)
+    scn = make()
+    if firewall and nb > 1 and scn.opts.get("new-flow-rate"):
+        pytest.skip("admission is per worker: the model knows one bucket")
+    bad, cmd = pcap_run(scn, nb, firewall)
+    assert not bad, "%s\ncommand: %s" % ("\n".join(bad), " ".join(cmd))
+
+
+# ------------------------------------------------------------ live
+
+def can_netns():
+    if os.geteuid() != 0:
+        return "not root: cannot create a network namespace"
+    for tool in ("tcpreplay", "tcpdump"):
+        if shutil.which(tool) is None:
+            return "%s not installed" % tool
+    return None
+
+
+class Netns:
+    DEVS = (("vethIa", "vethIb"), ("vethOa", "vethOb"))
+
+    def __init__(self):
+        self.name = run_id()
+        sh(IP, "netns", "add", self.name)
+        try:
+            self.ex("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1",
+                    "net.ipv4.igmp_link_local_mcast_reports=0")
+            for a, b in self.DEVS:
+                sh(IP, "-n", self.name, "link", "add", a, "type", "veth",
+                   "peer", "name", b)
+                for dev in (a, b):
+                    sh(IP, "-n", self.name, "link", "set", dev, "up")
+        except Exception:
+            self.delete()
+            raise
+
+    def ex(self, *args, **kw):
+        return sh(IP, "netns", "exec", self.name, *args, **kw)
+
+    def popen(self, args, log):
+        return subprocess.Popen([IP, "netns", "exec", self.name] + args,
+                                stdout=log, stderr=subprocess.STDOUT)
+
+    def delete(self):
+        sh(IP, "netns", "del", self.name, check=False)
+
+
+def telemetry_stats(prefix):
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(5)
+        s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix)
+        json.loads(s.recv(16384).decode())
+        s.send(b"/cuckooflow/stats")
+        raw = s.recv(1 << 17).decode()
+        s.close()
+        return json.loads(raw)["/cuckooflow/stats"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def wait_packets(prefix, want, proc, timeout=10.0):
+    end = time.monotonic() + timeout
+    st = None
+    while time.monotonic() < end and proc.poll() is None:
+        st = telemetry_stats(prefix) or st
+        if st and st["packets"] >= want:
+            return st
+        time.sleep(0.02)
+    return st
+
+
+def stop(proc, timeout=30):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return proc.returncode
+
+
+def live_run(scn, nb, firewall):
+    """Returns (problems, command line, info)."""
+    ns = Netns()
+    rid = ns.name
+    d = os.path.join(TMP, rid)
+    os.makedirs(d)
+    procs = []
+    bad, info = [], {}
+    allow = os.path.join(d, "allow.txt")
+    if scn.allow:
+        with open(allow, "w") as f:
+            f.write(scn.allow)
+    out = os.path.join(d, "stats.json")
+    vdevs = ["net_af_packet%d,iface=%s,qpairs=%d" % (p, dev, nb)
+             for p, dev in enumerate(("vethIa", "vethOa"))]
+    cmd = [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
+           "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + rid] + \
+        ["--vdev=" + v for v in vdevs] + \
+        ["--", "--clock", "tsc", "--stats-json", out] + \
+        scn.args(firewall, allow)
+    phases = []
+    for i, ph in enumerate(scn.phases):
+        path = os.path.join(d, "phase%d.pcap" % i)
+        from scapy.all import Ether
+        wrpcap(path, [Ether(f) for f in ph.frames])
+        phases.append(path)
+    try:
+        caps = {}
+        for port, dev in ((0, "vethIb"), (1, "vethOb")):
+            caps[port] = os.path.join(d, "cap%d.pcap" % port)
+            log = open(os.path.join(d, "tcpdump%d.log" % port), "w")
+            p = ns.popen(["tcpdump", "-i", dev, "-Q", "in", "-n", "-s", "0",
+                          "-U", "--immediate-mode", "-B", "4096", "-w",
+                          caps[port]], log)
+            procs.append((p, log))
+        for p, log in procs:
+            for _ in range(100):
+                with open(log.name) as f:
+                    if "listening on" in f.read():
+                        break
+                time.sleep(0.05)
+        applog = open(os.path.join(d, "app.log"), "w")
+        app = ns.popen(cmd[:1] + cmd[1:], applog)
+        procs.append((app, applog))
+        for _ in range(200):
+            if app.poll() is not None or telemetry_stats(rid):
+                break
+            time.sleep(0.05)
+        if app.poll() is not None:
+            with open(applog.name) as f:
+                return ["cuckooflow exited: %s" % f.read()[-600:]], cmd, info
+        sent, spans = 0, []
+        t0 = time.monotonic()
+        for i, (ph, path) in enumerate(zip(scn.phases, phases)):
+            if ph.sleep:
+                time.sleep(ph.sleep)
+            start = time.monotonic()
+            dev = "vethIb" if ph.port == S.INSIDE else "vethOb"
+            r = ns.ex("tcpreplay", "-q", "--topspeed", "--intf1=" + dev,
+                      path, check=False, timeout=120)
+            if r.returncode != 0:
+                return ["tcpreplay phase %d: %s" % (i, r.stderr)], cmd, info
+            sent += len(ph.frames)
+            st = wait_packets(rid, sent, app)
+            spans.append((start - t0, time.monotonic() - start))
+            if not st or st["packets"] < sent:
+                bad.append("phase %d: telemetry counts %s of %d packets" % (
+                    i, st and st["packets"], sent))
+                break
+        time.sleep(0.3)   # the last transmissions reach the captures
+        t_stop = time.monotonic() - t0
+        rc = stop(app)
+        for p, log in procs[:-1]:
+            stop(p, 10)
+        for _, log in procs:
+            log.close()
+        with open(applog.name) as f:
+            info["log"] = f.read()
+        if rc != 0:
+            return bad + ["cuckooflow rc %d: %s" % (rc, info["log"][-600:])],\
+                cmd, info
+        if bad:
+            return bad, cmd, info
+        slack = int((max(s for _, s in spans) + 0.05) * NS)
+        info["spans"] = spans
+        o = Oracle(scn.config(firewall, slack_ns=slack))
+        base = 10 * NS
+        try:
+            res = o.run(scn.events([base + int(s * NS) for s, _ in spans]))
+        except Ambiguous as e:
+            return ["the run's timing leaves the outcome open (phases took "
+                    "up to %.3f s): %s" % (slack / NS, e)], cmd, info
+        for port in (0, 1):
+            got = ours(read_frames(caps[port]))
+            bad += ["egress port %d: %s" % (port, b)
+                    for b in compare_frames(got, res.out[port])]
+        try:
+            _, expired_end = o.finish(base + int(t_stop * NS))
+        except Ambiguous:
+            expired_end = None
+        total = stats_json(out)
+        bad += check_counters(total, res, expired_end)
+        if total.get("rx_missed") or total.get("handoff_drops") or \
+                total.get("tx_dropped"):
+            bad.append("lost: rx_missed %s handoff_drops %s tx_dropped %s" %
+                       (total.get("rx_missed"), total.get("handoff_drops"),
+                        total.get("tx_dropped")))
+        info["res"] = res
+        return bad, cmd, info
+    finally:
+        for p, log in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if not log.closed:
+                log.close()
+        ns.delete()
+        shutil.rmtree("/var/run/dpdk/" + rid, ignore_errors=True)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+@pytest.mark.parametrize("firewall", (False, True),
+                         ids=("plain", "firewall"))
+@pytest.mark.parametrize("make", S.LIVE, ids=[m.__name__ for m in S.LIVE])
+def test_live(make, firewall, nb):
+    why = can_netns()
+    if why:
+        pytest.skip(why)
+    need_feature(firewall)
+    scn = make()
+    if firewall and nb > 1 and scn.opts.get("new-flow-rate"):
+        pytest.skip("admission is per worker: the model knows one bucket")
+    bad, cmd, info = live_run(scn, nb, firewall)
+    assert not bad, "%s\nphases (start, duration) s: %s\ncommand: %s" % (
+        "\n".join(bad), info.get("spans"), " ".join(cmd))
+
+
+def test_live_nothing_left():
+    """No namespace or DPDK runtime directory of this run is left."""
+    why = can_netns()
+    if why:
+        pytest.skip(why)
+    mine = "cffw%d_" % os.getpid()
+    left = [n for n in sh(IP, "netns", "list").stdout.split()
+            if n.startswith(mine)]
+    dirs = [n for n in os.listdir("/var/run/dpdk")
+            if n.startswith(mine)] if os.path.isdir("/var/run/dpdk") else []
+    assert not left and not dirs, (left, dirs)
