@@ -93,11 +93,13 @@ def has_feature():
     if not _HELP:
         if not os.access(APP, os.X_OK):
             pytest.skip("no cuckooflow at %s (CUCKOOFLOW_APP)" % APP)
+        rid = run_id()
         p = subprocess.run(
             [APP, "--no-pci", "--no-huge", "-m", "256", "--vdev",
              "net_null0", "--log-level=lib.*:error", "--file-prefix=" +
-             run_id(), "--", "--help"], capture_output=True, text=True,
+             rid, "--", "--help"], capture_output=True, text=True,
             timeout=60)
+        shutil.rmtree("/var/run/dpdk/" + rid, ignore_errors=True)
         _HELP.append("--inside" in p.stdout + p.stderr)
     return _HELP[0]
 
