@@ -66,7 +66,7 @@ ACTIONS = {
     "inside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: FWD,
                UNSOLICITED: None, NOT_SYN: "not_syn", LIMITED: "limited",
                FULL: FWD, NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD},
-    "outside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: None,
+    "outside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: "unsolicited",
                 UNSOLICITED: "unsolicited", NOT_SYN: "not_syn",
                 LIMITED: "limited", FULL: "table_full", NON_IP: FWD,
                 MALFORMED: "malformed", FRAGMENT: "fragment"},
@@ -404,14 +404,9 @@ class Oracle:
                 else:
                     verdict = SEEN
             elif fin_rst:
-                if role == "outside" and not no_create:
-                    # Check 1 makes it orphan_close, the action table has
-                    # no outside orphan ("n/a (unsolicited)"): the spec
-                    # does not say what happens.
-                    raise SpecGap("an allowed outside FIN/RST of no flow "
-                                  "(%s): orphan by the order of checks, "
-                                  "n/a in the action table" %
-                                  fmt_key(key))
+                # An allowed outside FIN/RST of no flow is counted
+                # orphan_close by the tracker and dropped as unsolicited
+                # by the action table (the spec's resolution).
                 verdict = UNSOLICITED if no_create else ORPHAN
             elif no_create:
                 verdict = UNSOLICITED

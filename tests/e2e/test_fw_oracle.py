@@ -92,10 +92,11 @@ def test_outside_unsolicited_and_allowed():
         ("seen", FWD)]
     assert o.c["unsolicited"] == 8 and o.drops["unsolicited"] == 8
     assert o.c["orphan_close"] == 0
-    # An allowed service's FIN/RST of no flow: orphan by check 1, but
-    # the table has no outside orphan. The spec does not decide.
-    with pytest.raises(SpecGap):
-        o.packet(NS, OUTSIDE, tcp(OUTSIDE, X, SSH, 50002, 22, "R"))
+    # An allowed service's FIN/RST of no flow: orphan_close by check 1,
+    # dropped as unsolicited by the table's outside orphan row.
+    d = o.packet(NS, OUTSIDE, tcp(OUTSIDE, X, SSH, 50002, 22, "R"))
+    assert (d.verdict, d.action) == ("orphan", "unsolicited")
+    assert o.c["orphan_close"] == 1 and o.drops["unsolicited"] == 9
 
 
 def test_action_table_rows():
@@ -132,10 +133,10 @@ def test_action_table_rows():
         for verdict, (make, kw) in rows.items():
             want = ACTIONS[role][verdict]
             if role == "outside" and verdict == "orphan":
-                # n/a: a FIN/RST of no flow is unsolicited unless allowed,
-                # and for an allowed one the spec says nothing
-                with pytest.raises(SpecGap):
-                    verdict_action(role, make, **kw)
+                # a FIN/RST of no flow: unsolicited unless allowed; an
+                # allowed one is orphan_close, dropped as unsolicited
+                assert verdict_action(role, make, **kw) == (
+                    "orphan", "unsolicited")
                 assert verdict_action(role, one(tcp(
                     INSIDE, X, A, 1, 2, "FA")), **kw) == (
                     "unsolicited", "unsolicited")
