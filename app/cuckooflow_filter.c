@@ -50,8 +50,8 @@ print_usage(FILE *out)
 		"Exit status: build, info: 0 done, 1 error. query: 0 if an "
 		"ENTRY is listed,\n"
 		"1 if none is, 2 on an error (like grep). Bad usage: 2.\n",
-		CFLOW_BL_TEXT_MAX >> 20, CFLOW_BL_LINE_MAX,
-		CFLOW_BL_COMPILED_MAX >> 20);
+		CBL_TEXT_MAX >> 20, CBL_LINE_MAX,
+		CBL_COMPILED_MAX >> 20);
 }
 
 static int
@@ -75,19 +75,19 @@ finish(int status)
 }
 
 static void
-print_info(const char *path, const struct cflow_blocklist *bl)
+print_info(const char *path, const struct cbl *bl)
 {
-	struct cflow_bl_info in;
+	struct cbl_info in;
 
-	cflow_bl_info(bl, &in);
+	cbl_info(bl, &in);
 	printf("%s: %lu entries (%lu addresses, %lu prefixes, %lu flows)\n"
 		"prefix lengths: %u IPv4, %u IPv6\n"
 		"fingerprint bits: %u, %.2f bits per entry\n"
 		"expected false matches: %.3g per packet\n", path,
 		(unsigned long)in.total,
-		(unsigned long)in.entries[CFLOW_BL_ADDRESS],
-		(unsigned long)in.entries[CFLOW_BL_PREFIX],
-		(unsigned long)in.entries[CFLOW_BL_FLOW], in.v4_lengths,
+		(unsigned long)in.entries[CBL_ADDRESS],
+		(unsigned long)in.entries[CBL_PREFIX],
+		(unsigned long)in.entries[CBL_FLOW], in.v4_lengths,
 		in.v6_lengths, in.fp_bits, in.bits_per_entry,
 		in.expected_false_match);
 }
@@ -97,7 +97,7 @@ build(int argc, char **argv)
 {
 	const char *list = NULL, *out = NULL;
 	unsigned long fp_bits = 32;
-	struct cflow_blocklist *bl;
+	struct cbl *bl;
 	char err[512];
 
 	for (int i = 0; i < argc; i++) {
@@ -122,34 +122,34 @@ build(int argc, char **argv)
 	}
 	if (list == NULL || out == NULL)
 		return usage();
-	bl = cflow_bl_read(list, (unsigned int)fp_bits, err, sizeof(err));
+	bl = cbl_read(list, (unsigned int)fp_bits, err, sizeof(err));
 	if (bl == NULL) {
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
 		return EXIT_FAILURE;
 	}
-	if (cflow_bl_save(bl, out, err, sizeof(err)) != 0) {
+	if (cbl_save(bl, out, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
-		cflow_bl_free(bl);
+		cbl_free(bl);
 		return EXIT_FAILURE;
 	}
 	print_info(out, bl);
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	return finish(EXIT_SUCCESS);
 }
 
 static int
 info(const char *path)
 {
-	struct cflow_blocklist *bl;
+	struct cbl *bl;
 	char err[512];
 
-	bl = cflow_bl_load(path, err, sizeof(err));
+	bl = cbl_load(path, err, sizeof(err));
 	if (bl == NULL) {
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
 		return EXIT_FAILURE;
 	}
 	print_info(path, bl);
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	return finish(EXIT_SUCCESS);
 }
 
@@ -157,30 +157,30 @@ info(const char *path)
 static int
 query(const char *path, int n, char **entries)
 {
-	struct cflow_blocklist *bl;
+	struct cbl *bl;
 	bool listed = false, failed = false;
 	char err[512];
 
-	bl = cflow_bl_load(path, err, sizeof(err));
+	bl = cbl_load(path, err, sizeof(err));
 	if (bl == NULL) {
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
 		return EXIT_QUERY_ERROR;
 	}
 	for (int i = 0; i < n; i++) {
-		enum cflow_bl_kind kind;
+		enum cbl_kind kind;
 
-		if (cflow_bl_match_text(bl, entries[i], &kind, err,
+		if (cbl_match_text(bl, entries[i], &kind, err,
 				sizeof(err)) != 0) {
 			fprintf(stderr, "cuckooflow-filter: query '%s': %s\n",
 				entries[i], err);
 			failed = true;
 			continue;
 		}
-		listed |= kind != CFLOW_BL_NONE;
-		printf("%s: %s\n", entries[i], kind == CFLOW_BL_NONE ?
-			"not listed" : cflow_bl_kind_name(kind));
+		listed |= kind != CBL_NONE;
+		printf("%s: %s\n", entries[i], kind == CBL_NONE ?
+			"not listed" : cbl_kind_name(kind));
 	}
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	if (finish(EXIT_SUCCESS) != EXIT_SUCCESS || failed)
 		return EXIT_QUERY_ERROR;
 	return listed ? EXIT_LISTED : EXIT_NOT_LISTED;

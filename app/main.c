@@ -33,7 +33,7 @@
 #include <rte_mbuf_dyn.h>
 
 #include "config.h"
-#include "filter.h"
+#include "blocklist_rcu.h"
 #include "ports.h"
 #include "stats.h"
 #include "telemetry.h"
@@ -197,7 +197,7 @@ main(int argc, char **argv)
 {
 	uint64_t last_print, started, lost;
 	bool links_checked = false;
-	char **eal_argv;
+	char **eal_argv, err[APP_BLOCKLIST_ERR_MAX];
 	int ret;
 
 	eal_argv = eal_args(argc, argv, &argc);
@@ -252,8 +252,10 @@ main(int argc, char **argv)
 	run.parse.decap = (unsigned int)cfg.decap;
 	run.table_ops = &app_cflow_table_ops;
 	workers_setup();
-	app_filter_init(cfg.blocklist, run.nb_workers);
-	app_filter_telemetry();
+	if (app_blocklist_init(cfg.blocklist, run.nb_workers, err,
+			sizeof(err)) != 0)
+		rte_exit(EXIT_FAILURE, "%s\n", err);
+	app_blocklist_telemetry();
 	app_stats_setup(&cfg, workers, run.nb_workers, &topo);
 	app_topology_print(&topo, &cfg, workers, stdout);
 
@@ -275,9 +277,7 @@ main(int argc, char **argv)
 			break;
 		if (__atomic_exchange_n(&reload_requested, false,
 				__ATOMIC_RELAXED)) {
-			char err[512];
-
-			if (app_filter_reload(NULL, err, sizeof(err)) != 0)
+			if (app_blocklist_reload(NULL, err, sizeof(err)) != 0)
 				fprintf(stderr, "cuckooflow: SIGHUP reload: %s "
 					"(previous list kept)\n", err);
 		}
@@ -325,7 +325,7 @@ main(int argc, char **argv)
 	app_telemetry_stop();
 	app_topology_close(&topo);
 	workers_free();
-	app_filter_fini();
+	app_blocklist_fini();
 	rte_eal_cleanup();
 	free(eal_argv);
 	return ret;

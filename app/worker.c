@@ -12,7 +12,7 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
-#include "filter.h"
+#include "blocklist_rcu.h"
 #include "worker.h"
 
 static void
@@ -358,32 +358,32 @@ frame_headers(struct app_worker *w, const struct rte_mbuf *m, uint32_t *len)
  * is "unparsed": --blocklist-unparsed drops it (fail closed) or passes
  * it, counted either way. Not IP at all (ARP, LLDP): passes.
  */
-static enum cflow_bl_kind
-blocklist_unparsed(struct app_worker *w, const struct cflow_blocklist *bl,
+static enum cbl_kind
+blocklist_unparsed(struct app_worker *w, const struct cbl *bl,
 		const struct cflow_packet *pkt)
 {
-	enum cflow_bl_kind kind;
+	enum cbl_kind kind;
 
 	if (pkt->has_addrs) {
-		kind = cflow_bl_match_addrs(bl, pkt);
-		if (kind != CFLOW_BL_NONE)
+		kind = cbl_match_addrs(bl, pkt);
+		if (kind != CBL_NONE)
 			return kind;
 		if (bl != w->bl_seen) {
-			struct cflow_bl_info info;
+			struct cbl_info info;
 
-			cflow_bl_info(bl, &info);
+			cbl_info(bl, &info);
 			w->bl_seen = bl;
-			w->bl_has_flows = info.entries[CFLOW_BL_FLOW] != 0;
+			w->bl_has_flows = info.entries[CBL_FLOW] != 0;
 		}
 		if (!w->bl_has_flows)
-			return CFLOW_BL_NONE;
+			return CBL_NONE;
 	} else if (pkt->ethertype != 0 && pkt->ethertype != 0x0800 &&
 			pkt->ethertype != 0x86dd) {
-		return CFLOW_BL_NONE;
+		return CBL_NONE;
 	}
 	w->blocklist_unparsed++;
 	return w->run->cfg->blocklist_unparsed == APP_UNPARSED_DROP ?
-		CFLOW_BL_KINDS : CFLOW_BL_NONE;
+		CBL_KINDS : CBL_NONE;
 }
 
 /* Parse the burst; with a blocklist, drop the packets it matches and
@@ -391,14 +391,14 @@ blocklist_unparsed(struct app_worker *w, const struct cflow_blocklist *bl,
  * Returns how many are kept. */
 static uint16_t
 parse_and_filter(struct app_worker *w, const struct app_rxq *q,
-		const struct cflow_blocklist *bl, struct rte_mbuf **pkts, struct cflow_input *in,
+		const struct cbl *bl, struct rte_mbuf **pkts, struct cflow_input *in,
 		struct cflow_packet *parsed, enum cflow_parse_status *status,
 		uint16_t n)
 {
 	uint16_t keep = 0;
 
 	for (uint16_t k = 0; k < n; k++) {
-		enum cflow_bl_kind kind = CFLOW_BL_NONE;
+		enum cbl_kind kind = CBL_NONE;
 		const uint8_t *hdr = in[k].data;
 		uint32_t len = in[k].len;
 
@@ -408,9 +408,9 @@ parse_and_filter(struct app_worker *w, const struct app_rxq *q,
 				&parsed[keep]);
 		if (bl != NULL)
 			kind = status[keep] == CFLOW_PARSE_OK ?
-				cflow_bl_match(bl, &parsed[keep]) :
+				cbl_match(bl, &parsed[keep]) :
 				blocklist_unparsed(w, bl, &parsed[keep]);
-		if (kind != CFLOW_BL_NONE) {
+		if (kind != CBL_NONE) {
 			w->blocked_packets++;
 			w->blocked_bytes += in[k].wire_len;
 			w->blocked[kind]++;
@@ -484,7 +484,7 @@ split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
 
 void
 app_worker_burst(struct app_worker *w, struct app_rxq *q,
-		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
+		const struct cbl *bl, struct rte_mbuf **pkts,
 		uint16_t n)
 {
 	const struct app_run *run = w->run;
@@ -585,7 +585,7 @@ all_rx_done(const struct app_run *run)
 
 /* Poll every queue not at its end once; returns how many are live. */
 static unsigned int
-poll_queues(struct app_worker *w, const struct cflow_blocklist *bl,
+poll_queues(struct app_worker *w, const struct cbl *bl,
 		uint64_t *losses, unsigned int *received)
 {
 	const unsigned int burst = (unsigned int)w->run->cfg->burst;
@@ -620,7 +620,7 @@ app_worker_main(void *arg)
 	const struct app_run *run = w->run;
 	uint64_t losses[RTE_MAX_ETHPORTS] = { 0 };
 	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
-	struct rte_rcu_qsbr *rcu = app_filter_rcu();
+	struct rte_rcu_qsbr *rcu = app_blocklist_rcu();
 	bool rx_done = false;
 
 	rte_rcu_qsbr_thread_register(rcu, w->index);
@@ -628,7 +628,7 @@ app_worker_main(void *arg)
 	while (!quitting(run)) {
 		/* One list for the whole pass; a reload frees it only after
 		 * the quiescent report below. */
-		const struct cflow_blocklist *bl = app_filter_get();
+		const struct cbl *bl = app_blocklist_get();
 		unsigned int received = 0, live;
 
 		live = poll_queues(w, bl, losses, &received);

@@ -30,6 +30,16 @@
 #include "cflow.h"
 #include "config.h"
 
+/*
+ * The blocklist's kinds under their names before lib/blocklist (prefix
+ * cbl_): app/stats.c, owned by another branch, still says CFLOW_BL_*.
+ * Remove these once it says CBL_*.
+ */
+#define CFLOW_BL_ADDRESS CBL_ADDRESS
+#define CFLOW_BL_PREFIX CBL_PREFIX
+#define CFLOW_BL_FLOW CBL_FLOW
+#define CFLOW_BL_KINDS CBL_KINDS
+
 #define APP_MAX_QUEUES_PER_LCORE 32
 #define APP_MAX_WORKERS 64
 #define APP_RETA_BITS 9
@@ -123,10 +133,10 @@ struct app_worker {
 	uint64_t no_timestamp;  /* --clock pkt, packet without one */
 	uint64_t blocked_packets;
 	uint64_t blocked_bytes;
-	uint64_t blocked[CFLOW_BL_KINDS + 1]; /* by entry kind; last:
-					       * unparsed, dropped */
+	uint64_t blocked[CBL_KINDS + 1]; /* by entry kind; last:
+					  * unparsed, dropped */
 	uint64_t blocklist_unparsed; /* not decidable by the list */
-	const struct cflow_blocklist *bl_seen; /* bl_has_flows is of it */
+	const struct cbl *bl_seen; /* bl_has_flows is of it */
 	bool bl_has_flows;
 	uint8_t scratch[CFLOW_PARSE_MAX_HDR]; /* headers across segments */
 	struct app_pending pending;
@@ -210,7 +220,7 @@ int app_worker_main(void *arg);
  * the next app_worker_drain(), with what others hand it) and hand off
  * the rest, verdicts, sweep, forward or free. */
 void app_worker_burst(struct app_worker *w, struct app_rxq *q,
-		const struct cflow_blocklist *bl, struct rte_mbuf **pkts,
+		const struct cbl *bl, struct rte_mbuf **pkts,
 		uint16_t n);
 
 /* With handoff: track what other workers handed over, with this

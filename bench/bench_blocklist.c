@@ -44,7 +44,7 @@ struct list {
 	unsigned int *len;
 };
 
-/* Write the list as text (for cflow_bl_read) and fill exact tables. */
+/* Write the list as text (for cbl_read) and fill exact tables. */
 static void
 run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 {
@@ -54,8 +54,8 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	struct rte_hash *h[8] = { NULL };
 	uint64_t heap0 = heap_bytes(), rng = 99, hits_cf = 0, hits_h = 0;
 	uint32_t *pkt = malloc(2 * packets * sizeof(uint32_t));
-	struct cflow_blocklist *bl;
-	struct cflow_bl_info info;
+	struct cbl *bl;
+	struct cbl_info info;
 	char err[256];
 	double t0, t_cf, t_h;
 	unsigned int nlen = prefixes ? 8 : 1;
@@ -67,13 +67,13 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	}
 	fclose(fp);
 	t0 = now();
-	bl = cflow_bl_read(path, 32, err, sizeof(err));
+	bl = cbl_read(path, 32, err, sizeof(err));
 	unlink(path);
 	if (bl == NULL) {
 		fprintf(stderr, "bench_blocklist: %s\n", err);
 		exit(1);
 	}
-	cflow_bl_info(bl, &info);
+	cbl_info(bl, &info);
 	for (unsigned int k = 0; k < nlen; k++) {
 		char name[32];
 		struct rte_hash_parameters p = {
@@ -117,7 +117,7 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 		memcpy(d + 12, &b, 4);
 		memset(&p, 0, sizeof(p));
 		cflow_key_init(&p.key, 4, s, d, 1, 2, 17);
-		hits_cf += cflow_bl_match(bl, &p) != CFLOW_BL_NONE;
+		hits_cf += cbl_match(bl, &p) != CBL_NONE;
 	}
 	t_cf = now() - t0;
 	t0 = now();
@@ -142,7 +142,7 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 		hits_cf, hits_h);
 	for (unsigned int k = 0; k < nlen; k++)
 		rte_hash_free(h[k]);
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	free(pkt);
 }
 

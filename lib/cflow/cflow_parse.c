@@ -259,57 +259,8 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 	return CFLOW_PARSE_OK;
 }
 
-static inline uint64_t
-load_be64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return __builtin_bswap64(v);
-}
-
-/*
- * The lower (address, port) endpoint first: one key per flow. Addresses
- * compare in memcmp order, as big-endian words (memcmp is a call). The
- * key must be zeroed already.
- */
-static inline void
-key_fill(struct cflow_key *k, uint8_t family, const uint8_t *src,
-		const uint8_t *dst, uint16_t sport, uint16_t dport,
-		uint8_t proto)
-{
-	uint64_t s0 = load_be64(src), d0 = load_be64(dst);
-	uint64_t s1 = load_be64(src + 8), d1 = load_be64(dst + 8);
-
-	if (s0 > d0 || (s0 == d0 && (s1 > d1 || (s1 == d1 &&
-			sport > dport)))) {
-		const uint8_t *ta = src;
-		uint16_t tp = sport;
-
-		src = dst;
-		dst = ta;
-		sport = dport;
-		dport = tp;
-	}
-	memcpy(k->addr_lo, src, 16);
-	memcpy(k->addr_hi, dst, 16);
-	k->port_lo = sport;
-	k->port_hi = dport;
-	k->proto = proto;
-	k->family = family;
-}
-
-void
-cflow_key_init(struct cflow_key *k, uint8_t family, const uint8_t *src,
-		const uint8_t *dst, uint16_t sport, uint16_t dport,
-		uint8_t proto)
-{
-	memset(k, 0, sizeof(*k));
-	key_fill(k, family, src, dst, sport, dport, proto);
-}
-
-/* key_fill for IPv4 (stored IPv4-mapped), without building 16-byte
- * addresses first. */
+/* cflow_key_fill() for IPv4 (stored IPv4-mapped), without building
+ * 16-byte addresses first. */
 static inline void
 key_fill_v4(struct cflow_key *k, const uint8_t *src, const uint8_t *dst,
 		uint16_t sport, uint16_t dport, uint8_t proto)
@@ -361,7 +312,7 @@ addrs_v6(const uint8_t *p, enum cflow_parse_status st,
 {
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
-	key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0, 0);
+	cflow_key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0, 0);
 	pkt->has_addrs = true;
 	return st;
 }
@@ -472,7 +423,7 @@ parse_ipv6(const uint8_t *p, uint32_t len, unsigned int decap,
 		if (r > 0)
 			return st;
 	}
-	key_fill(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
+	cflow_key_fill(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
 	pkt->has_addrs = true;
 	return CFLOW_PARSE_OK;
 }

@@ -20,8 +20,8 @@
  * - any other status: nothing but the ethertype, addresses and family
  *   set;
  * - a packet with a listed address (10.0.0.0/8, 2001:db8::/32,
- *   192.0.2.1) matches cflow_bl_match_addrs(); one without addresses
- *   never does; a parsed one matches as with cflow_bl_match() (the list
+ *   192.0.2.1) matches cbl_match_addrs(); one without addresses
+ *   never does; a parsed one matches as with cbl_match() (the list
  *   has no flows);
  * - with decap: a packet whose outer parse (decap off) is not an OK UDP
  *   or GRE one parses exactly as without decap; any other keeps the
@@ -42,10 +42,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct cflow_blocklist *
+static const struct cbl *
 blocklist(void)
 {
-	static struct cflow_blocklist *bl;
+	static struct cbl *bl;
 	char path[] = "/tmp/fuzz_parse_XXXXXX", err[256];
 	int fd;
 
@@ -56,7 +56,7 @@ blocklist(void)
 			35) != 35)
 		abort();
 	close(fd);
-	bl = cflow_bl_read(path, 0, err, sizeof(err));
+	bl = cbl_read(path, 0, err, sizeof(err));
 	unlink(path);
 	if (bl == NULL)
 		abort();
@@ -180,11 +180,11 @@ listed(const uint8_t *a, int family)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct cflow_blocklist *bl = blocklist();
+	const struct cbl *bl = blocklist();
 	struct cflow_parse_params pp;
 	struct cflow_packet p, zero;
 	enum cflow_parse_status st;
-	enum cflow_bl_kind kind;
+	enum cbl_kind kind;
 	uint8_t src[16] = { 0 }, dst[16] = { 0 }, *frame;
 	const uint8_t *lo, *hi;
 	unsigned int tags;
@@ -273,13 +273,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (memcmp(&p, &zero, sizeof(p)) != 0)
 			abort();
 	}
-	kind = cflow_bl_match_addrs(bl, &p);
-	if (!has && kind != CFLOW_BL_NONE)
+	kind = cbl_match_addrs(bl, &p);
+	if (!has && kind != CBL_NONE)
 		abort();
 	if (has && (listed(src, family) || listed(dst, family)) &&
-			kind == CFLOW_BL_NONE)
+			kind == CBL_NONE)
 		abort();
-	if (st == CFLOW_PARSE_OK && cflow_bl_match(bl, &p) != kind)
+	if (st == CFLOW_PARSE_OK && cbl_match(bl, &p) != kind)
 		abort();
 	free(frame);
 	return 0;

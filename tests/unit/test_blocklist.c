@@ -57,7 +57,7 @@ test_bad_lines(void)
 
 	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *path = write_file("bad.txt", bad[i].text);
-		struct cflow_blocklist *bl = cflow_bl_read(path, 0, err,
+		struct cbl *bl = cbl_read(path, 0, err,
 			sizeof(err));
 
 		TEST_ASSERT(bl == NULL, "case %u loaded", i);
@@ -67,7 +67,7 @@ test_bad_lines(void)
 			"case %u: error '%s', want '%s'", i, err,
 			bad[i].reason);
 	}
-	TEST_ASSERT(cflow_bl_read("/nonexistent", 0, err, sizeof(err)) == NULL
+	TEST_ASSERT(cbl_read("/nonexistent", 0, err, sizeof(err)) == NULL
 		&& strstr(err, "/nonexistent") != NULL, "missing file");
 	TEST_ASSERT_EQ(errno, ENOENT, "missing file: errno %d", errno);
 	return 0;
@@ -123,35 +123,35 @@ test_match_kinds(void)
 		"192.0.2.1\n10.0.0.0/8\n2001:db8::/32\n2001:db9::7\n"
 		"tcp 172.16.0.1 1234 172.16.0.2 80\n192.0.2.1\n");
 	char err[512];
-	struct cflow_blocklist *bl = cflow_bl_read(path, 0, err, sizeof(err));
-	struct cflow_bl_info in;
+	struct cbl *bl = cbl_read(path, 0, err, sizeof(err));
+	struct cbl_info in;
 	struct cflow_packet p;
 
 	TEST_ASSERT(bl != NULL, "%s", err);
-	cflow_bl_info(bl, &in);
-	TEST_ASSERT(in.total == 5 && in.entries[CFLOW_BL_ADDRESS] == 2 &&
-		in.entries[CFLOW_BL_PREFIX] == 2 &&
-		in.entries[CFLOW_BL_FLOW] == 1 && in.v4_lengths == 2 &&
+	cbl_info(bl, &in);
+	TEST_ASSERT(in.total == 5 && in.entries[CBL_ADDRESS] == 2 &&
+		in.entries[CBL_PREFIX] == 2 &&
+		in.entries[CBL_FLOW] == 1 && in.v4_lengths == 2 &&
 		in.v6_lengths == 2, "info (duplicate counted once)");
 	p = packet(4, "8.8.8.8", "192.0.2.1", 5, 6, 17);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_ADDRESS, "dst addr");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_ADDRESS, "dst addr");
 	p = packet(4, "10.200.1.1", "8.8.8.8", 5, 6, 17);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_PREFIX, "src /8");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_PREFIX, "src /8");
 	p = packet(4, "11.0.0.1", "8.8.8.8", 5, 6, 17);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_NONE, "11/8");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_NONE, "11/8");
 	p = packet(6, "2001:db8:ffff::1", "::1", 5, 6, 17);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_PREFIX, "v6 /32");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_PREFIX, "v6 /32");
 	p = packet(6, "2001:db9::7", "::1", 5, 6, 17);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_ADDRESS, "v6 addr");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_ADDRESS, "v6 addr");
 	p = packet(6, "2001:db9::8", "::1", 5, 6, 17);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_NONE, "v6 other");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_NONE, "v6 other");
 	p = packet(4, "172.16.0.2", "172.16.0.1", 80, 1234, 6);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_FLOW, "flow reply");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_FLOW, "flow reply");
 	p = packet(4, "172.16.0.1", "172.16.0.2", 1234, 81, 6);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_NONE, "other port");
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_NONE, "other port");
 	p = packet(4, "172.16.0.1", "172.16.0.2", 1234, 80, 17);
-	TEST_ASSERT_EQ(cflow_bl_match(bl, &p), CFLOW_BL_NONE, "other proto");
-	cflow_bl_free(bl);
+	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_NONE, "other proto");
+	cbl_free(bl);
 	return 0;
 }
 
@@ -187,7 +187,7 @@ test_oracle(void)
 	struct oracle_entry *e = calloc(ENTRIES, sizeof(*e));
 	char path[256], err[512];
 	uint64_t rng = 3, matched = 0;
-	struct cflow_blocklist *bl, *loaded;
+	struct cbl *bl, *loaded;
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "%s/oracle.txt", dir);
@@ -221,12 +221,12 @@ test_oracle(void)
 		}
 	}
 	fclose(fp);
-	bl = cflow_bl_read(path, 0, err, sizeof(err));
+	bl = cbl_read(path, 0, err, sizeof(err));
 	TEST_ASSERT(bl != NULL, "%s", err);
 	snprintf(path, sizeof(path), "%s/oracle.cf", dir);
-	TEST_ASSERT_EQ(cflow_bl_save(bl, path, err, sizeof(err)), 0, "save: %s",
+	TEST_ASSERT_EQ(cbl_save(bl, path, err, sizeof(err)), 0, "save: %s",
 		err);
-	loaded = cflow_bl_load(path, err, sizeof(err));
+	loaded = cbl_load(path, err, sizeof(err));
 	TEST_ASSERT(loaded != NULL, "%s", err);
 	for (int n = 0; n < PACKETS; n++) {
 		uint64_t r = cfu_splitmix64(&rng);
@@ -251,17 +251,17 @@ test_oracle(void)
 				sizeof(p.key)) == 0 :
 				prefix_covers(&e[i], 4, p.key.addr_lo) ||
 				prefix_covers(&e[i], 4, p.key.addr_hi);
-		TEST_ASSERT_EQ(cflow_bl_match(bl, &p) != CFLOW_BL_NONE, want,
+		TEST_ASSERT_EQ(cbl_match(bl, &p) != CBL_NONE, want,
 			"packet %d", n);
-		TEST_ASSERT_EQ(cflow_bl_match(loaded, &p) != CFLOW_BL_NONE,
+		TEST_ASSERT_EQ(cbl_match(loaded, &p) != CBL_NONE,
 			want, "packet %d after load", n);
 		matched += want;
 	}
 	printf("# %lu of %d packets listed\n", (unsigned long)matched, PACKETS);
 	TEST_ASSERT(matched > PACKETS / 20 && matched < PACKETS,
 		"the oracle test does not exercise both outcomes");
-	cflow_bl_free(bl);
-	cflow_bl_free(loaded);
+	cbl_free(bl);
+	cbl_free(loaded);
 	free(e);
 	return 0;
 }
@@ -271,15 +271,15 @@ test_damaged_files(void)
 {
 	const char *text = write_file("l.txt", "1.2.3.4\n5.6.0.0/16\n");
 	char cf[256], err[512];
-	struct cflow_blocklist *bl = cflow_bl_read(text, 16, err, sizeof(err));
+	struct cbl *bl = cbl_read(text, 16, err, sizeof(err));
 	uint8_t buf[4096];
 	size_t n;
 	FILE *fp;
 
 	snprintf(cf, sizeof(cf), "%s/l.cf", dir);
-	TEST_ASSERT(bl != NULL && cflow_bl_save(bl, cf, err, sizeof(err)) == 0,
+	TEST_ASSERT(bl != NULL && cbl_save(bl, cf, err, sizeof(err)) == 0,
 		"save: %s", err);
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	fp = fopen(cf, "rb");
 	n = fread(buf, 1, sizeof(buf), fp);
 	fclose(fp);
@@ -288,7 +288,7 @@ test_damaged_files(void)
 		fp = fopen(cf, "wb");
 		fwrite(buf, 1, len, fp);
 		fclose(fp);
-		bl = cflow_bl_load(cf, err, sizeof(err));
+		bl = cbl_load(cf, err, sizeof(err));
 		TEST_ASSERT(bl == NULL, "truncated to %zu accepted", len);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -297,14 +297,14 @@ test_damaged_files(void)
 		fwrite(buf, 1, n, fp);
 		fclose(fp);
 		buf[i] ^= 0x10;
-		bl = cflow_bl_load(cf, err, sizeof(err));
+		bl = cbl_load(cf, err, sizeof(err));
 		/* Flipping the magic makes it a (bad) text list. */
 		TEST_ASSERT(bl == NULL, "flip at %zu accepted", i);
 	}
 	/* A text list loads through the same call. */
-	bl = cflow_bl_load(text, err, sizeof(err));
+	bl = cbl_load(text, err, sizeof(err));
 	TEST_ASSERT(bl != NULL, "text through load: %s", err);
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	return 0;
 }
 
@@ -368,15 +368,15 @@ test_big_files(void)
 		const char *path = sparse_file(big[i].name, big[i].head,
 			big[i].size);
 		long rss = max_rss_kb();
-		struct cflow_blocklist *bl;
+		struct cbl *bl;
 		double t;
 
 		TEST_ASSERT(path != NULL, "%s: cannot make it", big[i].name);
 		for (int load = 0; load < 2; load++) {
 			t = now_s();
 			errno = 0;
-			bl = load ? cflow_bl_load(path, err, sizeof(err)) :
-				cflow_bl_read(path, 0, err, sizeof(err));
+			bl = load ? cbl_load(path, err, sizeof(err)) :
+				cbl_read(path, 0, err, sizeof(err));
 			t = now_s() - t;
 			TEST_ASSERT(bl == NULL, "%s accepted", big[i].name);
 			printf("# %s %s: %.6f s, peak RSS +%ld KiB: %s\n",
@@ -389,7 +389,7 @@ test_big_files(void)
 			TEST_ASSERT(strstr(err, big[i].name) != NULL,
 				"%s: error '%s' does not name it", big[i].name,
 				err);
-			/* cflow_bl_read() takes every file as text. */
+			/* cbl_read() takes every file as text. */
 			TEST_ASSERT(strstr(err, load ? big[i].want :
 				"limit for text lists") != NULL,
 				"%s: error '%s'", big[i].name, err);
@@ -412,7 +412,7 @@ test_not_regular(void)
 {
 	char fifo[256], sub[256], err[512];
 	const char *text = write_file("keep.txt", "1.2.3.4\n");
-	struct cflow_blocklist *bl = cflow_bl_read(text, 0, err, sizeof(err));
+	struct cbl *bl = cbl_read(text, 0, err, sizeof(err));
 	const struct {
 		const char *path, *what;
 		int errnum;
@@ -430,19 +430,19 @@ test_not_regular(void)
 	alarm(20);
 	for (unsigned int i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
 		for (int op = 0; op < 3; op++) {
-			struct cflow_blocklist *got = NULL;
+			struct cbl *got = NULL;
 			int ret = 0;
 
 			err[0] = '\0';
 			errno = 0;
 			if (op == 0)
-				got = cflow_bl_read(odd[i].path, 0, err,
+				got = cbl_read(odd[i].path, 0, err,
 					sizeof(err));
 			else if (op == 1)
-				got = cflow_bl_load(odd[i].path, err,
+				got = cbl_load(odd[i].path, err,
 					sizeof(err));
 			else
-				ret = cflow_bl_save(bl, odd[i].path, err,
+				ret = cbl_save(bl, odd[i].path, err,
 					sizeof(err));
 			TEST_ASSERT(got == NULL && (op < 2 || ret < 0),
 				"%s accepted by op %d", odd[i].path, op);
@@ -457,7 +457,7 @@ test_not_regular(void)
 		}
 	}
 	alarm(0);
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	unlink(fifo);
 	rmdir(sub);
 	return 0;
@@ -468,9 +468,9 @@ static int
 test_line_limits(void)
 {
 	static const char nul[] = "1.2.3.4\n5.6.7.8 \0 # x\n9.9.9.9\n";
-	char err[512], line[CFLOW_BL_LINE_MAX + 2];
-	struct cflow_blocklist *bl;
-	struct cflow_bl_info in;
+	char err[512], line[CBL_LINE_MAX + 2];
+	struct cbl *bl;
+	struct cbl_info in;
 	const char *path;
 	FILE *fp;
 
@@ -478,34 +478,34 @@ test_line_limits(void)
 	fp = fopen(path, "wb");
 	TEST_ASSERT(fp != NULL && fwrite(nul, 1, sizeof(nul) - 1, fp) ==
 		sizeof(nul) - 1 && fclose(fp) == 0, "write nul.txt");
-	bl = cflow_bl_read(path, 0, err, sizeof(err));
+	bl = cbl_read(path, 0, err, sizeof(err));
 	TEST_ASSERT(bl == NULL && errno == EINVAL, "NUL byte accepted");
 	TEST_ASSERT(strstr(err, "nul.txt:2: NUL byte") != NULL, "'%s'", err);
-	bl = cflow_bl_load(path, err, sizeof(err));
+	bl = cbl_load(path, err, sizeof(err));
 	TEST_ASSERT(bl == NULL && strstr(err, "nul.txt:2: NUL byte") != NULL,
 		"load: '%s'", err);
 
 	/* The longest line passes, one more byte does not. */
-	memset(line, ' ', CFLOW_BL_LINE_MAX);
+	memset(line, ' ', CBL_LINE_MAX);
 	memcpy(line, "10.1.2.3 #", 10);
-	line[CFLOW_BL_LINE_MAX] = '\n';
-	line[CFLOW_BL_LINE_MAX + 1] = '\0';
-	bl = cflow_bl_read(write_file("long.txt", line), 0, err, sizeof(err));
-	TEST_ASSERT(bl != NULL, "a line of %d bytes: %s", CFLOW_BL_LINE_MAX,
+	line[CBL_LINE_MAX] = '\n';
+	line[CBL_LINE_MAX + 1] = '\0';
+	bl = cbl_read(write_file("long.txt", line), 0, err, sizeof(err));
+	TEST_ASSERT(bl != NULL, "a line of %d bytes: %s", CBL_LINE_MAX,
 		err);
-	cflow_bl_free(bl);
-	line[CFLOW_BL_LINE_MAX] = ' ';
-	bl = cflow_bl_read(write_file("long.txt", line), 0, err, sizeof(err));
+	cbl_free(bl);
+	line[CBL_LINE_MAX] = ' ';
+	bl = cbl_read(write_file("long.txt", line), 0, err, sizeof(err));
 	TEST_ASSERT(bl == NULL && errno == EINVAL &&
 		strstr(err, "long.txt:1: line too long") != NULL, "'%s'", err);
 
 	/* No newline at the end: the last line still counts. */
-	bl = cflow_bl_read(write_file("last.txt", "1.2.3.4\n5.6.7.8"), 0, err,
+	bl = cbl_read(write_file("last.txt", "1.2.3.4\n5.6.7.8"), 0, err,
 		sizeof(err));
 	TEST_ASSERT(bl != NULL, "%s", err);
-	cflow_bl_info(bl, &in);
+	cbl_info(bl, &in);
 	TEST_ASSERT_EQ(in.total, 2, "last line without a newline");
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	return 0;
 }
 
@@ -530,7 +530,7 @@ test_no_content_echo(void)
 	for (unsigned int i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
 		const char *path = write_file("secret.txt", text[i]);
 
-		TEST_ASSERT(cflow_bl_load(path, err, sizeof(err)) == NULL,
+		TEST_ASSERT(cbl_load(path, err, sizeof(err)) == NULL,
 			"case %u loaded", i);
 		TEST_ASSERT(strstr(err, "secret.txt:1: ") != NULL &&
 			strstr(err, "hunter2") == NULL, "case %u: '%s'", i,
@@ -544,7 +544,7 @@ static int
 test_damaged_messages(void)
 {
 	const char *text = write_file("d.txt", "1.2.3.4\n5.6.0.0/16\n");
-	struct cflow_blocklist *bl;
+	struct cbl *bl;
 	char cf[256], err[512];
 	uint8_t buf[1 << 16];
 	size_t n;
@@ -561,11 +561,11 @@ test_damaged_messages(void)
 		{ 0, "d.cf: filter truncated: the file is damaged", ENODATA },
 	};
 
-	bl = cflow_bl_read(text, 0, err, sizeof(err));
+	bl = cbl_read(text, 0, err, sizeof(err));
 	TEST_ASSERT(bl != NULL, "%s", err);
 	snprintf(cf, sizeof(cf), "%s/d.cf", dir);
-	TEST_ASSERT(cflow_bl_save(bl, cf, err, sizeof(err)) == 0, "%s", err);
-	cflow_bl_free(bl);
+	TEST_ASSERT(cbl_save(bl, cf, err, sizeof(err)) == 0, "%s", err);
+	cbl_free(bl);
 	fp = fopen(cf, "rb");
 	n = fread(buf, 1, sizeof(buf), fp);
 	fclose(fp);
@@ -582,7 +582,7 @@ test_damaged_messages(void)
 		if (at != 0)
 			buf[at] ^= 0x10;
 		errno = 0;
-		TEST_ASSERT(cflow_bl_load(cf, err, sizeof(err)) == NULL,
+		TEST_ASSERT(cbl_load(cf, err, sizeof(err)) == NULL,
 			"case %u loaded", i);
 		TEST_ASSERT(strstr(err, cases[i].want) != NULL &&
 			errno == cases[i].errnum, "case %u: '%s' errno %d, "
@@ -615,41 +615,41 @@ static int
 test_save_atomic(void)
 {
 	char cf[256], old[256], bad[256], err[512];
-	struct cflow_blocklist *a, *b, *got;
-	struct cflow_bl_info in;
+	struct cbl *a, *b, *got;
+	struct cbl_info in;
 	int ret;
 
-	a = cflow_bl_read(write_file("a.txt", "1.2.3.4\n"), 0, err,
+	a = cbl_read(write_file("a.txt", "1.2.3.4\n"), 0, err,
 		sizeof(err));
-	b = cflow_bl_read(write_file("b.txt", "1.2.3.4\n5.6.7.8\n9.9.9.9\n"),
+	b = cbl_read(write_file("b.txt", "1.2.3.4\n5.6.7.8\n9.9.9.9\n"),
 		0, err, sizeof(err));
 	TEST_ASSERT(a != NULL && b != NULL, "%s", err);
 	snprintf(cf, sizeof(cf), "%s/s.cf", dir);
 	snprintf(old, sizeof(old), "%s/s.old.cf", dir);
-	TEST_ASSERT(cflow_bl_save(a, cf, err, sizeof(err)) == 0, "%s", err);
+	TEST_ASSERT(cbl_save(a, cf, err, sizeof(err)) == 0, "%s", err);
 	TEST_ASSERT(link(cf, old) == 0, "link");
-	TEST_ASSERT(cflow_bl_save(b, cf, err, sizeof(err)) == 0, "%s", err);
-	got = cflow_bl_load(old, err, sizeof(err));
+	TEST_ASSERT(cbl_save(b, cf, err, sizeof(err)) == 0, "%s", err);
+	got = cbl_load(old, err, sizeof(err));
 	TEST_ASSERT(got != NULL, "%s", err);
-	cflow_bl_info(got, &in);
-	cflow_bl_free(got);
+	cbl_info(got, &in);
+	cbl_free(got);
 	TEST_ASSERT_EQ(in.total, 1, "the old file was rewritten in place");
-	got = cflow_bl_load(cf, err, sizeof(err));
+	got = cbl_load(cf, err, sizeof(err));
 	TEST_ASSERT(got != NULL, "%s", err);
-	cflow_bl_info(got, &in);
-	cflow_bl_free(got);
+	cbl_info(got, &in);
+	cbl_free(got);
 	TEST_ASSERT_EQ(in.total, 3, "the new file");
 	TEST_ASSERT_EQ(count_temp_files("s.cf."), 0, "a temporary file left");
 
 	/* A failed save: -errno, errno, a message naming the path. */
 	snprintf(bad, sizeof(bad), "%s/missing/s.cf", dir);
 	errno = 0;
-	ret = cflow_bl_save(a, bad, err, sizeof(err));
+	ret = cbl_save(a, bad, err, sizeof(err));
 	TEST_ASSERT(ret == -ENOENT && errno == ENOENT &&
 		strstr(err, bad) != NULL, "ret %d errno %d '%s'", ret, errno,
 		err);
-	cflow_bl_free(a);
-	cflow_bl_free(b);
+	cbl_free(a);
+	cbl_free(b);
 	unlink(old);
 	return 0;
 }
@@ -752,27 +752,27 @@ enum decision { PASS, BLOCK, UNPARSED };
  * --blocklist-unparsed policy for what is left undecided, but for
  * frames that are not IP at all. */
 static enum decision
-decide(const struct cflow_blocklist *bl, const uint8_t *b, uint32_t len,
-		enum cflow_bl_kind *kind)
+decide(const struct cbl *bl, const uint8_t *b, uint32_t len,
+		enum cbl_kind *kind)
 {
-	struct cflow_bl_info info;
+	struct cbl_info info;
 	struct cflow_packet p;
 	enum cflow_parse_status st = cflow_parse(b, len, NULL, &p);
 
-	*kind = CFLOW_BL_NONE;
+	*kind = CBL_NONE;
 	if (st == CFLOW_PARSE_OK)
-		*kind = cflow_bl_match(bl, &p);
+		*kind = cbl_match(bl, &p);
 	else if (p.has_addrs)
-		*kind = cflow_bl_match_addrs(bl, &p);
+		*kind = cbl_match_addrs(bl, &p);
 	else if (p.ethertype == 0 || p.ethertype == 0x0800 ||
 			p.ethertype == 0x86dd)
 		return UNPARSED;
 	else
 		return PASS; /* ARP, LLDP...: not IP */
-	if (*kind != CFLOW_BL_NONE)
+	if (*kind != CBL_NONE)
 		return BLOCK;
-	cflow_bl_info(bl, &info);
-	return st != CFLOW_PARSE_OK && info.entries[CFLOW_BL_FLOW] != 0 ?
+	cbl_info(bl, &info);
+	return st != CFLOW_PARSE_OK && info.entries[CBL_FLOW] != 0 ?
 		UNPARSED : PASS;
 }
 
@@ -787,30 +787,30 @@ test_match_addrs_unparsed(void)
 {
 	static const struct {
 		const char *src, *dst;
-		enum cflow_bl_kind kind;
+		enum cbl_kind kind;
 	} pairs[] = {
-		{ "192.0.2.1", "8.8.8.8", CFLOW_BL_ADDRESS },
-		{ "8.8.4.4", "192.0.2.1", CFLOW_BL_ADDRESS },
-		{ "198.51.100.77", "8.8.8.8", CFLOW_BL_PREFIX },
-		{ "192.0.2.2", "8.8.8.8", CFLOW_BL_NONE },
-		{ "203.0.113.1", "203.0.113.2", CFLOW_BL_NONE }, /* a flow's */
-		{ "2001:db9::7", "2001:4860::8888", CFLOW_BL_ADDRESS },
-		{ "2001:4860::8888", "2001:db8:1::5", CFLOW_BL_PREFIX },
-		{ "2001:dba::1", "2001:4860::8888", CFLOW_BL_NONE },
-		{ "2001:db9::1", "2001:db9::2", CFLOW_BL_NONE }, /* a flow's */
+		{ "192.0.2.1", "8.8.8.8", CBL_ADDRESS },
+		{ "8.8.4.4", "192.0.2.1", CBL_ADDRESS },
+		{ "198.51.100.77", "8.8.8.8", CBL_PREFIX },
+		{ "192.0.2.2", "8.8.8.8", CBL_NONE },
+		{ "203.0.113.1", "203.0.113.2", CBL_NONE }, /* a flow's */
+		{ "2001:db9::7", "2001:4860::8888", CBL_ADDRESS },
+		{ "2001:4860::8888", "2001:db8:1::5", CBL_PREFIX },
+		{ "2001:dba::1", "2001:4860::8888", CBL_NONE },
+		{ "2001:db9::1", "2001:db9::2", CBL_NONE }, /* a flow's */
 	};
 	const char *entries = "192.0.2.1\n198.51.100.0/24\n2001:db8::/32\n"
 		"2001:db9::7\n";
 	char text[512], err[512];
-	struct cflow_blocklist *flows, *noflows;
+	struct cbl *flows, *noflows;
 	uint8_t b[512];
 
 	snprintf(text, sizeof(text), "%stcp 203.0.113.1 1234 203.0.113.2 80\n"
 		"tcp 2001:db9::1 1234 2001:db9::2 80\n", entries);
-	flows = cflow_bl_read(write_file("flows.txt", text), 0, err,
+	flows = cbl_read(write_file("flows.txt", text), 0, err,
 		sizeof(err));
 	TEST_ASSERT(flows != NULL, "%s", err);
-	noflows = cflow_bl_read(write_file("noflows.txt", entries), 0, err,
+	noflows = cbl_read(write_file("noflows.txt", entries), 0, err,
 		sizeof(err));
 	TEST_ASSERT(noflows != NULL, "%s", err);
 	for (unsigned int i = 0; i < sizeof(bypasses) / sizeof(bypasses[0]);
@@ -823,7 +823,7 @@ test_match_addrs_unparsed(void)
 			struct frame_spec ok = { "parsed", .proto = 6 };
 			uint32_t len;
 			struct cflow_packet p;
-			enum cflow_bl_kind k;
+			enum cbl_kind k;
 			enum decision d;
 
 			if (f->v6_ext && !v6)
@@ -833,18 +833,18 @@ test_match_addrs_unparsed(void)
 				"%s %s: status", f->name, pairs[j].src);
 			TEST_ASSERT(p.has_addrs && p.key.family == (v6 ? 6 : 4),
 				"%s %s: addresses", f->name, pairs[j].src);
-			TEST_ASSERT_EQ(cflow_bl_match_addrs(flows, &p),
+			TEST_ASSERT_EQ(cbl_match_addrs(flows, &p),
 				pairs[j].kind, "%s %s -> %s: kind", f->name,
 				pairs[j].src, pairs[j].dst);
-			TEST_ASSERT_EQ(cflow_bl_match_addrs(noflows, &p),
+			TEST_ASSERT_EQ(cbl_match_addrs(noflows, &p),
 				pairs[j].kind, "%s %s: kind, no flows", f->name,
 				pairs[j].src);
 			d = decide(flows, b, len, &k);
-			TEST_ASSERT_EQ(d, pairs[j].kind != CFLOW_BL_NONE ?
+			TEST_ASSERT_EQ(d, pairs[j].kind != CBL_NONE ?
 				BLOCK : UNPARSED, "%s %s: decision", f->name,
 				pairs[j].src);
 			d = decide(noflows, b, len, &k);
-			TEST_ASSERT_EQ(d, pairs[j].kind != CFLOW_BL_NONE ?
+			TEST_ASSERT_EQ(d, pairs[j].kind != CBL_NONE ?
 				BLOCK : PASS, "%s %s: decision, no flows",
 				f->name, pairs[j].src);
 			/* The same addresses parsed: the same kind, and a
@@ -852,18 +852,18 @@ test_match_addrs_unparsed(void)
 			len = frame(b, pairs[j].src, pairs[j].dst, &ok);
 			TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p),
 				CFLOW_PARSE_OK, "parsed");
-			TEST_ASSERT_EQ(cflow_bl_match_addrs(flows, &p),
+			TEST_ASSERT_EQ(cbl_match_addrs(flows, &p),
 				pairs[j].kind, "%s: parsed, by address",
 				pairs[j].src);
 			TEST_ASSERT_EQ(decide(flows, b, len, &k),
 				strncmp(pairs[j].src, "2001:db9::1", 11) == 0 ||
 				strncmp(pairs[j].src, "203.", 4) == 0 ||
-				pairs[j].kind != CFLOW_BL_NONE ? BLOCK : PASS,
+				pairs[j].kind != CBL_NONE ? BLOCK : PASS,
 				"%s: parsed", pairs[j].src);
 		}
 	}
-	cflow_bl_free(flows);
-	cflow_bl_free(noflows);
+	cbl_free(flows);
+	cbl_free(noflows);
 	unlink(write_file("flows.txt", ""));
 	unlink(write_file("noflows.txt", ""));
 	return 0;
@@ -879,30 +879,30 @@ test_match_addrs_none(void)
 	static const struct frame_spec eight_tags = { "8 tags", .vlans = 8,
 		.proto = 6, .st = CFLOW_PARSE_NON_IP };
 	char err[512];
-	struct cflow_blocklist *bl = cflow_bl_read(write_file("all.txt",
+	struct cbl *bl = cbl_read(write_file("all.txt",
 		"0.0.0.0/0\n::/0\n"), 0, err, sizeof(err));
 	struct cflow_packet p;
-	enum cflow_bl_kind k;
+	enum cbl_kind k;
 	uint8_t b[512];
 	uint32_t len;
 
 	TEST_ASSERT(bl != NULL, "%s", err);
 	memset(&p, 0, sizeof(p));
-	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_NONE, "zero");
+	TEST_ASSERT_EQ(cbl_match_addrs(bl, &p), CBL_NONE, "zero");
 	len = frame(b, "1.2.3.4", "5.6.7.8", &nine_tags);
 	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP, "9");
 	TEST_ASSERT(!p.has_addrs, "9 tags: no addresses");
-	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_NONE, "9 tags");
+	TEST_ASSERT_EQ(cbl_match_addrs(bl, &p), CBL_NONE, "9 tags");
 	TEST_ASSERT_EQ(decide(bl, b, len, &k), UNPARSED, "9 tags: unparsed");
 	len = frame(b, "::1", "::2", &eight_tags);
 	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP, "8");
-	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_PREFIX,
+	TEST_ASSERT_EQ(cbl_match_addrs(bl, &p), CBL_PREFIX,
 		"8 tags, ::/0");
 	b[12] = 0x08; /* ARP */
 	b[13] = 0x06;
 	TEST_ASSERT_EQ(cflow_parse(b, len, NULL, &p), CFLOW_PARSE_NON_IP,
 		"ARP");
-	TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p), CFLOW_BL_NONE, "ARP");
+	TEST_ASSERT_EQ(cbl_match_addrs(bl, &p), CBL_NONE, "ARP");
 	TEST_ASSERT_EQ(decide(bl, b, len, &k), PASS, "ARP: not IP");
 	len = frame(b, "1.2.3.4", "5.6.7.8", &eight_tags);
 	b[14 + 4 * 8] = 0x44; /* IHL 4 behind 8 tags: IP, unreadable */
@@ -910,15 +910,15 @@ test_match_addrs_none(void)
 		"IHL 4");
 	TEST_ASSERT(!p.has_addrs && p.ethertype == 0x0800, "IHL 4");
 	TEST_ASSERT_EQ(decide(bl, b, len, &k), UNPARSED, "IHL 4: unparsed");
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	unlink(write_file("all.txt", ""));
 	return 0;
 }
 
 /*
- * cflow_bl_match_addrs() against the exact oracle on random IPv6
+ * cbl_match_addrs() against the exact oracle on random IPv6
  * addresses: a list of many prefix lengths (the lookups no longer fit
- * one bulk call) and one of a few; and it agrees with cflow_bl_match()
+ * one bulk call) and one of a few; and it agrees with cbl_match()
  * on a list without flows.
  */
 static int
@@ -931,7 +931,7 @@ test_match_addrs_oracle(void)
 	for (int list = 0; list < 2; list++) {
 		char path[256], err[512];
 		uint64_t matched = 0;
-		struct cflow_blocklist *bl;
+		struct cbl *bl;
 		FILE *fp;
 
 		snprintf(path, sizeof(path), "%s/v6.txt", dir);
@@ -950,7 +950,7 @@ test_match_addrs_oracle(void)
 			fprintf(fp, "%s/%u\n", text, e[i].len);
 		}
 		fclose(fp);
-		bl = cflow_bl_read(path, 0, err, sizeof(err));
+		bl = cbl_read(path, 0, err, sizeof(err));
 		TEST_ASSERT(bl != NULL, "%s", err);
 		for (int n = 0; n < PACKETS; n++) {
 			uint64_t r = cfu_splitmix64(&rng);
@@ -981,11 +981,11 @@ test_match_addrs_oracle(void)
 			for (int i = 0; i < ENTRIES && !want; i++)
 				want = prefix_covers(&e[i], 6, p.key.addr_lo) ||
 					prefix_covers(&e[i], 6, p.key.addr_hi);
-			TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p) !=
-				CFLOW_BL_NONE, want, "list %d packet %d (%lu)",
+			TEST_ASSERT_EQ(cbl_match_addrs(bl, &p) !=
+				CBL_NONE, want, "list %d packet %d (%lu)",
 				list, n, (unsigned long)r);
-			TEST_ASSERT_EQ(cflow_bl_match_addrs(bl, &p),
-				cflow_bl_match(bl, &p), "list %d packet %d: kind",
+			TEST_ASSERT_EQ(cbl_match_addrs(bl, &p),
+				cbl_match(bl, &p), "list %d packet %d: kind",
 				list, n);
 			matched += want;
 		}
@@ -993,7 +993,7 @@ test_match_addrs_oracle(void)
 			(unsigned long)matched, PACKETS);
 		TEST_ASSERT(matched > PACKETS / 20 && matched < PACKETS,
 			"list %d: both outcomes", list);
-		cflow_bl_free(bl);
+		cbl_free(bl);
 		unlink(path);
 	}
 	free(e);

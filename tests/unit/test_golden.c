@@ -1017,57 +1017,57 @@ test_frozen_filters(void)
 
 static const struct {
 	const char *entry;
-	enum cflow_bl_kind kind;
+	enum cbl_kind kind;
 } bl_queries[] = {
 	/* Every entry of golden_list.txt. */
-	{ "192.0.2.1", CFLOW_BL_ADDRESS },
-	{ "198.51.100.77/32", CFLOW_BL_ADDRESS },
-	{ "198.51.100.77", CFLOW_BL_ADDRESS },
-	{ "10.0.0.0/8", CFLOW_BL_PREFIX },
-	{ "100.64.0.0/10", CFLOW_BL_PREFIX },
-	{ "172.16.0.0/12", CFLOW_BL_PREFIX },
-	{ "192.168.1.0/24", CFLOW_BL_PREFIX },
-	{ "203.0.113.128/25", CFLOW_BL_PREFIX },
-	{ "2001:db8::1", CFLOW_BL_ADDRESS },
-	{ "2001:db8:dead:beef::42/128", CFLOW_BL_ADDRESS },
-	{ "2001:db8:1000::/36", CFLOW_BL_PREFIX },
-	{ "2001:db8:abcd::/48", CFLOW_BL_PREFIX },
-	{ "fd00:1:2:3::/64", CFLOW_BL_PREFIX },
-	{ "2001:db8:ffff:ffff:ffff:ffff:ffff:fffe/127", CFLOW_BL_PREFIX },
-	{ "tcp 198.18.1.1 1234 198.18.2.2 80", CFLOW_BL_FLOW },
-	{ "udp 192.0.2.200 53 198.51.100.1 5353", CFLOW_BL_FLOW },
-	{ "sctp 203.0.113.5 2905 203.0.113.6 2905", CFLOW_BL_FLOW },
-	{ "47 192.0.2.10 0 192.0.2.11 0", CFLOW_BL_FLOW },
-	{ "tcp 2001:db8::10 443 2001:db8::20 50000", CFLOW_BL_FLOW },
-	{ "udp fe80::1 546 ff02::1:2 547", CFLOW_BL_FLOW },
-	{ "icmpv6 2001:db8::a 0 2001:db8::b 0", CFLOW_BL_FLOW },
+	{ "192.0.2.1", CBL_ADDRESS },
+	{ "198.51.100.77/32", CBL_ADDRESS },
+	{ "198.51.100.77", CBL_ADDRESS },
+	{ "10.0.0.0/8", CBL_PREFIX },
+	{ "100.64.0.0/10", CBL_PREFIX },
+	{ "172.16.0.0/12", CBL_PREFIX },
+	{ "192.168.1.0/24", CBL_PREFIX },
+	{ "203.0.113.128/25", CBL_PREFIX },
+	{ "2001:db8::1", CBL_ADDRESS },
+	{ "2001:db8:dead:beef::42/128", CBL_ADDRESS },
+	{ "2001:db8:1000::/36", CBL_PREFIX },
+	{ "2001:db8:abcd::/48", CBL_PREFIX },
+	{ "fd00:1:2:3::/64", CBL_PREFIX },
+	{ "2001:db8:ffff:ffff:ffff:ffff:ffff:fffe/127", CBL_PREFIX },
+	{ "tcp 198.18.1.1 1234 198.18.2.2 80", CBL_FLOW },
+	{ "udp 192.0.2.200 53 198.51.100.1 5353", CBL_FLOW },
+	{ "sctp 203.0.113.5 2905 203.0.113.6 2905", CBL_FLOW },
+	{ "47 192.0.2.10 0 192.0.2.11 0", CBL_FLOW },
+	{ "tcp 2001:db8::10 443 2001:db8::20 50000", CBL_FLOW },
+	{ "udp fe80::1 546 ff02::1:2 547", CBL_FLOW },
+	{ "icmpv6 2001:db8::a 0 2001:db8::b 0", CBL_FLOW },
 	/* Flows match in either direction. */
-	{ "tcp 198.18.2.2 80 198.18.1.1 1234", CFLOW_BL_FLOW },
-	{ "udp ff02::1:2 547 fe80::1 546", CFLOW_BL_FLOW },
+	{ "tcp 198.18.2.2 80 198.18.1.1 1234", CBL_FLOW },
+	{ "udp ff02::1:2 547 fe80::1 546", CBL_FLOW },
 	/* Addresses inside listed prefixes. */
-	{ "10.200.3.4", CFLOW_BL_PREFIX },
-	{ "100.127.255.255", CFLOW_BL_PREFIX },
-	{ "172.31.0.1", CFLOW_BL_PREFIX },
-	{ "192.168.1.254", CFLOW_BL_PREFIX },
-	{ "203.0.113.200", CFLOW_BL_PREFIX },
-	{ "2001:db8:1fff:ffff::1", CFLOW_BL_PREFIX },
-	{ "2001:db8:abcd:1234::5", CFLOW_BL_PREFIX },
-	{ "fd00:1:2:3:ffff::1", CFLOW_BL_PREFIX },
-	{ "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", CFLOW_BL_PREFIX },
+	{ "10.200.3.4", CBL_PREFIX },
+	{ "100.127.255.255", CBL_PREFIX },
+	{ "172.31.0.1", CBL_PREFIX },
+	{ "192.168.1.254", CBL_PREFIX },
+	{ "203.0.113.200", CBL_PREFIX },
+	{ "2001:db8:1fff:ffff::1", CBL_PREFIX },
+	{ "2001:db8:abcd:1234::5", CBL_PREFIX },
+	{ "fd00:1:2:3:ffff::1", CBL_PREFIX },
+	{ "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", CBL_PREFIX },
 	/* Not listed. */
-	{ "192.0.2.2", CFLOW_BL_NONE },
-	{ "11.0.0.1", CFLOW_BL_NONE },
-	{ "100.128.0.1", CFLOW_BL_NONE },
-	{ "203.0.113.127", CFLOW_BL_NONE },
-	{ "10.0.0.0/16", CFLOW_BL_NONE },
-	{ "192.168.0.0/16", CFLOW_BL_NONE },
-	{ "2001:db8::2", CFLOW_BL_NONE },
-	{ "2001:db8:2000::1", CFLOW_BL_NONE },
-	{ "2001:db8::/32", CFLOW_BL_NONE },
-	{ "fd00:1:2:4::1", CFLOW_BL_NONE },
-	{ "tcp 198.18.1.1 1235 198.18.2.2 80", CFLOW_BL_NONE },
-	{ "udp 198.18.1.1 1234 198.18.2.2 80", CFLOW_BL_NONE },
-	{ "tcp 2001:db8::10 443 2001:db8::20 50001", CFLOW_BL_NONE },
+	{ "192.0.2.2", CBL_NONE },
+	{ "11.0.0.1", CBL_NONE },
+	{ "100.128.0.1", CBL_NONE },
+	{ "203.0.113.127", CBL_NONE },
+	{ "10.0.0.0/16", CBL_NONE },
+	{ "192.168.0.0/16", CBL_NONE },
+	{ "2001:db8::2", CBL_NONE },
+	{ "2001:db8:2000::1", CBL_NONE },
+	{ "2001:db8::/32", CBL_NONE },
+	{ "fd00:1:2:4::1", CBL_NONE },
+	{ "tcp 198.18.1.1 1235 198.18.2.2 80", CBL_NONE },
+	{ "udp 198.18.1.1 1234 198.18.2.2 80", CBL_NONE },
+	{ "tcp 2001:db8::10 443 2001:db8::20 50001", CBL_NONE },
 };
 
 static const struct {
@@ -1083,34 +1083,34 @@ test_frozen_blocklists(void)
 {
 	for (unsigned int i = 0; i < 2; i++) {
 		char path[4096], err[512] = "";
-		struct cflow_blocklist *bl;
-		struct cflow_bl_info in;
+		struct cbl *bl;
+		struct cbl_info in;
 
 		snprintf(path, sizeof(path), "%s/%s", GOLDEN_DATA,
 			golden_lists[i].name);
-		bl = cflow_bl_load(path, err, sizeof(err));
+		bl = cbl_load(path, err, sizeof(err));
 		TEST_ASSERT(bl != NULL, "%s", err);
-		cflow_bl_info(bl, &in);
-		TEST_ASSERT(in.entries[CFLOW_BL_ADDRESS] == 4 &&
-			in.entries[CFLOW_BL_PREFIX] == 9 &&
-			in.entries[CFLOW_BL_FLOW] == 7 && in.total == 20 &&
+		cbl_info(bl, &in);
+		TEST_ASSERT(in.entries[CBL_ADDRESS] == 4 &&
+			in.entries[CBL_PREFIX] == 9 &&
+			in.entries[CBL_FLOW] == 7 && in.total == 20 &&
 			in.v4_lengths == 6 && in.v6_lengths == 5 &&
 			in.fp_bits == golden_lists[i].fp_bits,
 			"%s: info", golden_lists[i].name);
 		for (unsigned int q = 0; q < sizeof(bl_queries) /
 				sizeof(bl_queries[0]); q++) {
-			enum cflow_bl_kind kind = CFLOW_BL_KINDS;
-			int ret = cflow_bl_match_text(bl, bl_queries[q].entry,
+			enum cbl_kind kind = CBL_KINDS;
+			int ret = cbl_match_text(bl, bl_queries[q].entry,
 				&kind, err, sizeof(err));
 
 			if (ret != 0 || kind != bl_queries[q].kind)
-				cflow_bl_free(bl);
+				cbl_free(bl);
 			TEST_ASSERT(ret == 0 && kind == bl_queries[q].kind,
 				"%s: '%s': %s, want %s", golden_lists[i].name,
-				bl_queries[q].entry, cflow_bl_kind_name(kind),
-				cflow_bl_kind_name(bl_queries[q].kind));
+				bl_queries[q].entry, cbl_kind_name(kind),
+				cbl_kind_name(bl_queries[q].kind));
 		}
-		cflow_bl_free(bl);
+		cbl_free(bl);
 	}
 	return 0;
 }
@@ -1173,7 +1173,7 @@ load_patched_list(const uint8_t *buf, size_t size, char *err,
 		size_t err_len, int *e)
 {
 	char path[] = "/tmp/cf_golden_XXXXXX";
-	struct cflow_blocklist *bl;
+	struct cbl *bl;
 	int fd = mkstemp(path);
 	FILE *fp;
 
@@ -1182,11 +1182,11 @@ load_patched_list(const uint8_t *buf, size_t size, char *err,
 	TEST_ASSERT(fp != NULL && fwrite(buf, 1, size, fp) == size &&
 		fclose(fp) == 0, "write %s", path);
 	errno = 0;
-	bl = cflow_bl_load(path, err, err_len);
+	bl = cbl_load(path, err, err_len);
 	*e = errno;
 	unlink(path);
 	if (bl != NULL) {
-		cflow_bl_free(bl);
+		cbl_free(bl);
 		TEST_ASSERT(0, "loaded");
 	}
 	return 0;

@@ -10,7 +10,8 @@
  * Build and run from the top of the tree, after ninja -C build:
  *
  *   cc -std=gnu11 -O2 -Ilib/cfutil -Ilib/cuckoo -Ilib/cflow \
- *       tests/unit/data/make_golden.c build/lib/cflow/libcflow.a \
+ *       -Ilib/blocklist tests/unit/data/make_golden.c \
+ *       build/lib/blocklist/libblocklist.a \
  *       build/lib/cuckoo/libcuckoo.a -lxxhash -lm -lpthread \
  *       -o /tmp/make_golden
  *   /tmp/make_golden files tests/unit/data   # the five filter files and
@@ -137,23 +138,23 @@ static int
 make_blocklist(const char *dir, unsigned int fp_bits, const char *name)
 {
 	char list[4096], out[4096], err[512];
-	struct cflow_blocklist *bl;
-	struct cflow_bl_info in;
+	struct cbl *bl;
+	struct cbl_info in;
 
 	snprintf(list, sizeof(list), "%s/golden_list.txt", dir);
 	snprintf(out, sizeof(out), "%s/%s", dir, name);
-	bl = cflow_bl_read(list, fp_bits, err, sizeof(err));
-	if (bl == NULL || cflow_bl_save(bl, out, err, sizeof(err)) != 0) {
+	bl = cbl_read(list, fp_bits, err, sizeof(err));
+	if (bl == NULL || cbl_save(bl, out, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	cflow_bl_info(bl, &in);
+	cbl_info(bl, &in);
 	printf("%s: addresses %" PRIu64 ", prefixes %" PRIu64 ", flows %"
 		PRIu64 ", v4 lengths %u, v6 lengths %u, fp %u\n", name,
-		in.entries[CFLOW_BL_ADDRESS], in.entries[CFLOW_BL_PREFIX],
-		in.entries[CFLOW_BL_FLOW], in.v4_lengths, in.v6_lengths,
+		in.entries[CBL_ADDRESS], in.entries[CBL_PREFIX],
+		in.entries[CBL_FLOW], in.v4_lengths, in.v6_lengths,
 		in.fp_bits);
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	return 0;
 }
 

@@ -18,54 +18,58 @@
 #include <rte_malloc.h>
 #include <rte_telemetry.h>
 
-#include "filter.h"
+#include "blocklist_rcu.h"
+#include "cfutil.h"
 #include "telemetry.h"
 
-static struct cflow_blocklist *current;
+static struct cbl *current;
 static struct rte_rcu_qsbr *rcu;
 static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
 static char source[PATH_MAX];
-/* A message names its file: room for the longest path and a reason. */
-static char last_error[PATH_MAX + 256];
+static char last_error[APP_BLOCKLIST_ERR_MAX];
 static uint64_t reloads, reload_failures;
 
-void
-app_filter_init(const char *path, unsigned int nb_workers)
+int
+app_blocklist_init(const char *path, unsigned int nb_workers, char *err,
+		size_t err_len)
 {
 	size_t size = rte_rcu_qsbr_get_memsize(nb_workers);
 
 	rcu = rte_zmalloc("cuckooflow_rcu", size, RTE_CACHE_LINE_SIZE);
 	if (rcu == NULL || rte_rcu_qsbr_init(rcu, nb_workers) != 0)
-		rte_exit(EXIT_FAILURE, "RCU for %u workers: out of memory\n",
-			nb_workers);
+		return cfu_fail(ENOMEM, err, err_len,
+			"RCU for %u workers: out of memory", nb_workers);
 	if (path[0] == '\0')
-		return;
+		return 0;
 	if (strlen(path) >= sizeof(source))
-		rte_exit(EXIT_FAILURE, "--blocklist: a path of %zu bytes: %s "
-			"(at most %zu)\n", strlen(path),
-			strerror(ENAMETOOLONG), sizeof(source) - 1);
-	current = cflow_bl_load(path, last_error, sizeof(last_error));
+		return cfu_fail(ENAMETOOLONG, err, err_len,
+			"--blocklist: a path of %zu bytes: %s (at most %zu)",
+			strlen(path), strerror(ENAMETOOLONG),
+			sizeof(source) - 1);
+	current = cbl_load(path, last_error, sizeof(last_error));
 	if (current == NULL)
-		rte_exit(EXIT_FAILURE, "--blocklist: %s\n", last_error);
+		return cfu_fail(errno != 0 ? errno : EIO, err, err_len,
+			"--blocklist: %s", last_error);
 	memcpy(source, path, strlen(path) + 1);
+	return 0;
 }
 
-struct cflow_blocklist *
-app_filter_get(void)
+struct cbl *
+app_blocklist_get(void)
 {
 	return __atomic_load_n(&current, __ATOMIC_ACQUIRE);
 }
 
 struct rte_rcu_qsbr *
-app_filter_rcu(void)
+app_blocklist_rcu(void)
 {
 	return rcu;
 }
 
 int
-app_filter_reload(const char *path, char *err, size_t err_len)
+app_blocklist_reload(const char *path, char *err, size_t err_len)
 {
-	struct cflow_blocklist *fresh, *old;
+	struct cbl *fresh, *old;
 	char from[sizeof(source)], why[sizeof(last_error)];
 	int ret;
 
@@ -86,7 +90,7 @@ app_filter_reload(const char *path, char *err, size_t err_len)
 		ret = -ENOENT;
 		goto fail;
 	}
-	fresh = cflow_bl_load(from, why, sizeof(why));
+	fresh = cbl_load(from, why, sizeof(why));
 	if (fresh == NULL) {
 		ret = errno != 0 ? -errno : -EIO;
 		goto fail;
@@ -94,7 +98,7 @@ app_filter_reload(const char *path, char *err, size_t err_len)
 	old = __atomic_exchange_n(&current, fresh, __ATOMIC_ACQ_REL);
 	/* No worker can still hold the old table after this. */
 	rte_rcu_qsbr_synchronize(rcu, RTE_QSBR_THRID_INVALID);
-	cflow_bl_free(old);
+	cbl_free(old);
 	memcpy(source, from, strlen(from) + 1);
 	last_error[0] = '\0';
 	reloads++;
@@ -102,11 +106,9 @@ app_filter_reload(const char *path, char *err, size_t err_len)
 	return 0;
 fail:
 	memcpy(last_error, why, strlen(why) + 1);
-	if (err != NULL && err_len != 0)
-		snprintf(err, err_len, "%s", why);
 	reload_failures++;
 	pthread_mutex_unlock(&reload_lock);
-	return ret;
+	return cfu_fail(-ret, err, err_len, "%s", why);
 }
 
 /*
@@ -131,8 +133,8 @@ add_string(struct rte_tel_data *d, const char *name, const char *s)
 static void
 add_info(struct rte_tel_data *d)
 {
-	struct cflow_blocklist *bl = app_filter_get();
-	struct cflow_bl_info in;
+	struct cbl *bl = app_blocklist_get();
+	struct cbl_info in;
 
 	add_string(d, "source", source);
 	rte_tel_data_add_dict_u64(d, "reloads", reloads);
@@ -140,11 +142,11 @@ add_info(struct rte_tel_data *d)
 	add_string(d, "last_error", last_error);
 	if (bl == NULL)
 		return;
-	cflow_bl_info(bl, &in);
+	cbl_info(bl, &in);
 	rte_tel_data_add_dict_u64(d, "entries", in.total);
-	rte_tel_data_add_dict_u64(d, "addresses", in.entries[CFLOW_BL_ADDRESS]);
-	rte_tel_data_add_dict_u64(d, "prefixes", in.entries[CFLOW_BL_PREFIX]);
-	rte_tel_data_add_dict_u64(d, "flows", in.entries[CFLOW_BL_FLOW]);
+	rte_tel_data_add_dict_u64(d, "addresses", in.entries[CBL_ADDRESS]);
+	rte_tel_data_add_dict_u64(d, "prefixes", in.entries[CBL_PREFIX]);
+	rte_tel_data_add_dict_u64(d, "flows", in.entries[CBL_FLOW]);
 	rte_tel_data_add_dict_u64(d, "prefix_lengths_v4", in.v4_lengths);
 	rte_tel_data_add_dict_u64(d, "prefix_lengths_v6", in.v6_lengths);
 	rte_tel_data_add_dict_u64(d, "bits_per_entry_milli",
@@ -171,7 +173,7 @@ tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 	int ret;
 
 	(void)cmd;
-	ret = app_filter_reload(params != NULL && params[0] != '\0' ?
+	ret = app_blocklist_reload(params != NULL && params[0] != '\0' ?
 			params : NULL, err, sizeof(err));
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "result", ret == 0 ? "reloaded" :
@@ -183,7 +185,7 @@ tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 void
-app_filter_telemetry(void)
+app_blocklist_telemetry(void)
 {
 	app_telemetry_register("/cuckooflow/blocklist", tel_blocklist,
 		"Blocklist in force: source, entries, reloads. Takes no "
@@ -194,9 +196,9 @@ app_filter_telemetry(void)
 }
 
 void
-app_filter_fini(void)
+app_blocklist_fini(void)
 {
-	cflow_bl_free(current);
+	cbl_free(current);
 	current = NULL;
 	rte_free(rcu);
 }

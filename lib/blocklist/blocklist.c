@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,9 +41,9 @@
 #define BL_VERSION 1
 #define BL_SEED UINT64_C(0xb10c7157)
 
-struct cflow_blocklist {
+struct cbl {
 	struct cf_filter *filter;
-	uint64_t entries[CFLOW_BL_KINDS];
+	uint64_t entries[CBL_KINDS];
 	uint8_t v4_len[33];     /* 1 if some prefix has this length */
 	uint8_t v6_len[129];
 	unsigned int fp_bits;
@@ -53,7 +54,7 @@ struct bl_header {
 	char magic[8];
 	uint32_t version;
 	uint32_t fp_bits;
-	uint64_t entries[CFLOW_BL_KINDS];
+	uint64_t entries[CBL_KINDS];
 	uint8_t v4_len[33];
 	uint8_t v6_len[129];
 	uint8_t pad[6];
@@ -85,14 +86,14 @@ struct flow_key {
 	uint32_t vlan;          /* 0 */
 };
 
-static const char *const kind_names[CFLOW_BL_KINDS] = {
+static const char *const kind_names[CBL_KINDS] = {
 	"none", "address", "prefix", "flow",
 };
 
 const char *
-cflow_bl_kind_name(enum cflow_bl_kind kind)
+cbl_kind_name(enum cbl_kind kind)
 {
-	return (unsigned int)kind < CFLOW_BL_KINDS ? kind_names[kind] : "?";
+	return (unsigned int)kind < CBL_KINDS ? kind_names[kind] : "?";
 }
 
 static void
@@ -150,7 +151,7 @@ flow_hash(const struct cflow_key *key)
 /* ---------------------------------------------------------- parsing */
 
 struct entry {
-	enum cflow_bl_kind kind;
+	enum cbl_kind kind;
 	int family;
 	unsigned int length;
 	uint8_t addr[16];
@@ -223,15 +224,15 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 			return -1;
 		}
 		e->length = e->family == 4 ? 32 : 128;
-		e->kind = CFLOW_BL_ADDRESS;
+		e->kind = CBL_ADDRESS;
 		if (slash != NULL) {
 			if (parse_uint(slash + 1, e->length, &len) != 0) {
 				error(why, why_len, "prefix length: want 0..%u",
 					e->length);
 				return -1;
 			}
-			e->kind = len == e->length ? CFLOW_BL_ADDRESS :
-				CFLOW_BL_PREFIX;
+			e->kind = len == e->length ? CBL_ADDRESS :
+				CBL_PREFIX;
 			e->length = (unsigned int)len;
 		}
 		return 0;
@@ -259,7 +260,7 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 		}
 		cflow_key_init(&e->flow, (uint8_t)fs, src, dst, (uint16_t)sport,
 			(uint16_t)dport, (uint8_t)proto);
-		e->kind = CFLOW_BL_FLOW;
+		e->kind = CBL_FLOW;
 		return 0;
 	}
 	if (nw > 5)
@@ -291,7 +292,7 @@ split(char *line, char **w, int max)
 static uint64_t
 entry_hash(const struct entry *e)
 {
-	return e->kind == CFLOW_BL_FLOW ? flow_hash(&e->flow) :
+	return e->kind == CBL_FLOW ? flow_hash(&e->flow) :
 		prefix_hash(e->family, e->addr, e->length);
 }
 
@@ -332,7 +333,7 @@ pread_full(int fd, void *buf, size_t len, off_t off)
 /*
  * A text list, one line at a time through a fixed buffer: memory does
  * not depend on the file's size, and a line longer than
- * CFLOW_BL_LINE_MAX or holding a NUL byte stops the read at once.
+ * CBL_LINE_MAX or holding a NUL byte stops the read at once.
  */
 struct line_reader {
 	int fd;
@@ -356,7 +357,7 @@ line_reader_init(struct line_reader *r, int fd, const char *path)
 
 /* 1 and a line in out (no newline), 0 at end of file, or -errno. */
 static int
-next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
+next_line(struct line_reader *r, char out[CBL_LINE_MAX + 1], char *err,
 		size_t err_len)
 {
 	size_t n = 0;
@@ -383,12 +384,12 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 				break; /* a last line without a newline */
 			}
 			r->bytes += (uint64_t)got;
-			if (r->bytes > CFLOW_BL_TEXT_MAX)
+			if (r->bytes > CBL_TEXT_MAX)
 				return cfu_fail(EFBIG, err, err_len,
 					"%s: grew past the %" PRIu64 " MiB "
 					"limit for text lists while being "
 					"read", r->path,
-					CFLOW_BL_TEXT_MAX >> 20);
+					CBL_TEXT_MAX >> 20);
 			r->pos = 0;
 			r->len = (size_t)got;
 		}
@@ -403,10 +404,10 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 			return cfu_fail(EINVAL, err, err_len, "%s:%" PRIu64
 				": NUL byte (not a text list?)", r->path,
 				r->line);
-		if (n == CFLOW_BL_LINE_MAX)
+		if (n == CBL_LINE_MAX)
 			return cfu_fail(EINVAL, err, err_len, "%s:%" PRIu64
 				": line too long (more than %d bytes)",
-				r->path, r->line, CFLOW_BL_LINE_MAX);
+				r->path, r->line, CBL_LINE_MAX);
 		out[n++] = c;
 	}
 	out[n] = '\0';
@@ -415,10 +416,10 @@ next_line(struct line_reader *r, char out[CFLOW_BL_LINE_MAX + 1], char *err,
 
 /* ---------------------------------------------------------- building */
 
-static struct cflow_blocklist *
+static struct cbl *
 bl_alloc(uint64_t capacity, unsigned int fp_bits)
 {
-	struct cflow_blocklist *bl = calloc(1, sizeof(*bl));
+	struct cbl *bl = calloc(1, sizeof(*bl));
 
 	if (bl == NULL)
 		return NULL;
@@ -441,12 +442,12 @@ bl_alloc(uint64_t capacity, unsigned int fp_bits)
  * and the table is sized once; the second adds them. A file edited in
  * place between the passes is refused rather than half read.
  */
-static struct cflow_blocklist *
+static struct cbl *
 read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		size_t err_len)
 {
-	struct cflow_blocklist *bl = NULL;
-	char line[CFLOW_BL_LINE_MAX + 1], why[256];
+	struct cbl *bl = NULL;
+	char line[CBL_LINE_MAX + 1], why[256];
 	struct line_reader *r = malloc(sizeof(*r));
 	uint64_t lines = 0, added = 0;
 	int ret, e;
@@ -512,7 +513,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		if (ret != 0)
 			continue; /* a duplicate */
 		bl->entries[e.kind]++;
-		if (e.kind != CFLOW_BL_FLOW) {
+		if (e.kind != CBL_FLOW) {
 			if (e.family == 4)
 				bl->v4_len[e.length] = 1;
 			else
@@ -529,7 +530,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	goto out;
 fail:
 	e = errno;
-	cflow_bl_free(bl);
+	cbl_free(bl);
 	bl = NULL;
 	errno = e;
 out:
@@ -537,19 +538,19 @@ out:
 	return bl;
 }
 
-struct cflow_blocklist *
-cflow_bl_read(const char *path, unsigned int fp_bits, char *err,
+struct cbl *
+cbl_read(const char *path, unsigned int fp_bits, char *err,
 		size_t err_len)
 {
-	struct cflow_blocklist *bl;
+	struct cbl *bl;
 	struct stat sb;
 	int fd, e;
 
 	fd = cfu_file_open(path, &sb, err, err_len);
 	if (fd < 0)
 		return NULL;
-	if ((uint64_t)sb.st_size > CFLOW_BL_TEXT_MAX) {
-		refuse_size(path, &sb, "text lists", CFLOW_BL_TEXT_MAX, err,
+	if ((uint64_t)sb.st_size > CBL_TEXT_MAX) {
+		refuse_size(path, &sb, "text lists", CBL_TEXT_MAX, err,
 			err_len);
 		bl = NULL;
 	} else {
@@ -565,34 +566,34 @@ cflow_bl_read(const char *path, unsigned int fp_bits, char *err,
 /* ---------------------------------------------------------- matching */
 
 static bool
-listed(const struct cflow_blocklist *bl, uint64_t h)
+listed(const struct cbl *bl, uint64_t h)
 {
 	return cf_lookup_with_hash(bl->filter, h, NULL) == 1;
 }
 
-static enum cflow_bl_kind
-match_addr(const struct cflow_blocklist *bl, int family, const uint8_t *addr)
+static enum cbl_kind
+match_addr(const struct cbl *bl, int family, const uint8_t *addr)
 {
 	const uint8_t *lens = family == 4 ? bl->v4_len : bl->v6_len;
 	unsigned int full = family == 4 ? 32 : 128;
 
 	for (unsigned int l = 0; l <= full; l++)
 		if (lens[l] && listed(bl, prefix_hash(family, addr, l)))
-			return l == full ? CFLOW_BL_ADDRESS : CFLOW_BL_PREFIX;
-	return CFLOW_BL_NONE;
+			return l == full ? CBL_ADDRESS : CBL_PREFIX;
+	return CBL_NONE;
 }
 
-static enum cflow_bl_kind
-match_scalar(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
+static enum cbl_kind
+match_scalar(const struct cbl *bl, const struct cflow_packet *pkt)
 {
-	enum cflow_bl_kind k = match_addr(bl, pkt->key.family,
+	enum cbl_kind k = match_addr(bl, pkt->key.family,
 			pkt->key.addr_lo);
 
-	if (k == CFLOW_BL_NONE)
+	if (k == CBL_NONE)
 		k = match_addr(bl, pkt->key.family, pkt->key.addr_hi);
-	if (k == CFLOW_BL_NONE && bl->entries[CFLOW_BL_FLOW] != 0 &&
+	if (k == CBL_NONE && bl->entries[CBL_FLOW] != 0 &&
 			listed(bl, flow_hash(&pkt->key)))
-		k = CFLOW_BL_FLOW;
+		k = CBL_FLOW;
 	return k;
 }
 
@@ -603,8 +604,8 @@ match_scalar(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
  * scan would: the shortest listed prefix of the lower address, then of
  * the higher one, then the flow.
  */
-enum cflow_bl_kind
-cflow_bl_match(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
+enum cbl_kind
+cbl_match(const struct cbl *bl, const struct cflow_packet *pkt)
 {
 	const int family = pkt->key.family;
 	const uint8_t *lens = family == 4 ? bl->v4_len : bl->v6_len;
@@ -621,27 +622,27 @@ cflow_bl_match(const struct cflow_blocklist *bl, const struct cflow_packet *pkt)
 				continue;
 			if (n == CF_BULK_MAX - 1) /* many lengths */
 				return match_scalar(bl, pkt);
-			kind[n] = l == full ? CFLOW_BL_ADDRESS : CFLOW_BL_PREFIX;
+			kind[n] = l == full ? CBL_ADDRESS : CBL_PREFIX;
 			hashes[n++] = prefix_hash(family, addr, l);
 		}
 	}
-	if (bl->entries[CFLOW_BL_FLOW] != 0) {
-		kind[n] = CFLOW_BL_FLOW;
+	if (bl->entries[CBL_FLOW] != 0) {
+		kind[n] = CBL_FLOW;
 		hashes[n++] = flow_hash(&pkt->key);
 	}
 	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
-		return CFLOW_BL_NONE;
-	return (enum cflow_bl_kind)kind[__builtin_ctzll(hits)];
+		return CBL_NONE;
+	return (enum cbl_kind)kind[__builtin_ctzll(hits)];
 }
 
 /*
- * cflow_bl_match() without the flow: the address and prefix lookups of
+ * cbl_match() without the flow: the address and prefix lookups of
  * both addresses in one bulk call, the first hit in the same order
  * deciding the kind. Ports are unknown here, so flow entries are never
  * looked up (see blocklist.h for what the caller does about them).
  */
-enum cflow_bl_kind
-cflow_bl_match_addrs(const struct cflow_blocklist *bl,
+enum cbl_kind
+cbl_match_addrs(const struct cbl *bl,
 		const struct cflow_packet *pkt)
 {
 	const int family = pkt->key.family;
@@ -652,51 +653,55 @@ cflow_bl_match_addrs(const struct cflow_blocklist *bl,
 	unsigned int n = 0;
 
 	if (!pkt->has_addrs || (family != 4 && family != 6))
-		return CFLOW_BL_NONE;
+		return CBL_NONE;
 	for (int side = 0; side < 2; side++) {
 		const uint8_t *addr = side ? pkt->key.addr_hi : pkt->key.addr_lo;
 
 		for (unsigned int l = 0; l <= full; l++) {
-			enum cflow_bl_kind k;
+			enum cbl_kind k;
 
 			if (!lens[l])
 				continue;
 			if (n == CF_BULK_MAX) { /* many lengths */
 				k = match_addr(bl, family, pkt->key.addr_lo);
-				return k != CFLOW_BL_NONE ? k :
+				return k != CBL_NONE ? k :
 					match_addr(bl, family,
 						pkt->key.addr_hi);
 			}
-			kind[n] = l == full ? CFLOW_BL_ADDRESS : CFLOW_BL_PREFIX;
+			kind[n] = l == full ? CBL_ADDRESS : CBL_PREFIX;
 			hashes[n++] = prefix_hash(family, addr, l);
 		}
 	}
 	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
-		return CFLOW_BL_NONE;
-	return (enum cflow_bl_kind)kind[__builtin_ctzll(hits)];
+		return CBL_NONE;
+	return (enum cbl_kind)kind[__builtin_ctzll(hits)];
 }
 
 int
-cflow_bl_match_text(const struct cflow_blocklist *bl, const char *entry,
-		enum cflow_bl_kind *kind, char *err, size_t err_len)
+cbl_match_text(const struct cbl *bl, const char *entry,
+		enum cbl_kind *kind, char *err, size_t err_len)
 {
-	char buf[512], *w[6];
+	char buf[CBL_LINE_MAX + 1], why[256], *w[6];
 	struct cflow_packet pkt;
 	struct entry e;
 	int nw;
 
-	snprintf(buf, sizeof(buf), "%s", entry);
+	/* Never a shortened query: it could ask about another entry. */
+	if (strlen(entry) > CBL_LINE_MAX)
+		return cfu_fail(EINVAL, err, err_len,
+			"an entry longer than %d bytes", CBL_LINE_MAX);
+	memcpy(buf, entry, strlen(entry) + 1);
 	nw = split(buf, w, 5);
-	if (parse_entry(w, nw, &e, err, err_len) != 0)
-		return -EINVAL;
-	if (e.kind == CFLOW_BL_FLOW) {
+	if (parse_entry(w, nw, &e, why, sizeof(why)) != 0)
+		return cfu_fail(EINVAL, err, err_len, "%s", why);
+	if (e.kind == CBL_FLOW) {
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.key = e.flow;
-		*kind = cflow_bl_match(bl, &pkt);
-	} else if (e.kind == CFLOW_BL_PREFIX) {
+		*kind = cbl_match(bl, &pkt);
+	} else if (e.kind == CBL_PREFIX) {
 		/* A prefix query asks whether that exact prefix is listed. */
 		*kind = listed(bl, prefix_hash(e.family, e.addr, e.length)) ?
-			CFLOW_BL_PREFIX : CFLOW_BL_NONE;
+			CBL_PREFIX : CBL_NONE;
 	} else {
 		*kind = match_addr(bl, e.family, e.addr);
 	}
@@ -727,7 +732,7 @@ bl_fill(int fd, void *ctx)
 /* Serialized whole, then written durably (cfu_write_durable): a reader,
  * a live reload, sees the old file or the new one. */
 int
-cflow_bl_save(const struct cflow_blocklist *bl, const char *path, char *err,
+cbl_save(const struct cbl *bl, const char *path, char *err,
 		size_t err_len)
 {
 	size_t size = cf_save_size(bl->filter), total = sizeof(struct bl_header)
@@ -808,19 +813,19 @@ filter_reason(int e, const uint8_t *buf, size_t len)
 }
 
 /* A compiled list from the open file, of sb->st_size bytes. */
-static struct cflow_blocklist *
+static struct cbl *
 load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 		size_t err_len)
 {
 	size_t body = (size_t)sb->st_size - sizeof(struct bl_header);
-	struct cflow_blocklist *bl;
+	struct cbl *bl;
 	struct bl_header h;
 	uint8_t *buf;
 	ssize_t n;
 	int e;
 
-	if ((uint64_t)sb->st_size > CFLOW_BL_COMPILED_MAX) {
-		refuse_size(path, sb, "compiled lists", CFLOW_BL_COMPILED_MAX,
+	if ((uint64_t)sb->st_size > CBL_COMPILED_MAX) {
+		refuse_size(path, sb, "compiled lists", CBL_COMPILED_MAX,
 			err, err_len);
 		return NULL;
 	}
@@ -901,12 +906,12 @@ fail:
 	return NULL;
 }
 
-struct cflow_blocklist *
-cflow_bl_load(const char *path, char *err, size_t err_len)
+struct cbl *
+cbl_load(const char *path, char *err, size_t err_len)
 {
-	const uint64_t max = CFLOW_BL_COMPILED_MAX > CFLOW_BL_TEXT_MAX ?
-		CFLOW_BL_COMPILED_MAX : CFLOW_BL_TEXT_MAX;
-	struct cflow_blocklist *bl = NULL;
+	const uint64_t max = CBL_COMPILED_MAX > CBL_TEXT_MAX ?
+		CBL_COMPILED_MAX : CBL_TEXT_MAX;
+	struct cbl *bl = NULL;
 	char magic[sizeof(BL_MAGIC) - 1];
 	struct stat sb;
 	ssize_t n;
@@ -928,8 +933,8 @@ cflow_bl_load(const char *path, char *err, size_t err_len)
 	if ((size_t)n == sizeof(magic) &&
 			memcmp(magic, BL_MAGIC, sizeof(magic)) == 0)
 		bl = load_compiled(fd, path, &sb, err, err_len);
-	else if ((uint64_t)sb.st_size > CFLOW_BL_TEXT_MAX)
-		refuse_size(path, &sb, "text lists", CFLOW_BL_TEXT_MAX, err,
+	else if ((uint64_t)sb.st_size > CBL_TEXT_MAX)
+		refuse_size(path, &sb, "text lists", CBL_TEXT_MAX, err,
 			err_len);
 	else
 		bl = read_text(fd, path, 0, err, err_len);
@@ -942,14 +947,14 @@ out:
 }
 
 void
-cflow_bl_info(const struct cflow_blocklist *bl, struct cflow_bl_info *info)
+cbl_info(const struct cbl *bl, struct cbl_info *info)
 {
 	struct cf_stats st;
 	unsigned int lookups;
 
 	memset(info, 0, sizeof(*info));
 	memcpy(info->entries, bl->entries, sizeof(info->entries));
-	for (int k = 1; k < CFLOW_BL_KINDS; k++)
+	for (int k = 1; k < CBL_KINDS; k++)
 		info->total += bl->entries[k];
 	for (unsigned int l = 0; l <= 32; l++)
 		info->v4_lengths += bl->v4_len[l];
@@ -958,15 +963,19 @@ cflow_bl_info(const struct cflow_blocklist *bl, struct cflow_bl_info *info)
 	cf_stats(bl->filter, &st);
 	info->fp_bits = bl->fp_bits;
 	info->bits_per_entry = st.items ? st.table_bytes * 8.0 / st.items : 0;
-	/* An IPv4 packet: 2 addresses x its family's lengths, plus a flow. */
+	/*
+	 * A packet of the family with more listed lengths, the worse one:
+	 * its 2 addresses at each of those lengths, plus the flow lookup if
+	 * the list has flows. The union bound of their false positives.
+	 */
 	lookups = 2 * (info->v4_lengths > info->v6_lengths ?
 		info->v4_lengths : info->v6_lengths) +
-		(bl->entries[CFLOW_BL_FLOW] != 0);
+		(bl->entries[CBL_FLOW] != 0);
 	info->expected_false_match = st.expected_fpr * lookups;
 }
 
 void
-cflow_bl_free(struct cflow_blocklist *bl)
+cbl_free(struct cbl *bl)
 {
 	if (bl == NULL)
 		return;

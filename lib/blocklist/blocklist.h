@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _CUCKOOFLOW_BLOCKLIST_H_
+#define _CUCKOOFLOW_BLOCKLIST_H_
+
+/**
+ * @file
+ * lib/blocklist (prefix cbl_): blocklists for the inline filter:
+ * addresses, CIDR prefixes and flow 5-tuples, kept in one lib/cuckoo
+ * filter. Entries are hashed with their
+ * kind and prefix length, so a packet is looked up once for each prefix
+ * length present (in each address family) and once for its flow.
+ *
+ * Text format, one entry a line, '#' starts a comment:
+ *   192.0.2.1               an address: matches source or destination
+ *   2001:db8::/32           a prefix: IPv4 /0-/32, IPv6 /0-/128
+ *   tcp 10.0.0.1 1234 10.0.0.2 80   a flow, either direction
+ *                           (proto: tcp, udp, sctp, or a number 0-255)
+ *
+ * A list is read-only once built; lookups from many lcores are safe.
+ *
+ * Files: every path given to cbl_read(), cbl_load() and cbl_save() must
+ * be a regular file (or, to save, not exist yet). A FIFO, a directory or
+ * a device is refused before any read or write, and a path is opened
+ * non-blocking, so no call here waits on a writer that may never come.
+ * Sizes are checked with fstat() before any read: at most CBL_TEXT_MAX
+ * bytes for a text list and CBL_COMPILED_MAX for a compiled one. Text
+ * lists are read a line at a time: memory grows with the entries, never
+ * with the file.
+ *
+ * Errors (libbpf's convention): a function that fails returns NULL or a
+ * negative errno, sets errno to that code, and writes one line for a
+ * user to @p err (when not NULL): "FILE: reason" or "FILE:LINE: reason".
+ * Messages never quote a line's content (the file may not be a list at
+ * all). Nothing here prints. The codes:
+ *   - ENOENT, EACCES, ... as open() or stat() gave them;
+ *   - EISDIR for a directory, EINVAL for another file that is not a
+ *     regular file ("is a FIFO", "is a character device", ...);
+ *   - EFBIG for a file above its size limit;
+ *   - EINVAL for a bad line, a NUL byte or a line longer than
+ *     CBL_LINE_MAX (text lists, with FILE:LINE);
+ *   - EIO and others as read() or write() gave them ("read error");
+ *   - EAGAIN for a file changed while being read;
+ *   - ENODATA (truncated), EBADMSG (checksum mismatch or invalid data),
+ *     EPROTONOSUPPORT (format version), ENOTSUP (other byte order) for
+ *     compiled files;
+ *   - ENOSPC (table full), ENOMEM.
+ *
+ * Of lib/cflow this library takes only the packet and key types of
+ * cflow.h (and its inline cflow_key_init()): it links neither the parser
+ * nor the tracker.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cflow.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest text list read, in bytes: 512 MiB. */
+#define CBL_TEXT_MAX (UINT64_C(512) << 20)
+/** Largest compiled list loaded, in bytes: 2 GiB (a text list at its
+ * limit compiles to at most 1 GiB). */
+#define CBL_COMPILED_MAX (UINT64_C(2) << 30)
+/** Longest line of a text list, in bytes, newline excluded; also the
+ * longest entry cbl_match_text() takes. */
+#define CBL_LINE_MAX 1024
+
+/** What an entry is. */
+enum cbl_kind {
+	CBL_NONE = 0,
+	CBL_ADDRESS,  /**< a full-length prefix */
+	CBL_PREFIX,
+	CBL_FLOW,
+	CBL_KINDS,
+};
+
+/** A blocklist, read-only once built. */
+struct cbl;
+
+/** Entry counts and table figures, see cbl_info(). */
+struct cbl_info {
+	uint64_t entries[CBL_KINDS]; /**< by kind (entries[CBL_NONE]: 0) */
+	uint64_t total;
+	unsigned int v4_lengths;  /**< distinct IPv4 prefix lengths */
+	unsigned int v6_lengths;  /**< distinct IPv6 prefix lengths */
+	unsigned int fp_bits;
+	double bits_per_entry;
+	/**
+	 * Chance that a packet not listed matches, for a packet of the
+	 * family with more listed lengths (the worse one): the filter's
+	 * false positive rate times that packet's lookups (2 addresses at
+	 * each of those lengths, plus one for the flow if the list has
+	 * flows). A union bound, so an upper estimate, and it may exceed 1.
+	 */
+	double expected_false_match;
+};
+
+/**
+ * Read a text list. On a bad line, nothing is built: NULL is returned,
+ * errno is set and @p err receives "FILE:LINE: reason".
+ *
+ * @param fp_bits
+ *   Fingerprint bits (0: 32, so false matches are ~1 in 10^9 lookups).
+ * @return
+ *   The list, or NULL with errno set (see the error codes above).
+ */
+struct cbl *cbl_read(const char *path, unsigned int fp_bits, char *err,
+		size_t err_len);
+
+/**
+ * Write a compiled list (header, prefix lengths, lib/cuckoo filter) to a
+ * temporary file in @p path's directory, fsync it and rename it over
+ * @p path: a reader sees the old file or the new one, never a part. An
+ * existing @p path that is not a regular file is refused. A symbolic link
+ * at @p path is replaced, not followed. A short write is retried; a
+ * write that makes no progress fails (-EIO, or write()'s errno such as
+ * -ENOSPC): never a success with part of the list.
+ *
+ * @return
+ *   0, or a negative errno (errno set too) with the reason in @p err; the
+ *   old file, if any, is then unchanged and no temporary file is left.
+ */
+int cbl_save(const struct cbl *bl, const char *path, char *err,
+		size_t err_len);
+
+/**
+ * Load a compiled list, or a text list if the file does not start with
+ * the compiled magic.
+ *
+ * @return
+ *   The list, or NULL with errno set and the reason in @p err.
+ */
+struct cbl *cbl_load(const char *path, char *err, size_t err_len);
+
+/**
+ * Look one entry up, written as in the text format (the CLI's query):
+ * an address matches as a packet's address would (CBL_ADDRESS, or
+ * CBL_PREFIX for the shortest listed prefix that covers it); a prefix
+ * asks whether that exact prefix is listed (CBL_PREFIX or CBL_NONE); a
+ * flow matches as a packet of that 5-tuple would (cbl_match()).
+ *
+ * @param kind
+ *   Receives the answer (only on success).
+ * @return
+ *   0, or -EINVAL (errno set) for an entry that does not parse or is
+ *   longer than CBL_LINE_MAX bytes, with the reason in @p err.
+ */
+int cbl_match_text(const struct cbl *bl, const char *entry,
+		enum cbl_kind *kind, char *err, size_t err_len);
+
+/**
+ * Does a parsed packet (cflow_parse() status CFLOW_PARSE_OK) match?
+ *
+ * @return
+ *   The kind of the first hit in this order: the lower address at each
+ *   listed length, shortest first (CBL_PREFIX, or CBL_ADDRESS at full
+ *   length), then the higher address, then the flow (CBL_FLOW); or
+ *   CBL_NONE.
+ */
+enum cbl_kind cbl_match(const struct cbl *bl, const struct cflow_packet *pkt);
+
+/**
+ * Does a packet match by its addresses alone? For packets whose
+ * addresses are known (pkt->has_addrs) but which did not parse to a
+ * 5-tuple (cflow_parse() status other than CFLOW_PARSE_OK: L4 truncated
+ * or bad, IPv6 extension chain too long, non-first fragment, more than
+ * CFLOW_PARSE_VLAN_MAX VLAN tags, ...). Looks up the source and the
+ * destination address at every listed prefix length, as cbl_match()
+ * does, but never the flow entries: ports are unknown.
+ *
+ * Such a packet that matches nothing here may still belong to a listed
+ * flow, which cannot be told without its ports. If the list has flow
+ * entries (cbl_info()'s entries[CBL_FLOW] != 0), the caller treats it as
+ * unparsed (as a packet without addresses), and decides by its own
+ * policy for those; if it has none, CBL_NONE is final.
+ *
+ * @return
+ *   CBL_ADDRESS or CBL_PREFIX (the shortest listed prefix of the lower
+ *   address, then of the higher one), or CBL_NONE; always CBL_NONE if
+ *   pkt->has_addrs is false.
+ */
+enum cbl_kind cbl_match_addrs(const struct cbl *bl,
+		const struct cflow_packet *pkt);
+
+/** Fill @p info with @p bl's figures. Cannot fail. */
+void cbl_info(const struct cbl *bl, struct cbl_info *info);
+
+/** Free @p bl; NULL is a no-op. */
+void cbl_free(struct cbl *bl);
+
+/** "none", "address", "prefix" or "flow"; "?" for a value out of range. */
+const char *cbl_kind_name(enum cbl_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _CUCKOOFLOW_BLOCKLIST_H_ */
