@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1000,6 +1001,268 @@ test_match_addrs_oracle(void)
 	return 0;
 }
 
+/*
+ * Many prefix lengths, against a naive reference (a scan of the entries
+ * for the shortest covering prefix, then the flows). cbl_match() puts
+ * every lookup of a packet into one bulk call of at most CF_BULK_MAX
+ * hashes (2 per listed length of its family, plus its flow) and falls
+ * back to a scalar scan when they do not fit; cbl_match_addrs() too,
+ * without the flow; cbl_match_text() always scans. The lists sit on
+ * both sides of those bounds: IPv4 with all 33 lengths and with 32
+ * (64 address lookups: scalar in cbl_match(), exactly CF_BULK_MAX in
+ * cbl_match_addrs()), IPv6 with 31 (63 lookups with the flow: bulk),
+ * 32, 33 and all 128 of /1../128. Each list has flows, and is checked
+ * as read and as saved and loaded again; the answer's kind is compared,
+ * not only whether it matched.
+ */
+struct many_list {
+	int family;
+	unsigned int lo, hi;    /* the lengths listed: lo..hi */
+};
+
+/* The shortest entry covering @p a16: its kind, or CBL_NONE. */
+static enum cbl_kind
+ref_addr(const struct oracle_entry *e, int n, int family, const uint8_t *a16)
+{
+	unsigned int full = family == 4 ? 32 : 128, best = full + 1;
+
+	for (int i = 0; i < n; i++)
+		if (!e[i].is_flow && e[i].len < best &&
+				prefix_covers(&e[i], family, a16))
+			best = e[i].len;
+	return best > full ? CBL_NONE : best == full ? CBL_ADDRESS :
+		CBL_PREFIX;
+}
+
+static enum cbl_kind
+ref_match(const struct oracle_entry *e, int n, const struct cflow_key *key,
+		bool flows)
+{
+	enum cbl_kind k = ref_addr(e, n, key->family, key->addr_lo);
+
+	if (k == CBL_NONE)
+		k = ref_addr(e, n, key->family, key->addr_hi);
+	for (int i = 0; i < n && k == CBL_NONE && flows; i++)
+		if (e[i].is_flow && memcmp(&e[i].flow, key, sizeof(*key)) == 0)
+			k = CBL_FLOW;
+	return k;
+}
+
+/* @p base's first @p keep bits, then random ones (IPv4: mapped). */
+static void
+near_addr(int family, const uint8_t *base, unsigned int keep, uint64_t *rng,
+		uint8_t *a16)
+{
+	unsigned int off = family == 4 ? 12 : 0;
+
+	memcpy(a16, base, 16);
+	for (unsigned int byte = 0; byte < 16 - off; byte++) {
+		unsigned int k = keep > byte * 8 ? keep - byte * 8 : 0;
+		uint8_t mask = k >= 8 ? 0xff : (uint8_t)(0xff00 >> k);
+
+		a16[off + byte] = (base[off + byte] & mask) |
+			((uint8_t)cfu_splitmix64(rng) & ~mask);
+	}
+}
+
+static void
+addr_text(int family, const uint8_t *a16, char *text, size_t len)
+{
+	if (family == 4)
+		inet_ntop(AF_INET, a16 + 12, text, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, a16, text, (socklen_t)len);
+}
+
+static int
+test_many_lengths(void)
+{
+	static const struct many_list lists[] = {
+		{ 4, 0, 32 }, { 4, 1, 32 },
+		{ 6, 97, 127 }, { 6, 96, 127 }, { 6, 96, 128 }, { 6, 1, 128 },
+	};
+	enum { PER_LENGTH = 6, FLOWS = 40, PACKETS = 4000 };
+	uint64_t rng = 29;
+
+	/* The lists straddle the bulk calls' bound. */
+	TEST_ASSERT(2 * 31 + 1 < CF_BULK_MAX && 2 * 32 + 1 > CF_BULK_MAX &&
+		2 * 32 == CF_BULK_MAX, "CF_BULK_MAX %d: revise the lists",
+		CF_BULK_MAX);
+	for (unsigned int li = 0; li < sizeof(lists) / sizeof(lists[0]);
+			li++) {
+		const struct many_list *l = &lists[li];
+		const int family = l->family;
+		const unsigned int full = family == 4 ? 32 : 128;
+		const int n = (int)(l->hi - l->lo + 1) * PER_LENGTH + FLOWS;
+		struct oracle_entry *e = calloc((size_t)n, sizeof(*e));
+		uint8_t spine[16] = { [10] = 0xff, [11] = 0xff };
+		uint64_t seen[2][CBL_KINDS] = { { 0 } };
+		char path[256], cpath[256], err[512];
+		struct cbl *bl[2];
+		struct cbl_info in;
+		int i = 0;
+		FILE *fp;
+
+		/* One entry per length on a nested spine (so that the short
+		 * prefixes leave room for misses: all are in the upper half
+		 * of the space), the others random; then the flows, in the
+		 * lower half. */
+		spine[family == 4 ? 12 : 0] = 0xc0;
+		snprintf(path, sizeof(path), "%s/many%u.txt", dir, li);
+		fp = fopen(path, "w");
+		TEST_ASSERT(fp != NULL, "%s", path);
+		for (unsigned int len = l->lo; len <= l->hi; len++)
+			for (int k = 0; k < PER_LENGTH; k++, i++) {
+				char text[64];
+
+				e[i].family = family;
+				e[i].len = len;
+				near_addr(family, spine, k == 0 || len < 8 ?
+					full : 0, &rng, e[i].addr);
+				addr_text(family, e[i].addr, text, sizeof(text));
+				fprintf(fp, "%s/%u\n", text, len);
+			}
+		for (; i < n; i++) {
+			uint8_t a[16], b[16];
+			uint16_t sp = (uint16_t)cfu_splitmix64(&rng);
+			uint16_t dp = (uint16_t)cfu_splitmix64(&rng);
+			char ta[64], tb[64];
+
+			near_addr(family, spine, 0, &rng, a);
+			near_addr(family, spine, 0, &rng, b);
+			a[family == 4 ? 12 : 0] &= 0x7f;
+			b[family == 4 ? 12 : 0] &= 0x7f;
+			e[i].family = family;
+			e[i].is_flow = 1;
+			cflow_key_init(&e[i].flow, (uint8_t)family, a, b, sp, dp,
+				6);
+			addr_text(family, a, ta, sizeof(ta));
+			addr_text(family, b, tb, sizeof(tb));
+			fprintf(fp, "tcp %s %u %s %u\n", ta, sp, tb, dp);
+		}
+		fclose(fp);
+		bl[0] = cbl_read(path, 0, err, sizeof(err));
+		TEST_ASSERT(bl[0] != NULL, "list %u: %s", li, err);
+		snprintf(cpath, sizeof(cpath), "%s/many%u.cf", dir, li);
+		TEST_ASSERT_EQ(cbl_save(bl[0], cpath, err, sizeof(err)), 0,
+			"list %u: save: %s", li, err);
+		bl[1] = cbl_load(cpath, err, sizeof(err));
+		TEST_ASSERT(bl[1] != NULL, "list %u: %s", li, err);
+		cbl_info(bl[1], &in);
+		TEST_ASSERT_EQ(family == 4 ? in.v4_lengths : in.v6_lengths,
+			l->hi - l->lo + 1, "list %u: lengths", li);
+		TEST_ASSERT_EQ(in.entries[CBL_FLOW], (uint64_t)FLOWS,
+			"list %u: flows", li);
+		for (int pk = 0; pk < PACKETS; pk++) {
+			uint64_t r = cfu_splitmix64(&rng);
+			const struct oracle_entry *ent =
+				&e[cfu_splitmix64(&rng) % (uint64_t)n];
+			uint8_t a[2][16];
+			struct cflow_packet p;
+			enum cbl_kind want, want_addrs, got;
+			char q[256], ta[64], tb[64];
+
+			memset(&p, 0, sizeof(p));
+			if (ent->is_flow && r % 2) {
+				/* exactly a listed flow, either direction */
+				p.key = ent->flow;
+			} else {
+				for (int side = 0; side < 2; side++) {
+					const struct oracle_entry *near =
+						&e[cfu_splitmix64(&rng) %
+							(uint64_t)n];
+					uint64_t r2 = cfu_splitmix64(&rng);
+
+					/* a listed address 1 in 4 */
+					near_addr(family, near->is_flow ?
+						near->flow.addr_lo :
+						near->addr, r2 % 4 == 0 ? full :
+						(unsigned int)(r2 >> 2) %
+						(full + 1), &rng, a[side]);
+				}
+				cflow_key_init(&p.key, (uint8_t)family, a[0],
+					a[1], (uint16_t)r, (uint16_t)(r >> 16),
+					6);
+			}
+			p.has_addrs = true;
+			want = ref_match(e, n, &p.key, true);
+			want_addrs = ref_match(e, n, &p.key, false);
+			addr_text(family, p.key.addr_lo, ta, sizeof(ta));
+			addr_text(family, p.key.addr_hi, tb, sizeof(tb));
+			for (int c = 0; c < 2; c++) {
+				got = cbl_match(bl[c], &p);
+				TEST_ASSERT_EQ(got, want, "list %u copy %d packet "
+					"%d (%s %s): %s, want %s", li, c, pk,
+					ta, tb, cbl_kind_name(got),
+					cbl_kind_name(want));
+				got = cbl_match_addrs(bl[c], &p);
+				TEST_ASSERT_EQ(got, want_addrs, "list %u copy %d "
+					"packet %d: addrs %s, want %s", li, c,
+					pk, cbl_kind_name(got),
+					cbl_kind_name(want_addrs));
+				seen[c][want]++;
+				/* The CLI's queries: the flow, an address. */
+				snprintf(q, sizeof(q), "6 %s %u %s %u", ta,
+					p.key.port_lo, tb, p.key.port_hi);
+				TEST_ASSERT(cbl_match_text(bl[c], q, &got, err,
+					sizeof(err)) == 0 && got == want,
+					"list %u '%s': %s", li, q, err);
+				TEST_ASSERT(cbl_match_text(bl[c], tb, &got, err,
+					sizeof(err)) == 0 && got == ref_addr(e,
+					n, family, p.key.addr_hi),
+					"list %u '%s': %s", li, tb, err);
+			}
+		}
+		/* Prefix queries: is that exact prefix listed? Every entry,
+		 * and the same address at every other length. */
+		for (int k = 0; k < n; k++) {
+			char text[64], q[96];
+
+			if (e[k].is_flow)
+				continue;
+			addr_text(family, e[k].addr, text, sizeof(text));
+			for (unsigned int len = 0; len < full; len++) {
+				bool listed = false;
+				enum cbl_kind got;
+
+				for (int j = 0; j < n && !listed; j++)
+					listed = !e[j].is_flow &&
+						e[j].len == len &&
+						prefix_covers(&e[j], family,
+							e[k].addr);
+				snprintf(q, sizeof(q), "%s/%u", text, len);
+				for (int c = 0; c < 2; c++) {
+					TEST_ASSERT(cbl_match_text(bl[c], q,
+						&got, err, sizeof(err)) == 0,
+						"'%s': %s", q, err);
+					TEST_ASSERT_EQ(got, listed ? CBL_PREFIX :
+						CBL_NONE, "list %u copy %d "
+						"'%s': %s", li, c, q,
+						cbl_kind_name(got));
+				}
+			}
+		}
+		printf("# list %u (IPv%d /%u-/%u): %lu none, %lu address, "
+			"%lu prefix, %lu flow\n", li, family, l->lo, l->hi,
+			(unsigned long)seen[0][CBL_NONE],
+			(unsigned long)seen[0][CBL_ADDRESS],
+			(unsigned long)seen[0][CBL_PREFIX],
+			(unsigned long)seen[0][CBL_FLOW]);
+		/* Every outcome, but where a /0 matches all (and no
+		 * address without the full length). */
+		TEST_ASSERT(l->lo == 0 || (seen[0][CBL_NONE] != 0 &&
+			(seen[0][CBL_ADDRESS] != 0) == (l->hi == full) &&
+			seen[0][CBL_PREFIX] != 0 && seen[0][CBL_FLOW] != 0),
+			"list %u: every kind", li);
+		cbl_free(bl[0]);
+		cbl_free(bl[1]);
+		unlink(path);
+		unlink(cpath);
+		free(e);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_big_files),
 	TEST_CASE(test_not_regular),
@@ -1014,6 +1277,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_match_addrs_unparsed),
 	TEST_CASE(test_match_addrs_none),
 	TEST_CASE(test_match_addrs_oracle),
+	TEST_CASE(test_many_lengths),
 	TEST_CASES_END()
 };
 
