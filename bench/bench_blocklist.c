@@ -2,7 +2,7 @@
 
 /*
  * bench_blocklist: the per-packet cost of a blocklist check with 1 M
- * entries, lib/cflow's cuckoo blocklist against exact rte_hash tables of
+ * entries, lib/blocklist's cuckoo blocklist against exact rte_hash tables of
  * the same entries, in one run, with the memory of each.
  *
  * Two lists: 1 M IPv4 addresses; and 1 M IPv4 prefixes spread over 8

@@ -85,11 +85,13 @@ def main():
          "--vdev", "net_null0", "--", "--blocklist", first],
         stdout=subprocess.DEVNULL, stderr=log)
     try:
+        # The socket is up before the app registers its commands, which
+        # answer null until then: wait for a real reply.
         for _ in range(100):
             time.sleep(0.1)
             try:
-                telemetry("/cuckooflow/blocklist")
-                break
+                if telemetry("/cuckooflow/blocklist") is not None:
+                    break
             except (OSError, ValueError):
                 continue
         refused("of a FIFO", fifo, fifo + ": is a FIFO")

@@ -1263,6 +1263,54 @@ test_many_lengths(void)
 	return 0;
 }
 
+/*
+ * cbl_match_text() follows the convention (-EINVAL, errno set, the
+ * reason in err), and never answers for a shortened entry: an entry of
+ * more than CBL_LINE_MAX bytes whose first 511 bytes read as an address
+ * was once cut there and answered as that address.
+ */
+static int
+test_match_text_errors(void)
+{
+	char path[256], err[512], *entry;
+	enum cbl_kind kind = CBL_NONE;
+	struct cbl *bl;
+
+	snprintf(path, sizeof(path), "%s", write_file("text.txt",
+		"10.0.0.1\n"));
+	bl = cbl_read(path, 0, err, sizeof(err));
+	TEST_ASSERT(bl != NULL, "%s", err);
+	TEST_ASSERT(cbl_match_text(bl, "10.0.0.1", &kind, err,
+		sizeof(err)) == 0 && kind == CBL_ADDRESS, "the address");
+	errno = 0;
+	err[0] = '\0';
+	TEST_ASSERT_EQ(cbl_match_text(bl, "10.0.0.300", &kind, err,
+		sizeof(err)), -EINVAL, "a bad address");
+	TEST_ASSERT_EQ(errno, EINVAL, "a bad address: errno %d", errno);
+	TEST_ASSERT(strstr(err, "not an IPv4 or IPv6 address") != NULL,
+		"'%s'", err);
+	entry = malloc(CBL_LINE_MAX + 2);
+	TEST_ASSERT(entry != NULL, "malloc");
+	memset(entry, ' ', CBL_LINE_MAX + 1);
+	memcpy(entry, "10.0.0.1", 8);
+	entry[CBL_LINE_MAX] = 'x'; /* a second word, past any cut */
+	entry[CBL_LINE_MAX + 1] = '\0';
+	errno = 0;
+	kind = CBL_FLOW;
+	TEST_ASSERT_EQ(cbl_match_text(bl, entry, &kind, err, sizeof(err)),
+		-EINVAL, "an entry of %d bytes answered as %s", CBL_LINE_MAX + 1,
+		cbl_kind_name(kind));
+	TEST_ASSERT(errno == EINVAL && strstr(err, "longer than") != NULL,
+		"errno %d '%s'", errno, err);
+	entry[CBL_LINE_MAX] = '\0'; /* CBL_LINE_MAX bytes, one word: taken */
+	TEST_ASSERT_EQ(cbl_match_text(bl, entry, &kind, err, sizeof(err)), 0,
+		"%s", err);
+	TEST_ASSERT_EQ(kind, CBL_ADDRESS, "%s", cbl_kind_name(kind));
+	free(entry);
+	cbl_free(bl);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_big_files),
 	TEST_CASE(test_not_regular),
@@ -1278,6 +1326,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_match_addrs_none),
 	TEST_CASE(test_match_addrs_oracle),
 	TEST_CASE(test_many_lengths),
+	TEST_CASE(test_match_text_errors),
 	TEST_CASES_END()
 };
 
