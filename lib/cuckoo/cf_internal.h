@@ -22,11 +22,27 @@
  * bucket_bits, slot * value_bytes) are computed in 64 bits.
  */
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "cuckoo_filter.h"
+
+/*
+ * Invariants of the filter, checked in debug and sanitizer builds and
+ * compiled out of release ones: meson's b_ndebug=if-release defines
+ * NDEBUG for buildtype=release only, so debug and debugoptimized (the
+ * ASan build) check them. A failure aborts with the condition, file and
+ * line (assert(3)): it is a bug in the library, never a caller's error,
+ * which is reported with a negative errno instead. Out of release the
+ * condition is still type-checked but never evaluated.
+ */
+#ifdef NDEBUG
+#define CF_ASSERT(cond) ((void)sizeof(!(cond)))
+#else
+#define CF_ASSERT(cond) assert(cond)
+#endif
 
 #define CF_ALIGN 64
 /* Bytes past the last bucket so that 64-bit loads never leave the table. */
@@ -284,6 +300,28 @@ static inline uint64_t
 cf_zero_lanes(const struct cf_filter *f, uint64_t x)
 {
 	return (x - f->lane_lo) & ~x & f->lane_hi;
+}
+
+/*
+ * The stash invariant: at most CF_STASH_SIZE entries, each with a bucket
+ * of the table, a non-empty fingerprint in range and a value within
+ * value_mask. Loading checks it of a file's stash; CF_ASSERT of the
+ * filter's after each change.
+ */
+static inline bool
+cf_stash_valid(const struct cf_filter *f)
+{
+	if (f->stash_count > CF_STASH_SIZE)
+		return false;
+	for (uint32_t k = 0; k < f->stash_count; k++) {
+		const struct cf_stash_entry *e = &f->stash[k];
+
+		if (e->bucket >= f->buckets || e->fp == 0 ||
+				e->fp > f->fp_range ||
+				(e->value & ~f->value_mask) != 0)
+			return false;
+	}
+	return true;
 }
 
 /* Fill defaults and check; 0 or -EINVAL. Sets the bucket count. */

@@ -263,11 +263,8 @@ content_check(struct cf_filter *f, const struct cf_file_header *h)
 	}
 	if (items != h->items)
 		return -EBADMSG;
-	for (uint32_t k = 0; k < f->stash_count; k++)
-		if (f->stash[k].bucket >= f->buckets ||
-				f->stash[k].fp == 0 ||
-				f->stash[k].fp > f->fp_range)
-			return -EBADMSG;
+	if (!cf_stash_valid(f))
+		return -EBADMSG;
 	for (uint32_t k = 0; k < CF_TABLE_PAD; k++)
 		if (pad[k] != 0)
 			return -EBADMSG;

@@ -330,6 +330,8 @@ static uint32_t
 slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
 		uint64_t value)
 {
+	CF_ASSERT(i < f->buckets && s < f->slots);
+	CF_ASSERT(fp <= f->fp_range && (value & ~f->value_mask) == 0);
 	if (f->mode == CF_MODE_SEMISORT) {
 		struct cf_bucket b;
 		uint32_t order[4];
@@ -425,11 +427,13 @@ stash_find(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp)
 static void
 stash_remove(struct cf_filter *f, uint32_t k)
 {
+	CF_ASSERT(k < f->stash_count);
 	/* The entries after k move down one position. */
 	f->relocations++;
 	f->stash_count--;
 	memmove(&f->stash[k], &f->stash[k + 1],
 			(f->stash_count - k) * sizeof(f->stash[0]));
+	CF_ASSERT(cf_stash_valid(f));
 }
 
 /* ---------------------------------------------------------------- add */
@@ -528,6 +532,8 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 		s = choose_victim(f, i, &b, rng_next(f) & (f->slots - 1));
 		old_fp = b.fp[s];
 		old_value = b.value[s];
+		/* The walk only enters full buckets. */
+		CF_ASSERT(s < f->slots && old_fp != 0);
 		f->path[n] = (struct cf_kick){ i, fp, value };
 		slot_put(f, i, s, fp, value);
 		fp = old_fp;
@@ -546,10 +552,18 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 		}
 	}
 	f->kicks_failed += n;
+	/*
+	 * Undo in reverse: step n wrote path[n] into its bucket, and every
+	 * later step that overwrote it there was undone first, so an entry
+	 * equal to path[n] is in that bucket (any of equal copies will do).
+	 * find_exact() cannot miss; a miss would be a corrupted table, and
+	 * its -1 must never become a slot index.
+	 */
 	while (n-- > 0) {
 		const struct cf_kick *k = &f->path[n];
 		int s = find_exact(f, k->bucket, k->fp, k->value);
 
+		CF_ASSERT(s >= 0);
 		slot_put(f, k->bucket, (uint32_t)s, fp, value);
 		fp = k->fp;
 		value = k->value;
@@ -633,10 +647,12 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	}
 	if (!use_stash || f->stash_count == CF_STASH_SIZE)
 		return -ENOSPC;
+	CF_ASSERT(f->stash_count < CF_STASH_SIZE);
 	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value };
 	if (pos != NULL)
 		*pos = table_slots(f) + f->stash_count;
 	f->stash_count++;
+	CF_ASSERT(cf_stash_valid(f));
 	return 0;
 }
 
@@ -840,6 +856,7 @@ cf_count(const struct cf_filter *f, const void *key, size_t len)
 static void
 table_remove(struct cf_filter *f, uint32_t i, uint32_t s)
 {
+	CF_ASSERT(f->items > 0 && slot_fp(f, i, s) != 0);
 	slot_put(f, i, s, 0, 0);
 	f->items--;
 }
@@ -925,8 +942,10 @@ stash_bulk(const struct cf_filter *f, unsigned int n, const uint32_t *b1,
 		for (uint64_t m = stash_hits; m != 0; m &= m - 1) {
 			unsigned int k = (unsigned int)__builtin_ctzll(m);
 
-			pos[k] = table_slots(f) +
-				(uint32_t)stash_find(f, b1[k], b2[k], fps[k]);
+			int e = stash_find(f, b1[k], b2[k], fps[k]);
+
+			CF_ASSERT(e >= 0); /* the compare above matched it */
+			pos[k] = table_slots(f) + (uint32_t)e;
 		}
 	return hits | stash_hits;
 }
@@ -985,10 +1004,14 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 		for (uint64_t m = pos != NULL ? hits : 0; m != 0; m &= m - 1) {
 			unsigned int k = (unsigned int)__builtin_ctzll(m);
 			int s = cf_find_in_bucket(f, b1[k], fps[k], mode);
+			uint32_t i = b1[k];
 
-			pos[k] = s >= 0 ? b1[k] * f->slots + (uint32_t)s :
-				b2[k] * f->slots + (uint32_t)cf_find_in_bucket(
-					f, b2[k], fps[k], mode);
+			if (s < 0) {
+				i = b2[k];
+				s = cf_find_in_bucket(f, i, fps[k], mode);
+			}
+			CF_ASSERT(s >= 0); /* a hit of one of the two */
+			pos[k] = i * f->slots + (uint32_t)s;
 		}
 		goto stash;
 	}
@@ -1345,6 +1368,8 @@ scan_delete(struct cf_filter *f, uint64_t c, uint64_t del)
 
 			if (!((del >> bit) & 1))
 				continue;
+			/* del is masked with the slots in use. */
+			CF_ASSERT(b.fp[s] != 0 && f->items > 0);
 			b.fp[s] = 0;
 			b.value[s] = 0;
 			del &= ~(UINT64_C(1) << bit);
