@@ -71,8 +71,8 @@ suite() {
 	tally "$name" "$1" "$2" "$3"
 }
 
-suite release build "unit fuzz-replay pcap app" -Dwerror=true
-suite asan build-asan "unit fuzz-replay pcap app" -Dwerror=true -Dbuildtype=debugoptimized \
+suite release build "unit unit-slow fuzz-replay pcap app" -Dwerror=true
+suite asan build-asan "unit unit-slow fuzz-replay pcap app" -Dwerror=true -Dbuildtype=debugoptimized \
 	-Db_sanitize=address,undefined -Db_lundef=false \
 	-Dc_args=-fno-sanitize-recover=all -Dbench=disabled
 

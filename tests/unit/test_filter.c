@@ -1511,10 +1511,6 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_bytes_api),
 	TEST_CASE(test_model_all_variants),
 	TEST_CASE(test_overfill_keeps_items),
-	TEST_CASE(test_table2_first_failure),
-	TEST_CASE(test_fpr_8),
-	TEST_CASE(test_fpr_12),
-	TEST_CASE(test_fpr_16),
 	TEST_CASE(test_semisort_equals_plain),
 	TEST_CASE(test_duplicates),
 	TEST_CASE(test_bulk_lookup_equals_scalar),
@@ -1527,6 +1523,21 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_largest_table),
 	TEST_CASE(test_flood_full_table),
 	TEST_CASE(test_bucket_entries),
+	TEST_CASES_END()
+};
+
+/*
+ * The statistical cases: false positive rates and load factors measured
+ * on large tables, the slow part of this test (several times slower under
+ * ASan). Run by "test_filter --slow [case]", meson's suite unit-slow,
+ * which tools/test.sh runs and a developer may skip with
+ * "meson test --no-suite unit-slow".
+ */
+static const struct test_case slow_cases[] = {
+	TEST_CASE(test_table2_first_failure),
+	TEST_CASE(test_fpr_8),
+	TEST_CASE(test_fpr_12),
+	TEST_CASE(test_fpr_16),
 	TEST_CASE(test_capacity_reached),
 	TEST_CASES_END()
 };
@@ -1534,5 +1545,7 @@ static const struct test_case cases[] = {
 int
 main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "--slow") == 0)
+		return test_run(slow_cases, argc - 1, argv + 1);
 	return test_run(cases, argc, argv);
 }
