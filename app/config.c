@@ -41,6 +41,9 @@ struct option_def {
 	const char *zero_word;  /* OPT_UINT: a word that stands for 0 */
 	size_t size;            /* OPT_STRING: the field's size */
 	const char *arg;        /* OPT_STRING: its name in --help */
+	/* OPT_CHOICE: the number each choice stands for, stored in the
+	 * field; NULL: the choice's index. */
+	const uint64_t *choice_values;
 };
 
 static const char *const modes[] = { "monitor", "forward", NULL };
@@ -48,6 +51,7 @@ static const char *const hashes[] = { "xxh3", "rss", NULL };
 static const char *const clocks[] = { "tsc", "pkt", NULL };
 static const char *const policies[] = { "evict", "untracked", NULL };
 static const char *const age_widths[] = { "32", "16", NULL };
+static const uint64_t age_width_bits[] = { 32, 16 };
 static const char *const affinities[] = { "auto", "rss", "handoff", NULL };
 static const char *const unparsed_policies[] = { "drop", "pass", NULL };
 static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
@@ -90,10 +94,10 @@ static const struct option_def defs[] = {
 		NULL, "1048576", "flow table capacity per lcore" },
 	{ "fp-bits", "flows", "fp_bits", OPT_UINT, OFF(fp_bits), 4, 32, NULL,
 		"12", "fingerprint bits (FPR ~ 8 * load / 2^bits)" },
-	{ "age-bits", "flows", "age_bits", OPT_CHOICE, OFF(age_bits), 0, 0,
+	{ "age-bits", "flows", "age_bits", OPT_CHOICE, OFF(value_bits), 0, 0,
 		age_widths, "32", "bits of state per flow: 32 (16.8 ms ticks), "
 		"or 16 (ticks of ~1/2000 of the longest timeout; 2 bytes "
-		"less per flow)" },
+		"less per flow)", .choice_values = age_width_bits },
 	{ "hash", "flows", "hash", OPT_CHOICE, OFF(hash), 0, 0, hashes,
 		"xxh3", "xxh3 of the 5-tuple, or the NIC's rss hash" },
 	{ "hash-seed", "flows", "hash_seed", OPT_UINT, OFF(hash_seed), 0,
@@ -154,10 +158,10 @@ static const struct option_def defs[] = {
 	{ "handoff-ring", "workers", "handoff_ring", OPT_UINT,
 		OFF(handoff_ring), 64, 65536, NULL, "1024", "packets each "
 		"worker-to-worker ring holds" },
-	{ "blocklist", "filter", "blocklist", OPT_STRING, STR(blocklist), "",
+	{ "blocklist", "blocklist", "blocklist", OPT_STRING, STR(blocklist), "",
 		"drop packets matching this list (text or compiled)",
 		SIZE(blocklist) },
-	{ "blocklist-unparsed", "filter", "blocklist_unparsed", OPT_CHOICE,
+	{ "blocklist-unparsed", "blocklist", "blocklist_unparsed", OPT_CHOICE,
 		OFF(blocklist_unparsed), 0, 0, unparsed_policies, "drop",
 		"with --blocklist, an IP packet whose addresses (or, if the "
 		"list has flows, ports) cannot be read: drop (fail closed) or "
@@ -232,14 +236,14 @@ set_decap(struct app_config *cfg, const char *value, const char *where)
 			fprintf(stderr, "cuckooflow: %s %s: want a comma-"
 				"separated list of vxlan, geneve, gre, gtpu, "
 				"or all\n", where, value);
-			return -1;
+			return -EINVAL;
 		}
 		mask |= tunnels[k].bit;
 		p += n;
 		if (*p == ',' && *++p == '\0') {
 			fprintf(stderr, "cuckooflow: %s %s: a trailing "
 				"comma\n", where, value);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	strcpy(cfg->decap_text, value);
@@ -262,7 +266,7 @@ set_value(struct app_config *cfg, const struct option_def *d,
 			fprintf(stderr, "cuckooflow: %s %.40s...: %zu "
 				"characters, longer than the %zu allowed\n",
 				where, value, strlen(value), d->size - 1);
-			return -1;
+			return -EINVAL;
 		}
 		if (d->offset == OFF(decap_text))
 			return set_decap(cfg, value, where);
@@ -271,14 +275,15 @@ set_value(struct app_config *cfg, const struct option_def *d,
 	case OPT_CHOICE:
 		for (unsigned int k = 0; d->choices[k] != NULL; k++)
 			if (strcmp(value, d->choices[k]) == 0) {
-				*field(cfg, d) = k;
+				*field(cfg, d) = d->choice_values != NULL ?
+					d->choice_values[k] : k;
 				return 0;
 			}
 		fprintf(stderr, "cuckooflow: %s %s: want one of", where, value);
 		for (unsigned int k = 0; d->choices[k] != NULL; k++)
 			fprintf(stderr, " %s", d->choices[k]);
 		fprintf(stderr, "\n");
-		return -1;
+		return -EINVAL;
 	case OPT_FLAG:
 	case OPT_UINT:
 		/* A word for 0 ("all" ports, "auto"): the number 0
@@ -294,7 +299,7 @@ set_value(struct app_config *cfg, const struct option_def *d,
 			fprintf(stderr, "cuckooflow: %s %s: want an integer in "
 				"%" PRIu64 "..%" PRIu64 "\n", where, value,
 				d->min, d->max);
-			return -1;
+			return -EINVAL;
 		}
 		if (strcmp(d->name, "idle-timeout") == 0) {
 			for (int c = 0; c < CFLOW_CLASS_MAX; c++)
@@ -306,7 +311,7 @@ set_value(struct app_config *cfg, const struct option_def *d,
 			cfg->hash_seed_set = true;
 		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 /* ------------------------------------------------------- the INI file */
@@ -380,18 +385,25 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 	if (*p == '[' && p[len - 1] == ']' && len > 2) {
 		p[len - 1] = '\0';
 		key = trim(p + 1);
+		if (strcmp(key, "filter") == 0) {
+			/* "filter" names the cuckoo filter; its keys were the
+			 * blocklist's. */
+			fprintf(stderr, "cuckooflow: %s:%u: [filter] is "
+				"deprecated: read as [blocklist]\n", path, n);
+			key = "blocklist";
+		}
 		*section = known_section(key);
 		if (*section != NULL)
 			return 0;
 		fprintf(stderr, "cuckooflow: %s:%u: unknown section [%s] (see "
 			"config/cuckooflow.ini)\n", path, n, key);
-		return -1;
+		return -EINVAL;
 	}
 	eq = strchr(p, '=');
 	if (*p == '[' || eq == NULL || eq == p) {
 		fprintf(stderr, "cuckooflow: %s:%u: want [section] or key = "
 			"value (line %u is \"%.80s\")\n", path, n, n, p);
-		return -1;
+		return -EINVAL;
 	}
 	cut_comment(eq + 1);
 	*eq = '\0';
@@ -400,7 +412,7 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 	if (*section == NULL) {
 		fprintf(stderr, "cuckooflow: %s:%u: %s: before any [section]\n",
 			path, n, key);
-		return -1;
+		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < NB_DEFS; i++)
 		if (defs[i].section == *section &&
@@ -409,13 +421,13 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 	if (d == NULL) {
 		fprintf(stderr, "cuckooflow: %s:%u: unknown key [%s] %s (see "
 			"config/cuckooflow.ini)\n", path, n, *section, key);
-		return -1;
+		return -EINVAL;
 	}
 	if (first_line[d - defs] != 0) {
 		fprintf(stderr, "cuckooflow: %s:%u: [%s] %s set again (first "
 			"at line %u)\n", path, n, *section, key,
 			first_line[d - defs]);
-		return -1;
+		return -EINVAL;
 	}
 	first_line[d - defs] = n;
 	snprintf(where, sizeof(where), "%s:%u: [%s] %s =", path, n, *section,
@@ -439,8 +451,9 @@ load_file(struct app_config *cfg, const char *path, char *where_json,
 
 	buf = cfu_file_read(path, CFG_FILE_MAX, &len, err, sizeof(err));
 	if (buf == NULL) {
+		ret = -errno;
 		fprintf(stderr, "cuckooflow: --cfg %s\n", err);
-		return -1;
+		return ret;
 	}
 	while (pos < len && ret == 0) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
@@ -451,12 +464,12 @@ load_file(struct app_config *cfg, const char *path, char *where_json,
 		if (end - pos > CFG_LINE_MAX) {
 			fprintf(stderr, "cuckooflow: %s:%u: longer than %d "
 				"bytes\n", path, n, CFG_LINE_MAX);
-			ret = -1;
+			ret = -EINVAL;
 		} else if (nul != NULL) {
 			fprintf(stderr, "cuckooflow: %s:%u: a NUL byte "
 				"(column %zu)\n", path, n,
 				(size_t)(nul - buf) - pos + 1);
-			ret = -1;
+			ret = -EINVAL;
 		} else {
 			memcpy(line, buf + pos, end - pos);
 			line[end - pos] = '\0';
@@ -507,12 +520,12 @@ parse_queue_map(struct app_config *cfg)
 			fprintf(stderr, "cuckooflow: --config: (%lu,%lu,%lu): "
 				"port, queue or lcore out of range\n", v[0],
 				v[1], v[2]);
-			return -1;
+			return -EINVAL;
 		}
 		if (cfg->nb_queue_map == APP_MAX_QUEUE_MAP) {
 			fprintf(stderr, "cuckooflow: --config: more than %d "
 				"entries\n", APP_MAX_QUEUE_MAP);
-			return -1;
+			return -EINVAL;
 		}
 		cfg->queue_map[cfg->nb_queue_map++] = (struct app_queue_map){
 			(uint16_t)v[0], (uint16_t)v[1], (uint16_t)v[2] };
@@ -526,11 +539,11 @@ parse_queue_map(struct app_config *cfg)
 bad:
 		fprintf(stderr, "cuckooflow: --config: at \"%.24s\": want "
 			"(port,queue,lcore)[,(port,queue,lcore)...]\n", at);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->queue_map_text[0] != '\0' && cfg->nb_queue_map == 0) {
 		fprintf(stderr, "cuckooflow: --config: no entry\n");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -554,7 +567,7 @@ check_output(const char *path, const char *where)
 			S_ISDIR(sb.st_mode))) {
 		fprintf(stderr, "cuckooflow: %s %s: names a directory, want a "
 			"file to write the counters to\n", where, path);
-		return -1;
+		return -EINVAL;
 	}
 	if (stat(path, &sb) == 0) {
 		if (S_ISFIFO(sb.st_mode))
@@ -572,9 +585,11 @@ check_output(const char *path, const char *where)
 		fd = -1;
 	}
 	if (fd < 0) {
+		int err = errno;
+
 		fprintf(stderr, "cuckooflow: %s %s: cannot write the counters "
-			"there: %s\n", where, path, strerror(errno));
-		return -1;
+			"there: %s\n", where, path, strerror(err));
+		return -err;
 	}
 	close(fd);
 	return 0;
@@ -583,14 +598,15 @@ check_output(const char *path, const char *where)
 /*
  * The first pass over the arguments: only --cfg, however getopt_long
  * reads it (--cfg F, --cfg=F, an abbreviation: --cf F), and only once.
- * Returns 1 if given (even empty: then refused by the read), 0 if not.
+ * Returns 1 if given (even empty: then refused by the read), 0 if not,
+ * or a negative errno.
  */
 static int
 find_cfg(struct app_config *cfg, int argc, char **argv,
 		const struct option *longopts)
 {
 	bool seen = false;
-	int opt;
+	int opt, ret;
 
 	optind = 0;
 	opterr = 0;
@@ -601,19 +617,19 @@ find_cfg(struct app_config *cfg, int argc, char **argv,
 		if (seen) {
 			fprintf(stderr, "cuckooflow: --cfg given twice: %s, "
 				"then %s\n", cfg->cfg_file, optarg);
-			return -1;
+			return -EINVAL;
 		}
 		seen = true;
-		if (set_value(cfg, &defs[opt - OPT_VAL(0)], optarg,
-				"--cfg") != 0)
-			return -1;
+		ret = set_value(cfg, &defs[opt - OPT_VAL(0)], optarg, "--cfg");
+		if (ret < 0)
+			return ret;
 	}
 	return seen;
 }
 
 /* Defaults, then the --cfg file, then the rest of the command line. */
-int
-app_config_parse(struct app_config *cfg, int argc, char **argv)
+static int
+config_parse(struct app_config *cfg, int argc, char **argv)
 {
 	struct option longopts[NB_DEFS + 2];
 	char where_json[CFG_LINE_MAX + 320] = "--stats-json";
@@ -626,18 +642,23 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 		longopts[i] = (struct option){ defs[i].name,
 			defs[i].type == OPT_FLAG ? no_argument :
 			required_argument, NULL, OPT_VAL(i) };
-		if (defs[i].section != NULL && strcmp(defs[i].defval, "random") &&
-				set_value(cfg, &defs[i], defs[i].defval,
-				"default") != 0)
-			return -1;
+		if (defs[i].section != NULL &&
+				strcmp(defs[i].defval, "random") != 0) {
+			ret = set_value(cfg, &defs[i], defs[i].defval,
+				"default");
+			if (ret < 0)
+				return ret;
+		}
 	}
 	longopts[NB_DEFS] = (struct option){ "help", no_argument, NULL, 'h' };
 	longopts[NB_DEFS + 1] = (struct option){ NULL, 0, NULL, 0 };
 
 	ret = find_cfg(cfg, argc, argv, longopts);
-	if (ret < 0 || (ret == 1 && load_file(cfg, cfg->cfg_file, where_json,
-			sizeof(where_json)) != 0))
-		return -1;
+	if (ret == 1)
+		ret = load_file(cfg, cfg->cfg_file, where_json,
+			sizeof(where_json));
+	if (ret < 0)
+		return ret;
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -646,13 +667,13 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 
 		if (opt == 'h') {
 			usage(argv[0]);
-			return 1;
+			return APP_CONFIG_HELP;
 		}
 		if (opt < OPT_VAL(0)) {
 			fprintf(stderr, "cuckooflow: %s: %s (see --help)\n",
 				argv[optind - 1], opt == ':' ? "needs a value" :
 				"unknown option, or an ambiguous abbreviation");
-			return -1;
+			return -EINVAL;
 		}
 		d = &defs[opt - OPT_VAL(0)];
 		snprintf(where, sizeof(where), "--%s", d->name);
@@ -664,17 +685,43 @@ app_config_parse(struct app_config *cfg, int argc, char **argv)
 			continue; /* read by find_cfg() */
 		if (d->offset == OFF(stats_json))
 			snprintf(where_json, sizeof(where_json), "%s", where);
-		if (set_value(cfg, d, optarg, where) != 0)
-			return -1;
+		ret = set_value(cfg, d, optarg, where);
+		if (ret < 0)
+			return ret;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "cuckooflow: %s: unexpected argument\n",
 			argv[optind]);
-		return -1;
+		return -EINVAL;
 	}
-	if (parse_queue_map(cfg) != 0)
-		return -1;
+	ret = parse_queue_map(cfg);
+	if (ret < 0)
+		return ret;
 	return check_output(cfg->stats_json, where_json);
+}
+
+int
+app_config_parse(struct app_config *cfg, int argc, char **argv)
+{
+	int ret = config_parse(cfg, argc, argv);
+
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
+/* The name of the choice whose field value is v. */
+static const char *
+choice_name(const struct option_def *d, uint64_t v)
+{
+	unsigned int k;
+
+	if (d->choice_values == NULL)
+		return d->choices[v];
+	for (k = 0; d->choices[k + 1] != NULL; k++)
+		if (d->choice_values[k] == v)
+			break;
+	return d->choices[k];
 }
 
 void
@@ -694,7 +741,7 @@ app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
 				(const char *)field((struct app_config *)
 				(uintptr_t)cfg, d));
 		else if (d->type == OPT_CHOICE)
-			snprintf(buf, sizeof(buf), "%s", d->choices[v]);
+			snprintf(buf, sizeof(buf), "%s", choice_name(d, v));
 		else if (strcmp(d->name, "hash-seed") == 0 &&
 				!cfg->hash_seed_set)
 			snprintf(buf, sizeof(buf), "random");

@@ -63,7 +63,8 @@ struct app_config {
 	uint64_t mode;         /* enum app_mode */
 	uint64_t flows;        /* flow table capacity per lcore */
 	uint64_t fp_bits;
-	uint64_t age_bits;     /* index into "32", "16" */
+	uint64_t value_bits;   /* --age-bits: 32 or 16 bits of age state
+				* per flow, the flow table's value_bits */
 	uint64_t hash;         /* enum cflow_hash_mode */
 	uint64_t hash_seed;
 	bool hash_seed_set;    /* else random */
@@ -89,12 +90,21 @@ struct app_config {
 	char cfg_file[256];
 };
 
+/* app_config_parse() printed --help: the caller exits with success. */
+#define APP_CONFIG_HELP 1
+
 /*
  * Fill @p cfg from the defaults, the --cfg file and the application
- * arguments (those after the EAL's), in that order. On a bad option or
- * value (in the file: with FILE:LINE), or a --stats-json that cannot be
- * written, print one line naming it and what is allowed, and return -1;
- * return 1 after --help.
+ * arguments (those after the EAL's), in that order.
+ *
+ * @return
+ *   - 0: cfg is filled, run;
+ *   - APP_CONFIG_HELP (positive): --help was given and printed, exit 0;
+ *   - a negative errno (errno set too) on a bad option or value (in the file: with
+ *     FILE:LINE), an unreadable --cfg file or a --stats-json that cannot
+ *     be written, after one line on stderr naming it and what is
+ *     allowed: -EINVAL for a bad option, value or line, else the
+ *     failing call's (-ENOENT, -EACCES, -EFBIG, ...).
  */
 int app_config_parse(struct app_config *cfg, int argc, char **argv);
 

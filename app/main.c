@@ -68,7 +68,7 @@ tracker_create(unsigned int lcore)
 
 	cflow_tracker_params_init(&p, cfg.flows);
 	p.fp_bits = (unsigned int)cfg.fp_bits;
-	p.value_bits = cfg.age_bits == 1 ? 16 : 32;
+	p.value_bits = (unsigned int)cfg.value_bits;
 	p.exact_size = cfg.exact_size;
 	/* One seed for all: a flow's hash picks its worker, and the
 	 * worker's table reuses it. */
@@ -213,7 +213,7 @@ main(int argc, char **argv)
 	if (ret != 0) {
 		rte_eal_cleanup();
 		free(eal_argv);
-		return ret < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+		return ret == APP_CONFIG_HELP ? EXIT_SUCCESS : EXIT_FAILURE;
 	}
 	signal(SIGINT, signal_handler);
 	signal(SIGTERM, signal_handler);

@@ -254,10 +254,36 @@ def test_stats_json_checked_first():
              rc, rc2, kept, os.path.exists(new), log2[-200:]))
 
 
+def test_blocklist_section():
+    """The blocklist's keys are in [blocklist]; [filter], their old
+    section, still reads them, with one deprecation warning naming
+    file:line."""
+    out = fresh("blsect.json")
+    ini = write("blsect.ini", "[run]\nstats_json = %s\n[blocklist]\n"
+                "blocklist_unparsed = pass\n" % out)
+    rc, log = app(["--cfg", ini])
+    case("[blocklist] holds the blocklist's keys", rc == 0 and
+         os.path.exists(out) and "deprecated" not in log,
+         "rc %s: %s" % (rc, log[-300:]))
+    out = fresh("blsect_old.json")
+    ini = write("blsect_old.ini", "[run]\nstats_json = %s\n\n[filter]\n"
+                "blocklist_unparsed = pass\n" % out)
+    rc, log = app(["--cfg", ini])
+    warned = [l for l in log.splitlines() if "deprecated" in l]
+    case("[filter] is read as [blocklist], with one warning naming "
+         "file:line", rc == 0 and os.path.exists(out) and
+         len(warned) == 1 and "%s:4:" % ini in warned[0] and
+         "[blocklist]" in warned[0], "rc %s: %s" % (rc, log[-300:]))
+    ini = write("blsect_bad.ini", "[filter]\nblocklist_unparsed = maybe\n")
+    refused("a bad value under [filter] is still refused with file:line",
+            ["--cfg", ini], ["%s:2:" % ini, "blocklist_unparsed"])
+
+
 def main():
     tap.run((test_cfg_spellings, test_ambiguous, test_cfg_twice,
              test_sections, test_duplicates, test_bytes, test_not_regular,
-             test_string_limits, test_stats_json_checked_first), results,
+             test_string_limits, test_stats_json_checked_first,
+             test_blocklist_section), results,
             TMP)
 
 if __name__ == "__main__":
