@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
-/* Counter output: table, JSON file and telemetry, from one list. */
+/* Counter output: table, JSON file and telemetry, from one description
+ * (counters_visit, table_visit). */
 
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,70 +122,160 @@ total_read(struct lcore_counters *sum)
 	}
 }
 
-/* ------------------------------------------------------------- table */
+/* ------------------------------------------------- the one description */
 
-void
-app_stats_print(FILE *out)
-{
-	struct lcore_counters total, c[RTE_MAX_LCORE];
-
-	total_read(&total);
-	for (unsigned int i = 0; i < nb_workers; i++)
-		lcore_read(&workers[i], &c[i]);
-	fprintf(out, "\n%-20s %16s", "counter", "total");
-	for (unsigned int i = 0; i < nb_workers; i++)
-		fprintf(out, " %11s%-3u", "lcore ", workers[i].lcore);
-	fprintf(out, "\n");
-	for (unsigned int k = 0; k < NB_COUNTERS; k++) {
-		fprintf(out, "%-20s %16" PRIu64, counters[k].name,
-			counter(&total, k));
-		for (unsigned int i = 0; i < nb_workers; i++)
-			fprintf(out, " %14" PRIu64, counter(&c[i], k));
-		fprintf(out, "\n");
-	}
-	fprintf(out, "%-20s %16" PRIu64, "malformed",
-		cflow_malformed_total(&total.flow));
-	for (unsigned int i = 0; i < nb_workers; i++)
-		fprintf(out, " %14" PRIu64, cflow_malformed_total(&c[i].flow));
-	fprintf(out, "\n");
-	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
-			st <= CFLOW_PARSE_MALFORMED_LAST; st++)
-		if (total.flow.malformed[st] != 0)
-			fprintf(out, "  %-18s %16" PRIu64 "\n",
-				cflow_parse_status_name(st),
-				total.flow.malformed[st]);
-	fflush(out);
-}
-
-/* -------------------------------------------------------------- JSON */
+/*
+ * What every output writes, in one order with one set of names and units
+ * (integers: telemetry has no floats): an lcore's (or the total's)
+ * counters, then malformed_total and the "malformed" group of one count
+ * per reason; a flow table's figures. The table print, the JSON file and
+ * telemetry are sinks of these walks. A group is an object in JSON, and
+ * flat "malformed_<reason>" keys in telemetry (the exporter takes every
+ * key of /cuckooflow/stats for a number).
+ */
+struct stats_sink {
+	void (*u64)(void *ctx, const char *name, uint64_t value);
+	/* Around a group's values: begin, then end. */
+	void (*group)(void *ctx, const char *name, bool begin);
+	void *ctx;
+};
 
 static void
-json_counters(FILE *f, const struct lcore_counters *c)
+counters_visit(const struct lcore_counters *c, const struct stats_sink *s)
 {
 	for (unsigned int k = 0; k < NB_COUNTERS; k++)
-		fprintf(f, "\"%s\": %" PRIu64 ", ", counters[k].name,
-			counter(c, k));
-	fprintf(f, "\"malformed\": {");
+		s->u64(s->ctx, counters[k].name, counter(c, k));
+	s->u64(s->ctx, "malformed_total", cflow_malformed_total(&c->flow));
+	s->group(s->ctx, "malformed", true);
 	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
 			st <= CFLOW_PARSE_MALFORMED_LAST; st++)
-		fprintf(f, "%s\"%s\": %" PRIu64, st == CFLOW_PARSE_MALFORMED_FIRST ?
-			"" : ", ", cflow_parse_status_name(st),
+		s->u64(s->ctx, cflow_parse_status_name(st),
 			c->flow.malformed[st]);
-	fprintf(f, "}, \"malformed_total\": %" PRIu64, cflow_malformed_total(&c->flow));
+	s->group(s->ctx, "malformed", false);
 }
 
+/* A worker's flow table: load in parts per million, bits per flow in
+ * thousandths, the expected false positive rate in parts per billion. */
 static void
-json_table(FILE *f, const struct app_worker *w)
+table_visit(const struct app_worker *w, const struct stats_sink *s)
 {
 	struct cf_stats st;
 
 	cf_stats(cflow_tracker_filter(w->tracker), &st);
-	fprintf(f, "\"lcore_%u\": {\"capacity\": %" PRIu64 ", \"slots\": %"
-		PRIu64 ", \"items\": %" PRIu64 ", \"load\": %.6f, "
-		"\"bytes\": %" PRIu64 ", \"bits_per_flow\": %.3f, "
-		"\"expected_fpr\": %.9f, \"stash\": %" PRIu64 "}", w->lcore,
-		config->flows, st.slots, st.items, st.load_factor, st.bytes,
-		st.bits_per_item, st.expected_fpr, st.stash_used);
+	s->u64(s->ctx, "capacity", config->flows);
+	s->u64(s->ctx, "slots", st.slots);
+	s->u64(s->ctx, "items", st.items);
+	s->u64(s->ctx, "load_ppm", (uint64_t)(st.load_factor * 1e6));
+	s->u64(s->ctx, "bytes", st.bytes);
+	s->u64(s->ctx, "bits_per_flow_milli",
+		(uint64_t)(st.bits_per_item * 1e3));
+	s->u64(s->ctx, "expected_fpr_ppb", (uint64_t)(st.expected_fpr * 1e9));
+	s->u64(s->ctx, "stash", st.stash_used);
+}
+
+/* ------------------------------------------------------------- table */
+
+#define PRINT_ROWS 64
+_Static_assert(NB_COUNTERS + 1 + CFLOW_PARSE_MALFORMED_LAST -
+	CFLOW_PARSE_MALFORMED_FIRST + 1 <= PRINT_ROWS, "PRINT_ROWS");
+
+/* One column of the printed table: the walk's rows, in order. */
+struct print_column {
+	const char *name[PRINT_ROWS];
+	bool member[PRINT_ROWS]; /* of a group: indented */
+	uint64_t value[PRINT_ROWS];
+	unsigned int n;
+	bool in_group;
+};
+
+static void
+print_u64(void *ctx, const char *name, uint64_t value)
+{
+	struct print_column *col = ctx;
+
+	RTE_VERIFY(col->n < PRINT_ROWS);
+	col->name[col->n] = name;
+	col->member[col->n] = col->in_group;
+	col->value[col->n++] = value;
+}
+
+static void
+print_group(void *ctx, const char *name, bool begin)
+{
+	struct print_column *col = ctx;
+
+	(void)name;
+	col->in_group = begin;
+}
+
+static void
+print_column_read(const struct lcore_counters *c, struct print_column *col)
+{
+	const struct stats_sink sink = { print_u64, print_group, col };
+
+	memset(col, 0, sizeof(*col));
+	counters_visit(c, &sink);
+}
+
+void
+app_stats_print(FILE *out)
+{
+	struct print_column *col = calloc(nb_workers + 1, sizeof(*col));
+	struct lcore_counters c;
+
+	if (col == NULL)
+		return;
+	total_read(&c);
+	print_column_read(&c, &col[0]);
+	for (unsigned int i = 0; i < nb_workers; i++) {
+		lcore_read(&workers[i], &c);
+		print_column_read(&c, &col[i + 1]);
+	}
+	fprintf(out, "\n%-20s %16s", "counter", "total");
+	for (unsigned int i = 0; i < nb_workers; i++)
+		fprintf(out, " %11s%-3u", "lcore ", workers[i].lcore);
+	fprintf(out, "\n");
+	for (unsigned int r = 0; r < col[0].n; r++) {
+		/* A group's rows only where the total is not 0. */
+		if (col[0].member[r] && col[0].value[r] == 0)
+			continue;
+		fprintf(out, "%s%-*s %16" PRIu64, col[0].member[r] ? "  " : "",
+			col[0].member[r] ? 18 : 20, col[0].name[r],
+			col[0].value[r]);
+		for (unsigned int i = 0; i < nb_workers; i++)
+			fprintf(out, " %14" PRIu64, col[i + 1].value[r]);
+		fprintf(out, "\n");
+	}
+	fflush(out);
+	free(col);
+}
+
+/* -------------------------------------------------------------- JSON */
+
+struct json_out {
+	FILE *f;
+	bool first; /* no comma before the next key */
+};
+
+static void
+json_u64(void *ctx, const char *name, uint64_t value)
+{
+	struct json_out *j = ctx;
+
+	fprintf(j->f, "%s\"%s\": %" PRIu64, j->first ? "" : ", ", name, value);
+	j->first = false;
+}
+
+static void
+json_group(void *ctx, const char *name, bool begin)
+{
+	struct json_out *j = ctx;
+
+	if (begin)
+		fprintf(j->f, "%s\"%s\": {", j->first ? "" : ", ", name);
+	else
+		fprintf(j->f, "}");
+	j->first = begin;
 }
 
 uint64_t
@@ -198,50 +290,73 @@ app_stats_rx_lost(void)
 int
 app_stats_write_json(const char *path)
 {
-	struct lcore_counters total;
-	FILE *f = fopen(path, "w");
+	struct json_out j = { fopen(path, "w"), true };
+	const struct stats_sink sink = { json_u64, json_group, &j };
+	struct lcore_counters c;
 
-	if (f == NULL)
+	if (j.f == NULL)
 		return -1;
-	total_read(&total);
-	fprintf(f, "{\"total\": {");
-	json_counters(f, &total);
-	fprintf(f, "},\n \"lcores\": [");
+	total_read(&c);
+	fprintf(j.f, "{\"total\": {");
+	counters_visit(&c, &sink);
+	fprintf(j.f, "},\n \"lcores\": [");
 	for (unsigned int i = 0; i < nb_workers; i++) {
-		struct lcore_counters c;
-
 		lcore_read(&workers[i], &c);
-		fprintf(f, "%s{\"lcore\": %u, ", i ? ", " : "",
+		fprintf(j.f, "%s{\"lcore\": %u", i ? ", " : "",
 			workers[i].lcore);
-		json_counters(f, &c);
-		fprintf(f, "}");
+		j.first = false;
+		counters_visit(&c, &sink);
+		fprintf(j.f, "}");
 	}
-	fprintf(f, "],\n \"table\": {");
+	fprintf(j.f, "],\n \"table\": {");
 	for (unsigned int i = 0; i < nb_workers; i++) {
-		fprintf(f, "%s", i ? ", " : "");
-		json_table(f, &workers[i]);
+		fprintf(j.f, "%s\"lcore_%u\": {", i ? ", " : "",
+			workers[i].lcore);
+		j.first = true;
+		table_visit(&workers[i], &sink);
+		fprintf(j.f, "}");
 	}
-	fprintf(f, "}}\n");
-	return fclose(f) == 0 ? 0 : -1;
+	fprintf(j.f, "}}\n");
+	return fclose(j.f) == 0 ? 0 : -1;
 }
 
 /* --------------------------------------------------------- telemetry */
 
+/* Telemetry dicts are flat: a group's values are "<group>_<name>". */
+struct tel_out {
+	struct rte_tel_data *d;
+	const char *group; /* NULL outside a group */
+};
+
+static void
+tel_u64(void *ctx, const char *name, uint64_t value)
+{
+	struct tel_out *t = ctx;
+	char key[RTE_TEL_MAX_STRING_LEN];
+
+	if (t->group != NULL) {
+		snprintf(key, sizeof(key), "%s_%s", t->group, name);
+		name = key;
+	}
+	rte_tel_data_add_dict_u64(t->d, name, value);
+}
+
+static void
+tel_group(void *ctx, const char *name, bool begin)
+{
+	struct tel_out *t = ctx;
+
+	t->group = begin ? name : NULL;
+}
+
 static void
 tel_counters(struct rte_tel_data *d, const struct lcore_counters *c)
 {
-	rte_tel_data_start_dict(d);
-	for (unsigned int k = 0; k < NB_COUNTERS; k++)
-		rte_tel_data_add_dict_u64(d, counters[k].name, counter(c, k));
-	rte_tel_data_add_dict_u64(d, "malformed", cflow_malformed_total(&c->flow));
-	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
-			st <= CFLOW_PARSE_MALFORMED_LAST; st++) {
-		char key[40];
+	struct tel_out t = { d, NULL };
+	const struct stats_sink sink = { tel_u64, tel_group, &t };
 
-		snprintf(key, sizeof(key), "malformed_%s",
-			cflow_parse_status_name(st));
-		rte_tel_data_add_dict_u64(d, key, c->flow.malformed[st]);
-	}
+	rte_tel_data_start_dict(d);
+	counters_visit(c, &sink);
 }
 
 static int
@@ -297,24 +412,15 @@ tel_table(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (unsigned int i = 0; i < nb_workers; i++) {
 		struct rte_tel_data *l = rte_tel_data_alloc();
-		struct cf_stats st;
+		struct tel_out t = { NULL, NULL };
+		const struct stats_sink sink = { tel_u64, tel_group, &t };
 		char key[16];
 
 		if (l == NULL)
 			return -ENOMEM;
-		cf_stats(cflow_tracker_filter(workers[i].tracker), &st);
 		rte_tel_data_start_dict(l);
-		rte_tel_data_add_dict_u64(l, "capacity", config->flows);
-		rte_tel_data_add_dict_u64(l, "items", st.items);
-		rte_tel_data_add_dict_u64(l, "slots", st.slots);
-		rte_tel_data_add_dict_u64(l, "bytes", st.bytes);
-		rte_tel_data_add_dict_u64(l, "load_ppm",
-			(uint64_t)(st.load_factor * 1e6));
-		rte_tel_data_add_dict_u64(l, "bits_per_flow_milli",
-			(uint64_t)(st.bits_per_item * 1e3));
-		rte_tel_data_add_dict_u64(l, "expected_fpr_ppb",
-			(uint64_t)(st.expected_fpr * 1e9));
-		rte_tel_data_add_dict_u64(l, "stash", st.stash_used);
+		t.d = l;
+		table_visit(&workers[i], &sink);
 		snprintf(key, sizeof(key), "lcore_%u", workers[i].lcore);
 		rte_tel_data_add_dict_container(d, key, l, 0);
 	}
