@@ -86,10 +86,10 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->no_timestamp = w->no_timestamp;
 	c->blocked_packets = w->blocked_packets;
 	c->blocked_bytes = w->blocked_bytes;
-	c->blocked_address = w->blocked[CFLOW_BL_ADDRESS];
-	c->blocked_prefix = w->blocked[CFLOW_BL_PREFIX];
-	c->blocked_flow = w->blocked[CFLOW_BL_FLOW];
-	c->blocked_unparsed = w->blocked[CFLOW_BL_KINDS];
+	c->blocked_address = w->blocked[CBL_ADDRESS];
+	c->blocked_prefix = w->blocked[CBL_PREFIX];
+	c->blocked_flow = w->blocked[CBL_FLOW];
+	c->blocked_unparsed = w->blocked[CBL_KINDS];
 	c->blocklist_unparsed = w->blocklist_unparsed;
 	c->handoff_out = w->handoff_out;
 	c->handoff_in = w->handoff_in;

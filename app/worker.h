@@ -30,16 +30,6 @@
 #include "cflow.h"
 #include "config.h"
 
-/*
- * The blocklist's kinds under their names before lib/blocklist (prefix
- * cbl_): app/stats.c, owned by another branch, still says CFLOW_BL_*.
- * Remove these once it says CBL_*.
- */
-#define CFLOW_BL_ADDRESS CBL_ADDRESS
-#define CFLOW_BL_PREFIX CBL_PREFIX
-#define CFLOW_BL_FLOW CBL_FLOW
-#define CFLOW_BL_KINDS CBL_KINDS
-
 #define APP_MAX_QUEUES_PER_LCORE 32
 #define APP_MAX_WORKERS 64
 #define APP_RETA_BITS 9
