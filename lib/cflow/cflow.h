@@ -302,6 +302,15 @@ struct cflow_packet {
 	 * CFLOW_PARSE_NON_IP but count as "maybe IP").
 	 */
 	uint16_t ethertype;
+	/**
+	 * The packet goes from the key's higher endpoint (addr_hi,
+	 * port_hi) to its lower one: its destination is addr_lo, port_lo.
+	 * False when it goes from lo to hi, and whenever has_addrs is
+	 * false. With equal addresses and ports, false. Lets a caller tell
+	 * the direction of a packet from its canonical key (a firewall's
+	 * allow list matches the destination).
+	 */
+	bool reversed;
 };
 
 /** Parser options; zeroed, Ethernet without VLAN ids in the key. */
@@ -356,13 +365,17 @@ const char *cflow_parse_status_name(enum cflow_parse_status st);
  * big-endian words (memcmp is a call). Inline, with cflow_key_init():
  * lib/blocklist builds the same keys from its text entries without
  * linking the parser.
+ *
+ * @return
+ *   true if the endpoints were swapped: src is the key's hi endpoint.
  */
-static inline void
+static inline bool
 cflow_key_fill(struct cflow_key *key, uint8_t family, const uint8_t *src,
 		const uint8_t *dst, uint16_t sport, uint16_t dport,
 		uint8_t proto)
 {
 	uint64_t s[2], d[2];
+	bool swap;
 
 	memcpy(s, src, sizeof(s));
 	memcpy(d, dst, sizeof(d));
@@ -370,8 +383,9 @@ cflow_key_fill(struct cflow_key *key, uint8_t family, const uint8_t *src,
 	s[1] = __builtin_bswap64(s[1]);
 	d[0] = __builtin_bswap64(d[0]);
 	d[1] = __builtin_bswap64(d[1]);
-	if (s[0] > d[0] || (s[0] == d[0] && (s[1] > d[1] || (s[1] == d[1] &&
-			sport > dport)))) {
+	swap = s[0] > d[0] || (s[0] == d[0] && (s[1] > d[1] ||
+		(s[1] == d[1] && sport > dport)));
+	if (swap) {
 		const uint8_t *ta = src;
 		uint16_t tp = sport;
 
@@ -386,6 +400,7 @@ cflow_key_fill(struct cflow_key *key, uint8_t family, const uint8_t *src,
 	key->port_hi = dport;
 	key->proto = proto;
 	key->family = family;
+	return swap;
 }
 
 /**
@@ -398,7 +413,7 @@ cflow_key_init(struct cflow_key *key, uint8_t family, const uint8_t *src,
 		uint8_t proto)
 {
 	memset(key, 0, sizeof(*key));
-	cflow_key_fill(key, family, src, dst, sport, dport, proto);
+	(void)cflow_key_fill(key, family, src, dst, sport, dport, proto);
 }
 
 /** Seeded XXH3-64 of a canonical key. */

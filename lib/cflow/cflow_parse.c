@@ -261,16 +261,18 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 
 /* cflow_key_fill() for IPv4 (stored IPv4-mapped), without building
  * 16-byte addresses first. */
-static inline void
+static inline bool
 key_fill_v4(struct cflow_key *k, const uint8_t *src, const uint8_t *dst,
 		uint16_t sport, uint16_t dport, uint8_t proto)
 {
 	uint32_t s, d;
+	bool swap;
 
 	memcpy(&s, src, 4);
 	memcpy(&d, dst, 4);
-	if (__builtin_bswap32(s) > __builtin_bswap32(d) ||
-			(s == d && sport > dport)) {
+	swap = __builtin_bswap32(s) > __builtin_bswap32(d) ||
+		(s == d && sport > dport);
+	if (swap) {
 		uint32_t ta = s;
 		uint16_t tp = sport;
 
@@ -287,6 +289,7 @@ key_fill_v4(struct cflow_key *k, const uint8_t *src, const uint8_t *dst,
 	k->port_hi = dport;
 	k->proto = proto;
 	k->family = 4;
+	return swap;
 }
 
 /*
@@ -300,7 +303,7 @@ addrs_v4(const uint8_t *p, enum cflow_parse_status st,
 {
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
-	key_fill_v4(&pkt->key, p + 12, p + 16, 0, 0, 0);
+	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, 0, 0, 0);
 	pkt->has_addrs = true;
 	return st;
 }
@@ -312,7 +315,8 @@ addrs_v6(const uint8_t *p, enum cflow_parse_status st,
 {
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
-	cflow_key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0, 0);
+	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0,
+		0);
 	pkt->has_addrs = true;
 	return st;
 }
@@ -360,7 +364,8 @@ parse_ipv4(const uint8_t *p, uint32_t len, unsigned int decap,
 		if (r > 0)
 			return st;
 	}
-	key_fill_v4(&pkt->key, p + 12, p + 16, sport, dport, p[9]);
+	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, sport,
+		dport, p[9]);
 	pkt->has_addrs = true;
 	return CFLOW_PARSE_OK;
 }
@@ -423,7 +428,8 @@ parse_ipv6(const uint8_t *p, uint32_t len, unsigned int decap,
 		if (r > 0)
 			return st;
 	}
-	cflow_key_fill(&pkt->key, 6, p + 8, p + 24, sport, dport, nh);
+	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24,
+		sport, dport, nh);
 	pkt->has_addrs = true;
 	return CFLOW_PARSE_OK;
 }

@@ -202,6 +202,51 @@ test_parse_ipv4_mapped_and_ports_tiebreak(void)
 	return 0;
 }
 
+/* reversed: the packet's destination is the key's lo endpoint. Each
+ * family, by address and by port, both directions, and the unparsed
+ * paths that report addresses only. */
+static int
+test_parse_direction(void)
+{
+	static const struct { uint8_t family, src, dst; uint16_t sport, dport;
+		uint8_t proto; } c[] = {
+		{ 4, 3, 9, 1000, 80, 6 }, { 4, 9, 3, 80, 1000, 6 },
+		{ 4, 7, 7, 9000, 53, 17 }, { 4, 7, 7, 53, 9000, 17 },
+		{ 6, 3, 9, 1000, 80, 6 }, { 6, 9, 3, 80, 1000, 6 },
+		{ 6, 7, 7, 9000, 53, 17 }, { 6, 7, 7, 53, 9000, 17 },
+		{ 4, 3, 9, 0, 0, 1 }, { 6, 9, 3, 0, 0, 58 },
+		{ 4, 7, 7, 5, 5, 17 },
+	};
+
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct spec s = { .family = c[i].family, .src = c[i].src,
+			.dst = c[i].dst, .sport = c[i].sport,
+			.dport = c[i].dport, .proto = c[i].proto };
+		bool want = c[i].src > c[i].dst || (c[i].src == c[i].dst &&
+			c[i].sport > c[i].dport);
+		struct cflow_packet p;
+		uint8_t buf[256];
+		uint32_t len;
+
+		TEST_ASSERT_EQ(parse_spec(&s, false, &p), CFLOW_PARSE_OK,
+			"case %u", i);
+		TEST_ASSERT(p.reversed == want, "case %u: reversed %d", i,
+			p.reversed);
+		/* the destination read back from the key */
+		TEST_ASSERT_EQ((p.reversed ? p.key.addr_lo : p.key.addr_hi)[15],
+			c[i].dst, "case %u dst", i);
+		/* a TCP header cut short: addresses only, same direction */
+		if (c[i].proto == 6) {
+			len = build(buf, &s);
+			TEST_ASSERT(cflow_parse(buf, len - 1, NULL, &p) ==
+				CFLOW_PARSE_TRUNC_L4 && p.has_addrs &&
+				p.reversed == (c[i].src > c[i].dst),
+				"case %u cut", i);
+		}
+	}
+	return 0;
+}
+
 static int
 test_parse_vlan(void)
 {
@@ -3763,6 +3808,7 @@ test_parse_tunnel_max_hdr(void)
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
+	TEST_CASE(test_parse_direction),
 	TEST_CASE(test_parse_vlan),
 	TEST_CASE(test_parse_non_ip_and_bad_headers),
 	TEST_CASE(test_parse_padding),
