@@ -35,6 +35,7 @@
 
 #include "blocklist.h"
 
+#include "cbl_private.h"
 #include "cfutil.h"
 
 #define BL_MAGIC "CFBLOCK1"
@@ -158,8 +159,8 @@ struct entry {
 	struct cflow_key flow;
 };
 
-static int
-parse_addr(const char *s, int *family, uint8_t *addr16)
+int
+cbl_parse_addr(const char *s, int *family, uint8_t *addr16)
 {
 	memset(addr16, 0, 16);
 	if (inet_pton(AF_INET, s, addr16 + 12) == 1) {
@@ -175,8 +176,8 @@ parse_addr(const char *s, int *family, uint8_t *addr16)
 	return -1;
 }
 
-static int
-parse_uint(const char *s, unsigned long max, unsigned long *v)
+int
+cbl_parse_uint(const char *s, unsigned long max, unsigned long *v)
 {
 	char *end;
 
@@ -187,8 +188,8 @@ parse_uint(const char *s, unsigned long max, unsigned long *v)
 	return *end != '\0' || errno != 0 || *v > max ? -1 : 0;
 }
 
-static int
-parse_proto(const char *s, unsigned long *proto)
+int
+cbl_parse_proto(const char *s, unsigned long *proto)
 {
 	static const struct { const char *name; unsigned long num; } names[] = {
 		{ "tcp", 6 }, { "udp", 17 }, { "sctp", 132 }, { "icmp", 1 },
@@ -200,7 +201,7 @@ parse_proto(const char *s, unsigned long *proto)
 			*proto = names[i].num;
 			return 0;
 		}
-	return parse_uint(s, 255, proto);
+	return cbl_parse_uint(s, 255, proto);
 }
 
 /*
@@ -219,14 +220,14 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 
 		if (slash != NULL)
 			*slash = '\0';
-		if (parse_addr(w[0], &e->family, e->addr) != 0) {
+		if (cbl_parse_addr(w[0], &e->family, e->addr) != 0) {
 			error(why, why_len, "not an IPv4 or IPv6 address");
 			return -1;
 		}
 		e->length = e->family == 4 ? 32 : 128;
 		e->kind = CBL_ADDRESS;
 		if (slash != NULL) {
-			if (parse_uint(slash + 1, e->length, &len) != 0) {
+			if (cbl_parse_uint(slash + 1, e->length, &len) != 0) {
 				error(why, why_len, "prefix length: want 0..%u",
 					e->length);
 				return -1;
@@ -242,19 +243,19 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 		uint8_t src[16], dst[16];
 		int fs, fd;
 
-		if (parse_proto(w[0], &proto) != 0) {
+		if (cbl_parse_proto(w[0], &proto) != 0) {
 			error(why, why_len, "protocol: want tcp, udp, sctp, "
 				"icmp, icmpv6, udplite or 0..255");
 			return -1;
 		}
-		if (parse_addr(w[1], &fs, src) != 0 ||
-				parse_addr(w[3], &fd, dst) != 0 || fs != fd) {
+		if (cbl_parse_addr(w[1], &fs, src) != 0 ||
+				cbl_parse_addr(w[3], &fd, dst) != 0 || fs != fd) {
 			error(why, why_len, "addresses: want two of the same "
 				"family");
 			return -1;
 		}
-		if (parse_uint(w[2], 65535, &sport) != 0 ||
-				parse_uint(w[4], 65535, &dport) != 0) {
+		if (cbl_parse_uint(w[2], 65535, &sport) != 0 ||
+				cbl_parse_uint(w[4], 65535, &dport) != 0) {
 			error(why, why_len, "ports: want 0..65535");
 			return -1;
 		}
@@ -272,8 +273,8 @@ parse_entry(char **w, int nw, struct entry *e, char *why, size_t why_len)
 	return -1;
 }
 
-static int
-split(char *line, char **w, int max)
+int
+cbl_split(char *line, char **w, int max)
 {
 	int n = 0;
 	char *save = NULL, *hash = strchr(line, '#');
@@ -330,22 +331,9 @@ pread_full(int fd, void *buf, size_t len, off_t off)
 	return (ssize_t)done;
 }
 
-/*
- * A text list, one line at a time through a fixed buffer: memory does
- * not depend on the file's size, and a line longer than
- * CBL_LINE_MAX or holding a NUL byte stops the read at once.
- */
-struct line_reader {
-	int fd;
-	const char *path;
-	uint64_t line;          /* the number of the line last returned */
-	uint64_t bytes;         /* read so far */
-	size_t pos, len;
-	char buf[1 << 16];
-};
 
-static void
-line_reader_init(struct line_reader *r, int fd, const char *path)
+void
+cbl_line_reader_init(struct cbl_line_reader *r, int fd, const char *path)
 {
 	r->fd = fd;
 	r->path = path;
@@ -356,8 +344,8 @@ line_reader_init(struct line_reader *r, int fd, const char *path)
 }
 
 /* 1 and a line in out (no newline), 0 at end of file, or -errno. */
-static int
-next_line(struct line_reader *r, char out[CBL_LINE_MAX + 1], char *err,
+int
+cbl_next_line(struct cbl_line_reader *r, char out[CBL_LINE_MAX + 1], char *err,
 		size_t err_len)
 {
 	size_t n = 0;
@@ -448,7 +436,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 {
 	struct cbl *bl = NULL;
 	char line[CBL_LINE_MAX + 1], why[256];
-	struct line_reader *r = malloc(sizeof(*r));
+	struct cbl_line_reader *r = malloc(sizeof(*r));
 	uint64_t lines = 0, added = 0;
 	int ret, e;
 
@@ -459,11 +447,11 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	}
 	if (fp_bits == 0)
 		fp_bits = 32;
-	line_reader_init(r, fd, path);
-	while ((ret = next_line(r, line, err, err_len)) > 0) {
+	cbl_line_reader_init(r, fd, path);
+	while ((ret = cbl_next_line(r, line, err, err_len)) > 0) {
 		char *w[6];
 		struct entry e;
-		int nw = split(line, w, 5);
+		int nw = cbl_split(line, w, 5);
 
 		if (nw == 0)
 			continue;
@@ -491,11 +479,11 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
 		goto fail;
 	}
-	line_reader_init(r, fd, path);
-	while ((ret = next_line(r, line, err, err_len)) > 0) {
+	cbl_line_reader_init(r, fd, path);
+	while ((ret = cbl_next_line(r, line, err, err_len)) > 0) {
 		char *w[6];
 		struct entry e;
-		int nw = split(line, w, 5);
+		int nw = cbl_split(line, w, 5);
 
 		if (nw == 0)
 			continue;
@@ -538,12 +526,12 @@ out:
 	return bl;
 }
 
-struct cbl *
-cbl_read(const char *path, unsigned int fp_bits, char *err,
-		size_t err_len)
+void *
+cbl_text_file_read(const char *path, cbl_text_reader_fn read, void *arg,
+		char *err, size_t err_len)
 {
-	struct cbl *bl;
 	struct stat sb;
+	void *out;
 	int fd, e;
 
 	fd = cfu_file_open(path, &sb, err, err_len);
@@ -552,15 +540,28 @@ cbl_read(const char *path, unsigned int fp_bits, char *err,
 	if ((uint64_t)sb.st_size > CBL_TEXT_MAX) {
 		refuse_size(path, &sb, "text lists", CBL_TEXT_MAX, err,
 			err_len);
-		bl = NULL;
+		out = NULL;
 	} else {
-		bl = read_text(fd, path, fp_bits, err, err_len);
+		out = read(fd, path, arg, err, err_len);
 	}
 	e = errno;
 	close(fd);
-	if (bl == NULL)
+	if (out == NULL)
 		errno = e;
-	return bl;
+	return out;
+}
+
+static void *
+read_text_fn(int fd, const char *path, void *arg, char *err, size_t err_len)
+{
+	return read_text(fd, path, *(const unsigned int *)arg, err, err_len);
+}
+
+struct cbl *
+cbl_read(const char *path, unsigned int fp_bits, char *err,
+		size_t err_len)
+{
+	return cbl_text_file_read(path, read_text_fn, &fp_bits, err, err_len);
 }
 
 /* ---------------------------------------------------------- matching */
@@ -691,7 +692,7 @@ cbl_match_text(const struct cbl *bl, const char *entry,
 		return cfu_fail(EINVAL, err, err_len,
 			"an entry longer than %d bytes", CBL_LINE_MAX);
 	memcpy(buf, entry, strlen(entry) + 1);
-	nw = split(buf, w, 5);
+	nw = cbl_split(buf, w, 5);
 	if (parse_entry(w, nw, &e, why, sizeof(why)) != 0)
 		return cfu_fail(EINVAL, err, err_len, "%s", why);
 	if (e.kind == CBL_FLOW) {

@@ -52,6 +52,7 @@
  */
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cflow.h"
@@ -194,6 +195,59 @@ void cbl_free(struct cbl *bl);
 
 /** "none", "address", "prefix" or "flow"; "?" for a value out of range. */
 const char *cbl_kind_name(enum cbl_kind kind);
+
+/* ------------------------------------------------------- allow lists */
+
+/**
+ * An allow list: the services that hosts on a firewall's outside may
+ * open (docs/firewall.md). Exact, unlike a blocklist: a false match
+ * would let a packet through, so rules are compared whole, never by
+ * fingerprint. Small by nature: at most CBL_ALLOW_MAX rules.
+ *
+ * Text format, one rule a line, '#' starts a comment, in the
+ * blocklist's family:
+ *   PROTO ADDR[/LEN] PORT
+ *   tcp 198.18.1.10 22        one inside address, one port
+ *   udp 198.18.1.0/28 53      a prefix of inside addresses
+ *   tcp 2001:db8::/64 any     every port
+ *   icmp 198.18.1.11 any      a protocol without ports: PORT is "any"
+ * PROTO as in blocklists (tcp, udp, sctp, udplite, icmp, icmpv6 or
+ * 0..255); ADDR the destination, an inside address; PORT 0..65535 for
+ * tcp, udp, sctp and udplite, or "any".
+ *
+ * Read-only once built; lookups from many lcores are safe. Errors as
+ * the blocklist's (see above): NULL with errno and "FILE:LINE: reason".
+ */
+struct cbl_allow;
+
+/** Most rules an allow list holds. */
+#define CBL_ALLOW_MAX (1u << 20)
+
+/**
+ * Read an allow list. On a bad line nothing is built. Duplicate rules
+ * count once.
+ *
+ * @return
+ *   The list, or NULL with errno set (EINVAL for a bad line, E2BIG over
+ *   CBL_ALLOW_MAX rules, and the file errors of cbl_read()).
+ */
+struct cbl_allow *cbl_allow_read(const char *path, char *err,
+		size_t err_len);
+
+/**
+ * Does a parsed packet (cflow_parse() status CFLOW_PARSE_OK) go to an
+ * allowed service: its protocol, its destination address (by
+ * pkt->reversed) within a rule's prefix, its destination port the
+ * rule's or the rule's port "any"?
+ */
+bool cbl_allow_match(const struct cbl_allow *al,
+		const struct cflow_packet *pkt);
+
+/** Rules in the list (duplicates counted once). */
+uint64_t cbl_allow_rules(const struct cbl_allow *al);
+
+/** Free @p al; NULL is a no-op. */
+void cbl_allow_free(struct cbl_allow *al);
 
 #ifdef __cplusplus
 }

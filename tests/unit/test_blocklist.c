@@ -113,7 +113,8 @@ packet(int family, const char *src, const char *dst, uint16_t sport,
 		inet_pton(AF_INET6, src, s);
 		inet_pton(AF_INET6, dst, d);
 	}
-	cflow_key_init(&p.key, (uint8_t)family, s, d, sport, dport, proto);
+	p.reversed = cflow_key_fill(&p.key, (uint8_t)family, s, d, sport,
+		dport, proto);
 	return p;
 }
 
@@ -1311,6 +1312,207 @@ test_match_text_errors(void)
 	return 0;
 }
 
+/* ------------------------------------------------------ allow lists */
+
+static int
+test_allow_bad_lines(void)
+{
+	static const struct { const char *text; const char *reason; } bad[] = {
+		{ "tcp 198.18.1.10 22\nudp 300.1.1.1 53\n",
+			":2: not an IPv4 or IPv6 address" },
+		{ "tcp 198.18.1.0/33 22\n", ":1: prefix length: want 0..32" },
+		{ "tcp 2001:db8::/129 1\n", ":1: prefix length: want 0..128" },
+		{ "tcpx 198.18.1.1 22\n", ":1: protocol:" },
+		{ "tcp 198.18.1.1 70000\n", ":1: port: want 0..65535 or 'any'" },
+		{ "icmp 198.18.1.1 7\n", ":1: port: protocol 1 has no ports" },
+		{ "tcp 198.18.1.1\n", ":1: want 'PROTO ADDR[/LEN] PORT' (2 "
+			"words)" },
+		{ "tcp 198.18.1.1 22 extra\n", ":1: want 'PROTO ADDR[/LEN] "
+			"PORT' (4 words)" },
+		{ "# ok\n\ntcp 198.18.1.1 any # fine\n198.18.1.1\n", ":4:" },
+	};
+	char err[512];
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *path = write_file("allow.txt", bad[i].text);
+		struct cbl_allow *al;
+
+		err[0] = '\0';
+		errno = 0;
+		al = cbl_allow_read(path, err, sizeof(err));
+		TEST_ASSERT(al == NULL && errno == EINVAL, "case %u: %p errno "
+			"%d", i, (void *)al, errno);
+		TEST_ASSERT(strncmp(err, path, strlen(path)) == 0 &&
+			strstr(err, bad[i].reason) != NULL,
+			"case %u: '%s' lacks '%s'", i, err, bad[i].reason);
+	}
+	errno = 0;
+	TEST_ASSERT(cbl_allow_read("/nonexistent/allow", err, sizeof(err)) ==
+		NULL && errno == ENOENT, "missing file: errno %d", errno);
+	TEST_ASSERT(cbl_allow_read(dir, err, sizeof(err)) == NULL &&
+		errno == EISDIR, "a directory: errno %d", errno);
+	return 0;
+}
+
+static int
+test_allow_match(void)
+{
+	static const struct {
+		int family;
+		const char *src, *dst;
+		uint16_t sport, dport;
+		uint8_t proto;
+		bool want;
+	} c[] = {
+		/* the service from a higher and a lower outside address */
+		{ 4, "203.0.113.5", "198.18.1.10", 40000, 22, 6, true },
+		{ 4, "10.0.0.5", "198.18.1.10", 40000, 22, 6, true },
+		/* its replies are not an outside host opening it */
+		{ 4, "198.18.1.10", "203.0.113.5", 22, 40000, 6, false },
+		{ 4, "198.18.1.10", "10.0.0.5", 22, 40000, 6, false },
+		/* a source spoofed as the service, to another host */
+		{ 4, "198.18.1.10", "198.18.1.99", 22, 5555, 6, false },
+		{ 4, "203.0.113.5", "198.18.1.10", 40000, 23, 6, false },
+		{ 4, "203.0.113.5", "198.18.1.10", 40000, 22, 132, false },
+		{ 4, "203.0.113.5", "198.18.1.15", 9, 53, 17, true },
+		{ 4, "203.0.113.5", "198.18.1.16", 9, 53, 17, false },
+		{ 4, "203.0.113.5", "198.18.1.0", 9, 53, 17, true },
+		{ 4, "203.0.113.5", "198.18.1.15", 9, 54, 17, false },
+		{ 4, "203.0.113.5", "198.18.1.11", 0, 0, 1, true },
+		{ 4, "203.0.113.5", "198.18.1.10", 0, 0, 1, false },
+		{ 4, "203.0.113.5", "198.18.2.200", 1, 65535, 6, true },
+		{ 4, "203.0.113.5", "198.18.2.200", 1, 65535, 17, false },
+		{ 6, "2001:db8:ffff::1", "2001:db8::1", 5, 1234, 6, true },
+		{ 6, "2001:db8::1", "2001:db8:ffff::1", 1234, 5, 6, false },
+		{ 6, "2001:db8:ffff::1", "2001:db8:0:1::1", 5, 1234, 6, false },
+		{ 6, "::1", "2001:db8::2", 5, 443, 17, false },
+		/* an IPv4 rule never matches an IPv6 packet of the same bits */
+		{ 6, "::1", "::ffff:198.18.1.10", 5, 22, 6, false },
+		/* equal endpoints (reversed false): the destination is hi */
+		{ 4, "198.18.1.10", "198.18.1.10", 22, 22, 6, true },
+	};
+	const char *path = write_file("allow.txt",
+		"tcp 198.18.1.10 22\nudp 198.18.1.0/28 53\nicmp 198.18.1.11 "
+		"any\ntcp 2001:db8::/64 any\n6 198.18.2.0/24 any\n"
+		"tcp 198.18.1.10 22\n");
+	char err[512];
+	struct cbl_allow *al = cbl_allow_read(path, err, sizeof(err));
+
+	TEST_ASSERT(al != NULL, "%s", err);
+	TEST_ASSERT_EQ(cbl_allow_rules(al), 5, "duplicate counted once");
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct cflow_packet p = packet(c[i].family, c[i].src, c[i].dst,
+			c[i].sport, c[i].dport, c[i].proto);
+
+		if (c[i].family == 6 && strncmp(c[i].dst, "::ffff:", 7) == 0)
+			p.key.family = 6;
+		TEST_ASSERT(cbl_allow_match(al, &p) == c[i].want,
+			"case %u: %s -> %s:%u", i, c[i].src, c[i].dst,
+			c[i].dport);
+	}
+	cbl_allow_free(al);
+	cbl_allow_free(NULL);
+	return 0;
+}
+
+/* Random rules and packets against a linear scan of the rules. */
+static int
+test_allow_oracle(void)
+{
+	enum { RULES = 300, PACKETS = 20000 };
+	static struct { int family; uint8_t addr[16]; unsigned int len;
+		uint8_t proto; int port; } r[RULES];
+	uint64_t rng = 42;
+	char *text = malloc(RULES * 80), *t = text, err[512];
+	const char *path;
+	struct cbl_allow *al;
+	unsigned int hits = 0;
+
+	for (unsigned int i = 0; i < RULES; i++) {
+		uint64_t x = cfu_splitmix64(&rng);
+		char a[INET6_ADDRSTRLEN];
+
+		r[i].family = x & 1 ? 6 : 4;
+		memset(r[i].addr, 0, 16);
+		/* a small address space, so that packets hit */
+		if (r[i].family == 4) {
+			r[i].addr[10] = r[i].addr[11] = 0xff;
+			r[i].addr[12] = 198;
+			r[i].addr[13] = 18;
+			r[i].addr[14] = (uint8_t)(x >> 8 & 3);
+			r[i].addr[15] = (uint8_t)(x >> 16);
+			r[i].len = 27 + (unsigned int)(x >> 24) % 6;
+		} else {
+			r[i].addr[0] = 0x20;
+			r[i].addr[1] = 0x01;
+			r[i].addr[14] = (uint8_t)(x >> 8 & 3);
+			r[i].addr[15] = (uint8_t)(x >> 16);
+			r[i].len = 123 + (unsigned int)(x >> 24) % 6;
+		}
+		r[i].proto = x >> 32 & 1 ? 6 : 17;
+		r[i].port = (x >> 33) % 4 == 0 ? -1 : (int)((x >> 40) % 8);
+		inet_ntop(r[i].family == 4 ? AF_INET : AF_INET6,
+			r[i].family == 4 ? r[i].addr + 12 : r[i].addr, a,
+			sizeof(a));
+		t += sprintf(t, "%s %s/%u ", r[i].proto == 6 ? "tcp" : "udp",
+			a, r[i].len);
+		t += r[i].port < 0 ? sprintf(t, "any\n") :
+			sprintf(t, "%d\n", r[i].port);
+	}
+	path = write_file("allow.txt", text);
+	free(text);
+	al = cbl_allow_read(path, err, sizeof(err));
+	TEST_ASSERT(al != NULL, "%s", err);
+	for (unsigned int k = 0; k < PACKETS; k++) {
+		uint64_t x = cfu_splitmix64(&rng);
+		int family = x & 1 ? 6 : 4;
+		uint8_t dst[16] = { 0 }, src[16] = { 0 };
+		uint8_t proto = x >> 1 & 1 ? 6 : 17;
+		uint16_t dport = (uint16_t)((x >> 2) % 9);
+		bool want = false;
+		struct cflow_packet p;
+
+		if (family == 4) {
+			dst[10] = dst[11] = src[10] = src[11] = 0xff;
+			dst[12] = 198;
+			dst[13] = 18;
+			dst[14] = (uint8_t)(x >> 8 & 3);
+			dst[15] = (uint8_t)(x >> 16);
+			src[12] = (uint8_t)(x >> 24);
+		} else {
+			dst[0] = src[0] = 0x20;
+			dst[1] = src[1] = 0x01;
+			dst[14] = (uint8_t)(x >> 8 & 3);
+			dst[15] = (uint8_t)(x >> 16);
+			src[15] = (uint8_t)(x >> 24);
+			src[2] = (uint8_t)(x >> 32);
+		}
+		for (unsigned int i = 0; i < RULES && !want; i++) {
+			unsigned int bits = r[i].family == 4 ? 96 + r[i].len :
+				r[i].len;
+			bool in = r[i].family == family;
+
+			for (unsigned int b = 0; in && b < bits; b++)
+				in = ((dst[b / 8] ^ r[i].addr[b / 8]) >>
+					(7 - b % 8) & 1) == 0;
+			want = in && r[i].proto == proto &&
+				(r[i].port < 0 || r[i].port == dport);
+		}
+		memset(&p, 0, sizeof(p));
+		p.reversed = cflow_key_fill(&p.key, (uint8_t)family, src, dst,
+			40000, dport, proto);
+		TEST_ASSERT(cbl_allow_match(al, &p) == want, "packet %u: want "
+			"%d", k, want);
+		hits += want;
+	}
+	printf("# allow oracle: %u of %u packets allowed\n", hits,
+		(unsigned int)PACKETS);
+	TEST_ASSERT(hits > PACKETS / 50 && hits < PACKETS - PACKETS / 50,
+		"a test that can tell: %u hits", hits);
+	cbl_allow_free(al);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_big_files),
 	TEST_CASE(test_not_regular),
@@ -1327,6 +1529,9 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_match_addrs_oracle),
 	TEST_CASE(test_many_lengths),
 	TEST_CASE(test_match_text_errors),
+	TEST_CASE(test_allow_bad_lines),
+	TEST_CASE(test_allow_match),
+	TEST_CASE(test_allow_oracle),
 	TEST_CASES_END()
 };
 
