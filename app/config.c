@@ -166,6 +166,46 @@ static const struct option_def defs[] = {
 		"with --blocklist, an IP packet whose addresses (or, if the "
 		"list has flows, ports) cannot be read: drop (fail closed) or "
 		"pass" },
+	{ "inside", "firewall", "inside", OPT_STRING, STR(inside_text), "",
+		"firewall mode: ports on the inside, whose packets may open "
+		"flows: a list of port ids and ranges (0,2-3)",
+		SIZE(inside_text), .arg = "PORTS" },
+	{ "outside", "firewall", "outside", OPT_STRING, STR(outside_text), "",
+		"firewall mode: ports on the outside, whose packets pass only "
+		"on a tracked flow (or an --allow rule)", SIZE(outside_text),
+		.arg = "PORTS" },
+	{ "tcp-strict", "firewall", "tcp_strict", OPT_FLAG, OFF(tcp_strict),
+		0, 1, NULL, "0", "a TCP flow is opened only by a SYN without "
+		"ACK (else any packet of it)" },
+	{ "allow", "firewall", "allow", OPT_STRING, STR(allow), "",
+		"firewall mode: services outside hosts may open, lines of "
+		"'PROTO ADDR[/LEN] PORT|any'", SIZE(allow) },
+	{ "new-flow-rate", "flows", "new_flow_rate", OPT_UINT,
+		OFF(new_flow_rate), 1, 1000000000, NULL, "off", "new flows "
+		"each worker admits per second, past --new-flow-burst (off: "
+		"no limit)", .zero_word = "off" },
+	{ "new-flow-burst", "flows", "new_flow_burst", OPT_UINT,
+		OFF(new_flow_burst), 1, 1000000000, NULL, "rate",
+		"new flows admitted at once before the rate applies (rate: "
+		"as many as --new-flow-rate)", .zero_word = "rate" },
+	{ "emergency-load", "flows", "emergency_load", OPT_UINT,
+		OFF(emergency_load), 1, 100, NULL, "off", "table load, % of "
+		"--flows, above which idle timeouts shrink to "
+		"--emergency-timeout (off: never)", .zero_word = "off" },
+	{ "emergency-low", "flows", "emergency_low", OPT_UINT,
+		OFF(emergency_low), 1, 99, NULL, "auto", "load, %, below "
+		"which the emergency ends (auto: --emergency-load less 10)",
+		.zero_word = "auto" },
+	{ "emergency-timeout", "flows", "emergency_timeout", OPT_UINT,
+		OFF(emergency_timeout_s), 1, MAX_TIMEOUT_S, NULL, "10",
+		"idle timeout and linger, s, of every class in an emergency" },
+	{ "mirror-port", "mirror", "port", OPT_UINT, OFF(mirror_port), 0,
+		RTE_MAX_ETHPORTS - 1, NULL, "none", "send a copy of each "
+		"flow's first --mirror-first packets out of this port (forward "
+		"mode; not a forwarding port)" },
+	{ "mirror-first", "mirror", "first", OPT_UINT, OFF(mirror_first), 1,
+		254, NULL, "off", "packets of each flow, both directions "
+		"together, copied to --mirror-port", .zero_word = "off" },
 	{ "cfg", NULL, NULL, OPT_STRING, STR(cfg_file), "",
 		"read settings from an INI FILE first", SIZE(cfg_file) },
 };
@@ -286,6 +326,11 @@ set_value(struct app_config *cfg, const struct option_def *d,
 		return -EINVAL;
 	case OPT_FLAG:
 	case OPT_UINT:
+		if (d->offset == OFF(mirror_port) &&
+				strcmp(value, "none") == 0) {
+			*field(cfg, d) = APP_NO_PORT;
+			return 0;
+		}
 		/* A word for 0 ("all" ports, "auto"): the number 0
 		 * itself is refused below. */
 		if (d->zero_word != NULL && strcmp(value, d->zero_word) == 0) {
@@ -548,6 +593,123 @@ bad:
 	return 0;
 }
 
+/* A list of port ids and ranges ("0,2-3") into a mask; "" is none. */
+static int
+parse_ports(const char *text, const char *opt, uint64_t *mask)
+{
+	const char *p = text;
+
+	*mask = 0;
+	while (*p != '\0') {
+		unsigned long lo, hi;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				goto bad;
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (lo > hi || hi >= 64 || hi >= RTE_MAX_ETHPORTS) {
+			fprintf(stderr, "cuckooflow: --%s %s: port ids 0..%u, "
+				"ranges low-high\n", opt, text,
+				RTE_MAX_ETHPORTS < 64 ? RTE_MAX_ETHPORTS - 1 : 63);
+			return -EINVAL;
+		}
+		for (unsigned long k = lo; k <= hi; k++)
+			*mask |= UINT64_C(1) << k;
+		p = end;
+		if (*p == ',' && p[1] != '\0')
+			p++;
+		else if (*p != '\0')
+			goto bad;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "cuckooflow: --%s %s: want a list of port ids and "
+		"ranges, such as 0,2-3\n", opt, text);
+	return -EINVAL;
+}
+
+/* The inline filter's options, together (ports are checked against the
+ * devices later, in ports.c). */
+static int
+check_inline(struct app_config *cfg)
+{
+	uint64_t both;
+	int ret;
+
+	ret = parse_ports(cfg->inside_text, "inside", &cfg->inside_mask);
+	if (ret == 0)
+		ret = parse_ports(cfg->outside_text, "outside",
+			&cfg->outside_mask);
+	if (ret < 0)
+		return ret;
+	if ((cfg->inside_mask == 0) != (cfg->outside_mask == 0)) {
+		fprintf(stderr, "cuckooflow: --%s given without --%s: "
+			"firewall mode needs both roles\n",
+			cfg->inside_mask ? "inside" : "outside",
+			cfg->inside_mask ? "outside" : "inside");
+		return -EINVAL;
+	}
+	both = cfg->inside_mask & cfg->outside_mask;
+	if (both != 0) {
+		fprintf(stderr, "cuckooflow: port %d is both --inside and "
+			"--outside\n", __builtin_ctzll(both));
+		return -EINVAL;
+	}
+	if (app_config_firewall(cfg) && cfg->mode != APP_MODE_FORWARD) {
+		fprintf(stderr, "cuckooflow: --inside/--outside need --mode "
+			"forward\n");
+		return -EINVAL;
+	}
+	if (cfg->allow[0] != '\0' && !app_config_firewall(cfg)) {
+		fprintf(stderr, "cuckooflow: --allow %s: only with --inside "
+			"and --outside\n", cfg->allow);
+		return -EINVAL;
+	}
+	if (cfg->new_flow_burst != 0 && cfg->new_flow_rate == 0) {
+		fprintf(stderr, "cuckooflow: --new-flow-burst needs "
+			"--new-flow-rate\n");
+		return -EINVAL;
+	}
+	if (cfg->emergency_load == 0 && cfg->emergency_low != 0) {
+		fprintf(stderr, "cuckooflow: --emergency-low needs "
+			"--emergency-load\n");
+		return -EINVAL;
+	}
+	if (cfg->emergency_load != 0 && cfg->emergency_low >=
+			cfg->emergency_load) {
+		fprintf(stderr, "cuckooflow: --emergency-low %" PRIu64 " is "
+			"not below --emergency-load %" PRIu64 "\n",
+			cfg->emergency_low, cfg->emergency_load);
+		return -EINVAL;
+	}
+	if ((cfg->mirror_port == APP_NO_PORT) != (cfg->mirror_first == 0)) {
+		fprintf(stderr, "cuckooflow: --%s needs --%s\n",
+			cfg->mirror_first ? "mirror-first" : "mirror-port",
+			cfg->mirror_first ? "mirror-port" : "mirror-first");
+		return -EINVAL;
+	}
+	if (cfg->mirror_first != 0 && cfg->mode != APP_MODE_FORWARD) {
+		fprintf(stderr, "cuckooflow: --mirror-port needs --mode "
+			"forward\n");
+		return -EINVAL;
+	}
+	if (cfg->mirror_port != APP_NO_PORT &&
+			((cfg->inside_mask | cfg->outside_mask) >>
+			 cfg->mirror_port & 1)) {
+		fprintf(stderr, "cuckooflow: --mirror-port %" PRIu64 " has a "
+			"firewall role: want a port of its own\n",
+			cfg->mirror_port);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * --stats-json is written at the end of the run: check now that it can
  * be, without truncating a file that is there (opened for append) or
@@ -697,6 +859,9 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 	ret = parse_queue_map(cfg);
 	if (ret < 0)
 		return ret;
+	ret = check_inline(cfg);
+	if (ret < 0)
+		return ret;
 	return check_output(cfg->stats_json, where_json);
 }
 
@@ -747,6 +912,8 @@ app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
 			snprintf(buf, sizeof(buf), "random");
 		else if (d->zero_word != NULL && v == 0)
 			snprintf(buf, sizeof(buf), "%s", d->zero_word);
+		else if (d->offset == OFF(mirror_port) && v == APP_NO_PORT)
+			snprintf(buf, sizeof(buf), "none");
 		else if (strcmp(d->name, "portmask") == 0)
 			snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 		else

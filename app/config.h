@@ -87,8 +87,32 @@ struct app_config {
 	char stats_json[256];
 	uint64_t blocklist_unparsed; /* enum app_unparsed */
 	char blocklist[256];   /* text list or compiled filter file */
+	/* The inline flow filter (docs/firewall.md). */
+	char inside_text[256]; /* --inside, as given */
+	char outside_text[256];
+	uint64_t inside_mask;  /* port ids, from inside_text */
+	uint64_t outside_mask;
+	uint64_t tcp_strict;   /* a TCP flow only from a SYN without ACK */
+	char allow[256];       /* services outside hosts may open */
+	uint64_t new_flow_rate;  /* flows/s per worker, 0: no limit */
+	uint64_t new_flow_burst; /* 0: the rate */
+	uint64_t emergency_load; /* % of capacity, 0: off */
+	uint64_t emergency_low;  /* %, 0: emergency_load - 10 */
+	uint64_t emergency_timeout_s;
+	uint64_t mirror_port;  /* APP_NO_PORT: none */
+	uint64_t mirror_first; /* copies of each flow's first N packets */
 	char cfg_file[256];
 };
+
+/* --mirror-port none. */
+#define APP_NO_PORT UINT64_MAX
+
+/* Firewall mode: ports have roles. */
+static inline bool
+app_config_firewall(const struct app_config *cfg)
+{
+	return cfg->inside_mask != 0 || cfg->outside_mask != 0;
+}
 
 /* app_config_parse() printed --help: the caller exits with success. */
 #define APP_CONFIG_HELP 1
