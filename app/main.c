@@ -63,28 +63,32 @@ signal_handler(int signum)
 static struct cflow_tracker *
 tracker_create(unsigned int lcore)
 {
-	struct cflow_tracker_params p;
+	struct cflow_tracker_params p = {
+		.capacity = cfg.flows,
+		.fp_bits = (unsigned int)cfg.fp_bits,
+		.value_bits = (unsigned int)cfg.value_bits,
+		.exact_size = cfg.exact_size,
+		/* One seed for all, even 0: a flow's hash picks its worker,
+		 * and the worker's table reuses it. */
+		.seed = run.hash_seed,
+		.fixed_seed = true,
+		.hash = (enum cflow_hash_mode)cfg.hash,
+		/* close_linger 0: a FIN or RST removes its flow. */
+		.close_linger_ns = cfg.close_linger_s == 0 ? CFLOW_LINGER_NONE :
+			cfg.close_linger_s * 1000000000ull,
+		.full_policy = (enum cflow_full_policy)cfg.full_policy,
+		.parse.vlan_in_key = cfg.vlan_in_key,
+		.parse.decap = (unsigned int)cfg.decap,
+		/* Replayed captures handed between workers: each flow decided
+		 * at its own packets' times (see app_worker.as_of_ns). */
+		.flow_time = run.watermark,
+		.allocator = &app_dpdk_allocator,
+		.socket_id = (int)rte_lcore_to_socket_id(lcore),
+	};
 	struct cflow_tracker *t;
 
-	cflow_tracker_params_init(&p, cfg.flows);
-	p.fp_bits = (unsigned int)cfg.fp_bits;
-	p.value_bits = (unsigned int)cfg.value_bits;
-	p.exact_size = cfg.exact_size;
-	/* One seed for all: a flow's hash picks its worker, and the
-	 * worker's table reuses it. */
-	p.seed = run.hash_seed;
-	p.hash = (enum cflow_hash_mode)cfg.hash;
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = cfg.timeout_s[c] * 1000000000ull;
-	p.close_linger_ns = cfg.close_linger_s * 1000000000ull;
-	p.full_policy = (enum cflow_full_policy)cfg.full_policy;
-	p.parse.vlan_in_key = cfg.vlan_in_key;
-	p.parse.decap = (unsigned int)cfg.decap;
-	/* Replayed captures handed between workers: each flow decided at
-	 * its own packets' times (see app_worker.as_of_ns). */
-	p.flow_time = run.watermark;
-	p.allocator = &app_dpdk_allocator;
-	p.socket_id = (int)rte_lcore_to_socket_id(lcore);
 	t = cflow_tracker_create(&p);
 	if (t == NULL && errno == EINVAL && p.value_bits == 16)
 		rte_exit(EXIT_FAILURE, "--age-bits 16: the longest timeout or "
@@ -231,10 +235,7 @@ main(int argc, char **argv)
 	if (cfg.hash_seed_set) {
 		run.hash_seed = cfg.hash_seed;
 	} else {
-		struct cflow_tracker_params p;
-
-		cflow_tracker_params_init(&p, 1); /* a random seed */
-		run.hash_seed = p.seed;
+		run.hash_seed = cflow_random_seed();
 	}
 	run.tsc_hz = rte_get_tsc_hz();
 	run.timestamp_offset = rte_mbuf_dynfield_lookup(

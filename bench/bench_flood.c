@@ -133,12 +133,13 @@ struct side {
 static struct cflow_tracker *
 tracker_make(unsigned int config, unsigned int policy)
 {
-	struct cflow_tracker_params p;
+	struct cflow_tracker_params p = {
+		.capacity = opt.flows,
+		.seed = 0x5eed,
+		.full_policy = (enum cflow_full_policy)policy,
+		.close_linger_ns = CFLOW_LINGER_NONE, /* an RST removes it */
+	};
 
-	cflow_tracker_params_init(&p, opt.flows);
-	p.seed = 0x5eed;
-	p.full_policy = (enum cflow_full_policy)policy;
-	p.close_linger_ns = 0;  /* an RST removes the flow */
 	if (config == 0) {
 		p.fp_bits = 16;
 		p.value_bits = 16;

@@ -42,6 +42,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -505,7 +506,7 @@ static void
 tracker_params(struct cflow_tracker_params *p, uint64_t flows,
 		unsigned int lane)
 {
-	cflow_tracker_params_init(p, flows);
+	*p = (struct cflow_tracker_params){ .capacity = flows };
 	p->fp_bits = opt.fp_bits;
 	p->value_bits = opt.age_bits;
 	/* handoff: the owner tracks with the hash the receiver computed */
@@ -566,16 +567,19 @@ run_config(struct result *res)
 		tracker_params(&p, l->flows, i);
 		l->tracker = opt.variant[CUCKOO] ?
 			cflow_tracker_create(&p) : NULL;
+		if (opt.variant[CUCKOO] && l->tracker == NULL)
+			rte_exit(EXIT_FAILURE, "cuckoo table of %" PRIu64
+				" flows: %s (reserve more hugepages)\n",
+				l->flows, strerror(errno));
 		bytes[CUCKOO] += heap_bytes() - heap0;
 		heap0 = heap_bytes();
 		l->exact = opt.variant[RTE_HASH] ?
 			exact_table_create(&p, p.socket_id) : NULL;
+		if (opt.variant[RTE_HASH] && l->exact == NULL)
+			rte_exit(EXIT_FAILURE, "rte_hash table of %" PRIu64
+				" flows: %s (reserve more hugepages)\n",
+				l->flows, strerror(errno));
 		bytes[RTE_HASH] += heap_bytes() - heap0;
-		if ((opt.variant[CUCKOO] && l->tracker == NULL) ||
-				(opt.variant[RTE_HASH] && l->exact == NULL))
-			rte_exit(EXIT_FAILURE, "tables of %" PRIu64 " flows: "
-				"out of memory (reserve more hugepages)\n",
-				l->flows);
 		l->seq_pos = 0;
 		l->w->last_ns = 0;
 		memset(l->cycles, 0, sizeof(l->cycles));

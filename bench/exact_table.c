@@ -2,7 +2,8 @@
 
 /*
  * An exact flow table on rte_hash with lib/cflow's tracker contract; see
- * exact_table.h.
+ * exact_table.h. Its per-packet logic is the tracker's own state machine
+ * (cflow_state.h) on this store.
  *
  * Per rte_hash position, one 64-bit state: bit 0 closing, bits 1-2
  * class, bit 3 in use, bits 4-63 the last-seen time in ns. rte_hash
@@ -11,6 +12,7 @@
  * operation.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +21,7 @@
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
 
+#include "cflow_state.h"
 #include "exact_table.h"
 
 #define STATE_CLOSING 1u
@@ -32,7 +35,7 @@ struct exact_table {
 	uint32_t cursor;        /* sweep position */
 	uint32_t sweep_max;     /* positions a sweep call visits at most */
 	uint64_t timeout_ns[CFLOW_CLASS_MAX];
-	uint64_t linger_ns;
+	uint64_t linger_ns;      /* 0 with CFLOW_LINGER_NONE */
 	uint64_t now_ns;
 	uint64_t sweep_period_ns;
 	struct cflow_pace sweep_pace; /* in positions */
@@ -40,22 +43,27 @@ struct exact_table {
 };
 
 struct exact_table *
-exact_table_create(const struct cflow_tracker_params *p, int socket_id)
+exact_table_create(const struct cflow_tracker_params *params, int socket_id)
 {
 	static unsigned int instances;
-	uint64_t shortest = UINT64_MAX;
+	uint64_t shortest = UINT64_MAX, entries;
+	struct cflow_tracker_params r, *p = &r;
 	struct exact_table *t;
 	char name[RTE_HASH_NAMESIZE];
-	/* The tracker's headroom: room for capacity at <= 96% load. */
-	uint64_t entries = (p->capacity * 100 + 95) / 96;
+	int err;
 
+	/* The tracker's defaults and checks. */
+	if (cflow_tracker_params_resolve(params, &r) != 0)
+		return NULL;
+	/* The tracker's headroom: room for capacity at <= 96% load. */
+	entries = (p->capacity * 100 + 95) / 96;
 	if (entries >= UINT32_MAX - 1) {
-		rte_errno = EINVAL;
+		errno = EINVAL;
 		return NULL;
 	}
 	t = rte_zmalloc_socket("exact_table", sizeof(*t), 0, socket_id);
 	if (t == NULL) {
-		rte_errno = ENOMEM;
+		errno = ENOMEM;
 		return NULL;
 	}
 	snprintf(name, sizeof(name), "exact_flows_%u", instances++);
@@ -67,12 +75,14 @@ exact_table_create(const struct cflow_tracker_params *p, int socket_id)
 		.hash_func_init_val = (uint32_t)p->seed,
 		.socket_id = socket_id,
 	});
+	/* rte_hash_create() tells why in rte_errno (ENOMEM, EEXIST, ...). */
+	err = t->h == NULL ? rte_errno : ENOMEM;
 	t->positions = (uint32_t)entries + 1;
-	t->state = rte_zmalloc_socket("exact_state",
+	t->state = t->h == NULL ? NULL : rte_zmalloc_socket("exact_state",
 			sizeof(*t->state) * t->positions, 0, socket_id);
-	if (t->h == NULL || t->state == NULL) {
+	if (t->state == NULL) {
 		exact_table_free(t);
-		rte_errno = ENOMEM;
+		errno = err != 0 ? err : ENOMEM;
 		return NULL;
 	}
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++) {
@@ -80,7 +90,8 @@ exact_table_create(const struct cflow_tracker_params *p, int socket_id)
 		if (p->timeout_ns[c] < shortest)
 			shortest = p->timeout_ns[c];
 	}
-	t->linger_ns = p->close_linger_ns;
+	t->linger_ns = p->close_linger_ns == CFLOW_LINGER_NONE ? 0 :
+		p->close_linger_ns;
 	/* The tracker's bound: as many slots as its buckets hold. */
 	t->sweep_max = p->sweep_max_buckets * 4;
 	/* The tracker's promise, with exact times: a full pass per
@@ -113,84 +124,43 @@ state_make(uint64_t now_ns, unsigned int cls, bool closing)
 		(closing ? STATE_CLOSING : 0);
 }
 
-static void
-remove_key(struct exact_table *t, const struct cflow_key *key, int32_t pos)
-{
-	rte_hash_del_key(t->h, key);
-	t->state[pos] = 0;
-}
-
-static enum cflow_verdict
-insert_key(struct exact_table *t, const struct cflow_key *key,
-		unsigned int cls)
-{
-	int32_t pos = rte_hash_add_key(t->h, key);
-
-	if (pos < 0) {
-		t->c.insert_failed++;
-		return CFLOW_UNTRACKED_FULL;
-	}
-	t->state[pos] = state_make(t->now_ns, cls, false);
-	t->c.flows_new++;
-	t->c.active++;
-	return CFLOW_NEW;
-}
-
-/* The tracker's per-packet contract (cflow_track.c, track_one). */
+/*
+ * One parsed packet whose flow is at @p pos (< 0: not in the table): the
+ * tracker's state machine (cflow_state.h) on this store, judged with
+ * exact times. *moved is set when a key was added or removed.
+ */
 static enum cflow_verdict
 track_one(struct exact_table *t, const struct cflow_packet *pkt, int32_t pos,
 		bool *moved)
 {
-	bool tcp = pkt->proto_class == CFLOW_CLASS_TCP;
-	bool close = tcp && (pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST));
-	bool syn = tcp && (pkt->tcp_flags & (CFLOW_TCP_SYN | CFLOW_TCP_ACK)) ==
-		CFLOW_TCP_SYN;
+	uint64_t s = pos >= 0 ? t->state[pos] : 0;
+	uint64_t age = t->now_ns - (s >> STATE_TIME_SHIFT);
+	unsigned int cls = (s >> 1) & 3;
+	bool closing = s & STATE_CLOSING, inserted = false;
+	struct cflow_step step = cflow_state_step(
+		pos < 0 ? CFLOW_STATE_NONE :
+			closing ? CFLOW_STATE_CLOSING : CFLOW_STATE_OPEN,
+		age > (closing ? t->linger_ns : t->timeout_ns[cls]),
+		pkt->proto_class, pkt->tcp_flags, t->linger_ns != 0);
 
-	if (pos >= 0) {
-		uint64_t s = t->state[pos];
-		uint64_t age = t->now_ns - (s >> STATE_TIME_SHIFT);
-		unsigned int cls = (s >> 1) & 3;
+	if (step.remove) {
+		rte_hash_del_key(t->h, &pkt->key);
+		t->state[pos] = 0;
+		*moved = true;
+	}
+	if (step.next != CFLOW_STATE_NONE) {
+		t->state[pos] = state_make(t->now_ns, cls,
+				step.next == CFLOW_STATE_CLOSING);
+	} else if (step.insert) {
+		int32_t at = rte_hash_add_key(t->h, &pkt->key);
 
-		if (!(s & STATE_CLOSING) && age > t->timeout_ns[cls]) {
-			remove_key(t, &pkt->key, pos);
-			*moved = true;
-			t->c.flows_expired++;
-			t->c.active--;
-		} else if (!(s & STATE_CLOSING)) {
-			if (close) {
-				t->c.flows_closed++;
-				t->c.active--;
-				if (t->linger_ns == 0) {
-					remove_key(t, &pkt->key, pos);
-					*moved = true;
-				} else {
-					t->state[pos] = state_make(t->now_ns,
-						cls, true);
-				}
-				return CFLOW_CLOSING;
-			}
-			t->state[pos] = state_make(t->now_ns, cls, false);
-			t->c.flows_seen++;
-			return CFLOW_SEEN;
-		} else if (age > t->linger_ns) {
-			remove_key(t, &pkt->key, pos);
-			*moved = true;
-		} else if (syn) {
-			remove_key(t, &pkt->key, pos);
-			*moved = true;
-			t->c.reused++;
-			return insert_key(t, &pkt->key, pkt->proto_class);
-		} else {
-			t->c.flows_seen++;
-			return CFLOW_SEEN;
-		}
+		*moved = true;
+		inserted = at >= 0;
+		if (inserted)
+			t->state[at] = state_make(t->now_ns, pkt->proto_class,
+					false);
 	}
-	if (close) {
-		t->c.orphan_close++;
-		return CFLOW_UNTRACKED_ORPHAN;
-	}
-	*moved = true;
-	return insert_key(t, &pkt->key, pkt->proto_class);
+	return cflow_count_step(&t->c, &step, inserted);
 }
 
 static void
@@ -207,23 +177,13 @@ exact_track(void *table, const struct cflow_input *in,
 	bool moved = false;
 
 	for (unsigned int k = 0; k < n; k++) {
-		t->c.packets++;
-		t->c.bytes += in[k].wire_len;
+		cflow_count_packet(&t->c, &in[k]);
 		if (status[k] == CFLOW_PARSE_OK) {
 			keys[m] = &pkts[k].key;
 			index[m++] = (uint8_t)k;
 			continue;
 		}
-		if (status[k] == CFLOW_PARSE_NON_IP) {
-			t->c.non_ip++;
-			verdicts[k] = CFLOW_UNTRACKED_NON_IP;
-		} else if (status[k] == CFLOW_PARSE_FRAGMENT) {
-			t->c.fragments++;
-			verdicts[k] = CFLOW_UNTRACKED_FRAGMENT;
-		} else {
-			t->c.malformed[status[k]]++;
-			verdicts[k] = CFLOW_UNTRACKED_MALFORMED;
-		}
+		verdicts[k] = cflow_count_untracked(&t->c, status[k]);
 	}
 	if (m != 0)
 		rte_hash_lookup_bulk(t->h, keys, m, pos);

@@ -17,7 +17,13 @@
 
 struct exact_table;
 
-/** NULL with rte_errno set if rte_hash cannot be created. */
+/**
+ * A table with the tracker's parameters @p p (zero fields are the
+ * tracker's defaults: cflow_tracker_params_resolve()). NULL with errno
+ * set: EINVAL for parameters the tracker refuses, or too many flows for
+ * rte_hash; rte_hash_create()'s reason (ENOMEM, ENOSPC, EEXIST, ...);
+ * ENOMEM.
+ */
 struct exact_table *exact_table_create(const struct cflow_tracker_params *p,
 		int socket_id);
 

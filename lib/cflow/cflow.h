@@ -463,13 +463,29 @@ enum cflow_hash_mode {
 #define CFLOW_TIMEOUT_OTHER_S 60
 /** Default time a closed TCP flow lingers after its last packet, seconds. */
 #define CFLOW_CLOSE_LINGER_S 10
+/** close_linger_ns for no linger: a FIN or RST removes its flow. */
+#define CFLOW_LINGER_NONE UINT64_MAX
 /** Default bound on buckets one cflow_sweep() call visits. */
 #define CFLOW_SWEEP_MAX_BUCKETS 64
+/** Default capacity, flows: 2^20 (the application's default too). */
+#define CFLOW_CAPACITY_DEFAULT (UINT64_C(1) << 20)
+/** Default bits of state per flow. */
+#define CFLOW_VALUE_BITS_DEFAULT 32
 
-/** Tracker parameters; cflow_tracker_params_init() sets the defaults. */
+/**
+ * Tracker parameters. Zero in any field selects the documented default,
+ * so a zeroed struct is a working tracker and a designated initialiser
+ * only names what it changes. cflow_tracker_params_resolve() tells the
+ * values a struct stands for.
+ */
 struct cflow_tracker_params {
-	uint64_t capacity;      /**< flows the table must hold */
-	unsigned int fp_bits;   /**< fingerprint bits (default 12) */
+	/**
+	 * Flows the table must hold (default CFLOW_CAPACITY_DEFAULT);
+	 * at most CF_MAX_CAPACITY.
+	 */
+	uint64_t capacity;
+	/** Fingerprint bits, 4..32 (default CF_DEFAULT_FP_BITS, 12). */
+	unsigned int fp_bits;
 	/**
 	 * Bits of state per flow: 32 (default: time in 16.8 ms ticks,
 	 * timeouts up to 26 days) or 16 (the smallest tick from 16.8 ms
@@ -478,9 +494,21 @@ struct cflow_tracker_params {
 	 */
 	unsigned int value_bits;
 	bool exact_size;        /**< lib/cuckoo's exact_size (default off) */
-	uint64_t seed;          /**< hash seed; random from params_init */
-	enum cflow_hash_mode hash;
-	uint64_t timeout_ns[CFLOW_CLASS_MAX]; /**< idle timeouts */
+	/**
+	 * Hash seed. 0 (default): a random one, drawn at creation
+	 * (cflow_tracker_params_get() tells it), so that flows cannot be
+	 * chosen to collide; any other value is used as is, for
+	 * reproducible runs or trackers that must agree on hashes.
+	 */
+	uint64_t seed;
+	/** Use @p seed as is even if 0 (default off: 0 draws a seed). */
+	bool fixed_seed;
+	enum cflow_hash_mode hash; /**< default CFLOW_HASH_XXH3 */
+	/**
+	 * Idle timeouts by enum cflow_proto_class; 0 selects the class's
+	 * default: CFLOW_TIMEOUT_TCP_S, _UDP_S, _ICMP_S, _OTHER_S.
+	 */
+	uint64_t timeout_ns[CFLOW_CLASS_MAX];
 	/**
 	 * How long a TCP flow closed by a FIN or RST stays in the table,
 	 * counted from its last packet, as an open flow's idle timeout is:
@@ -489,14 +517,16 @@ struct cflow_tracker_params {
 	 * restarts the linger. The flow is closed once (flows_closed); a
 	 * SYN without ACK on it is a new connection (reused, then new).
 	 * Once the linger is over, the entry is removed uncounted and the
-	 * flow is untracked. 0: removed at the FIN/RST.
+	 * flow is untracked. 0: the default, CFLOW_CLOSE_LINGER_S;
+	 * CFLOW_LINGER_NONE: removed at the FIN/RST.
 	 */
 	uint64_t close_linger_ns;
-	enum cflow_full_policy full_policy;
-	struct cflow_parse_params parse;
-	unsigned int sweep_max_buckets; /**< work bound per cflow_sweep() */
-	const struct cf_allocator *allocator; /**< NULL: default */
-	int socket_id;
+	enum cflow_full_policy full_policy; /**< default CFLOW_FULL_EVICT */
+	struct cflow_parse_params parse; /**< zeroed: see its defaults */
+	/** Work bound per cflow_sweep() (default CFLOW_SWEEP_MAX_BUCKETS). */
+	unsigned int sweep_max_buckets;
+	const struct cf_allocator *allocator; /**< NULL: lib/cuckoo's */
+	int socket_id;          /**< passed to the allocator (default 0) */
 	/**
 	 * Decide each packet's flow at the packet's own time, not the latest
 	 * time seen (default off): for a tracker fed by several streams, each
@@ -562,16 +592,46 @@ struct cflow_input {
 
 struct cflow_tracker;
 
-/** Fill @p p with the defaults for a table of @p capacity flows. */
+/**
+ * The parameters @p p stands for, every default spelled out, into
+ * @p out (which may be @p p): each zero field replaced by its default,
+ * a seed of 0 by a random non-zero one (unless fixed_seed), and checked
+ * as cflow_tracker_create() checks them but for what only lib/cuckoo
+ * checks (fp_bits, the memory). A table that keeps the tracker's
+ * contract on another store (bench_pipeline's exact table) takes its
+ * timeouts from here.
+ *
+ * @return
+ *   0, or -EINVAL with errno set (then @p out is unspecified): a
+ *   capacity over CF_MAX_CAPACITY, value_bits not 16 or 32, a
+ *   full_policy or hash out of range, a timeout or linger too long for
+ *   the value bits (about 13 days with 32-bit values).
+ */
+int cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
+		struct cflow_tracker_params *out);
+
+/**
+ * Optional: fill @p p with the defaults spelled out for a table of
+ * @p capacity flows, a random seed drawn now. A zeroed struct with only
+ * capacity set makes the same tracker but for the seed.
+ */
 void cflow_tracker_params_init(struct cflow_tracker_params *p,
 		uint64_t capacity);
 
+/** A random hash seed, never 0 (getrandom(), else the time). */
+uint64_t cflow_random_seed(void);
+
 /**
- * Create a tracker. NULL with errno set: EINVAL for bad parameters,
+ * Create a tracker; @p p is copied (see cflow_tracker_params_resolve()
+ * for its defaults). NULL with errno set: EINVAL for bad parameters,
  * ENOMEM.
  */
 struct cflow_tracker *cflow_tracker_create(
 		const struct cflow_tracker_params *p);
+
+/** The parameters @p t runs with, resolved: its seed, its defaults. */
+void cflow_tracker_params_get(const struct cflow_tracker *t,
+		struct cflow_tracker_params *p);
 
 /** Free a tracker; NULL is accepted. */
 void cflow_tracker_free(struct cflow_tracker *t);

@@ -41,6 +41,8 @@
 #include <time.h>
 
 #include "cflow.h"
+#include "cflow_assert.h"
+#include "cflow_state.h"
 
 #define MIN_TICK_SHIFT 24
 #define VALUE_CLOSING 1u
@@ -68,27 +70,26 @@ struct cflow_tracker {
 	struct cflow_counters c;
 };
 
+uint64_t
+cflow_random_seed(void)
+{
+	uint64_t seed;
+
+	/* A random seed, so that flows cannot be chosen to collide. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) !=
+			(ssize_t)sizeof(seed))
+		seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&seed;
+	return seed != 0 ? seed : 1;
+}
+
 void
 cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
 {
 	memset(p, 0, sizeof(*p));
-	p->capacity = capacity;
-	/* A random seed, so that flows cannot be chosen to collide; set
-	 * p->seed for reproducible runs. */
-	if (getrandom(&p->seed, sizeof(p->seed), GRND_NONBLOCK) !=
-			(ssize_t)sizeof(p->seed))
-		p->seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)p;
-	p->fp_bits = CF_DEFAULT_FP_BITS;
-	p->value_bits = 32;
-	p->hash = CFLOW_HASH_XXH3;
-	p->timeout_ns[CFLOW_CLASS_TCP] = CFLOW_TIMEOUT_TCP_S * NS_PER_S;
-	p->timeout_ns[CFLOW_CLASS_UDP] = CFLOW_TIMEOUT_UDP_S * NS_PER_S;
-	p->timeout_ns[CFLOW_CLASS_ICMP] = CFLOW_TIMEOUT_ICMP_S * NS_PER_S;
-	p->timeout_ns[CFLOW_CLASS_OTHER] = CFLOW_TIMEOUT_OTHER_S * NS_PER_S;
-	p->close_linger_ns = CFLOW_CLOSE_LINGER_S * NS_PER_S;
-	p->full_policy = CFLOW_FULL_EVICT;
-	p->sweep_max_buckets = CFLOW_SWEEP_MAX_BUCKETS;
-	p->flow_time = false;
+	/* All defaults: cannot fail. */
+	(void)cflow_tracker_params_resolve(p, p);
+	if (capacity != 0)
+		p->capacity = capacity;
 }
 
 /* ------------------------------------------------------------- values */
@@ -166,6 +167,7 @@ clock_set(struct cflow_tracker *t, uint64_t ns)
 static inline void
 judge_at(struct cflow_tracker *t, uint64_t ns)
 {
+	CFLOW_ASSERT(t->now_tick == t->clock_tick);
 	if (ns > t->now_ns)
 		ns = t->now_ns;
 	if (t->now_ns - ns > t->lag_ns)
@@ -241,41 +243,86 @@ tick_shift_for(unsigned int value_bits, uint64_t longest)
 	return 0;
 }
 
-struct cflow_tracker *
-cflow_tracker_create(const struct cflow_tracker_params *p)
+/* The longest timeout or linger of resolved parameters. */
+static uint64_t
+longest_ns(const struct cflow_tracker_params *p)
 {
-	uint64_t shortest = UINT64_MAX, longest, lateness;
+	uint64_t longest = p->close_linger_ns == CFLOW_LINGER_NONE ? 0 :
+		p->close_linger_ns;
+
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
+		if (p->timeout_ns[c] > longest)
+			longest = p->timeout_ns[c];
+	return longest;
+}
+
+int
+cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
+		struct cflow_tracker_params *out)
+{
+	static const uint64_t timeout_s[CFLOW_CLASS_MAX] = {
+		[CFLOW_CLASS_TCP] = CFLOW_TIMEOUT_TCP_S,
+		[CFLOW_CLASS_UDP] = CFLOW_TIMEOUT_UDP_S,
+		[CFLOW_CLASS_ICMP] = CFLOW_TIMEOUT_ICMP_S,
+		[CFLOW_CLASS_OTHER] = CFLOW_TIMEOUT_OTHER_S,
+	};
+	struct cflow_tracker_params r;
 	unsigned int shift;
+
+	if (p == NULL || out == NULL)
+		goto einval;
+	r = *p;
+	if (r.capacity == 0)
+		r.capacity = CFLOW_CAPACITY_DEFAULT;
+	if (r.fp_bits == 0)
+		r.fp_bits = CF_DEFAULT_FP_BITS;
+	if (r.value_bits == 0)
+		r.value_bits = CFLOW_VALUE_BITS_DEFAULT;
+	if (r.seed == 0 && !r.fixed_seed)
+		r.seed = cflow_random_seed();
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
+		if (r.timeout_ns[c] == 0)
+			r.timeout_ns[c] = timeout_s[c] * NS_PER_S;
+	if (r.close_linger_ns == 0)
+		r.close_linger_ns = CFLOW_CLOSE_LINGER_S * NS_PER_S;
+	if (r.sweep_max_buckets == 0)
+		r.sweep_max_buckets = CFLOW_SWEEP_MAX_BUCKETS;
+	/* Capacities above CF_MAX_CAPACITY would need a table of 2^32 slots
+	 * or more, past lib/cuckoo's 32-bit positions. */
+	if (r.capacity > CF_MAX_CAPACITY ||
+			(r.value_bits != 16 && r.value_bits != 32) ||
+			(unsigned int)r.full_policy > CFLOW_FULL_UNTRACKED ||
+			(unsigned int)r.hash > CFLOW_HASH_RSS)
+		goto einval;
+	/* 32-bit values keep 16.8 ms ticks: timeouts up to 26 days. */
+	shift = tick_shift_for(r.value_bits, longest_ns(&r));
+	if (shift == 0 || (r.value_bits == 32 && shift != MIN_TICK_SHIFT))
+		goto einval;
+	*out = r;
+	return 0;
+einval:
+	errno = EINVAL;
+	return -EINVAL;
+}
+
+struct cflow_tracker *
+cflow_tracker_create(const struct cflow_tracker_params *params)
+{
+	const struct cflow_tracker_params *p;
+	uint64_t shortest = UINT64_MAX, lateness;
+	struct cflow_tracker_params r;
 	struct cflow_tracker *t;
 	struct cf_stats st;
 
-	/* Capacities above CF_MAX_CAPACITY would need a table of 2^32 slots
-	 * or more, past lib/cuckoo's 32-bit positions. */
-	if (p == NULL || p->capacity == 0 || p->capacity > CF_MAX_CAPACITY ||
-			p->sweep_max_buckets == 0 ||
-			(p->value_bits != 16 && p->value_bits != 32) ||
-			(unsigned int)p->full_policy > CFLOW_FULL_UNTRACKED ||
-			(unsigned int)p->hash > CFLOW_HASH_RSS)
-		goto einval;
-	longest = p->close_linger_ns;
-	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++) {
-		if (p->timeout_ns[c] == 0)
-			goto einval;
-		if (p->timeout_ns[c] < shortest)
-			shortest = p->timeout_ns[c];
-		if (p->timeout_ns[c] > longest)
-			longest = p->timeout_ns[c];
-	}
-	/* 32-bit values keep 16.8 ms ticks: timeouts up to 26 days. */
-	shift = tick_shift_for(p->value_bits, longest);
-	if (shift == 0 || (p->value_bits == 32 && shift != MIN_TICK_SHIFT))
-		goto einval;
+	if (cflow_tracker_params_resolve(params, &r) != 0)
+		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	t->params = *p;
+	t->params = r;
+	p = &t->params;
 	t->filter = cf_create(&(struct cf_params){
 		.capacity = p->capacity,
 		.fp_bits = p->fp_bits,
@@ -289,14 +336,20 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 		free(t);
 		return NULL;
 	}
-	t->tick_shift = shift;
-	t->tick_mask = (UINT32_C(1) << (p->value_bits - VALUE_TICK_SHIFT)) - 1;
-	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << shift;
-	t->lag_ticks = (t->tick_mask / 4 + 1) / 2;
-	t->lag_ns = (uint64_t)t->lag_ticks << shift;
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
-		t->timeout_ticks[c] = (uint32_t)(p->timeout_ns[c] >> shift);
-	t->linger_ticks = ticks_of(p->close_linger_ns, shift);
+		if (p->timeout_ns[c] < shortest)
+			shortest = p->timeout_ns[c];
+	t->tick_shift = tick_shift_for(p->value_bits, longest_ns(p));
+	CFLOW_ASSERT(t->tick_shift >= MIN_TICK_SHIFT);
+	t->tick_mask = (UINT32_C(1) << (p->value_bits - VALUE_TICK_SHIFT)) - 1;
+	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << t->tick_shift;
+	t->lag_ticks = (t->tick_mask / 4 + 1) / 2;
+	t->lag_ns = (uint64_t)t->lag_ticks << t->tick_shift;
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
+		t->timeout_ticks[c] =
+			(uint32_t)(p->timeout_ns[c] >> t->tick_shift);
+	t->linger_ticks = p->close_linger_ns == CFLOW_LINGER_NONE ? 0 :
+		ticks_of(p->close_linger_ns, t->tick_shift);
 	/*
 	 * A full pass per L = max(1 s, shortest timeout / 8), the promised
 	 * lateness, less what truncated ticks add (3 ticks) and a tick of
@@ -305,15 +358,19 @@ cflow_tracker_create(const struct cflow_tracker_params *p)
 	 * below L / 2.
 	 */
 	lateness = shortest / 8 > NS_PER_S ? shortest / 8 : NS_PER_S;
-	t->sweep_period_ns = lateness - (UINT64_C(4) << shift);
+	t->sweep_period_ns = lateness - (UINT64_C(4) << t->tick_shift);
 	if (t->sweep_period_ns < lateness / 2)
 		t->sweep_period_ns = lateness / 2;
 	cf_stats(t->filter, &st);
 	t->buckets = st.buckets;
 	return t;
-einval:
-	errno = EINVAL;
-	return NULL;
+}
+
+void
+cflow_tracker_params_get(const struct cflow_tracker *t,
+		struct cflow_tracker_params *p)
+{
+	*p = t->params;
 }
 
 void
@@ -347,10 +404,14 @@ written_set(uint64_t *w, uint32_t pos)
 	w[(pos >> 6) % WRITTEN_WORDS] |= UINT64_C(1) << (pos & 63);
 }
 
+/* Remove the entry at @p pos, which the tracker found there. */
 static void
 remove_at(struct cflow_tracker *t, uint32_t pos)
 {
-	(void)cf_delete_at(t->filter, pos);
+	int ret = cf_delete_at(t->filter, pos);
+
+	CFLOW_ASSERT(ret == 0);
+	(void)ret;
 }
 
 /*
@@ -391,13 +452,15 @@ evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 	remove_at(t, best);
 	written_set(written, best);
 	if (!best_closing) {
+		CFLOW_ASSERT(t->c.active > 0);
 		t->c.flows_evicted++;
 		t->c.active--;
 	}
 	return true;
 }
 
-static enum cflow_verdict
+/* Insert a new open flow; false if the table is full and stays so. */
+static bool
 insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
 		uint64_t *written)
 {
@@ -410,17 +473,12 @@ insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
 	if (ret == -ENOSPC && t->params.full_policy == CFLOW_FULL_EVICT &&
 			evict_for(t, hash, written))
 		ret = cf_add_with_hash(t->filter, hash, v, NULL);
-	if (ret != 0) {
-		t->c.insert_failed++;
-		return CFLOW_UNTRACKED_FULL;
-	}
-	t->c.flows_new++;
-	t->c.active++;
-	return CFLOW_NEW;
+	return ret == 0;
 }
 
 /*
- * One parsed packet whose flow lookup gave found/pos/v (the value at pos).
+ * One parsed packet whose flow lookup gave found/pos/v (the value at pos):
+ * the state machine's step (cflow_state.h), done on the filter.
  * *changed is set when it added or removed an entry; an evicted entry's
  * slot is added to @p written.
  */
@@ -429,65 +487,33 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		uint64_t hash, bool found, uint32_t pos, uint64_t v,
 		bool *changed, uint64_t *written)
 {
-	bool tcp = pkt->proto_class == CFLOW_CLASS_TCP;
-	bool close = tcp && (pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST));
-	bool syn = tcp && (pkt->tcp_flags & (CFLOW_TCP_SYN | CFLOW_TCP_ACK)) ==
-		CFLOW_TCP_SYN;
+	bool closing = found && value_closing(v), inserted = false;
+	struct cflow_step s = cflow_state_step(
+		!found ? CFLOW_STATE_NONE :
+			closing ? CFLOW_STATE_CLOSING : CFLOW_STATE_OPEN,
+		closing ? linger_done(t, v) : found && idle_expired(t, v),
+		pkt->proto_class, pkt->tcp_flags, t->linger_ticks != 0);
 
-	if (found) {
-		if (!value_closing(v) && idle_expired(t, v)) {
-			/* Idle past its timeout, not swept yet. */
-			remove_at(t, pos);
-			*changed = true;
-			t->c.flows_expired++;
-			t->c.active--;
-		} else if (!value_closing(v)) {
-			if (close) {
-				t->c.flows_closed++;
-				t->c.active--;
-				if (t->linger_ticks == 0) {
-					remove_at(t, pos);
-					*changed = true;
-				} else {
-					cf_value_set(t->filter, pos, value_make(
-						value_stamp(t, v),
-						value_class(v), true));
-				}
-				return CFLOW_CLOSING;
-			}
-			cf_value_set(t->filter, pos, value_make(
-					value_stamp(t, v), value_class(v),
-					false));
-			t->c.flows_seen++;
-			return CFLOW_SEEN;
-		} else if (linger_done(t, v)) {
-			remove_at(t, pos);
-			*changed = true;
-		} else if (syn) {
-			/* A new connection on a closing tuple. */
-			remove_at(t, pos);
-			*changed = true;
-			t->c.reused++;
-			return insert_flow(t, hash, pkt->proto_class,
-					written);
-		} else {
-			/* A packet of the closed flow (a retransmitted FIN,
-			 * data of a half-closed connection): its linger
-			 * restarts, as conntrack's and Suricata's timeouts
-			 * run from a flow's last packet. */
-			cf_value_set(t->filter, pos, value_make(
-					value_stamp(t, v), value_class(v),
-					true));
-			t->c.flows_seen++;
-			return CFLOW_SEEN;
-		}
+	CFLOW_ASSERT(pkt->proto_class < CFLOW_CLASS_MAX);
+	CFLOW_ASSERT(!found || value_class(v) < CFLOW_CLASS_MAX);
+	if (s.remove) {
+		remove_at(t, pos);
+		*changed = true;
 	}
-	if (close) {
-		t->c.orphan_close++;
-		return CFLOW_UNTRACKED_ORPHAN;
+	if (s.next != CFLOW_STATE_NONE) {
+		int ret = cf_value_set(t->filter, pos,
+			value_make(value_stamp(t, v), value_class(v),
+				s.next == CFLOW_STATE_CLOSING));
+
+		CFLOW_ASSERT(found && !s.remove && ret == 0);
+		(void)ret;
+	} else if (s.insert) {
+		*changed = true;
+		inserted = insert_flow(t, hash, pkt->proto_class, written);
 	}
-	*changed = true;
-	return insert_flow(t, hash, pkt->proto_class, written);
+	CFLOW_ASSERT(!s.expired || t->c.active > 0);
+	CFLOW_ASSERT(s.verdict != CFLOW_CLOSING || t->c.active > 0);
+	return cflow_count_step(&t->c, &s, inserted);
 }
 
 static uint64_t
@@ -500,20 +526,16 @@ rss_hash(uint32_t rss, uint64_t seed)
 	return z ^ (z >> 31);
 }
 
-static enum cflow_verdict
-untracked_verdict(struct cflow_tracker *t, enum cflow_parse_status st)
+/* Counters' identities (struct cflow_counters), checked after each
+ * chunk and sweep in builds with assertions. */
+static inline bool
+counters_consistent(const struct cflow_counters *c)
 {
-	switch (st) {
-	case CFLOW_PARSE_NON_IP:
-		t->c.non_ip++;
-		return CFLOW_UNTRACKED_NON_IP;
-	case CFLOW_PARSE_FRAGMENT:
-		t->c.fragments++;
-		return CFLOW_UNTRACKED_FRAGMENT;
-	default:
-		t->c.malformed[st]++;
-		return CFLOW_UNTRACKED_MALFORMED;
-	}
+	return c->flows_new == c->active + c->flows_closed +
+			c->flows_expired + c->flows_evicted &&
+		c->packets == c->non_ip + cflow_malformed_total(c) +
+			c->fragments + c->orphan_close + c->insert_failed +
+			c->flows_new + c->flows_seen + c->flows_closed;
 }
 
 /* Up to CF_BULK_MAX parsed packets: one bulk lookup. */
@@ -531,14 +553,14 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	unsigned int m = 0;
 	bool moved = false, changed = false;
 
+	CFLOW_ASSERT(n <= CF_BULK_MAX);
 	for (unsigned int k = 0; k < n; k++) {
-		t->c.packets++;
-		t->c.bytes += in[k].wire_len > in[k].len ?
-			in[k].wire_len : in[k].len;
+		cflow_count_packet(&t->c, &in[k]);
 		if (in[k].time_ns > latest)
 			latest = in[k].time_ns;
 		if (status[k] != CFLOW_PARSE_OK) {
-			enum cflow_verdict v = untracked_verdict(t, status[k]);
+			enum cflow_verdict v = cflow_count_untracked(&t->c,
+					status[k]);
 
 			if (verdicts != NULL)
 				verdicts[k] = v;
@@ -581,6 +603,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		v = track_one(t, &pkts[k], hashes[j], found, pos[j], values[j],
 				&changed_now, written);
 		judge_done(t);
+		CFLOW_ASSERT(v < CFLOW_VERDICT_MAX);
 		if (changed_now) {
 			changed = true;
 			moved |= cf_relocations(t->filter) != relocations;
@@ -589,6 +612,8 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 			verdicts[k] = v;
 	}
 	clock_advance(t, latest);
+	CFLOW_ASSERT(t->now_tick == t->clock_tick);
+	CFLOW_ASSERT(counters_consistent(&t->c));
 }
 
 void
@@ -643,6 +668,7 @@ sweep_select(uint32_t first, const uint64_t *values, uint64_t used,
 		done |= (uint64_t)linger_done(ctx->t, values[k]) << k;
 	}
 	expired &= used;
+	CFLOW_ASSERT((done & expired) == 0);
 	ctx->expired += (uint64_t)__builtin_popcountll(expired);
 	return expired | (done & used);
 }
@@ -653,8 +679,10 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 	struct sweep_ctx ctx = { t, 0 };
 
 	cf_scan_batch(t->filter, &t->cursor, nb, sweep_select, &ctx);
+	CFLOW_ASSERT(ctx.expired <= t->c.active);
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;
+	CFLOW_ASSERT(counters_consistent(&t->c));
 	return ctx.expired;
 }
 

@@ -52,7 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	cflow_tracker_params_init(&p, 24);
 	p.fp_bits = (data[0] & 1) ? 32 : 8;
-	p.close_linger_ns = (data[0] & 2) ? 0 : 1000 * MS;
+	p.close_linger_ns = (data[0] & 2) ? CFLOW_LINGER_NONE : 1000 * MS;
 	p.full_policy = (data[0] & 4) ? CFLOW_FULL_UNTRACKED :
 		CFLOW_FULL_EVICT;
 	p.parse.vlan_in_key = data[0] & 8;

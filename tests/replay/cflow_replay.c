@@ -175,6 +175,7 @@ main(int argc, char **argv)
 	cflow_tracker_params_init(&p, capacity);
 	p.fp_bits = (unsigned int)fp_bits;
 	p.seed = seed;
+	p.fixed_seed = true; /* --seed 0 too */
 	p.parse.link_type = (enum cflow_link_type)link;
 	p.parse.decap = decap;
 	t = cflow_tracker_create(&p);

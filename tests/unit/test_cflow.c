@@ -464,7 +464,7 @@ tracker(uint64_t capacity, unsigned int fp_bits, uint64_t linger_s,
 	cflow_tracker_params_init(&p, capacity);
 	p.fp_bits = fp_bits;
 	p.seed = 42;
-	p.close_linger_ns = linger_s * S;
+	p.close_linger_ns = linger_s == 0 ? CFLOW_LINGER_NONE : linger_s * S;
 	p.full_policy = policy;
 	return cflow_tracker_create(&p);
 }
@@ -733,19 +733,31 @@ test_track_full_table(void)
 	return 0;
 }
 
+/* Refused by cflow_tracker_create() and by the resolution, EINVAL. */
+static int
+refused(const struct cflow_tracker_params *p)
+{
+	struct cflow_tracker_params r;
+
+	errno = 0;
+	if (cflow_tracker_create(p) != NULL || errno != EINVAL)
+		return -1;
+	errno = 0;
+	return cflow_tracker_params_resolve(p, &r) == -EINVAL &&
+		errno == EINVAL ? 0 : -1;
+}
+
 static int
 test_track_params_rejected(void)
 {
 	struct cflow_tracker_params p;
 	struct cflow_tracker *t;
 
-	cflow_tracker_params_init(&p, 0);
-	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
-		"capacity 0");
+	cflow_tracker_params_init(&p, CF_MAX_CAPACITY + 1);
+	TEST_ASSERT_EQ(refused(&p), 0, "capacity over CF_MAX_CAPACITY");
 	cflow_tracker_params_init(&p, 10);
-	p.timeout_ns[CFLOW_CLASS_UDP] = 0;
-	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
-		"timeout 0");
+	p.close_linger_ns = UINT64_C(100) * 86400 * S;
+	TEST_ASSERT_EQ(refused(&p), 0, "linger of 100 days");
 	cflow_tracker_params_init(&p, 10);
 	p.timeout_ns[CFLOW_CLASS_TCP] = UINT64_C(100) * 86400 * S;
 	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
@@ -755,23 +767,120 @@ test_track_params_rejected(void)
 	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
 		"fp_bits 40");
 	cflow_tracker_params_init(&p, 10);
-	p.value_bits = 8;
+	p.fp_bits = 3;
 	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
-		"value_bits 8");
+		"fp_bits 3");
+	cflow_tracker_params_init(&p, 10);
+	p.value_bits = 8;
+	TEST_ASSERT_EQ(refused(&p), 0, "value_bits 8");
 	cflow_tracker_params_init(&p, 10);
 	p.value_bits = 16;
 	p.timeout_ns[CFLOW_CLASS_TCP] = UINT64_C(26) * 86400 * S;
-	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
-		"16-bit values, timeout of 26 days");
+	TEST_ASSERT_EQ(refused(&p), 0, "16-bit values, timeout of 26 days");
 	p.value_bits = 32;
 	t = cflow_tracker_create(&p);
 	TEST_ASSERT(t != NULL, "32-bit values, timeout of 26 days");
 	cflow_tracker_free(t);
 	cflow_tracker_params_init(&p, 10);
-	p.sweep_max_buckets = 0;
-	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
-		"sweep 0");
-	TEST_ASSERT(cflow_tracker_create(NULL) == NULL, "NULL");
+	p.full_policy = (enum cflow_full_policy)(CFLOW_FULL_UNTRACKED + 1);
+	TEST_ASSERT_EQ(refused(&p), 0, "full_policy out of range");
+	cflow_tracker_params_init(&p, 10);
+	p.hash = (enum cflow_hash_mode)(CFLOW_HASH_RSS + 1);
+	TEST_ASSERT_EQ(refused(&p), 0, "hash out of range");
+	TEST_ASSERT(cflow_tracker_create(NULL) == NULL && errno == EINVAL,
+		"NULL");
+	return 0;
+}
+
+/* @p r holds every documented default (cflow.h), the seed aside. */
+static int
+check_defaults(const struct cflow_tracker_params *r)
+{
+	TEST_ASSERT_EQ(r->capacity, CFLOW_CAPACITY_DEFAULT, "capacity");
+	TEST_ASSERT_EQ(r->capacity, UINT64_C(1) << 20, "capacity 2^20");
+	TEST_ASSERT_EQ(r->fp_bits, 12u, "fp_bits");
+	TEST_ASSERT_EQ(r->value_bits, 32u, "value_bits");
+	TEST_ASSERT(!r->exact_size, "exact_size");
+	TEST_ASSERT_EQ(r->hash, CFLOW_HASH_XXH3, "hash");
+	TEST_ASSERT_EQ(r->timeout_ns[CFLOW_CLASS_TCP], 300 * S, "tcp");
+	TEST_ASSERT_EQ(r->timeout_ns[CFLOW_CLASS_UDP], 60 * S, "udp");
+	TEST_ASSERT_EQ(r->timeout_ns[CFLOW_CLASS_ICMP], 30 * S, "icmp");
+	TEST_ASSERT_EQ(r->timeout_ns[CFLOW_CLASS_OTHER], 60 * S, "other");
+	TEST_ASSERT_EQ(r->close_linger_ns, 10 * S, "linger");
+	TEST_ASSERT_EQ(r->full_policy, CFLOW_FULL_EVICT, "full_policy");
+	TEST_ASSERT_EQ(r->sweep_max_buckets, 64u, "sweep_max_buckets");
+	TEST_ASSERT(r->allocator == NULL && r->socket_id == 0 &&
+		!r->flow_time && !r->parse.vlan_in_key &&
+		r->parse.link_type == CFLOW_LINK_EN10MB &&
+		r->parse.decap == 0, "the rest zero");
+	return 0;
+}
+
+static int
+test_track_params_zero_is_default(void)
+{
+	struct cflow_tracker_params z, r, r2, q;
+	struct cflow_tracker *t, *t2;
+	struct spec udp = { .family = 4, .src = 1, .dst = 2, .sport = 5353,
+		.dport = 53, .proto = 17 };
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, true);
+	struct spec ack = tcp(CFLOW_TCP_ACK, false);
+	struct cf_stats st;
+
+	/* A zeroed struct is a tracker with the defaults. */
+	memset(&z, 0, sizeof(z));
+	t = cflow_tracker_create(&z);
+	TEST_ASSERT(t != NULL, "zeroed params: %s", strerror(errno));
+	cflow_tracker_params_get(t, &r);
+	TEST_ASSERT_EQ(check_defaults(&r), 0, "tracker's defaults");
+	TEST_ASSERT(r.seed != 0, "seed drawn");
+	cf_stats(cflow_tracker_filter(t), &st);
+	TEST_ASSERT(st.slots * 96 / 100 >= CFLOW_CAPACITY_DEFAULT,
+		"table of %lu slots for 2^20 flows", (unsigned long)st.slots);
+	t2 = cflow_tracker_create(&z);
+	TEST_ASSERT(t2 != NULL, "second");
+	cflow_tracker_params_get(t2, &r2);
+	TEST_ASSERT(r2.seed != r.seed, "each zeroed tracker draws a seed");
+	cflow_tracker_free(t2);
+	cflow_tracker_free(t);
+
+	/* The resolution: the same values, idempotent. */
+	TEST_ASSERT_EQ(cflow_tracker_params_resolve(&z, &r), 0, "resolve");
+	TEST_ASSERT_EQ(check_defaults(&r), 0, "resolved defaults");
+	r2 = r;
+	TEST_ASSERT_EQ(cflow_tracker_params_resolve(&r2, &r2), 0, "again");
+	TEST_ASSERT(r2.seed == r.seed && r2.capacity == r.capacity &&
+		r2.timeout_ns[CFLOW_CLASS_ICMP] == r.timeout_ns[CFLOW_CLASS_ICMP]
+		&& r2.close_linger_ns == r.close_linger_ns, "idempotent");
+	/* params_init spells out the same. */
+	cflow_tracker_params_init(&q, 0);
+	TEST_ASSERT_EQ(check_defaults(&q), 0, "params_init's defaults");
+	TEST_ASSERT(q.seed != 0, "params_init's seed");
+	/* fixed_seed keeps a seed of 0; CFLOW_LINGER_NONE stays. */
+	z.fixed_seed = true;
+	z.close_linger_ns = CFLOW_LINGER_NONE;
+	TEST_ASSERT_EQ(cflow_tracker_params_resolve(&z, &r), 0, "fixed");
+	TEST_ASSERT(r.seed == 0 && r.close_linger_ns == CFLOW_LINGER_NONE,
+		"seed 0 kept, no linger");
+
+	/* The defaults at work, on a small table: UDP idles out after
+	 * 60 s (late by at most max(1 s, 60 s / 8)), a closed TCP flow
+	 * lingers 10 s. */
+	memset(&z, 0, sizeof(z));
+	z.capacity = 1000;
+	t = cflow_tracker_create(&z);
+	TEST_ASSERT(t != NULL, "capacity only");
+	TEST_ASSERT_EQ(send(t, &udp, 1000 * S), CFLOW_NEW, "udp");
+	TEST_ASSERT_EQ(send(t, &udp, 1059 * S), CFLOW_SEEN, "59 s idle");
+	TEST_ASSERT_EQ(send(t, &udp, 1118 * S), CFLOW_SEEN, "59 s again");
+	TEST_ASSERT_EQ(send(t, &udp, 1187 * S), CFLOW_NEW, "69 s idle");
+	TEST_ASSERT_EQ(send(t, &syn, 1200 * S), CFLOW_NEW, "syn");
+	TEST_ASSERT_EQ(send(t, &fin, 1201 * S), CFLOW_CLOSING, "fin");
+	TEST_ASSERT_EQ(send(t, &ack, 1210 * S), CFLOW_SEEN, "9 s lingering");
+	TEST_ASSERT_EQ(send(t, &ack, 1222 * S), CFLOW_NEW, "linger over");
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	cflow_tracker_free(t);
 	return 0;
 }
 
@@ -3837,6 +3946,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_time_backwards),
 	TEST_CASE(test_track_full_table),
 	TEST_CASE(test_track_params_rejected),
+	TEST_CASE(test_track_params_zero_is_default),
 	TEST_CASE(test_track_largest_table),
 	TEST_CASE(test_track_rss_hash_and_fallback),
 	TEST_CASE(test_track_long_burst),
