@@ -526,13 +526,21 @@ rss_hash(uint32_t rss, uint64_t seed)
 	return z ^ (z >> 31);
 }
 
-/* Counters' identities (struct cflow_counters), checked after each
- * chunk and sweep in builds with assertions. */
+/* The counters' identities (struct cflow_counters), checked in builds
+ * with assertions: every flow's fate, at any time; every packet's, once
+ * a chunk is done (a chunk counts its packets first, and a leap of the
+ * clock sweeps in the middle of one). */
+static inline bool
+flows_consistent(const struct cflow_counters *c)
+{
+	return c->flows_new == c->active + c->flows_closed +
+		c->flows_expired + c->flows_evicted;
+}
+
 static inline bool
 counters_consistent(const struct cflow_counters *c)
 {
-	return c->flows_new == c->active + c->flows_closed +
-			c->flows_expired + c->flows_evicted &&
+	return flows_consistent(c) &&
 		c->packets == c->non_ip + cflow_malformed_total(c) +
 			c->fragments + c->orphan_close + c->insert_failed +
 			c->flows_new + c->flows_seen + c->flows_closed;
@@ -682,7 +690,7 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 	CFLOW_ASSERT(ctx.expired <= t->c.active);
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;
-	CFLOW_ASSERT(counters_consistent(&t->c));
+	CFLOW_ASSERT(flows_consistent(&t->c));
 	return ctx.expired;
 }
 
@@ -725,6 +733,7 @@ cflow_sweep_at(struct cflow_tracker *t, uint64_t now_ns, uint64_t as_of_ns)
 		judge_at(t, as_of_ns);
 	expired = sweep_buckets(t, nb);
 	judge_done(t);
+	CFLOW_ASSERT(counters_consistent(&t->c));
 	return expired;
 }
 

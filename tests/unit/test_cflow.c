@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cflow.h"
+#include "cflow_state.h"
 #include "test.h"
 #include "test_memory.h"
 
@@ -789,6 +790,119 @@ test_track_params_rejected(void)
 	TEST_ASSERT_EQ(refused(&p), 0, "hash out of range");
 	TEST_ASSERT(cflow_tracker_create(NULL) == NULL && errno == EINVAL,
 		"NULL");
+	return 0;
+}
+
+/*
+ * cflow_state_step() against the contract's table (docs/design.md), row
+ * by row, and what cflow_count_step() counts for each. A table that
+ * keeps the contract on its own store (bench/exact_table.c) gets it from
+ * these two.
+ */
+static int
+test_state_step(void)
+{
+	static const struct {
+		enum cflow_state state;
+		bool stale, linger;
+		unsigned int cls;
+		uint8_t flags;
+		/* expected */
+		enum cflow_verdict verdict;
+		enum cflow_state next;
+		bool remove, insert, expired, reused;
+	} rows[] = {
+		/* open, not idle */
+		{ CFLOW_STATE_OPEN, false, true, CFLOW_CLASS_TCP, CFLOW_TCP_FIN,
+			CFLOW_CLOSING, CFLOW_STATE_CLOSING, 0, 0, 0, 0 },
+		{ CFLOW_STATE_OPEN, false, false, CFLOW_CLASS_TCP, CFLOW_TCP_RST,
+			CFLOW_CLOSING, CFLOW_STATE_NONE, 1, 0, 0, 0 },
+		{ CFLOW_STATE_OPEN, false, true, CFLOW_CLASS_TCP, CFLOW_TCP_ACK,
+			CFLOW_SEEN, CFLOW_STATE_OPEN, 0, 0, 0, 0 },
+		/* flags count for TCP only */
+		{ CFLOW_STATE_OPEN, false, true, CFLOW_CLASS_UDP, CFLOW_TCP_FIN,
+			CFLOW_SEEN, CFLOW_STATE_OPEN, 0, 0, 0, 0 },
+		/* open, idle: expired, then as untracked */
+		{ CFLOW_STATE_OPEN, true, true, CFLOW_CLASS_UDP, 0,
+			CFLOW_NEW, CFLOW_STATE_NONE, 1, 1, 1, 0 },
+		{ CFLOW_STATE_OPEN, true, true, CFLOW_CLASS_TCP, CFLOW_TCP_FIN,
+			CFLOW_UNTRACKED_ORPHAN, CFLOW_STATE_NONE, 1, 0, 1, 0 },
+		/* closing, within the linger */
+		{ CFLOW_STATE_CLOSING, false, true, CFLOW_CLASS_TCP,
+			CFLOW_TCP_SYN, CFLOW_NEW, CFLOW_STATE_NONE, 1, 1, 0, 1 },
+		{ CFLOW_STATE_CLOSING, false, true, CFLOW_CLASS_TCP,
+			CFLOW_TCP_SYN | CFLOW_TCP_ACK, CFLOW_SEEN,
+			CFLOW_STATE_CLOSING, 0, 0, 0, 0 },
+		{ CFLOW_STATE_CLOSING, false, true, CFLOW_CLASS_TCP,
+			CFLOW_TCP_FIN, CFLOW_SEEN, CFLOW_STATE_CLOSING, 0, 0, 0,
+			0 },
+		/* closing, linger over: removed uncounted, then untracked */
+		{ CFLOW_STATE_CLOSING, true, true, CFLOW_CLASS_TCP,
+			CFLOW_TCP_ACK, CFLOW_NEW, CFLOW_STATE_NONE, 1, 1, 0, 0 },
+		{ CFLOW_STATE_CLOSING, true, true, CFLOW_CLASS_TCP,
+			CFLOW_TCP_RST, CFLOW_UNTRACKED_ORPHAN, CFLOW_STATE_NONE,
+			1, 0, 0, 0 },
+		/* untracked (stale ignored) */
+		{ CFLOW_STATE_NONE, true, true, CFLOW_CLASS_TCP, CFLOW_TCP_FIN,
+			CFLOW_UNTRACKED_ORPHAN, CFLOW_STATE_NONE, 0, 0, 0, 0 },
+		{ CFLOW_STATE_NONE, false, false, CFLOW_CLASS_ICMP, 0,
+			CFLOW_NEW, CFLOW_STATE_NONE, 0, 1, 0, 0 },
+	};
+
+	for (unsigned int k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		struct cflow_step st = cflow_state_step(rows[k].state,
+			rows[k].stale, rows[k].cls, rows[k].flags,
+			rows[k].linger);
+		struct cflow_counters c = { .active = 1 };
+		enum cflow_verdict v;
+
+		TEST_ASSERT(st.verdict == rows[k].verdict &&
+			st.next == rows[k].next &&
+			st.remove == rows[k].remove &&
+			st.insert == rows[k].insert &&
+			st.expired == rows[k].expired &&
+			st.reused == rows[k].reused,
+			"row %u: verdict %u next %u remove %d insert %d "
+			"expired %d reused %d", k, st.verdict, st.next,
+			st.remove, st.insert, st.expired, st.reused);
+		v = cflow_count_step(&c, &st, true);
+		TEST_ASSERT_EQ(v, rows[k].verdict, "row %u: counted", k);
+		TEST_ASSERT(c.flows_expired == rows[k].expired &&
+			c.reused == rows[k].reused &&
+			c.flows_new == (v == CFLOW_NEW) &&
+			c.flows_seen == (v == CFLOW_SEEN) &&
+			c.flows_closed == (v == CFLOW_CLOSING) &&
+			c.orphan_close == (v == CFLOW_UNTRACKED_ORPHAN) &&
+			c.active == (uint64_t)(1 + (v == CFLOW_NEW) -
+				rows[k].expired - (v == CFLOW_CLOSING)),
+			"row %u: counters", k);
+		if (st.insert) {
+			memset(&c, 0, sizeof(c));
+			TEST_ASSERT_EQ(cflow_count_step(&c, &st, false),
+				CFLOW_UNTRACKED_FULL, "row %u: full", k);
+			TEST_ASSERT(c.insert_failed == 1 && c.flows_new == 0,
+				"row %u: full counted", k);
+		}
+	}
+	/* Packets that do not parse to a key. */
+	{
+		struct cflow_counters c = { 0 };
+
+		TEST_ASSERT_EQ(cflow_count_untracked(&c, CFLOW_PARSE_NON_IP),
+			CFLOW_UNTRACKED_NON_IP, "non-IP");
+		TEST_ASSERT_EQ(cflow_count_untracked(&c,
+			CFLOW_PARSE_FRAGMENT), CFLOW_UNTRACKED_FRAGMENT,
+			"fragment");
+		for (int st = CFLOW_PARSE_MALFORMED_FIRST;
+				st <= CFLOW_PARSE_MALFORMED_LAST; st++)
+			TEST_ASSERT_EQ(cflow_count_untracked(&c,
+				(enum cflow_parse_status)st),
+				CFLOW_UNTRACKED_MALFORMED, "status %d", st);
+		TEST_ASSERT(c.non_ip == 1 && c.fragments == 1 &&
+			cflow_malformed_total(&c) ==
+			CFLOW_PARSE_MALFORMED_LAST -
+			CFLOW_PARSE_MALFORMED_FIRST + 1, "untracked counted");
+	}
 	return 0;
 }
 
@@ -3947,6 +4061,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_full_table),
 	TEST_CASE(test_track_params_rejected),
 	TEST_CASE(test_track_params_zero_is_default),
+	TEST_CASE(test_state_step),
 	TEST_CASE(test_track_largest_table),
 	TEST_CASE(test_track_rss_hash_and_fallback),
 	TEST_CASE(test_track_long_burst),
