@@ -82,6 +82,16 @@ tracker_create(unsigned int lcore)
 		/* Replayed captures handed between workers: each flow decided
 		 * at its own packets' times (see app_worker.as_of_ns). */
 		.flow_time = run.watermark,
+		.tcp_strict = cfg.tcp_strict,
+		.new_flow_rate = cfg.new_flow_rate,
+		.new_flow_burst = cfg.new_flow_burst,
+		.emergency_load_ppm = (uint32_t)(cfg.emergency_load * 10000),
+		.emergency_low_ppm = (uint32_t)(cfg.emergency_low * 10000),
+		.emergency_timeout_ns = cfg.emergency_timeout_s * 1000000000ull,
+		/* the fewest bits that hold mirror_first + 1 */
+		.count_bits = cfg.mirror_first == 0 ? 0 :
+			32 - (unsigned int)__builtin_clz(
+				(unsigned int)cfg.mirror_first + 1),
 		.allocator = &app_dpdk_allocator,
 		.socket_id = (int)rte_lcore_to_socket_id(lcore),
 	};
@@ -196,6 +206,32 @@ eal_args(int argc, char **argv, int *eal_argc)
 	return out;
 }
 
+/* Firewall roles, the allow list and the mirror port into the run. */
+static void
+roles_setup(void)
+{
+	char err[512];
+
+	for (unsigned int i = 0; i < topo.nb_ports; i++) {
+		uint16_t id = topo.ports[i].id;
+
+		run.role[id] = (cfg.inside_mask >> id) & 1 ? APP_ROLE_INSIDE :
+			(cfg.outside_mask >> id) & 1 ? APP_ROLE_OUTSIDE :
+			APP_ROLE_NONE;
+	}
+	if (cfg.mirror_port != APP_NO_PORT) {
+		run.mirror = true;
+		run.mirror_port = (uint16_t)cfg.mirror_port;
+		run.mirror_first = (uint8_t)cfg.mirror_first;
+		run.role[run.mirror_port] = APP_ROLE_MIRROR;
+	}
+	if (cfg.allow[0] != '\0') {
+		run.allow = cbl_allow_read(cfg.allow, err, sizeof(err));
+		if (run.allow == NULL)
+			rte_exit(EXIT_FAILURE, "--allow: %s\n", err);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -231,6 +267,7 @@ main(int argc, char **argv)
 	run.handoff_wait = topo.handoff_wait;
 	run.watermark = run.handoff && cfg.clock == APP_CLOCK_PKT;
 	memcpy(run.tx_port, topo.tx_port, sizeof(run.tx_port));
+	roles_setup();
 	app_run_reta_init(&run);
 	if (cfg.hash_seed_set) {
 		run.hash_seed = cfg.hash_seed;
@@ -292,6 +329,8 @@ main(int argc, char **argv)
 			app_stats_print(stdout);
 			last_print = now;
 		}
+		if (cfg.emergency_load != 0)
+			app_stats_emergency_log(stdout);
 		/* Sleep, not spin: the main lcore has no datapath work. */
 		rte_delay_us_sleep(10000);
 	}
@@ -327,6 +366,7 @@ main(int argc, char **argv)
 	app_topology_close(&topo);
 	workers_free();
 	app_blocklist_fini();
+	cbl_allow_free((struct cbl_allow *)(uintptr_t)run.allow);
 	rte_eal_cleanup();
 	free(eal_argv);
 	return ret;

@@ -160,9 +160,42 @@ worker_of_lcore(const struct app_topology *t, unsigned int lcore)
 	return -1;
 }
 
+/* Firewall roles and the mirror port against the ports found: each
+ * named port exists, and in firewall mode every forwarding port has a
+ * role. */
+static void
+check_roles(const struct app_topology *t, const struct app_config *cfg)
+{
+	uint64_t found = 0, roles = cfg->inside_mask | cfg->outside_mask;
+
+	for (unsigned int i = 0; i < t->nb_ports; i++)
+		if (t->ports[i].id < 64)
+			found |= UINT64_C(1) << t->ports[i].id;
+	if (roles & ~found)
+		rte_exit(EXIT_FAILURE, "--%s: port %d is not in use (ports: "
+			"see --portmask and the devices given)\n",
+			(cfg->inside_mask & ~found) ? "inside" : "outside",
+			__builtin_ctzll(roles & ~found));
+	if (cfg->mirror_port != APP_NO_PORT &&
+			!((found >> cfg->mirror_port) & 1))
+		rte_exit(EXIT_FAILURE, "--mirror-port %" PRIu64 ": not a port "
+			"in use\n", cfg->mirror_port);
+	if (roles == 0)
+		return;
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		uint16_t id = t->ports[i].id;
+
+		if (id != cfg->mirror_port && !((roles >> id) & 1))
+			rte_exit(EXIT_FAILURE, "port %u (%s): no firewall role: "
+				"name it in --inside or --outside (or leave it "
+				"out of --portmask)\n", id, t->ports[i].name);
+	}
+}
+
 static void
 find_ports(struct app_topology *t, const struct app_config *cfg)
 {
+	unsigned int fwd[RTE_MAX_ETHPORTS], nf = 0;
 	uint16_t id;
 
 	RTE_ETH_FOREACH_DEV(id) {
@@ -192,10 +225,17 @@ find_ports(struct app_topology *t, const struct app_config *cfg)
 			"ports are available (give a NIC with -a, or --vdev "
 			"net_pcap0,rx_pcap=FILE)\n", cfg->portmask,
 			rte_eth_dev_count_avail());
-	/* paired topology: 0<->1, 2<->3; the odd one out to itself */
+	check_roles(t, cfg);
+	/* paired topology: 0<->1, 2<->3, the odd one out to itself, over
+	 * the ports that forward (not the mirror port) */
 	for (unsigned int i = 0; i < t->nb_ports; i++)
-		t->tx_port[t->ports[i].id] = t->ports[(i ^ 1) < t->nb_ports ?
-			i ^ 1 : i].id;
+		if (t->ports[i].id != cfg->mirror_port)
+			fwd[nf++] = i;
+		else
+			t->tx_port[t->ports[i].id] = t->ports[i].id;
+	for (unsigned int j = 0; j < nf; j++)
+		t->tx_port[t->ports[fwd[j]].id] =
+			t->ports[fwd[(j ^ 1) < nf ? j ^ 1 : j]].id;
 }
 
 static struct app_port *

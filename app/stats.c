@@ -46,6 +46,16 @@ struct lcore_counters {
 	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
 	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
 	uint64_t rx_errors;     /* received in error, not delivered (ierrors) */
+	/* the action table's drops, by reason (docs/firewall.md) */
+	uint64_t dropped_unsolicited;
+	uint64_t dropped_not_syn;
+	uint64_t dropped_limited;
+	uint64_t dropped_table_full;
+	uint64_t dropped_malformed;
+	uint64_t dropped_fragment;
+	uint64_t dropped_mirror_rx;
+	uint64_t mirrored;
+	uint64_t mirror_dropped;
 };
 
 #define FLOW(f) { #f, offsetof(struct lcore_counters, flow.f) }
@@ -59,12 +69,18 @@ static const struct {
 	FLOW(flows_closed), FLOW(flows_expired), FLOW(flows_evicted),
 	FLOW(active), FLOW(insert_failed), FLOW(orphan_close), FLOW(reused),
 	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
+	FLOW(unsolicited), FLOW(not_syn), FLOW(new_flow_limited),
+	FLOW(emergency_enter), FLOW(emergency_exit), FLOW(emergency),
 	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
 	OWN(blocked_packets), OWN(blocked_bytes), OWN(blocked_address),
 	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),
 	OWN(blocklist_unparsed), OWN(handoff_out),
 	OWN(handoff_in), OWN(handoff_drops), OWN(handoff_waits),
 	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors),
+	OWN(dropped_unsolicited), OWN(dropped_not_syn), OWN(dropped_limited),
+	OWN(dropped_table_full), OWN(dropped_malformed),
+	OWN(dropped_fragment), OWN(dropped_mirror_rx), OWN(mirrored),
+	OWN(mirror_dropped),
 };
 #define NB_COUNTERS RTE_DIM(counters)
 
@@ -95,6 +111,15 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->handoff_in = w->handoff_in;
 	c->handoff_drops = w->handoff_drops;
 	c->handoff_waits = w->handoff_waits;
+	c->dropped_unsolicited = w->dropped[APP_DROP_UNSOLICITED];
+	c->dropped_not_syn = w->dropped[APP_DROP_NOT_SYN];
+	c->dropped_limited = w->dropped[APP_DROP_LIMITED];
+	c->dropped_table_full = w->dropped[APP_DROP_TABLE_FULL];
+	c->dropped_malformed = w->dropped[APP_DROP_MALFORMED];
+	c->dropped_fragment = w->dropped[APP_DROP_FRAGMENT];
+	c->dropped_mirror_rx = w->dropped[APP_DROP_MIRROR_RX];
+	c->mirrored = w->mirrored;
+	c->mirror_dropped = w->mirror_dropped;
 }
 
 static void
@@ -276,6 +301,27 @@ json_group(void *ctx, const char *name, bool begin)
 	else
 		fprintf(j->f, "}");
 	j->first = begin;
+}
+
+void
+app_stats_emergency_log(FILE *out)
+{
+	static uint64_t seen[APP_MAX_WORKERS];
+
+	for (unsigned int i = 0; i < nb_workers; i++) {
+		struct cflow_counters c;
+		uint64_t changes;
+
+		workers[i].run->table_ops->counters(workers[i].table, &c);
+		changes = c.emergency_enter + c.emergency_exit;
+		if (changes == seen[i])
+			continue;
+		seen[i] = changes;
+		fprintf(out, "cuckooflow: lcore %u: emergency mode %s (%" PRIu64
+			" open flows of %" PRIu64 "; entered %" PRIu64 " times)\n",
+			workers[i].lcore, c.emergency ? "entered" : "left",
+			c.active, config->flows, c.emergency_enter);
+	}
 }
 
 uint64_t

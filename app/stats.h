@@ -26,6 +26,10 @@ void app_stats_print(FILE *out);
  * rx_errors, summed over the ports. */
 uint64_t app_stats_rx_lost(void);
 
+/* A line for each worker whose table entered or left emergency mode
+ * since the last call (main lcore). */
+void app_stats_emergency_log(FILE *out);
+
 /* {"total": {...}, "lcores": [{...}], "table": {"lcore_N": {...}}};
  * 0, or -1 with errno set. */
 int app_stats_write_json(const char *path);

@@ -19,9 +19,9 @@ static void
 cflow_table_track(void *table, const struct cflow_input *in,
 		const struct cflow_packet *pkts,
 		const enum cflow_parse_status *status, unsigned int n,
-		enum cflow_verdict *verdicts)
+		enum cflow_verdict *verdicts, uint8_t *counts)
 {
-	cflow_track_parsed(table, in, pkts, status, n, verdicts);
+	cflow_track_parsed(table, in, pkts, status, n, verdicts, counts);
 }
 
 static uint64_t
@@ -48,6 +48,49 @@ const struct app_flow_table_ops app_cflow_table_ops = {
 	.sweep_all = cflow_table_sweep_all,
 	.counters = cflow_table_counters,
 };
+
+/*
+ * (role, verdict) -> forward or a drop reason. Without roles every
+ * packet the blocklist passes is forwarded, tracked or not. Inside, a
+ * flow that may not be opened (strict TCP, admission) is dropped;
+ * outside, so is every packet that is not of a tracked flow.
+ */
+const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX] = {
+	[APP_ROLE_NONE] = { 0 },
+	[APP_ROLE_INSIDE] = {
+		[CFLOW_UNTRACKED_NOT_SYN] = APP_DROP_NOT_SYN,
+		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
+	},
+	[APP_ROLE_OUTSIDE] = {
+		[CFLOW_UNTRACKED_MALFORMED] = APP_DROP_MALFORMED,
+		[CFLOW_UNTRACKED_FRAGMENT] = APP_DROP_FRAGMENT,
+		[CFLOW_UNTRACKED_ORPHAN] = APP_DROP_UNSOLICITED,
+		[CFLOW_UNTRACKED_FULL] = APP_DROP_TABLE_FULL,
+		[CFLOW_UNTRACKED_UNSOLICITED] = APP_DROP_UNSOLICITED,
+		[CFLOW_UNTRACKED_NOT_SYN] = APP_DROP_NOT_SYN,
+		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
+	},
+	[APP_ROLE_MIRROR] = {
+		[0 ... CFLOW_VERDICT_MAX - 1] = APP_DROP_MIRROR_RX,
+	},
+};
+
+const char *
+app_drop_name(enum app_drop d)
+{
+	static const char *const names[APP_DROP_MAX] = {
+		[APP_FORWARD] = "forward",
+		[APP_DROP_UNSOLICITED] = "unsolicited",
+		[APP_DROP_NOT_SYN] = "not_syn",
+		[APP_DROP_LIMITED] = "limited",
+		[APP_DROP_TABLE_FULL] = "table_full",
+		[APP_DROP_MALFORMED] = "malformed",
+		[APP_DROP_FRAGMENT] = "fragment",
+		[APP_DROP_MIRROR_RX] = "mirror_rx",
+	};
+
+	return (unsigned int)d < APP_DROP_MAX ? names[d] : "?";
+}
 
 int
 app_handoff_rings_create(struct app_worker *workers, unsigned int n,
@@ -221,23 +264,80 @@ app_worker_idle(struct app_worker *w)
 	sweep(w);
 }
 
-/* Track @p n packets this worker owns, then forward or free them. */
+/* Copies of each flow's first packets out of the mirror port: the same
+ * mbuf, its reference count raised (nothing on the way writes to it). */
+static void
+mirror_send(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent;
+
+	if (n == 0)
+		return;
+	for (uint16_t k = 0; k < n; k++)
+		rte_mbuf_refcnt_update(pkts[k], 1);
+	sent = rte_eth_tx_burst(w->run->mirror_port, (uint16_t)w->index, pkts,
+			n);
+	w->mirrored += sent;
+	w->mirror_dropped += n - sent;
+	for (uint16_t k = sent; k < n; k++)
+		rte_pktmbuf_free(pkts[k]);
+}
+
+/* Firewall mode: an outside packet may open a flow only to an allowed
+ * service. */
+static void
+set_input_flags(const struct app_run *run, struct rte_mbuf **pkts,
+		struct cflow_input *in, const struct cflow_packet *parsed,
+		const enum cflow_parse_status *status, uint16_t n)
+{
+	for (uint16_t k = 0; k < n; k++)
+		in[k].flags = run->role[pkts[k]->port] == APP_ROLE_OUTSIDE &&
+			(run->allow == NULL || status[k] != CFLOW_PARSE_OK ||
+			 !cbl_allow_match(run->allow, &parsed[k])) ?
+			CFLOW_IN_NO_CREATE : 0;
+}
+
+/* Track @p n packets this worker owns, then act on each verdict
+ * (app_actions): forward, or drop counted by reason; mirror the first
+ * packets of each flow. */
 static void
 track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
-		const struct cflow_input *in, const struct cflow_packet *parsed,
+		struct cflow_input *in, const struct cflow_packet *parsed,
 		const enum cflow_parse_status *status, uint16_t n)
 {
 	const struct app_run *run = w->run;
 	enum cflow_verdict verdicts[CF_BULK_MAX];
+	struct rte_mbuf *copies[CF_BULK_MAX];
+	uint8_t counts[CF_BULK_MAX];
+	uint16_t keep = 0, nc = 0;
 
-	if (n != 0)
-		run->table_ops->track(w->table, in, parsed, status, n,
-				verdicts);
-	for (uint16_t k = 0; k < n; k++)
-		*RTE_MBUF_DYNFIELD(pkts[k], run->verdict_offset, uint8_t *) =
+	if (n == 0) {
+		sweep(w);
+		return;
+	}
+	set_input_flags(run, pkts, in, parsed, status, n);
+	run->table_ops->track(w->table, in, parsed, status, n, verdicts,
+			run->mirror ? counts : NULL);
+	for (uint16_t k = 0; k < n; k++) {
+		struct rte_mbuf *m = pkts[k];
+		uint8_t act = app_actions[run->role[m->port]][verdicts[k]];
+
+		*RTE_MBUF_DYNFIELD(m, run->verdict_offset, uint8_t *) =
 			(uint8_t)verdicts[k];
+		if (act != APP_FORWARD) {
+			w->dropped[act]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (run->mirror && counts[k] != 0 &&
+				counts[k] <= run->mirror_first)
+			copies[nc++] = m;
+		pkts[keep++] = m;
+	}
 	sweep(w);
-	forward_or_free(w, pkts, n);
+	if (run->cfg->mode == APP_MODE_FORWARD)
+		mirror_send(w, copies, nc);
+	forward_or_free(w, pkts, keep);
 }
 
 /* Track what the worker has gathered (its own packets of the bursts

@@ -47,7 +47,7 @@ struct app_flow_table_ops {
 	void (*track)(void *table, const struct cflow_input *in,
 			const struct cflow_packet *pkts,
 			const enum cflow_parse_status *status, unsigned int n,
-			enum cflow_verdict *verdicts);
+			enum cflow_verdict *verdicts, uint8_t *counts);
 	/* @as_of_ns <= @now_ns: judge idleness at that time (the replay
 	 * watermark; see app_worker.as_of_ns) */
 	uint64_t (*sweep)(void *table, uint64_t now_ns, uint64_t as_of_ns);
@@ -88,6 +88,35 @@ struct app_rxq {
 };
 
 struct app_run;
+
+/* A port's role in firewall mode (docs/firewall.md). */
+enum app_role {
+	APP_ROLE_NONE,    /* not firewall mode: every packet may open a flow */
+	APP_ROLE_INSIDE,  /* its packets may open flows */
+	APP_ROLE_OUTSIDE, /* its packets pass on tracked flows only */
+	APP_ROLE_MIRROR,  /* --mirror-port: sends copies, drops what it gets */
+	APP_ROLE_MAX,
+};
+
+/* What happens to a packet the blocklist let through, by its port's role
+ * and its verdict (app_actions[][]): forwarded, or dropped for a reason. */
+enum app_drop {
+	APP_FORWARD = 0,
+	APP_DROP_UNSOLICITED, /* outside: no flow, not allowed to open one */
+	APP_DROP_NOT_SYN,     /* --tcp-strict: a TCP flow not opened by SYN */
+	APP_DROP_LIMITED,     /* firewall: a new flow past --new-flow-rate */
+	APP_DROP_TABLE_FULL,  /* outside: its new flow found no room */
+	APP_DROP_MALFORMED,   /* outside: not decidable */
+	APP_DROP_FRAGMENT,    /* outside: a non-first fragment */
+	APP_DROP_MIRROR_RX,   /* received on the mirror port */
+	APP_DROP_MAX,
+};
+
+/* "unsolicited", ... for counters; "forward" for APP_FORWARD. */
+const char *app_drop_name(enum app_drop d);
+
+/* The action table, one row a role: documented in docs/design.md. */
+extern const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX];
 
 /* What a worker with handoff tracks in its next bulk lookup: its own
  * packets from the bursts since the last one, then what it drains. */
@@ -134,6 +163,9 @@ struct app_worker {
 	uint64_t handoff_in;    /* packets received from other workers */
 	uint64_t handoff_drops; /* dropped: the owner's ring stayed full */
 	uint64_t handoff_waits; /* bursts that waited for a full ring */
+	uint64_t dropped[APP_DROP_MAX]; /* by reason ([APP_FORWARD]: 0) */
+	uint64_t mirrored;      /* copies sent out of the mirror port */
+	uint64_t mirror_dropped; /* copies the mirror port did not take */
 	uint64_t last_ns;       /* time of the last packet or sweep (atomic) */
 	/* Sweeps judge idleness at this time: last_ns, but when replaying
 	 * captures with handoff, a watermark no packet still to come to
@@ -162,6 +194,11 @@ struct app_run {
 	uint64_t hash_seed;     /* every tracker's: the handed-off hash */
 	uint16_t reta[APP_RETA_SIZE]; /* hash -> owner worker index */
 	uint16_t tx_port[RTE_MAX_ETHPORTS]; /* forward: ingress -> egress */
+	uint8_t role[RTE_MAX_ETHPORTS]; /* enum app_role */
+	const struct cbl_allow *allow;  /* firewall: --allow, or NULL */
+	bool mirror;            /* --mirror-port */
+	uint16_t mirror_port;
+	uint8_t mirror_first;   /* copies of a flow's first N packets */
 	/* The handshake: quit is set by the main lcore (or a signal);
 	 * end_ns, then end_set, once every worker is done: the last packet
 	 * time of all of them, for the final sweep. */

@@ -36,6 +36,7 @@ struct exact_table {
 	uint32_t sweep_max;     /* positions a sweep call visits at most */
 	uint64_t timeout_ns[CFLOW_CLASS_MAX];
 	uint64_t linger_ns;      /* 0 with CFLOW_LINGER_NONE */
+	bool tcp_strict;
 	uint64_t now_ns;
 	uint64_t sweep_period_ns;
 	struct cflow_pace sweep_pace; /* in positions */
@@ -90,6 +91,7 @@ exact_table_create(const struct cflow_tracker_params *params, int socket_id)
 		if (p->timeout_ns[c] < shortest)
 			shortest = p->timeout_ns[c];
 	}
+	t->tcp_strict = p->tcp_strict;
 	t->linger_ns = p->close_linger_ns == CFLOW_LINGER_NONE ? 0 :
 		p->close_linger_ns;
 	/* The tracker's bound: as many slots as its buckets hold. */
@@ -130,7 +132,8 @@ state_make(uint64_t now_ns, unsigned int cls, bool closing)
  * exact times. *moved is set when a key was added or removed.
  */
 static enum cflow_verdict
-track_one(struct exact_table *t, const struct cflow_packet *pkt, int32_t pos,
+track_one(struct exact_table *t, const struct cflow_packet *pkt,
+		uint8_t in_flags, int32_t pos,
 		bool *moved)
 {
 	uint64_t s = pos >= 0 ? t->state[pos] : 0;
@@ -143,6 +146,9 @@ track_one(struct exact_table *t, const struct cflow_packet *pkt, int32_t pos,
 		age > (closing ? t->linger_ns : t->timeout_ns[cls]),
 		pkt->proto_class, pkt->tcp_flags, t->linger_ns != 0);
 
+	/* What the packet may open (no admission control here). */
+	cflow_state_admit(&step, in_flags, t->tcp_strict, pkt->proto_class,
+		pkt->tcp_flags);
 	if (step.remove) {
 		rte_hash_del_key(t->h, &pkt->key);
 		t->state[pos] = 0;
@@ -167,7 +173,7 @@ static void
 exact_track(void *table, const struct cflow_input *in,
 		const struct cflow_packet *pkts,
 		const enum cflow_parse_status *status, unsigned int n,
-		enum cflow_verdict *verdicts)
+		enum cflow_verdict *verdicts, uint8_t *counts)
 {
 	struct exact_table *t = table;
 	const void *keys[CF_BULK_MAX];
@@ -176,6 +182,9 @@ exact_track(void *table, const struct cflow_input *in,
 	unsigned int m = 0;
 	bool moved = false;
 
+	/* No per-flow packet count in this table. */
+	if (counts != NULL)
+		memset(counts, 0, n);
 	for (unsigned int k = 0; k < n; k++) {
 		cflow_count_packet(&t->c, &in[k]);
 		if (status[k] == CFLOW_PARSE_OK) {
@@ -195,7 +204,8 @@ exact_track(void *table, const struct cflow_input *in,
 		/* An earlier packet of the burst added or removed a key. */
 		if (moved)
 			pos[j] = rte_hash_lookup(t->h, keys[j]);
-		verdicts[k] = track_one(t, &pkts[k], pos[j], &moved);
+		verdicts[k] = track_one(t, &pkts[k], in[k].flags, pos[j],
+				&moved);
 	}
 }
 

@@ -431,6 +431,13 @@ enum cflow_verdict {
 	CFLOW_UNTRACKED_FRAGMENT, /**< non-first fragment */
 	CFLOW_UNTRACKED_ORPHAN,   /**< FIN/RST of an untracked flow */
 	CFLOW_UNTRACKED_FULL,     /**< table full, policy "untracked" */
+	/** Not tracked, and the packet may not open a flow
+	 * (CFLOW_IN_NO_CREATE: a firewall's outside); a FIN/RST too. */
+	CFLOW_UNTRACKED_UNSOLICITED,
+	/** Not tracked, TCP but not a SYN without ACK (tcp_strict). */
+	CFLOW_UNTRACKED_NOT_SYN,
+	/** A new flow beyond the admission rate (new_flow_rate). */
+	CFLOW_UNTRACKED_LIMITED,
 	CFLOW_VERDICT_MAX,
 };
 
@@ -543,13 +550,59 @@ struct cflow_tracker_params {
 	 * that.
 	 */
 	bool flow_time;
+	/**
+	 * Open a TCP flow only on a SYN without ACK (default off: any
+	 * packet of an untracked flow but a FIN or RST opens it, as
+	 * conntrack's loose pickup). Another packet of an untracked TCP
+	 * flow is CFLOW_UNTRACKED_NOT_SYN.
+	 */
+	bool tcp_strict;
+	/**
+	 * Admission control: new flows per second this tracker opens, a
+	 * token bucket refilled by the tracker's clock (the packets' time),
+	 * holding at most new_flow_burst tokens (0: new_flow_rate) and full
+	 * at creation. A flow that finds it empty is not inserted:
+	 * CFLOW_UNTRACKED_LIMITED (a SYN on a lingering flow leaves that
+	 * entry as it is). 0 (default): no limit.
+	 */
+	uint64_t new_flow_rate;
+	uint64_t new_flow_burst;
+	/**
+	 * Emergency mode, as Suricata's: once the open flows reach
+	 * emergency_load_ppm of capacity (parts per million; 0, default:
+	 * never), every idle timeout and the linger become at most
+	 * emergency_timeout_ns (0: 10 s), until the open flows fall below
+	 * emergency_low_ppm (0: emergency_load_ppm less 100000, at least
+	 * 0). Entering and leaving are counted. Flows are then expired
+	 * within emergency_timeout_ns + max(1 s, shortest normal timeout /
+	 * 8): the sweep keeps its normal pace.
+	 */
+	uint32_t emergency_load_ppm;
+	uint32_t emergency_low_ppm;
+	uint64_t emergency_timeout_ns;
+	/**
+	 * Bits of a saturating per-flow packet counter kept in the value,
+	 * 0..8 (default 0: none), for first-N-packets mirroring: the
+	 * ordinal of each packet in its flow, both directions together
+	 * (cflow_track_parsed()'s @p counts). Taken from the time field:
+	 * with 16-bit values, ticks grow coarser.
+	 */
+	unsigned int count_bits;
 };
+
+/** Default emergency timeout, seconds. */
+#define CFLOW_EMERGENCY_TIMEOUT_S 10
+
+/** Flags of struct cflow_input. */
+/** The packet may find its flow but never open one: an untracked flow
+ * stays untracked (CFLOW_UNTRACKED_UNSOLICITED). A firewall's outside. */
+#define CFLOW_IN_NO_CREATE 0x01
 
 /**
  * Counters, all 64-bit. Every packet is counted once in packets and in
  * exactly one of: non_ip, malformed[], fragments, orphan_close,
- * insert_failed, flows_new, flows_seen, flows_closed (the closing
- * packet). Every flow counted new ends in exactly one of: still open
+ * insert_failed, unsolicited, not_syn, new_flow_limited, flows_new,
+ * flows_seen, flows_closed (the closing packet). Every flow counted new ends in exactly one of: still open
  * (active), closed, expired or evicted:
  *
  *   flows_new == active + flows_closed + flows_expired + flows_evicted
@@ -570,6 +623,12 @@ struct cflow_counters {
 	uint64_t reused;         /**< SYN on a closing flow: also counted new */
 	uint64_t hash_fallback;  /**< hash mode rss, packet without a hash */
 	uint64_t active;         /**< open flows in the table now */
+	uint64_t unsolicited;    /**< CFLOW_UNTRACKED_UNSOLICITED packets */
+	uint64_t not_syn;        /**< CFLOW_UNTRACKED_NOT_SYN packets */
+	uint64_t new_flow_limited; /**< CFLOW_UNTRACKED_LIMITED packets */
+	uint64_t emergency_enter; /**< times emergency mode began */
+	uint64_t emergency_exit;  /**< and ended */
+	uint64_t emergency;      /**< 1 while in emergency mode */
 };
 
 /** One packet handed to the tracker. */
@@ -588,6 +647,7 @@ struct cflow_input {
 	 */
 	bool has_hash;
 	uint64_t hash;
+	uint8_t flags;        /**< CFLOW_IN_* */
 };
 
 struct cflow_tracker;
@@ -657,11 +717,16 @@ void cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
  *   is CFLOW_PARSE_OK.
  * @param status
  *   cflow_parse()'s return for each packet.
+ * @param counts
+ *   If not NULL, receives each packet's ordinal in its flow, both
+ *   directions together: 1 for the packet that opened it, saturating at
+ *   2^count_bits - 1; 0 for a packet left untracked, and for every
+ *   packet if count_bits is 0.
  */
 void cflow_track_parsed(struct cflow_tracker *t,
 		const struct cflow_input *in, const struct cflow_packet *pkts,
 		const enum cflow_parse_status *status, unsigned int n,
-		enum cflow_verdict *verdicts);
+		enum cflow_verdict *verdicts, uint8_t *counts);
 
 /**
  * Expire idle flows and remove lingering closed ones, visiting at most

@@ -17,8 +17,11 @@
  * - cflow_count_untracked() for a packet whose parse status is not
  *   CFLOW_PARSE_OK: its verdict;
  * - else cflow_state_step() with the state of the packet's flow in the
- *   table, does what the step says (remove, store, insert) and passes
- *   the outcome to cflow_count_step(): the packet's verdict.
+ *   table, then cflow_state_admit() (what the packet may open) and, if
+ *   the step would insert and admission control has no token,
+ *   cflow_state_limit(); does what the step says (remove, store,
+ *   insert) and passes the outcome to cflow_count_step(): the packet's
+ *   verdict.
  *
  * How a table stores a flow's state and time, and how it judges a flow
  * idle or its linger over ("stale"), is its own: the tracker counts in
@@ -151,6 +154,59 @@ cflow_state_step(enum cflow_state state, bool stale, unsigned int proto_class,
 }
 
 /**
+ * What the packet may do to an untracked flow, applied to its step: with
+ * CFLOW_IN_NO_CREATE in @p in_flags a flow is never opened
+ * (CFLOW_UNTRACKED_UNSOLICITED, a FIN or RST of no flow too), and a SYN
+ * on a lingering flow is a packet of the closed flow (SEEN); with
+ * @p tcp_strict a TCP flow opens only on a SYN without ACK
+ * (CFLOW_UNTRACKED_NOT_SYN). A stale entry is removed all the same.
+ */
+static inline void
+cflow_state_admit(struct cflow_step *s, uint8_t in_flags, bool tcp_strict,
+		unsigned int proto_class, uint8_t tcp_flags)
+{
+	bool syn = proto_class == CFLOW_CLASS_TCP &&
+		(tcp_flags & (CFLOW_TCP_SYN | CFLOW_TCP_ACK)) == CFLOW_TCP_SYN;
+
+	if (in_flags & CFLOW_IN_NO_CREATE) {
+		if (s->verdict == CFLOW_UNTRACKED_ORPHAN) {
+			s->verdict = CFLOW_UNTRACKED_UNSOLICITED;
+		} else if (s->insert && s->reused) {
+			s->remove = false;
+			s->insert = false;
+			s->reused = false;
+			s->verdict = CFLOW_SEEN;
+			s->next = CFLOW_STATE_CLOSING;
+		} else if (s->insert) {
+			s->insert = false;
+			s->verdict = CFLOW_UNTRACKED_UNSOLICITED;
+		}
+		return;
+	}
+	if (tcp_strict && s->insert && proto_class == CFLOW_CLASS_TCP &&
+			!syn) {
+		s->insert = false;
+		s->verdict = CFLOW_UNTRACKED_NOT_SYN;
+	}
+}
+
+/**
+ * A step's insertion refused by admission control (no token): the flow
+ * stays untracked (CFLOW_UNTRACKED_LIMITED), and a SYN on a lingering
+ * flow leaves that entry as it is.
+ */
+static inline void
+cflow_state_limit(struct cflow_step *s)
+{
+	if (s->reused) {
+		s->remove = false;
+		s->reused = false;
+	}
+	s->insert = false;
+	s->verdict = CFLOW_UNTRACKED_LIMITED;
+}
+
+/**
  * Count what a step did in @p c: @p inserted tells whether its insertion
  * succeeded (ignored unless @p s's insert). An insertion that evicts
  * another flow counts that eviction itself (flows_evicted, active).
@@ -185,6 +241,15 @@ cflow_count_step(struct cflow_counters *c, const struct cflow_step *s,
 	case CFLOW_CLOSING:
 		c->flows_closed++;
 		c->active--;
+		break;
+	case CFLOW_UNTRACKED_UNSOLICITED:
+		c->unsolicited++;
+		break;
+	case CFLOW_UNTRACKED_NOT_SYN:
+		c->not_syn++;
+		break;
+	case CFLOW_UNTRACKED_LIMITED:
+		c->new_flow_limited++;
 		break;
 	default:
 		c->orphan_close++;

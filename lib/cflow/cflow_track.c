@@ -47,7 +47,7 @@
 #define MIN_TICK_SHIFT 24
 #define VALUE_CLOSING 1u
 #define VALUE_CLASS_SHIFT 1
-#define VALUE_TICK_SHIFT 3
+#define VALUE_COUNT_SHIFT 3
 #define NS_PER_S UINT64_C(1000000000)
 
 struct cflow_tracker {
@@ -56,8 +56,19 @@ struct cflow_tracker {
 	unsigned int tick_shift;  /* a tick is 2^tick_shift ns */
 	uint32_t tick_mask;       /* ticks are stored modulo tick_mask + 1 */
 	uint64_t leap_ns;         /* a quarter of the tick range */
-	uint32_t timeout_ticks[CFLOW_CLASS_MAX];
+	unsigned int vtick;       /* the time's shift in a value: 3 + count
+				   * bits */
+	uint32_t count_max;       /* 2^count_bits - 1, 0 without a count */
+	uint32_t timeout_ticks[CFLOW_CLASS_MAX]; /* in force */
 	uint32_t linger_ticks;
+	uint32_t normal_timeout_ticks[CFLOW_CLASS_MAX];
+	uint32_t normal_linger_ticks;
+	uint32_t emergency_ticks;
+	uint64_t emergency_enter_flows; /* open flows that start one */
+	uint64_t emergency_exit_flows;  /* below these, it ends */
+	uint64_t tokens;          /* admission: tokens * 1e9 */
+	uint64_t tokens_max;
+	uint64_t tokens_ns;       /* when last refilled */
 	uint64_t now_ns;        /* latest time seen: never goes back */
 	uint32_t now_tick;      /* the tick judged at: see above */
 	uint32_t clock_tick;    /* now_ns's tick */
@@ -95,10 +106,24 @@ cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
 /* ------------------------------------------------------------- values */
 
 static inline uint32_t
-value_make(uint32_t tick, unsigned int cls, bool closing)
+value_make(const struct cflow_tracker *t, uint32_t tick, unsigned int cls,
+		bool closing, uint32_t count)
 {
-	return tick << VALUE_TICK_SHIFT | cls << VALUE_CLASS_SHIFT |
-		(closing ? VALUE_CLOSING : 0);
+	return tick << t->vtick | count << VALUE_COUNT_SHIFT |
+		cls << VALUE_CLASS_SHIFT | (closing ? VALUE_CLOSING : 0);
+}
+
+/* The flow's packet count, 0 without one. */
+static inline uint32_t
+value_count(const struct cflow_tracker *t, uint64_t v)
+{
+	return (uint32_t)(v >> VALUE_COUNT_SHIFT) & t->count_max;
+}
+
+static inline uint32_t
+value_tick(const struct cflow_tracker *t, uint64_t v)
+{
+	return (uint32_t)(v >> t->vtick) & t->tick_mask;
 }
 
 static inline bool
@@ -116,8 +141,7 @@ value_class(uint64_t v)
 static inline uint32_t
 value_age(const struct cflow_tracker *t, uint64_t v)
 {
-	uint32_t age = (t->now_tick - (uint32_t)(v >> VALUE_TICK_SHIFT)) &
-		t->tick_mask;
+	uint32_t age = (t->now_tick - value_tick(t, v)) & t->tick_mask;
 
 	/* Stamped after the tick judged at, which is behind the clock. */
 	if (t->now_tick != t->clock_tick && age > t->tick_mask - t->lag_ticks)
@@ -130,8 +154,7 @@ value_age(const struct cflow_tracker *t, uint64_t v)
 static inline uint32_t
 value_stamp(const struct cflow_tracker *t, uint64_t v)
 {
-	return value_age(t, v) == 0 ?
-		(uint32_t)(v >> VALUE_TICK_SHIFT) & t->tick_mask : t->now_tick;
+	return value_age(t, v) == 0 ? value_tick(t, v) : t->now_tick;
 }
 
 /*
@@ -233,9 +256,10 @@ ticks_of(uint64_t ns, unsigned int shift)
  * tell apart is the sweep's slack. 0 if none fits.
  */
 static unsigned int
-tick_shift_for(unsigned int value_bits, uint64_t longest)
+tick_shift_for(unsigned int value_bits, unsigned int count_bits,
+		uint64_t longest)
 {
-	unsigned int tick_bits = value_bits - VALUE_TICK_SHIFT;
+	unsigned int tick_bits = value_bits - VALUE_COUNT_SHIFT - count_bits;
 
 	for (unsigned int shift = MIN_TICK_SHIFT; shift < 40; shift++)
 		if ((longest >> shift) + 4 < (UINT64_C(1) << (tick_bits - 2)))
@@ -287,16 +311,33 @@ cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 		r.close_linger_ns = CFLOW_CLOSE_LINGER_S * NS_PER_S;
 	if (r.sweep_max_buckets == 0)
 		r.sweep_max_buckets = CFLOW_SWEEP_MAX_BUCKETS;
+	if (r.new_flow_rate != 0 && r.new_flow_burst == 0)
+		r.new_flow_burst = r.new_flow_rate;
+	if (r.emergency_load_ppm != 0) {
+		if (r.emergency_timeout_ns == 0)
+			r.emergency_timeout_ns = CFLOW_EMERGENCY_TIMEOUT_S *
+				NS_PER_S;
+		if (r.emergency_low_ppm == 0)
+			r.emergency_low_ppm = r.emergency_load_ppm > 100000 ?
+				r.emergency_load_ppm - 100000 : 0;
+	}
 	/* Capacities above CF_MAX_CAPACITY would need a table of 2^32 slots
 	 * or more, past lib/cuckoo's 32-bit positions. */
 	if (r.capacity > CF_MAX_CAPACITY ||
 			(r.value_bits != 16 && r.value_bits != 32) ||
 			(unsigned int)r.full_policy > CFLOW_FULL_UNTRACKED ||
-			(unsigned int)r.hash > CFLOW_HASH_RSS)
+			(unsigned int)r.hash > CFLOW_HASH_RSS ||
+			r.count_bits > 8 || r.new_flow_rate > NS_PER_S ||
+			r.new_flow_burst > NS_PER_S ||
+			r.emergency_load_ppm > 1000000 ||
+			(r.emergency_load_ppm != 0 &&
+			 r.emergency_low_ppm >= r.emergency_load_ppm))
 		goto einval;
-	/* 32-bit values keep 16.8 ms ticks: timeouts up to 26 days. */
-	shift = tick_shift_for(r.value_bits, longest_ns(&r));
-	if (shift == 0 || (r.value_bits == 32 && shift != MIN_TICK_SHIFT))
+	/* 32-bit values keep 16.8 ms ticks: timeouts up to 26 days (less
+	 * with a packet count, whose bits come from the time's). */
+	shift = tick_shift_for(r.value_bits, r.count_bits, longest_ns(&r));
+	if (shift == 0 || (r.value_bits == 32 && r.count_bits == 0 &&
+			shift != MIN_TICK_SHIFT))
 		goto einval;
 	*out = r;
 	return 0;
@@ -339,9 +380,12 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
 		if (p->timeout_ns[c] < shortest)
 			shortest = p->timeout_ns[c];
-	t->tick_shift = tick_shift_for(p->value_bits, longest_ns(p));
+	t->tick_shift = tick_shift_for(p->value_bits, p->count_bits,
+		longest_ns(p));
 	CFLOW_ASSERT(t->tick_shift >= MIN_TICK_SHIFT);
-	t->tick_mask = (UINT32_C(1) << (p->value_bits - VALUE_TICK_SHIFT)) - 1;
+	t->vtick = VALUE_COUNT_SHIFT + p->count_bits;
+	t->count_max = (UINT32_C(1) << p->count_bits) - 1;
+	t->tick_mask = (UINT32_C(1) << (p->value_bits - t->vtick)) - 1;
 	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << t->tick_shift;
 	t->lag_ticks = (t->tick_mask / 4 + 1) / 2;
 	t->lag_ns = (uint64_t)t->lag_ticks << t->tick_shift;
@@ -350,6 +394,21 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 			(uint32_t)(p->timeout_ns[c] >> t->tick_shift);
 	t->linger_ticks = p->close_linger_ns == CFLOW_LINGER_NONE ? 0 :
 		ticks_of(p->close_linger_ns, t->tick_shift);
+	memcpy(t->normal_timeout_ticks, t->timeout_ticks,
+		sizeof(t->timeout_ticks));
+	t->normal_linger_ticks = t->linger_ticks;
+	if (p->emergency_load_ppm != 0) {
+		uint64_t e = p->emergency_timeout_ns >> t->tick_shift;
+
+		t->emergency_ticks = e > t->tick_mask / 4 ? t->tick_mask / 4 :
+			(uint32_t)e;
+		t->emergency_enter_flows = (p->capacity *
+			p->emergency_load_ppm + 999999) / 1000000;
+		t->emergency_exit_flows = p->capacity * p->emergency_low_ppm /
+			1000000;
+	}
+	t->tokens_max = p->new_flow_burst * NS_PER_S;
+	t->tokens = t->tokens_max;
 	/*
 	 * A full pass per L = max(1 s, shortest timeout / 8), the promised
 	 * lateness, less what truncated ticks add (3 ticks) and a tick of
@@ -464,7 +523,8 @@ static bool
 insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
 		uint64_t *written)
 {
-	uint32_t v = value_make(t->now_tick, cls, false);
+	uint32_t v = value_make(t, t->now_tick, cls, false,
+		t->count_max != 0);
 	int ret = cf_add_with_hash(t->filter, hash, v, NULL);
 
 	/* -ENOSPC comes at once from a table at its load limit: evicting
@@ -476,16 +536,64 @@ insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
 	return ret == 0;
 }
 
+/* Admission control: a token for a new flow, the bucket refilled by the
+ * clock at new_flow_rate a second. */
+static bool
+token_take(struct cflow_tracker *t)
+{
+	uint64_t dt = t->now_ns - t->tokens_ns;
+
+	if (t->params.new_flow_rate == 0)
+		return true;
+	t->tokens_ns = t->now_ns;
+	if (dt >= (t->tokens_max - t->tokens) / t->params.new_flow_rate + 1)
+		t->tokens = t->tokens_max;
+	else
+		t->tokens += dt * t->params.new_flow_rate;
+	if (t->tokens < NS_PER_S)
+		return false;
+	t->tokens -= NS_PER_S;
+	return true;
+}
+
+/* Emergency mode: shorter timeouts while the table is nearly full. */
+static void
+emergency_check(struct cflow_tracker *t)
+{
+	bool on = t->c.emergency != 0;
+
+	if (t->params.emergency_load_ppm == 0 ||
+			on == (on ? t->c.active >= t->emergency_exit_flows :
+				t->c.active < t->emergency_enter_flows))
+		return;
+	if (!on) {
+		for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
+			if (t->timeout_ticks[c] > t->emergency_ticks)
+				t->timeout_ticks[c] = t->emergency_ticks;
+		if (t->linger_ticks > t->emergency_ticks)
+			t->linger_ticks = t->emergency_ticks;
+		t->c.emergency_enter++;
+		t->c.emergency = 1;
+	} else {
+		memcpy(t->timeout_ticks, t->normal_timeout_ticks,
+			sizeof(t->timeout_ticks));
+		t->linger_ticks = t->normal_linger_ticks;
+		t->c.emergency_exit++;
+		t->c.emergency = 0;
+	}
+}
+
 /*
  * One parsed packet whose flow lookup gave found/pos/v (the value at pos):
  * the state machine's step (cflow_state.h), done on the filter.
  * *changed is set when it added or removed an entry; an evicted entry's
- * slot is added to @p written.
+ * slot is added to @p written. *count receives the packet's ordinal in
+ * its flow (0: untracked).
  */
 static enum cflow_verdict
 track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
-		uint64_t hash, bool found, uint32_t pos, uint64_t v,
-		bool *changed, uint64_t *written)
+		uint8_t in_flags, uint64_t hash, bool found, uint32_t pos,
+		uint64_t v, bool *changed, uint64_t *written, uint8_t *count)
 {
 	bool closing = found && value_closing(v), inserted = false;
 	struct cflow_step s = cflow_state_step(
@@ -493,27 +601,39 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 			closing ? CFLOW_STATE_CLOSING : CFLOW_STATE_OPEN,
 		closing ? linger_done(t, v) : found && idle_expired(t, v),
 		pkt->proto_class, pkt->tcp_flags, t->linger_ticks != 0);
+	enum cflow_verdict verdict;
 
+	cflow_state_admit(&s, in_flags, t->params.tcp_strict,
+		pkt->proto_class, pkt->tcp_flags);
+	if (s.insert && !token_take(t))
+		cflow_state_limit(&s);
 	CFLOW_ASSERT(pkt->proto_class < CFLOW_CLASS_MAX);
 	CFLOW_ASSERT(!found || value_class(v) < CFLOW_CLASS_MAX);
 	if (s.remove) {
 		remove_at(t, pos);
 		*changed = true;
 	}
+	*count = 0;
 	if (s.next != CFLOW_STATE_NONE) {
-		int ret = cf_value_set(t->filter, pos,
-			value_make(value_stamp(t, v), value_class(v),
-				s.next == CFLOW_STATE_CLOSING));
+		uint32_t n = value_count(t, v);
+		int ret;
 
+		n += n < t->count_max;
+		ret = cf_value_set(t->filter, pos,
+			value_make(t, value_stamp(t, v), value_class(v),
+				s.next == CFLOW_STATE_CLOSING, n));
 		CFLOW_ASSERT(found && !s.remove && ret == 0);
 		(void)ret;
+		*count = (uint8_t)n;
 	} else if (s.insert) {
 		*changed = true;
 		inserted = insert_flow(t, hash, pkt->proto_class, written);
+		*count = inserted && t->count_max != 0;
 	}
 	CFLOW_ASSERT(!s.expired || t->c.active > 0);
 	CFLOW_ASSERT(s.verdict != CFLOW_CLOSING || t->c.active > 0);
-	return cflow_count_step(&t->c, &s, inserted);
+	verdict = cflow_count_step(&t->c, &s, inserted);
+	return verdict;
 }
 
 static uint64_t
@@ -543,6 +663,7 @@ counters_consistent(const struct cflow_counters *c)
 	return flows_consistent(c) &&
 		c->packets == c->non_ip + cflow_malformed_total(c) +
 			c->fragments + c->orphan_close + c->insert_failed +
+			c->unsolicited + c->not_syn + c->new_flow_limited +
 			c->flows_new + c->flows_seen + c->flows_closed;
 }
 
@@ -551,7 +672,7 @@ static void
 track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		const struct cflow_packet *pkts,
 		const enum cflow_parse_status *status, unsigned int n,
-		enum cflow_verdict *verdicts)
+		enum cflow_verdict *verdicts, uint8_t *counts)
 {
 	uint64_t hashes[CF_BULK_MAX], values[CF_BULK_MAX], hits = 0, latest = 0;
 	uint64_t written[WRITTEN_WORDS] = { 0 };
@@ -572,6 +693,8 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 
 			if (verdicts != NULL)
 				verdicts[k] = v;
+			if (counts != NULL)
+				counts[k] = 0;
 			continue;
 		}
 		if (t->params.hash == CFLOW_HASH_RSS && in[k].has_rss) {
@@ -593,6 +716,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		unsigned int k = index[j];
 		bool found = (hits >> j) & 1, changed_now = false;
 		enum cflow_verdict v;
+		uint8_t count;
 
 		/* A leap of the clock swept the table. */
 		if (clock_advance(t, in[k].time_ns))
@@ -608,8 +732,9 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 			written_set(written, pos[j]);
 		if (t->params.flow_time)
 			judge_at(t, in[k].time_ns);
-		v = track_one(t, &pkts[k], hashes[j], found, pos[j], values[j],
-				&changed_now, written);
+		v = track_one(t, &pkts[k], in[k].flags, hashes[j], found,
+				pos[j], values[j], &changed_now, written,
+				&count);
 		judge_done(t);
 		CFLOW_ASSERT(v < CFLOW_VERDICT_MAX);
 		if (changed_now) {
@@ -618,8 +743,11 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		}
 		if (verdicts != NULL)
 			verdicts[k] = v;
+		if (counts != NULL)
+			counts[k] = count;
 	}
 	clock_advance(t, latest);
+	emergency_check(t);
 	CFLOW_ASSERT(t->now_tick == t->clock_tick);
 	CFLOW_ASSERT(counters_consistent(&t->c));
 }
@@ -628,12 +756,13 @@ void
 cflow_track_parsed(struct cflow_tracker *t, const struct cflow_input *in,
 		const struct cflow_packet *pkts,
 		const enum cflow_parse_status *status, unsigned int n,
-		enum cflow_verdict *verdicts)
+		enum cflow_verdict *verdicts, uint8_t *counts)
 {
 	for (unsigned int k = 0; k < n; k += CF_BULK_MAX)
 		track_chunk(t, in + k, pkts + k, status + k,
 			n - k < CF_BULK_MAX ? n - k : CF_BULK_MAX,
-			verdicts != NULL ? verdicts + k : NULL);
+			verdicts != NULL ? verdicts + k : NULL,
+			counts != NULL ? counts + k : NULL);
 }
 
 void
@@ -650,7 +779,7 @@ cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 			status[j] = cflow_parse(in[k + j].data, in[k + j].len,
 					&t->params.parse, &pkts[j]);
 		track_chunk(t, in + k, pkts, status, c,
-			verdicts != NULL ? verdicts + k : NULL);
+			verdicts != NULL ? verdicts + k : NULL, NULL);
 	}
 }
 
@@ -691,6 +820,7 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;
 	CFLOW_ASSERT(flows_consistent(&t->c));
+	emergency_check(t);
 	return ctx.expired;
 }
 

@@ -1308,7 +1308,7 @@ model_run(unsigned int fp_bits, unsigned int value_bits, uint64_t seed,
 		 * blocklist: both entry points must agree with the model. */
 		if (n / CF_BULK_MAX % 2)
 			cflow_track_parsed(t, in, pkts, status, CF_BULK_MAX,
-					NULL);
+					NULL, NULL);
 		else
 			cflow_track_burst(t, in, CF_BULK_MAX, NULL);
 		cflow_sweep(t, at);
@@ -2550,7 +2550,7 @@ test_track_unparsed_counters(void)
 	for (int k = 0; k < 3; k++)
 		t[k] = tracker(1000, 12, 10, CFLOW_FULL_EVICT);
 	cflow_track_burst(t[0], in, N_UNPARSED, v);
-	cflow_track_parsed(t[1], in, pkts, status, N_UNPARSED, NULL);
+	cflow_track_parsed(t[1], in, pkts, status, N_UNPARSED, NULL, NULL);
 	for (unsigned int i = 0; i < N_UNPARSED; i++) {
 		enum cflow_verdict one, want;
 
