@@ -10,39 +10,19 @@ usage: cuckooflow_exporter.py [--file-prefix PREFIX] [--port 9109]
 Needs Debian's python3-prometheus-client.
 """
 import argparse
-import json
 import os
-import socket
 import sys
 import time
+
+# dpdk_telemetry.py lies next to this script (tools/, and where installed)
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from dpdk_telemetry import Telemetry, socket_path  # noqa: E402
 
 from prometheus_client import start_http_server
 from prometheus_client.core import (REGISTRY, CounterMetricFamily,
                                     GaugeMetricFamily)
 
 GAUGES = {"active"}  # the others only grow
-
-
-def telemetry_path(prefix):
-    base = "/var/run" if os.getuid() == 0 else os.environ.get(
-        "XDG_RUNTIME_DIR", "/tmp")
-    return os.path.join(base, "dpdk", prefix, "dpdk_telemetry.v2")
-
-
-class Telemetry:
-    def __init__(self, path):
-        self.path = path
-
-    def query(self, cmd):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            s.connect(self.path)
-            json.loads(s.recv(16384).decode())  # greeting
-            s.send(cmd.encode())
-            reply = json.loads(s.recv(1 << 17).decode())
-        finally:
-            s.close()
-        return reply.get(cmd.split(",")[0])
 
 
 class Collector:
@@ -85,7 +65,7 @@ def main():
     args = ap.parse_args()
     if not 0 < args.port < 65536:
         sys.exit("cuckooflow_exporter: --port %d: want 1..65535" % args.port)
-    REGISTRY.register(Collector(Telemetry(telemetry_path(args.file_prefix))))
+    REGISTRY.register(Collector(Telemetry(socket_path(args.file_prefix))))
     start_http_server(args.port, addr=args.address)
     while True:
         time.sleep(3600)

@@ -5,14 +5,15 @@ fingerprints they must be equal; with shorter ones, flows may only be
 lost to false positives (a new flow matching another's fingerprint),
 within a generous multiple of the number expected.
 
-usage: check_truth.py CFLOW_REPLAY PCAP_DIR
-Prints TAP, one case per capture and fingerprint width.
+usage: /usr/bin/python3 -m pytest tests/replay/check_truth.py
+           [--cflow-replay BIN] [--pcaps DIR]
+One test per capture and fingerprint width.
 """
-import glob
 import json
 import os
 import subprocess
-import sys
+
+import pytest
 
 EXACT = ("packets", "bytes", "non_ip", "fragments", "malformed",
          "malformed_total", "flows_evicted", "insert_failed")
@@ -44,32 +45,12 @@ def compare(got, want, fp_bits):
     return errors
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    replay, pcap_dir = sys.argv[1], sys.argv[2]
-    truths = sorted(glob.glob(os.path.join(pcap_dir, "*.truth.json")))
-    cases = [(t, fp) for t in truths for fp in (32, 12)]
-    print("1..%d" % len(cases))
-    failed = 0
-    for n, (truth_file, fp_bits) in enumerate(cases, 1):
-        pcap = truth_file[: -len(".truth.json")] + ".pcap"
-        name = "%s fp%d" % (os.path.basename(pcap), fp_bits)
-        with open(truth_file) as f:
-            want = json.load(f)
-        # The options the truth holds for (--decap): not a counter.
-        args = want.pop("args", [])
-        try:
-            errors = compare(run(replay, pcap, fp_bits, args), want,
-                             fp_bits)
-        except (subprocess.CalledProcessError, ValueError) as e:
-            errors = [str(e)]
-        for e in errors:
-            print("# " + e)
-        print("%s %d - %s" % ("not ok" if errors else "ok", n, name))
-        failed += bool(errors)
-    sys.exit(1 if failed else 0)
-
-
-if __name__ == "__main__":
-    main()
+@pytest.mark.parametrize("fp_bits", (32, 12))
+def test_truth(cflow_replay, truth_file, fp_bits):
+    pcap = truth_file[: -len(".truth.json")] + ".pcap"
+    with open(truth_file) as f:
+        want = json.load(f)
+    # The options the truth holds for (--decap): not a counter.
+    args = want.pop("args", [])
+    errors = compare(run(cflow_replay, pcap, fp_bits, args), want, fp_bits)
+    assert not errors
