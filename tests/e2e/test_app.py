@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """End-to-end tests of the cuckooflow binary on net_pcap vdevs.
 
-usage: test_app.py CUCKOOFLOW PCAP_DIR
-Prints TAP. Each run uses its own --file-prefix, and --no-huge unless the
-test is about hugepages.
+usage: /usr/bin/python3 -m pytest tests/e2e/test_app.py
+           [--cuckooflow BIN] [--pcaps DIR] [-k EXPRESSION]
+Each run uses its own --file-prefix, and --no-huge unless the test is
+about hugepages.
 """
 import glob
 import ipaddress
@@ -15,22 +16,28 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.request
 
-import tap  # tests/e2e/tap.py
-
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from scapy.utils import RawPcapReader
 
-APP, PCAPS = sys.argv[1], sys.argv[2]
-MIXED = os.path.join(PCAPS, "mixed.pcap")
+import dpdk_telemetry
+from harness import no_crash
+
+APP = PCAPS = MIXED = TMP = None
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "..", "tools", "cuckooflow_exporter.py")
-TMP = tempfile.mkdtemp(prefix="cuckooflow-e2e-")
-results = []
 runs = 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _paths(cuckooflow, pcaps, tmp_path_factory):
+    global APP, PCAPS, MIXED, TMP
+    APP, PCAPS = cuckooflow, pcaps
+    MIXED = os.path.join(PCAPS, "mixed.pcap")
+    TMP = str(tmp_path_factory.mktemp("cuckooflow-e2e"))
 
 
 def app(pcap=None, args=(), huge=False, tx=None, vdev=None, timeout=60):
@@ -47,20 +54,12 @@ def app(pcap=None, args=(), huge=False, tx=None, vdev=None, timeout=60):
         eal += ["--vdev", v]
     p = subprocess.run([APP] + eal + ["--"] + list(args), capture_output=True,
                        text=True, timeout=timeout)
-    return p.returncode, p.stdout + p.stderr
+    return no_crash(p.returncode, log=p.stdout + p.stderr), p.stdout + p.stderr
 
 
 def mixed_count():
     """Frames in pcaps/mixed.pcap."""
     return len(pcap_frames(MIXED))
-
-
-def case(name, ok, detail=""):
-    results.append((name, ok, detail))
-
-
-def skip(name, why):
-    results.append((name, None, why))
 
 
 def counters(pcap, fp_bits, huge=False, extra=()):
@@ -84,51 +83,79 @@ def differences(got, want, exact=True):
 
 
 def pcap_frames(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    frames, off = [], 24
-    while off + 16 <= len(data):
-        incl = struct.unpack_from("<I", data, off + 8)[0]
-        frames.append(data[off + 16: off + 16 + incl])
-        off += 16 + incl
-    return frames
+    """The frames of a capture, as bytes (scapy's reader)."""
+    with RawPcapReader(path) as r:
+        return [frame for frame, _ in r]
 
 
-def test_truth():
-    for truth in sorted(glob.glob(os.path.join(PCAPS, "*.truth.json"))):
-        pcap = truth[: -len(".truth.json")] + ".pcap"
-        name = os.path.basename(pcap)
-        with open(truth) as f:
-            want = json.load(f)
-        # The options the truth holds for (--decap): not a counter.
-        args = want.pop("args", [])
-        try:
-            got = counters(pcap, 32, extra=args)
-            diff = differences(got["total"], want)
-            case("truth %s fp32" % name, not diff, str(diff))
-        except RuntimeError as e:
-            case("truth %s fp32" % name, False, str(e))
-        # 12-bit fingerprints: a new flow may match another's entry (at
-        # most 8 compared, in a table of 2^16 slots), so flows may only
-        # be lost, a few at most for these captures.
-        got = counters(pcap, 12, extra=args)
-        g, lost = got["total"], want["flows_new"] - got["total"]["flows_new"]
-        case("truth %s fp12 within the FPR bound" % name,
-             not differences(g, want, exact=False) and 0 <= lost <= 3 and
-             "lcore_1" in got["table"], "lost %d, %s" % (
-                 lost, differences(g, want, exact=False)))
-    # The compact table: 16-bit state, exact size (not a power of two).
+def pcap_offsets(path, n):
+    """The file offsets of the first @n records of a pcap (a record: a
+    16-byte header, then the captured bytes)."""
+    offs, off = [], 24
+    with RawPcapReader(path) as r:
+        for _, meta in r:
+            if len(offs) == n:
+                break
+            offs.append(off)
+            off += 16 + meta.caplen
+    return offs
+
+
+# What a run with a peer, telemetry and files may raise, reported with
+# the end of cuckooflow's stderr.
+RUN_ERRORS = (OSError, ValueError, KeyError, TypeError,
+              subprocess.SubprocessError)
+
+
+def stderr_end(proc):
+    """The end of an exited process's stderr (empty while it runs)."""
+    return proc.stderr.read()[-300:] if proc.poll() is not None else ""
+
+
+def empty_pcap(path):
+    """A pcap file with no packets (Ethernet)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    return path
+
+
+def truth_of(truth_file):
+    """(capture, truth, the options the truth holds for (--decap))."""
+    with open(truth_file) as f:
+        want = json.load(f)
+    return (truth_file[: -len(".truth.json")] + ".pcap", want,
+            want.pop("args", []))
+
+
+def test_truth_fp32(truth_file):
+    pcap, want, args = truth_of(truth_file)
+    got = counters(pcap, 32, extra=args)
+    diff = differences(got["total"], want)
+    assert not diff
+
+
+def test_truth_fp12_within_fpr_bound(truth_file):
+    """12-bit fingerprints: a new flow may match another's entry (at most
+    8 compared, in a table of 2^16 slots), so flows may only be lost, a
+    few at most for these captures."""
+    pcap, want, args = truth_of(truth_file)
+    got = counters(pcap, 12, extra=args)
+    g, lost = got["total"], want["flows_new"] - got["total"]["flows_new"]
+    assert not differences(g, want, exact=False) and 0 <= lost <= 3 and \
+        "lcore_1" in got["table"], "lost %d, %s" % (
+            lost, differences(g, want, exact=False))
+
+
+def test_truth_compact_table():
+    """mixed.pcap, fp32, --age-bits 16 --exact-size: 16-bit state, exact
+    size (not a power of two)."""
     with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
         want = json.load(f)
-    name = "truth mixed.pcap fp32, --age-bits 16 --exact-size"
-    try:
-        got = counters(os.path.join(PCAPS, "mixed.pcap"), 32, extra=[
-            "--age-bits", "16", "--exact-size", "--flows", "50000"])
-        diff = differences(got["total"], want)
-        case(name, not diff and got["table"]["lcore_1"]["slots"] ==
-             13021 * 4, "%s %s" % (diff, got["table"]["lcore_1"]))
-    except RuntimeError as e:
-        case(name, False, str(e))
+    got = counters(os.path.join(PCAPS, "mixed.pcap"), 32, extra=[
+        "--age-bits", "16", "--exact-size", "--flows", "50000"])
+    diff = differences(got["total"], want)
+    assert not diff and got["table"]["lcore_1"]["slots"] == 13021 * 4, \
+        "%s %s" % (diff, got["table"]["lcore_1"])
 
 
 def hugepages_free():
@@ -140,10 +167,9 @@ def hugepages_free():
 
 
 def test_hugepages():
-    name = "truth mixed.pcap on hugepages, no files left behind"
+    """mixed.pcap's truth on hugepages, no files left behind."""
     if hugepages_free() < 128 or not os.path.ismount("/dev/hugepages"):
-        skip(name, "no hugepages reserved (HugePages_Free < 128)")
-        return
+        pytest.skip("no hugepages reserved (HugePages_Free < 128)")
     before = set(os.listdir("/dev/hugepages"))
     with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
         want = json.load(f)
@@ -153,7 +179,7 @@ def test_hugepages():
     except RuntimeError as e:
         diff = str(e)
     left = set(os.listdir("/dev/hugepages")) - before
-    case(name, not diff and not left, "%s left %s" % (diff, sorted(left)))
+    assert not diff and not left, "%s left %s" % (diff, sorted(left))
 
 
 def in_order(outs, sent):
@@ -173,23 +199,22 @@ def in_order(outs, sent):
     return True
 
 
-def test_forward():
+@pytest.mark.parametrize("nb", (1, 2))
+def test_forward(nb):
     """One port forwarding to itself, 1 and 2 workers (a tx_pcap each):
-    every frame out, byte for byte, each file in the capture's order."""
+    every frame out, byte for byte (same packets, bytes and count), each
+    file in the capture's order."""
     pcap = os.path.join(PCAPS, "mixed.pcap")
     sent = pcap_frames(pcap)
-    for nb in (1, 2):
-        tx = [os.path.join(TMP, "fwd%d.pcap" % w) for w in range(nb)]
-        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,%s" % (
-            pcap, ",".join("tx_pcap=" + t for t in tx))],
-            ["--mode", "forward"])
-        outs = [pcap_frames(t) for t in tx] if rc == 0 else []
-        case("forward, %d worker%s: same packets, bytes and count, in "
-             "order" % (nb, "s" if nb > 1 else ""), rc == 0 and
-             sorted(sum(outs, [])) == sorted(sent) and in_order(outs, sent)
-             and (nb == 1 or min(len(o) for o in outs) > 0),
-             "rc %d, %d of %d frames: %s" % (
-                 rc, sum(len(o) for o in outs), len(sent), log[-200:]))
+    tx = [os.path.join(TMP, "fwd%d.pcap" % w) for w in range(nb)]
+    rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,%s" % (
+        pcap, ",".join("tx_pcap=" + t for t in tx))],
+        ["--mode", "forward"])
+    outs = [pcap_frames(t) for t in tx] if rc == 0 else []
+    assert rc == 0 and sorted(sum(outs, [])) == sorted(sent) and \
+        in_order(outs, sent) and (nb == 1 or min(len(o) for o in outs) > 0), \
+        "rc %d, %d of %d frames: %s" % (
+            rc, sum(len(o) for o in outs), len(sent), log[-200:])
 
 
 BAD_OPTIONS = [
@@ -221,25 +246,30 @@ BAD_OPTIONS = [
 ]
 
 
-def test_bad_options():
-    pcap = os.path.join(PCAPS, "tcp.pcap")
-    for args, word in BAD_OPTIONS:
-        rc, log = app(pcap, args)
-        case("rejects %s" % " ".join(args), rc != 0 and word in log,
-             "rc %d: %s" % (rc, log.strip()[-200:]))
-    bad_ini = [("[flows]\nfp_bits = 40\n", "fp_bits"),
-               ("[flows]\nno_such_key = 1\n", "no_such_key"),
-               ("[timeouts]\ntcp = soon\n", "tcp"),
-               ("[ports]\nmode = inline\n", "mode"),
-               ("not an ini file [[[\n", "line 1"),
-               ("[flows]\n= 3\n", "line 2")]
-    for text, word in bad_ini:
-        path = os.path.join(TMP, "bad.ini")
-        with open(path, "w") as f:
-            f.write(text)
-        rc, log = app(pcap, ["--cfg", path], timeout=20)
-        case("rejects config %r" % text.strip(), rc != 0 and word in log,
-             "rc %d: %s" % (rc, log.strip()[-200:]))
+@pytest.mark.parametrize("args,word", BAD_OPTIONS,
+                         ids=[" ".join(a) for a, _ in BAD_OPTIONS])
+def test_rejects_option(args, word):
+    rc, log = app(os.path.join(PCAPS, "tcp.pcap"), args)
+    assert rc != 0 and word in log, "rc %d: %s" % (rc, log.strip()[-200:])
+
+
+BAD_INI = [("[flows]\nfp_bits = 40\n", "fp_bits"),
+           ("[flows]\nno_such_key = 1\n", "no_such_key"),
+           ("[timeouts]\ntcp = soon\n", "tcp"),
+           ("[ports]\nmode = inline\n", "mode"),
+           ("not an ini file [[[\n", "line 1"),
+           ("[flows]\n= 3\n", "line 2")]
+
+
+@pytest.mark.parametrize("text,word", BAD_INI,
+                         ids=[repr(t.strip()) for t, _ in BAD_INI])
+def test_rejects_config(text, word):
+    path = os.path.join(TMP, "bad.ini")
+    with open(path, "w") as f:
+        f.write(text)
+    rc, log = app(os.path.join(PCAPS, "tcp.pcap"), ["--cfg", path],
+                  timeout=20)
+    assert rc != 0 and word in log, "rc %d: %s" % (rc, log.strip()[-200:])
 
 
 def test_config_file_and_override():
@@ -251,8 +281,8 @@ def test_config_file_and_override():
     rc, log = app(os.path.join(PCAPS, "tcp.pcap"),
                   ["--cfg", path, "--clock", "pkt", "--fp-bits", "32",
                    "--stats-json", out])
-    ok = rc == 0 and os.path.exists(out)
-    case("config file read, command line overrides it", ok, log[-300:])
+    # config file read, command line overrides it
+    assert rc == 0 and os.path.exists(out), log[-300:]
 
 
 def test_documented_config():
@@ -262,11 +292,12 @@ def test_documented_config():
     rc, log = app(os.path.join(PCAPS, "tcp.pcap"),
                   ["--cfg", ini, "--exit-on-eof", "--clock", "pkt",
                    "--stats-json", out])
-    case("config/cuckooflow.ini is accepted as shipped", rc == 0 and
-         os.path.exists(out), log[-300:])
+    # config/cuckooflow.ini is accepted as shipped
+    assert rc == 0 and os.path.exists(out), log[-300:]
 
 
-def test_two_lcores():
+@pytest.mark.parametrize("nb", (2, 3))
+def test_two_lcores(nb):
     """mixed.pcap split by flow over two rx_pcap queues, 2 and 3 workers
     (handoff: flows change worker), 5 runs each: every counter, expiries
     and lingers included, sums to the truth."""
@@ -274,40 +305,34 @@ def test_two_lcores():
     q1 = os.path.join(PCAPS, "mixed.q1.pcap")
     with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
         want = json.load(f)
-    for nb in (2, 3):
-        bad = []
-        for rep in range(5):
-            rc, log, got = run_workers(nb, [
-                "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
-                    q0, q1, os.devnull)])
-            if got is None:
-                bad.append("rc %d: %s" % (rc, log[-300:]))
-                break
-            lcores = got["lcores"]
-            sums = {k: sum(lc[k] for lc in lcores) for k in want
-                    if isinstance(want[k], int)}
-            diff = {k: (sums[k], want[k]) for k in sums if sums[k] != want[k]}
-            busy = [lc["packets"] for lc in lcores]
-            if diff or len(lcores) != nb or min(busy) == 0:
-                bad.append("run %d: per lcore packets %s, %s" % (
-                    rep, busy, diff))
-        case("mixed.pcap split by flow, %d workers: counters sum to the "
-             "truth, 5 runs" % nb, not bad, str(bad[:2]))
+    bad = []
+    for rep in range(5):
+        rc, log, got = run_workers(nb, [
+            "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
+                q0, q1, os.devnull)])
+        if got is None:
+            bad.append("rc %d: %s" % (rc, log[-300:]))
+            break
+        lcores = got["lcores"]
+        sums = {k: sum(lc[k] for lc in lcores) for k in want
+                if isinstance(want[k], int)}
+        diff = {k: (sums[k], want[k]) for k in sums if sums[k] != want[k]}
+        busy = [lc["packets"] for lc in lcores]
+        if diff or len(lcores) != nb or min(busy) == 0:
+            bad.append("run %d: per lcore packets %s, %s" % (
+                rep, busy, diff))
+    assert not bad, str(bad[:2])
 
 
 def telemetry(prefix, cmd):
-    path = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(5)
-    s.connect(path)
-    json.loads(s.recv(16384).decode())
-    s.send(cmd.encode())
-    raw = s.recv(1 << 17).decode()
-    s.close()
-    return json.loads(raw)
+    """The value of cuckooflow's reply to @cmd."""
+    return dpdk_telemetry.query(prefix, cmd)
 
 
-def test_telemetry_and_exporter():
+@pytest.fixture(scope="module")
+def telemetry_run():
+    """A run on mixed.pcap: every telemetry command bare, with ,0 and ,z,
+    the exporter's /metrics, then SIGINT and the final stats JSON."""
     global runs
     runs += 1
     prefix = "cfe2e%d_%d" % (os.getpid(), runs)
@@ -319,20 +344,18 @@ def test_telemetry_and_exporter():
          "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % pcap, "--", "--clock",
          "pkt", "--fp-bits", "32", "--hash-seed", "7", "--stats-json", out],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    name = "telemetry: every command bare, ,0 and ,z; final stats = JSON"
     try:
         stats = None
         for _ in range(100):  # until the capture is read and swept
             time.sleep(0.1)
             try:
-                stats = telemetry(prefix, "/cuckooflow/stats")[
-                    "/cuckooflow/stats"]
-            except (OSError, ValueError, KeyError, TypeError):
+                stats = telemetry(prefix, "/cuckooflow/stats")
+            except (OSError, ValueError):
                 continue
             if stats and stats["packets"] == mixed_count() and \
                     stats["active"] == 0:
                 break
-        commands = telemetry(prefix, "/")["/"]
+        commands = telemetry(prefix, "/")
         bad = []
         for cmd in commands:
             for suffix in ("", ",0", ",z"):
@@ -341,7 +364,6 @@ def test_telemetry_and_exporter():
                 except Exception as e:
                     bad.append("%s%s: %r" % (cmd, suffix, e))
         alive = proc.poll() is None
-        ours = [c for c in commands if c.startswith("/cuckooflow/")]
         # The exporter, on a free port of this host's loopback.
         port = free_port()
         exp = subprocess.Popen([EXPORTER, "--file-prefix", prefix,
@@ -360,28 +382,41 @@ def test_telemetry_and_exporter():
                 continue
         exp.terminate()
         exp.wait(timeout=10)
-        families = {f.name: f for f in
-                    text_string_to_metric_families(metrics)}
-        packets = families.get("cuckooflow_packets")
-        exported = packets and {s.labels["lcore"]: s.value
-                                for s in packets.samples
-                                if s.name == "cuckooflow_packets_total"}
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
+        no_crash(proc.returncode, log=proc.stderr.read())
         with open(out) as f:
             final = json.load(f)["total"]
-        diff = {k: (v, final.get(k)) for k, v in stats.items()
-                if k in final and not isinstance(final[k], dict)
-                and final[k] != v}
-        case(name, not bad and alive and len(ours) == 6 and not diff and
-             proc.returncode == 0, "bad %s alive %s cmds %s diff %s rc %s" %
-             (bad[:3], alive, ours, diff, proc.returncode))
-        case("prometheus exporter: /metrics parses, counters match",
-             exported == {k: float(mixed_count()) for k in ("all", "1")},
-             "exported %r, %d families" % (exported, len(families)))
+        return {"stats": stats, "commands": commands, "bad": bad,
+                "alive": alive, "metrics": metrics, "final": final,
+                "rc": proc.returncode}
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_telemetry_commands_and_final_stats(telemetry_run):
+    """telemetry: every command bare, ,0 and ,z; final stats = JSON."""
+    r = telemetry_run
+    ours = [c for c in r["commands"] if c.startswith("/cuckooflow/")]
+    diff = {k: (v, r["final"].get(k)) for k, v in r["stats"].items()
+            if k in r["final"] and not isinstance(r["final"][k], dict)
+            and r["final"][k] != v}
+    assert not r["bad"] and r["alive"] and len(ours) == 6 and not diff and \
+        r["rc"] == 0, "bad %s alive %s cmds %s diff %s rc %s" % (
+            r["bad"][:3], r["alive"], ours, diff, r["rc"])
+
+
+def test_prometheus_exporter(telemetry_run):
+    """prometheus exporter: /metrics parses, counters match."""
+    families = {f.name: f for f in
+                text_string_to_metric_families(telemetry_run["metrics"])}
+    packets = families.get("cuckooflow_packets")
+    exported = packets and {s.labels["lcore"]: s.value
+                            for s in packets.samples
+                            if s.name == "cuckooflow_packets_total"}
+    assert exported == {k: float(mixed_count()) for k in ("all", "1")}, \
+        "exported %r, %d families" % (exported, len(families))
 
 
 def free_port():
@@ -397,25 +432,31 @@ def test_port_counters():
     rc, log = app(os.path.join(PCAPS, "mixed.pcap"),
                   ["--exit-on-eof", "--clock", "pkt", "--stats-json", out])
     total = json.load(open(out))["total"] if rc == 0 else {}
-    case("port counters rx_nombuf and rx_missed are exported",
-         total.get("rx_nombuf") == 0 and total.get("rx_missed") == 0 and
-         total.get("rx_packets") == mixed_count(), "rc %d, %s" % (rc, {
-             k: total.get(k) for k in ("rx_nombuf", "rx_missed",
-                                        "rx_packets")}))
+    # port counters rx_nombuf and rx_missed are exported
+    assert total.get("rx_nombuf") == 0 and total.get("rx_missed") == 0 and \
+        total.get("rx_packets") == mixed_count(), "rc %d, %s" % (rc, {
+            k: total.get(k) for k in ("rx_nombuf", "rx_missed",
+                                       "rx_packets")})
 
 
 def test_missing_pcap():
+    """missing pcap: clean failure."""
     rc, log = app("/nonexistent/capture.pcap", ["--exit-on-eof"])
-    case("missing pcap: clean failure", rc != 0 and "rx_pcap" in log or
-         "nonexistent" in log, "rc %d: %s" % (rc, log.strip()[-200:]))
+    assert rc != 0 and "rx_pcap" in log or "nonexistent" in log, \
+        "rc %d: %s" % (rc, log.strip()[-200:])
+
+
+def test_truncated_pcap_header():
+    """a truncated pcap header: the file's problem, then the device
+    named."""
     trunc = os.path.join(TMP, "trunc.pcap")
     with open(os.path.join(PCAPS, "mixed.pcap"), "rb") as f, \
             open(trunc, "wb") as g:
         g.write(f.read(10))
     rc, log = app(trunc, ["--exit-on-eof"])
-    case("a truncated pcap header: the file's problem, then the device "
-         "named", rc != 0 and "truncated" in log and "net_pcap0 did not "
-         "start" in log and "portmask" not in log, log.strip()[-300:])
+    assert rc != 0 and "truncated" in log and \
+        "net_pcap0 did not start" in log and "portmask" not in log, \
+        log.strip()[-300:]
 
 
 def test_mbuf_exhaustion():
@@ -430,39 +471,36 @@ def test_mbuf_exhaustion():
                   ["--mbufs", "16", "--burst", "32", "--exit-on-eof",
                    "--clock", "pkt", "--stats-json", out])
     total = json.load(open(out))["total"] if os.path.exists(out) else {}
-    case("mbuf exhaustion is counted in rx_nombuf, nothing else lost, "
-         "exit status 1",
-         rc == 1 and "not received" in log and
-         total.get("rx_nombuf", 0) > 0 and
-         total["rx_nombuf"] + total["packets"] == mixed_count(),
-         "rc %d, %s" % (rc, {k: total.get(k) for k in ("rx_nombuf",
-                                                        "packets")}))
+    # counted in rx_nombuf, nothing else lost, exit status 1
+    assert rc == 1 and "not received" in log and \
+        total.get("rx_nombuf", 0) > 0 and \
+        total["rx_nombuf"] + total["packets"] == mixed_count(), \
+        "rc %d, %s" % (rc, {k: total.get(k) for k in ("rx_nombuf",
+                                                       "packets")})
 
 
-def test_jumbo_small_pool():
+@pytest.mark.parametrize("mbufs,want_rc", (("64", 1), ("0", 0)))
+def test_jumbo_small_pool(mbufs, want_rc):
     """210 jumbo frames (5 segments each) through a pool of 64 mbufs:
     net_pcap counts a frame it has no segments for in ierrors and ends
     the burst; that is not the end of the file. Every packet is accounted
-    for, and the replay exits 1; with the default pool, all 210 are
-    tracked and it exits 0."""
+    for (processed + rx_nombuf + rx_errors = 210), and the replay exits
+    1; with the default pool, all 210 are tracked and it exits 0."""
     from scapy.all import wrpcap, Ether, IP, UDP, Raw
     pcap = os.path.join(TMP, "jumbo.pcap")
     wrpcap(pcap, [Ether() / IP(src="10.0.%d.1" % (i % 7), dst="10.1.0.1") /
                   UDP(sport=1000 + i, dport=53) / Raw(b"j" * 9000)
                   for i in range(210)])
-    for mbufs, want_rc in (("64", 1), ("0", 0)):
-        out = os.path.join(TMP, "jumbo.json")
-        if os.path.exists(out):
-            os.unlink(out)
-        rc, log = app(pcap, ["--mbufs", mbufs, "--exit-on-eof", "--clock",
-                             "pkt", "--stats-json", out])
-        t = json.load(open(out))["total"] if os.path.exists(out) else {}
-        got = {k: t.get(k) for k in ("packets", "rx_nombuf", "rx_errors")}
-        lost = (t.get("rx_nombuf") or 0) + (t.get("rx_errors") or 0)
-        case("jumbo frames, --mbufs %s: processed + rx_nombuf + rx_errors "
-             "= 210, exit %d" % (mbufs, want_rc),
-             rc == want_rc and t.get("packets", 0) + lost == 210 and
-             (lost > 0) == (want_rc == 1), "rc %d %s" % (rc, got))
+    out = os.path.join(TMP, "jumbo.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    rc, log = app(pcap, ["--mbufs", mbufs, "--exit-on-eof", "--clock",
+                         "pkt", "--stats-json", out])
+    t = json.load(open(out))["total"] if os.path.exists(out) else {}
+    got = {k: t.get(k) for k in ("packets", "rx_nombuf", "rx_errors")}
+    lost = (t.get("rx_nombuf") or 0) + (t.get("rx_errors") or 0)
+    assert rc == want_rc and t.get("packets", 0) + lost == 210 and \
+        (lost > 0) == (want_rc == 1), "rc %d %s" % (rc, got)
 
 
 BLOCKLIST = """# addresses, prefixes and a flow seen in mixed.pcap
@@ -550,62 +588,85 @@ def blocklist_entries(text):
     return entries
 
 
-def test_blocklist_forward():
-    """Two net_pcap ports, forwarding to each other, 1 and 2 workers (a
-    tx_pcap each): each port's output holds exactly the other's unmatched
-    packets, by the oracle, in order."""
+def block_list():
     path = os.path.join(TMP, "block.txt")
     with open(path, "w") as f:
         f.write(BLOCKLIST)
+    return path
+
+
+@pytest.fixture(scope="module", params=(1, 2), ids=("1 worker",
+                                                    "2 workers"))
+def blocklist_forward(request):
+    """Two net_pcap ports, forwarding to each other, 1 and 2 workers (a
+    tx_pcap each), with BLOCKLIST and --blocklist-unparsed pass."""
+    nb = request.param
+    path = block_list()
     entries = blocklist_entries(BLOCKLIST)
     rx = [os.path.join(PCAPS, "mixed.q%d.pcap" % i) for i in (0, 1)]
     frames = [pcap_frames(p) for p in rx]
     kinds = [[oracle_kind(fr, entries) for fr in f] for f in frames]
     want_out = [[fr for fr, k in zip(f, ks) if k is None]
                 for f, ks in zip(frames, kinds)]
-    for nb in (1, 2):
-        tx = [[os.path.join(TMP, "blocked_out%d_%d.pcap" % (i, w))
-               for w in range(nb)] for i in (0, 1)]
-        rc, log, got_stats = run_workers(nb, [
-            "net_pcap%d,rx_pcap=%s,%s" % (i, rx[i], ",".join(
-                "tx_pcap=" + t for t in tx[i])) for i in (0, 1)],
-            ["--mode", "forward", "--blocklist", path,
-             "--blocklist-unparsed", "pass"])
-        outs = [[pcap_frames(t) for t in tx[i]] if rc == 0 else []
-                for i in (0, 1)]
-        total = got_stats["total"] if got_stats else {}
-        all_kinds = kinds[0] + kinds[1]
-        want = {"blocked_" + k: all_kinds.count(k)
-                for k in ("address", "prefix", "flow")}
-        counts = {k: total.get(k) for k in want}
-        nb_frames = len(all_kinds)
-        nb_out = len(want_out[0]) + len(want_out[1])
-        w = "%d worker%s" % (nb, "s" if nb > 1 else "")
-        case("blocklist, two ports, %s: each port's output holds exactly "
-             "the other port's unmatched packets, in order" % w,
-             rc == 0 and
-             sorted(sum(outs[0], [])) == sorted(want_out[1]) and
-             sorted(sum(outs[1], [])) == sorted(want_out[0]) and
-             in_order(outs[0], want_out[1]) and
-             in_order(outs[1], want_out[0]) and
-             all(0 < len(x) < len(f) for x, f in zip(want_out, frames)),
-             "rc %d, %s frames out, oracle %s of %s: %s" % (
-                 rc, [sum(len(o) for o in x) for x in outs],
-                 [len(x) for x in want_out], [len(f) for f in frames],
-                 log[-200:]))
-        case("blocklist, %s: counters agree with the oracle, by kind" % w,
-             counts == want and min(want.values()) > 0 and
-             total.get("blocked_packets") == nb_frames - nb_out and
-             total.get("tx_packets") == nb_out and
-             total.get("blocked_bytes") == sum(
-                 len(fr) for f, ks in zip(frames, kinds)
-                 for fr, k in zip(f, ks) if k is not None),
-             "%s vs oracle %s" % (total, want))
+    tx = [[os.path.join(TMP, "blocked_out%d_%d.pcap" % (i, w))
+           for w in range(nb)] for i in (0, 1)]
+    rc, log, got_stats = run_workers(nb, [
+        "net_pcap%d,rx_pcap=%s,%s" % (i, rx[i], ",".join(
+            "tx_pcap=" + t for t in tx[i])) for i in (0, 1)],
+        ["--mode", "forward", "--blocklist", path,
+         "--blocklist-unparsed", "pass"])
+    outs = [[pcap_frames(t) for t in tx[i]] if rc == 0 else []
+            for i in (0, 1)]
+    return {"rc": rc, "log": log, "stats": got_stats, "frames": frames,
+            "kinds": kinds, "want_out": want_out, "outs": outs}
+
+
+def test_blocklist_forward_output(blocklist_forward):
+    """Each port's output holds exactly the other port's unmatched
+    packets (by the oracle), in order."""
+    r = blocklist_forward
+    outs, want_out, frames = r["outs"], r["want_out"], r["frames"]
+    assert r["rc"] == 0 and \
+        sorted(sum(outs[0], [])) == sorted(want_out[1]) and \
+        sorted(sum(outs[1], [])) == sorted(want_out[0]) and \
+        in_order(outs[0], want_out[1]) and \
+        in_order(outs[1], want_out[0]) and \
+        all(0 < len(x) < len(f) for x, f in zip(want_out, frames)), \
+        "rc %d, %s frames out, oracle %s of %s: %s" % (
+            r["rc"], [sum(len(o) for o in x) for x in outs],
+            [len(x) for x in want_out], [len(f) for f in frames],
+            r["log"][-200:])
+
+
+def test_blocklist_forward_counters(blocklist_forward):
+    """The counters agree with the oracle, by kind."""
+    r = blocklist_forward
+    frames, kinds, want_out = r["frames"], r["kinds"], r["want_out"]
+    total = r["stats"]["total"] if r["stats"] else {}
+    all_kinds = kinds[0] + kinds[1]
+    want = {"blocked_" + k: all_kinds.count(k)
+            for k in ("address", "prefix", "flow")}
+    counts = {k: total.get(k) for k in want}
+    nb_frames = len(all_kinds)
+    nb_out = len(want_out[0]) + len(want_out[1])
+    assert counts == want and min(want.values()) > 0 and \
+        total.get("blocked_packets") == nb_frames - nb_out and \
+        total.get("tx_packets") == nb_out and \
+        total.get("blocked_bytes") == sum(
+            len(fr) for f, ks in zip(frames, kinds)
+            for fr, k in zip(f, ks) if k is not None), \
+        "%s vs oracle %s" % (total, want)
+
+
+def test_blocklist_compiled_file_drops_the_same():
+    """The same list compiled by cuckooflow-filter gives the same
+    output."""
+    path = block_list()
+    entries = blocklist_entries(BLOCKLIST)
     pcap = os.path.join(PCAPS, "mixed.pcap")
     want_mixed = [fr for fr in pcap_frames(pcap)
                   if oracle_kind(fr, entries) is None]
     out = os.path.join(TMP, "blocked_out.pcap")
-    # The same list compiled by cuckooflow-filter gives the same output.
     cli = os.path.join(os.path.dirname(APP), "..", "cuckooflow-filter")
     compiled = os.path.join(TMP, "block.cf")
     crc = subprocess.run([cli, "build", path, "-o", compiled],
@@ -613,15 +674,18 @@ def test_blocklist_forward():
     rc, log = app(pcap, ["--mode", "forward", "--blocklist", compiled,
                          "--blocklist-unparsed", "pass", "--clock", "pkt",
                          "--exit-on-eof"], tx=out)
-    case("blocklist: a compiled filter file drops the same packets",
-         crc == 0 and rc == 0 and pcap_frames(out) == want_mixed,
-         log[-200:])
+    assert crc == 0 and rc == 0 and pcap_frames(out) == want_mixed, \
+        log[-200:]
+
+
+def test_blocklist_bad_line_stops_the_start():
+    """A bad blocklist line stops the start, naming file:line."""
     bad = os.path.join(TMP, "badlist.txt")
     with open(bad, "w") as f:
         f.write("10.0.0.1\n10.0.0.0/99\n")
-    rc, log = app(pcap, ["--blocklist", bad, "--exit-on-eof"])
-    case("a bad blocklist line stops the start, naming file:line",
-         rc != 0 and "badlist.txt:2:" in log, log[-200:])
+    rc, log = app(os.path.join(PCAPS, "mixed.pcap"),
+                  ["--blocklist", bad, "--exit-on-eof"])
+    assert rc != 0 and "badlist.txt:2:" in log, log[-200:]
 
 
 def testpmd_port_stats(log):
@@ -652,9 +716,12 @@ SWITCH_LINKS = {
 }
 
 
-def test_switch_links():
-    for kind in SWITCH_LINKS:
-        switch_link_case(kind)
+@pytest.mark.parametrize("kind", SWITCH_LINKS)
+def test_switch_links(kind):
+    """cuckooflow inline between two links of @kind, with dpdk-testpmd
+    on the far side: the testpmd peer gets exactly the unmatched packets
+    back."""
+    switch_link_case(kind)
 
 
 def links_up(prefix, ports, tries=100):
@@ -665,9 +732,9 @@ def links_up(prefix, ports, tries=100):
         time.sleep(0.1)
         try:
             if all(telemetry(prefix, "/ethdev/link_status,%d" % i)[
-                    "/ethdev/link_status"]["status"] == "UP" for i in ports):
+                    "status"] == "UP" for i in ports):
                 return True
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             continue
     return False
 
@@ -678,15 +745,12 @@ def switch_link_case(kind):
     link 0) and writes what comes back on link 1 to a pcap (link 1 ->
     net_pcap1)."""
     link = SWITCH_LINKS[kind]
-    name = "%s: testpmd peer gets exactly the unmatched packets back" % kind
     testpmd = shutil.which("dpdk-testpmd")
     if testpmd is None:
-        skip(name, "dpdk-testpmd not installed (Debian package dpdk)")
-        return
+        pytest.skip("dpdk-testpmd not installed (Debian package dpdk)")
     if link["huge"] and (hugepages_free() < 256 or
                          not os.path.ismount("/dev/hugepages")):
-        skip(name, "no hugepages reserved (HugePages_Free < 256)")
-        return
+        pytest.skip("no hugepages reserved (HugePages_Free < 256)")
     global runs
     runs += 1
     prefix = "cfe2e%d_%d" % (os.getpid(), runs)
@@ -702,9 +766,7 @@ def switch_link_case(kind):
     # virtio drops (and counts as rx errors) frames shorter than an
     # Ethernet header; cuckooflow forwards them as malformed.
     want_recv = [fr for fr in want_out if kind != "vhost" or len(fr) >= 14]
-    empty = os.path.join(TMP, "empty.pcap")
-    with open(empty, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    empty = empty_pcap(os.path.join(TMP, "empty.pcap"))
     back, recv = (os.path.join(TMP, n) for n in ("back.pcap", "recv.pcap"))
     stats = os.path.join(TMP, "switch.json")
     for f in sock + [stats]:
@@ -740,7 +802,7 @@ def switch_link_case(kind):
         tp.stdin.flush()
         for _ in range(100):  # until cuckooflow has handled every packet
             time.sleep(0.1)
-            cur = telemetry(prefix, "/cuckooflow/stats")["/cuckooflow/stats"]
+            cur = telemetry(prefix, "/cuckooflow/stats")
             if cur["rx_packets"] >= len(frames) and \
                     cur["tx_packets"] + cur["blocked_packets"] >= len(frames):
                 break
@@ -766,14 +828,13 @@ def switch_link_case(kind):
               total["rx_packets"] == len(frames) and
               total["blocked_packets"] == blocked and
               total["tx_packets"] == len(want_out) and blocked > 0)
-        case(name, ok, "link up %s, rc %s, recv %d of %d; testpmd (rx, tx) "
-             "%s; cuckooflow %s" % (
-                 up, cf.returncode, len(got), len(want_recv), ports,
-                 {k: total.get(k) for k in ("rx_packets", "blocked_packets",
-                                            "tx_packets")}))
-    except Exception as e:
-        case(name, False, repr(e) + (cf.stderr.read()[-300:]
-                                     if cf.poll() is not None else ""))
+        assert ok, "link up %s, rc %s, recv %d of %d; testpmd (rx, tx) " \
+            "%s; cuckooflow %s" % (
+                up, cf.returncode, len(got), len(want_recv), ports,
+                {k: total.get(k) for k in ("rx_packets", "blocked_packets",
+                                           "tx_packets")})
+    except RUN_ERRORS as e:
+        pytest.fail(repr(e) + stderr_end(cf))
     finally:
         for p in (tp, cf):
             if p is not None and p.poll() is None:
@@ -804,29 +865,25 @@ def test_blocklist_reload_under_traffic():
          os.path.join(PCAPS, "mixed.pcap"), "--", "--blocklist", a,
          "--stats-json", out], stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True)
-    name = "blocklist: 120 reloads under traffic, totals add up"
     try:
         info = None
         for _ in range(100):  # the socket exists before our commands
             time.sleep(0.1)
             try:
-                info = telemetry(prefix, "/cuckooflow/blocklist")[
-                    "/cuckooflow/blocklist"]
-            except (OSError, ValueError, KeyError):
+                info = telemetry(prefix, "/cuckooflow/blocklist")
+            except (OSError, ValueError):
                 continue
             if info is not None:
                 break
         failed = []
         for n in range(120):
             r = telemetry(prefix, "/cuckooflow/blocklist/reload,%s" %
-                          (a if n % 2 else b))["/cuckooflow/blocklist/reload"]
+                          (a if n % 2 else b))
             if r["result"] != "reloaded":
                 failed.append(r)
-        bad = telemetry(prefix, "/cuckooflow/blocklist/reload,/nonexistent"
-                        )["/cuckooflow/blocklist/reload"]
-        state = telemetry(prefix, "/cuckooflow/blocklist")[
-            "/cuckooflow/blocklist"]
-        during = telemetry(prefix, "/cuckooflow/stats")["/cuckooflow/stats"]
+        bad = telemetry(prefix, "/cuckooflow/blocklist/reload,/nonexistent")
+        state = telemetry(prefix, "/cuckooflow/blocklist")
+        during = telemetry(prefix, "/cuckooflow/stats")
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
         total = json.load(open(out))["total"]
@@ -839,45 +896,50 @@ def test_blocklist_reload_under_traffic():
               total["rx_packets"] == total["packets"] +
               total["blocked_packets"] and
               total["rx_packets"] > mixed_count())
-        case(name, ok, "failed %s bad %s state %s rc %s totals %s" % (
+        assert ok, "failed %s bad %s state %s rc %s totals %s" % (
             failed[:2], bad, state, proc.returncode,
             {k: total.get(k) for k in ("rx_packets", "packets",
-                                       "blocked_packets")}))
-    except Exception as e:
-        case(name, False, repr(e) + (proc.stderr.read()[-300:]
-                                     if proc.poll() is not None else ""))
+                                       "blocked_packets")})
+    except RUN_ERRORS as e:
+        pytest.fail(repr(e) + stderr_end(proc))
     finally:
         if proc.poll() is None:
             proc.kill()
 
 
-def test_non_ethernet_capture():
-    """Link types the parser does not read are refused by name (raw IP,
-    cooked, NULL and LOOP captures are read: test_truth's link_*)."""
+# Link types the parser does not read are refused by name (raw IP,
+# cooked, NULL and LOOP captures are read: test_truth's link_*).
+
+def test_non_ethernet_capture_refused():
+    """An 802.11 capture is refused, naming its link type."""
     wifi = os.path.join(PCAPS, "link_ieee802_11.pcap")
     rc, log = app(wifi, ["--exit-on-eof"])
-    case("an 802.11 capture is refused, naming its link type",
-         rc != 0 and "IEEE802_11" in log and "link_ieee802_11.pcap" in log,
-         log[-200:])
-    # device arguments over 1024 characters used to skip the check
+    assert rc != 0 and "IEEE802_11" in log and \
+        "link_ieee802_11.pcap" in log, log[-200:]
+
+
+def test_non_ethernet_capture_behind_long_device_arguments():
+    """An 802.11 capture behind 1200 characters of device arguments is
+    refused too (over 1024 characters used to skip the check)."""
     long_path = PCAPS.rstrip("/") + "/." * 600 + "/link_ieee802_11.pcap"
     rc, log = app(long_path, ["--exit-on-eof"])
-    case("an 802.11 capture behind 1200 characters of device arguments is "
-         "refused too", rc != 0 and "IEEE802_11" in log, log[-200:])
+    assert rc != 0 and "IEEE802_11" in log, log[-200:]
+
+
+def test_two_link_types_on_one_port_refused():
     rc, log = app(None, ["--exit-on-eof"], vdev="net_pcap0,rx_pcap=%s,"
                   "rx_pcap=%s,tx_pcap=%s" % (
                       os.path.join(PCAPS, "link_raw.pcap"),
                       os.path.join(PCAPS, "mixed.pcap"), os.devnull))
-    case("two captures of one port with different link types: refused",
-         rc != 0 and "one link type a port" in log, log[-200:])
+    assert rc != 0 and "one link type a port" in log, log[-200:]
 
 
 def test_help():
+    """--help lists every option with its default."""
     rc, log = app(None, ["--help"], vdev="net_null0")
-    case("--help lists every option with its default", rc == 0 and
-         all(o in log for o in ("--portmask", "--flows", "--clock",
-                                "--exit-on-eof", "--stats-json", "--cfg",
-                                "default")), log[-200:])
+    assert rc == 0 and all(o in log for o in (
+        "--portmask", "--flows", "--clock", "--exit-on-eof", "--stats-json",
+        "--cfg", "default")), log[-200:]
 
 
 # ------------------------------------------------------------ workers
@@ -996,6 +1058,7 @@ def run_workers(nb, vdevs, args=(), timeout=60):
         ["--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",
          "--hash-seed", "7", "--stats-json", out] + list(args),
         capture_output=True, text=True, timeout=timeout)
+    no_crash(p.returncode, log=p.stdout + p.stderr)
     stats = None
     if p.returncode == 0 and os.path.exists(out):
         with open(out) as f:
@@ -1007,48 +1070,59 @@ def flow_counters(stats):
     return {k: stats["total"][k] for k in FLOW_KEYS}
 
 
-def test_workers_counters():
-    """1, 2 and 3 workers, the same packets split over two queues (not
-    by flow) or two ports (a tap), repeated: every final counter equals
-    the one-worker run of the merged capture."""
+@pytest.fixture(scope="module")
+def workers_reference():
+    """The flow counters of the one-worker run of the merged capture."""
     files, stamped = workers_files()
     rc, log, truth = run_workers(1, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
         files["merged"], os.devnull)])
-    if truth is None:
-        case("workers: one-worker reference run", False, log[-300:])
-        return
-    want = flow_counters(truth)
-    sane = want["flows_new"] == 90 and want["flows_closed"] == 60 and \
-        want["orphan_close"] == 0 and want["packets"] == len(stamped)
-    case("workers: the reference run counts 90 flows, 60 closed", sane,
-         str(want))
-    layouts = {
+    assert truth is not None, "one-worker reference run: " + log[-300:]
+    return flow_counters(truth)
+
+
+def test_workers_reference_run(workers_reference):
+    """The reference run counts 90 flows, 60 closed."""
+    want = workers_reference
+    _, stamped = workers_files()
+    assert want["flows_new"] == 90 and want["flows_closed"] == 60 and \
+        want["orphan_close"] == 0 and want["packets"] == len(stamped), \
+        str(want)
+
+
+WORKER_LAYOUTS = ("two queues of one port", "a tap, one direction per port")
+
+
+@pytest.mark.parametrize("nb", (1, 2, 3))
+@pytest.mark.parametrize("layout", WORKER_LAYOUTS)
+def test_workers_counters(workers_reference, layout, nb):
+    """1, 2 and 3 workers, the same packets split over two queues (not
+    by flow) or two ports (a tap), repeated: every final counter equals
+    the one-worker run of the merged capture."""
+    want = workers_reference
+    files, _ = workers_files()
+    vdevs = {
         "two queues of one port": ["net_pcap0,rx_pcap=%s,rx_pcap=%s,"
                                    "tx_pcap=%s" % (files["qa"], files["qb"],
                                                    os.devnull)],
         "a tap, one direction per port": [
             "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (files["up"], os.devnull),
             "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (files["down"], os.devnull)],
-    }
-    for name, vdevs in layouts.items():
-        for nb in (1, 2, 3):
-            bad = []
-            handed = 0
-            for rep in range(6 if nb > 1 else 1):
-                rc, log, got = run_workers(nb, vdevs)
-                if got is None:
-                    bad.append("rc %d: %s" % (rc, log[-300:]))
-                    break
-                diff = {k: (v, want[k]) for k, v in
-                        flow_counters(got).items() if v != want[k]}
-                handed += got["total"]["handoff_out"]
-                if diff or got["total"]["handoff_drops"] != 0:
-                    bad.append("run %d: %s drops %d" % (
-                        rep, diff, got["total"]["handoff_drops"]))
-            case("workers: %s, %d worker%s: counters equal the one-worker "
-                 "run" % (name, nb, "s" if nb > 1 else ""),
-                 not bad and (nb == 1 or handed > 0),
-                 "%s; handed off %d" % (bad[:2], handed))
+    }[layout]
+    bad = []
+    handed = 0
+    for rep in range(6 if nb > 1 else 1):
+        rc, log, got = run_workers(nb, vdevs)
+        if got is None:
+            bad.append("rc %d: %s" % (rc, log[-300:]))
+            break
+        diff = {k: (v, want[k]) for k, v in
+                flow_counters(got).items() if v != want[k]}
+        handed += got["total"]["handoff_out"]
+        if diff or got["total"]["handoff_drops"] != 0:
+            bad.append("run %d: %s drops %d" % (
+                rep, diff, got["total"]["handoff_drops"]))
+    assert not bad and (nb == 1 or handed > 0), \
+        "%s; handed off %d" % (bad[:2], handed)
 
 
 def flow_of(frame):
@@ -1059,7 +1133,8 @@ def flow_of(frame):
     return (p[IP].proto,) + tuple(ends)
 
 
-def test_workers_forward():
+@pytest.mark.parametrize("nb", (1, 2, 3))
+def test_workers_forward(nb):
     """Two ports forwarding to each other (a bump in the wire), each
     carrying one direction, 1-3 workers, each with its own tx queue (a
     tx_pcap per worker): port 1's files hold exactly port 0's frames and
@@ -1068,82 +1143,82 @@ def test_workers_forward():
     files, stamped = workers_files()
     up = pcap_frames(files["up"])
     down = pcap_frames(files["down"])
-    for nb in (1, 2, 3):
-        bad = []
-        for rep in range(4 if nb > 1 else 1):
-            tx = [[os.path.join(TMP, "fw_p%d_w%d.pcap" % (p, w))
-                   for w in range(nb)] for p in (0, 1)]
-            vdevs = ["net_pcap%d,rx_pcap=%s,%s" % (
-                p, files["up" if p == 0 else "down"],
-                ",".join("tx_pcap=" + f for f in tx[p])) for p in (0, 1)]
-            rc, log, got = run_workers(nb, vdevs, ["--mode", "forward"])
-            if got is None:
-                bad.append("rc %d: %s" % (rc, log[-300:]))
-                break
-            for port, want in ((0, down), (1, up)):
-                outs = [pcap_frames(f) for f in tx[port]]
-                if sorted(sum(outs, [])) != sorted(want):
-                    bad.append("port %d: %d frames out of %d" % (
-                        port, sum(len(o) for o in outs), len(want)))
-                    continue
-                where = {}
-                for i, o in enumerate(outs):
-                    for fr in o:
-                        where.setdefault(flow_of(fr), set()).add(i)
-                split = [k for k, v in where.items() if len(v) > 1]
-                order = [i for i, o in enumerate(outs)
-                         if o != [fr for fr in want if fr in set(o)]]
-                if split or order:
-                    bad.append("port %d: flows in two files %s, files out "
-                               "of order %s" % (port, split[:2], order))
-            t = got["total"]
-            if t["flows_new"] != 90 or t["flows_closed"] != 60 or \
-                    t["tx_packets"] != len(up) + len(down):
-                bad.append("counters %s" % {k: t[k] for k in (
-                    "flows_new", "flows_closed", "tx_packets",
-                    "tx_dropped")})
-        case("forward, two ports, %d worker%s: each tx file exact, each "
-             "flow in order in one file" % (nb, "s" if nb > 1 else ""),
-             not bad, str(bad[:2]))
+    bad = []
+    for rep in range(4 if nb > 1 else 1):
+        tx = [[os.path.join(TMP, "fw_p%d_w%d.pcap" % (p, w))
+               for w in range(nb)] for p in (0, 1)]
+        vdevs = ["net_pcap%d,rx_pcap=%s,%s" % (
+            p, files["up" if p == 0 else "down"],
+            ",".join("tx_pcap=" + f for f in tx[p])) for p in (0, 1)]
+        rc, log, got = run_workers(nb, vdevs, ["--mode", "forward"])
+        if got is None:
+            bad.append("rc %d: %s" % (rc, log[-300:]))
+            break
+        for port, want in ((0, down), (1, up)):
+            outs = [pcap_frames(f) for f in tx[port]]
+            if sorted(sum(outs, [])) != sorted(want):
+                bad.append("port %d: %d frames out of %d" % (
+                    port, sum(len(o) for o in outs), len(want)))
+                continue
+            where = {}
+            for i, o in enumerate(outs):
+                for fr in o:
+                    where.setdefault(flow_of(fr), set()).add(i)
+            split = [k for k, v in where.items() if len(v) > 1]
+            order = [i for i, o in enumerate(outs)
+                     if o != [fr for fr in want if fr in set(o)]]
+            if split or order:
+                bad.append("port %d: flows in two files %s, files out "
+                           "of order %s" % (port, split[:2], order))
+        t = got["total"]
+        if t["flows_new"] != 90 or t["flows_closed"] != 60 or \
+                t["tx_packets"] != len(up) + len(down):
+            bad.append("counters %s" % {k: t[k] for k in (
+                "flows_new", "flows_closed", "tx_packets",
+                "tx_dropped")})
+    assert not bad, str(bad[:2])
 
 
-def test_workers_errors():
+WORKER_ERRORS = [
+    (["ONE"], ["--mode", "forward"], 2, "tx_pcap=FILE once per worker"),
+    (["ONE"], ["--mode", "forward", "--txq", "1"], 2,
+     "needs 2 tx queues per port"),
+    (["TWO"], ["--config", "(0,1,1)"], 2, "port 0 queue 0 has no lcore"),
+    (["TWO"], ["--config", "(0,0,1),(0,1,9)"], 2, "lcore 9 is not a "
+     "worker lcore"),
+    (["TWO"], ["--config", "(0,0,0),(0,1,1)"], 2, "the main lcore"),
+    (["TWO"], ["--config", "(0,0,1),(0,0,2),(0,1,1)"], 2,
+     "mapped twice"),
+    (["TWO"], ["--config", "(3,0,1)"], 2, "port 3 is not in use"),
+    (["TWO"], ["--config", "(0,0,1"], 2, "want (port,queue,lcore)"),
+    (["TWO"], ["--affinity", "rss"], 2, "has no RSS"),
+    (["TWO", "net_pcap1,rx_pcap=/nonexistent.pcap,tx_pcap=" + os.devnull],
+     ["--mode", "forward"], 2, "net_pcap1 did not start"),
+    (["TWO"], ["--rxq", "1"], 1, "reads only the first 1"),
+]
+
+
+@pytest.mark.parametrize("vdevs,args,nb,word", WORKER_ERRORS, ids=[
+    "%s -> %r" % (" ".join(a), w) for _, a, _, w in WORKER_ERRORS])
+def test_workers_errors(vdevs, args, nb, word):
     files, _ = workers_files()
-    one = "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (files["merged"], os.devnull)
-    two = "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
-        files["qa"], files["qb"], os.devnull)
-    cases = [
-        ([one], ["--mode", "forward"], 2, "tx_pcap=FILE once per worker"),
-        ([one], ["--mode", "forward", "--txq", "1"], 2,
-         "needs 2 tx queues per port"),
-        ([two], ["--config", "(0,1,1)"], 2, "port 0 queue 0 has no lcore"),
-        ([two], ["--config", "(0,0,1),(0,1,9)"], 2, "lcore 9 is not a "
-         "worker lcore"),
-        ([two], ["--config", "(0,0,0),(0,1,1)"], 2, "the main lcore"),
-        ([two], ["--config", "(0,0,1),(0,0,2),(0,1,1)"], 2,
-         "mapped twice"),
-        ([two], ["--config", "(3,0,1)"], 2, "port 3 is not in use"),
-        ([two], ["--config", "(0,0,1"], 2, "want (port,queue,lcore)"),
-        ([two], ["--affinity", "rss"], 2, "has no RSS"),
-        ([two, "net_pcap1,rx_pcap=/nonexistent.pcap,tx_pcap=%s" %
-          os.devnull], ["--mode", "forward"], 2, "net_pcap1 did not start"),
-        ([two], ["--rxq", "1"], 1, "reads only the first 1"),
-    ]
-    for vdevs, args, nb, word in cases:
-        want_rc = word != "reads only the first 1"
-        # net_pcap leaks the pcap handle of an rx_pcap whose queue is
-        # never set up (a driver leak, not ours): LeakSanitizer off there
-        saved = os.environ.get("ASAN_OPTIONS")
-        if not want_rc:
-            os.environ["ASAN_OPTIONS"] = "detect_leaks=0"
-        rc, log, _ = run_workers(nb, vdevs, args)
-        if saved is None:
-            os.environ.pop("ASAN_OPTIONS", None)
-        else:
-            os.environ["ASAN_OPTIONS"] = saved
-        case("workers: %s -> %r" % (" ".join(args), word),
-             word in log and (rc != 0) == want_rc,
-             "rc %d: %s" % (rc, log.strip()[-300:]))
+    vdevs = [{"ONE": "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        files["merged"], os.devnull),
+        "TWO": "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
+        files["qa"], files["qb"], os.devnull)}.get(v, v) for v in vdevs]
+    want_rc = word != "reads only the first 1"
+    # net_pcap leaks the pcap handle of an rx_pcap whose queue is
+    # never set up (a driver leak, not ours): LeakSanitizer off there
+    saved = os.environ.get("ASAN_OPTIONS")
+    if not want_rc:
+        os.environ["ASAN_OPTIONS"] = "detect_leaks=0"
+    rc, log, _ = run_workers(nb, vdevs, args)
+    if saved is None:
+        os.environ.pop("ASAN_OPTIONS", None)
+    else:
+        os.environ["ASAN_OPTIONS"] = saved
+    assert word in log and (rc != 0) == want_rc, \
+        "rc %d: %s" % (rc, log.strip()[-300:])
 
 
 def test_main_lcore_sleeps():
@@ -1167,8 +1242,9 @@ def test_main_lcore_sleeps():
         used = cpu() - before
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
-        case("the main lcore sleeps: %.2f s of CPU in 10 s" % used,
-             used < 0.3 and proc.returncode == 0, "rc %s" % proc.returncode)
+        print("the main lcore used %.2f s of CPU in 10 s" % used)
+        assert used < 0.3 and proc.returncode == 0, \
+            "%.2f s of CPU, rc %s" % (used, proc.returncode)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -1219,7 +1295,9 @@ def bypass_frames():
     return out
 
 
-def test_blocklist_unparsed():
+@pytest.mark.parametrize("nb", (1, 2))
+@pytest.mark.parametrize("policy", ("drop", "pass"))
+def test_blocklist_unparsed(policy, nb):
     """Packets the parser cannot take to a 5-tuple are still checked by
     address; the rest follow --blocklist-unparsed (default drop), with 1
     and 2 workers; the forwarded frames are exactly the others."""
@@ -1231,35 +1309,29 @@ def test_blocklist_unparsed():
     with open(lst, "w") as f:
         f.write("10.9.9.9\n2001:db8:9::9\ntcp 2001:db8:7::7 1 "
                 "2001:db8:7::8 2\n")
-    for policy, col in (("drop", 2), ("pass", 3)):
-        for nb in (1, 2):
-            tx = [os.path.join(TMP, "bypass_out%d.pcap" % w)
-                  for w in range(nb)]
-            rc, log, got = run_workers(nb, [
-                "net_pcap0,rx_pcap=%s,%s" % (pcap, ",".join(
-                    "tx_pcap=" + t for t in tx))],
-                ["--mode", "forward", "--blocklist", lst,
-                 "--blocklist-unparsed", policy])
-            if got is None:
-                case("blocklist-unparsed %s, %d workers" % (policy, nb),
-                     False, "rc %d: %s" % (rc, log[-300:]))
-                continue
-            out = sorted(sum((pcap_frames(t) for t in tx), []))
-            want = sorted(fr[1] for fr in frames if fr[col] is None)
-            t = got["total"]
-            kinds = [fr[col] for fr in frames]
-            counts = {k: t["blocked_" + k] for k in ("address", "flow",
-                                                     "unparsed")}
-            want_counts = {k: kinds.count(k) for k in counts}
-            wrong = [fr[0] for fr in frames if (fr[1] in out) !=
-                     (fr[col] is None)]
-            case("blocklist-unparsed %s, %d worker%s: each bypass shape "
-                 "dropped or forwarded as it should, counted" % (
-                     policy, nb, "s" if nb > 1 else ""),
-                 out == want and counts == want_counts and
-                 t["blocklist_unparsed"] == 5,
-                 "wrong fate: %s; counts %s want %s; unparsed %d" % (
-                     wrong, counts, want_counts, t["blocklist_unparsed"]))
+    col = {"drop": 2, "pass": 3}[policy]
+    tx = [os.path.join(TMP, "bypass_out%d.pcap" % w)
+          for w in range(nb)]
+    rc, log, got = run_workers(nb, [
+        "net_pcap0,rx_pcap=%s,%s" % (pcap, ",".join(
+            "tx_pcap=" + t for t in tx))],
+        ["--mode", "forward", "--blocklist", lst,
+         "--blocklist-unparsed", policy])
+    assert got is not None, "rc %d: %s" % (rc, log[-300:])
+    out = sorted(sum((pcap_frames(t) for t in tx), []))
+    want = sorted(fr[1] for fr in frames if fr[col] is None)
+    t = got["total"]
+    kinds = [fr[col] for fr in frames]
+    counts = {k: t["blocked_" + k] for k in ("address", "flow",
+                                             "unparsed")}
+    want_counts = {k: kinds.count(k) for k in counts}
+    wrong = [fr[0] for fr in frames if (fr[1] in out) !=
+             (fr[col] is None)]
+    # each bypass shape dropped or forwarded as it should, counted
+    assert out == want and counts == want_counts and \
+        t["blocklist_unparsed"] == 5, \
+        "wrong fate: %s; counts %s want %s; unparsed %d" % (
+            wrong, counts, want_counts, t["blocklist_unparsed"])
 
 
 def test_shutdown_under_telemetry():
@@ -1321,11 +1393,13 @@ def test_shutdown_under_telemetry():
                                                err.strip()[-300:]))
         if len(bad) > 2:
             break
-    case("shutdown under 7 telemetry clients and reloads: 50 SIGINTs, "
-         "clean exits", not bad, "; ".join(bad[:2]))
+    # shutdown under 7 telemetry clients and reloads: 50 SIGINTs, clean
+    assert not bad, "; ".join(bad[:2])
 
 
-def test_memif_two_queues():
+@pytest.mark.parametrize("nb,reps", ((1, 1), (2, 3)),
+                         ids=("1 worker", "2 workers"))
+def test_memif_two_queues(nb, reps):
     """dpdk-testpmd sends the 90-flow capture on 2 queues of a memif link
     (its two halves split not by flow) into cuckooflow, 1 and 2 workers,
     which forwards to a second memif link on one tx queue per worker;
@@ -1333,25 +1407,19 @@ def test_memif_two_queues():
     back, each flow's in order in one file, and the counters equal the
     one-worker run's. 3 runs with 2 workers."""
     testpmd = shutil.which("dpdk-testpmd")
-    name = "memif, testpmd sending on 2 queues"
     if testpmd is None:
-        skip(name, "dpdk-testpmd not installed (Debian package dpdk)")
-        return
+        pytest.skip("dpdk-testpmd not installed (Debian package dpdk)")
     files, stamped = workers_files()
     merged = pcap_frames(files["merged"])
-    empty = os.path.join(TMP, "empty.pcap")
-    with open(empty, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for nb, reps in ((1, 1), (2, 3)):
-        bad = []
-        for rep in range(reps):
-            err = memif_two_queue_run(testpmd, nb, files, empty, merged)
-            if err:
-                bad.append("run %d: %s" % (rep, err))
-                break
-        case("%s, %d worker%s: every frame back, flows in order, counters "
-             "equal" % (name, nb, "s" if nb > 1 else ""), not bad,
-             str(bad[:1]))
+    empty = empty_pcap(os.path.join(TMP, "empty.pcap"))
+    bad = []
+    for rep in range(reps):
+        err = memif_two_queue_run(testpmd, nb, files, empty, merged)
+        if err:
+            bad.append("run %d: %s" % (rep, err))
+            break
+    # every frame back, flows in order, counters equal
+    assert not bad, str(bad[:1])
 
 
 def memif_two_queue_run(testpmd, nb, files, empty, merged):
@@ -1400,7 +1468,7 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
         cur = {}
         for _ in range(100):
             time.sleep(0.1)
-            cur = telemetry(prefix, "/cuckooflow/stats")["/cuckooflow/stats"]
+            cur = telemetry(prefix, "/cuckooflow/stats")
             if cur["tx_packets"] + cur["tx_dropped"] >= len(merged):
                 break
         time.sleep(0.5)
@@ -1439,9 +1507,8 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
             return "counters %s" % {k: total[k] for k in (
                 "packets", "flows_new", "flows_closed", "orphan_close")}
         return None
-    except Exception as e:
-        return repr(e) + (cf.stderr.read()[-300:] if cf.poll() is not None
-                          else "")
+    except RUN_ERRORS as e:
+        return repr(e) + stderr_end(cf)
     finally:
         for p in (tp, cf):
             if p is not None and p.poll() is None:
@@ -1464,54 +1531,46 @@ def pcapng(interfaces, packets):
     return out
 
 
-def test_unreadable_captures():
+UNREADABLE = {
+    "a pcapng with two snapshot lengths": ("two_snap.pcapng",
+                                           "snapshot length"),
+    "a pcapng with a second link type": ("two_links.pcapng", "type 101"),
+    "a capture cut inside a record": ("cut.pcap", "record 6"),
+    "a record with a corrupt length in the middle": ("corrupt.pcap",
+                                                     "record 4"),
+}
+
+
+def unreadable(fname):
+    """The bytes of an unreadable capture, from mixed.pcap's first 10
+    records."""
+    mixed = os.path.join(PCAPS, "mixed.pcap")
+    frames = pcap_frames(mixed)[:10]
+    with open(mixed, "rb") as f:
+        whole = f.read()
+    offs = pcap_offsets(mixed, 10)
+    if fname == "two_snap.pcapng":
+        return pcapng([(1, 65535), (1, 8192)],
+                      [(0, frames[0]), (1, frames[1])])
+    if fname == "two_links.pcapng":
+        return pcapng([(1, 65535), (101, 65535)],
+                      [(0, frames[0]), (1, frames[1])])
+    if fname == "cut.pcap":  # cut inside the 6th record
+        return whole[:offs[5] + 30]
+    corrupt = bytearray(whole[:offs[9]])  # the 4th record's length
+    struct.pack_into("<I", corrupt, offs[3] + 8, 0x7fffffff)
+    return bytes(corrupt)
+
+
+@pytest.mark.parametrize("name", UNREADABLE)
+def test_unreadable_capture(name):
     """A capture libpcap cannot read to its end is refused before the
     run, naming the file, the record and libpcap's message (it used to
     be replayed in part, or not at all, with exit 0)."""
-    frames = pcap_frames(os.path.join(PCAPS, "mixed.pcap"))[:10]
-    with open(os.path.join(PCAPS, "mixed.pcap"), "rb") as f:
-        whole = f.read()
-    # the offset of the 4th record, and the file cut inside the 6th
-    offs, off = [], 24
-    while off + 16 <= len(whole) and len(offs) < 10:
-        offs.append(off)
-        off += 16 + struct.unpack_from("<I", whole, off + 8)[0]
-    corrupt = bytearray(whole[:offs[9]])
-    struct.pack_into("<I", corrupt, offs[3] + 8, 0x7fffffff)
-    cases = [
-        ("a pcapng with two snapshot lengths", "two_snap.pcapng",
-         pcapng([(1, 65535), (1, 8192)], [(0, frames[0]), (1, frames[1])]),
-         "snapshot length"),
-        ("a pcapng with a second link type", "two_links.pcapng",
-         pcapng([(1, 65535), (101, 65535)], [(0, frames[0]), (1, frames[1])]),
-         "type 101"),
-        ("a capture cut inside a record", "cut.pcap",
-         whole[:offs[5] + 30], "record 6"),
-        ("a record with a corrupt length in the middle", "corrupt.pcap",
-         bytes(corrupt), "record 4"),
-    ]
-    for name, fname, data, word in cases:
-        path = os.path.join(TMP, fname)
-        with open(path, "wb") as f:
-            f.write(data)
-        rc, log = app(path, ["--exit-on-eof", "--clock", "pkt"])
-        case("%s: refused before the run, naming it" % name,
-             rc != 0 and path in log and word in log and
-             "packets " not in log, "rc %d: %s" % (rc, log.strip()[-300:]))
-
-
-def main():
-    tap.run((test_truth, test_hugepages, test_forward, test_bad_options,
-             test_config_file_and_override, test_documented_config,
-             test_two_lcores, test_telemetry_and_exporter,
-             test_port_counters, test_mbuf_exhaustion,
-             test_blocklist_forward, test_blocklist_reload_under_traffic,
-             test_switch_links, test_non_ethernet_capture,
-             test_missing_pcap, test_help, test_workers_counters,
-             test_workers_forward, test_workers_errors,
-             test_main_lcore_sleeps, test_blocklist_unparsed,
-             test_shutdown_under_telemetry, test_jumbo_small_pool,
-             test_memif_two_queues, test_unreadable_captures), results, TMP)
-
-if __name__ == "__main__":
-    main()
+    fname, word = UNREADABLE[name]
+    path = os.path.join(TMP, fname)
+    with open(path, "wb") as f:
+        f.write(unreadable(fname))
+    rc, log = app(path, ["--exit-on-eof", "--clock", "pkt"])
+    assert rc != 0 and path in log and word in log and \
+        "packets " not in log, "rc %d: %s" % (rc, log.strip()[-300:])
