@@ -82,22 +82,28 @@ def differences(got, want, exact=True):
             and got.get(k) != v}
 
 
+def pcap_records(path):
+    """(frame bytes, record metadata) of each record of a pcap, read by
+    scapy."""
+    r = RawPcapReader(path)
+    try:
+        return list(r)
+    finally:
+        r.close()
+
+
 def pcap_frames(path):
-    """The frames of a capture, as bytes (scapy's reader)."""
-    with RawPcapReader(path) as r:
-        return [frame for frame, _ in r]
+    """The frames of a capture, as bytes."""
+    return [frame for frame, _ in pcap_records(path)]
 
 
 def pcap_offsets(path, n):
     """The file offsets of the first @n records of a pcap (a record: a
     16-byte header, then the captured bytes)."""
     offs, off = [], 24
-    with RawPcapReader(path) as r:
-        for _, meta in r:
-            if len(offs) == n:
-                break
-            offs.append(off)
-            off += 16 + meta.caplen
+    for _, meta in pcap_records(path)[:n]:
+        offs.append(off)
+        off += 16 + meta.caplen
     return offs
 
 
@@ -688,7 +694,7 @@ def test_blocklist_bad_line_stops_the_start():
     assert rc != 0 and "badlist.txt:2:" in log, log[-200:]
 
 
-def testpmd_port_stats(log):
+def port_stats_of_testpmd(log):
     """testpmd's per-port forward statistics: [(rx, tx), ...]."""
     rx = [int(x) for x in re.findall(r"RX-packets: +(\d+) +RX-dropped", log)]
     tx = [int(x) for x in re.findall(r"TX-packets: +(\d+) +TX-dropped", log)]
@@ -817,7 +823,7 @@ def switch_link_case(kind):
         cf.wait(timeout=30)
         log, _ = tp.communicate("quit\n", timeout=30)
         total = json.load(open(stats))["total"]
-        ports = testpmd_port_stats(log)
+        ports = port_stats_of_testpmd(log)
         got = pcap_frames(recv)
         blocked = len(frames) - len(want_out)
         # testpmd prints ports 0-3, then the sum of all.
