@@ -562,9 +562,11 @@ emergency_check(struct cflow_tracker *t)
 {
 	bool on = t->c.emergency != 0;
 
-	if (t->params.emergency_load_ppm == 0 ||
-			on == (on ? t->c.active >= t->emergency_exit_flows :
-				t->c.active < t->emergency_enter_flows))
+	if (t->params.emergency_load_ppm == 0)
+		return;
+	/* On at the high mark, off below the low one. */
+	if (on ? t->c.active >= t->emergency_exit_flows :
+			t->c.active < t->emergency_enter_flows)
 		return;
 	if (!on) {
 		for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)

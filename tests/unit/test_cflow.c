@@ -499,7 +499,8 @@ invariants(const struct cflow_tracker *t)
 		(unsigned long)c.flows_closed, (unsigned long)c.flows_expired,
 		(unsigned long)c.flows_evicted);
 	TEST_ASSERT_EQ(c.packets, c.non_ip + malformed + c.fragments +
-		c.orphan_close + c.insert_failed + c.flows_new + c.flows_seen +
+		c.orphan_close + c.insert_failed + c.unsolicited + c.not_syn +
+		c.new_flow_limited + c.flows_new + c.flows_seen +
 		c.flows_closed, "packet accounting");
 	return 0;
 }
@@ -517,6 +518,295 @@ tcp(uint8_t flags, bool reply)
 		s.dport = 40000;
 	}
 	return s;
+}
+
+/* One packet through cflow_track_parsed() with input flags; its verdict,
+ * and its ordinal in *count if count is not NULL. */
+static enum cflow_verdict
+send_in(struct cflow_tracker *t, const struct spec *s, uint64_t at,
+		uint8_t flags, uint8_t *count)
+{
+	uint8_t buf[256], n;
+	struct cflow_input in = { .data = buf, .time_ns = at, .flags = flags };
+	struct cflow_packet pkt;
+	enum cflow_parse_status st;
+	enum cflow_verdict v;
+
+	in.len = build(buf, s);
+	in.wire_len = in.len;
+	st = cflow_parse(buf, in.len, NULL, &pkt);
+	cflow_track_parsed(t, &in, &pkt, &st, 1, &v, &n);
+	if (count != NULL)
+		*count = n;
+	return v;
+}
+
+static struct cflow_tracker *
+tracker_with(struct cflow_tracker_params *p)
+{
+	p->seed = 42;
+	return cflow_tracker_create(p);
+}
+
+/* CFLOW_IN_NO_CREATE: a firewall's outside finds flows, opens none. */
+static int
+test_track_no_create(void)
+{
+	struct cflow_tracker_params p = { .capacity = 1000,
+		.close_linger_ns = 10 * S };
+	struct cflow_tracker *t = tracker_with(&p);
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec synack = tcp(CFLOW_TCP_SYN | CFLOW_TCP_ACK, true);
+	struct spec ackr = tcp(CFLOW_TCP_ACK, true);
+	struct spec rstr = tcp(CFLOW_TCP_RST, true);
+	struct spec synr = tcp(CFLOW_TCP_SYN, true);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, false);
+	struct spec udp_out = { .family = 4, .src = 9, .dst = 3, .sport = 53,
+		.dport = 5000, .proto = 17 };
+	struct spec udp_in = { .family = 4, .src = 3, .dst = 9, .sport = 5000,
+		.dport = 53, .proto = 17 };
+	const uint8_t NC = CFLOW_IN_NO_CREATE;
+	struct cflow_counters c;
+
+	TEST_ASSERT(t != NULL, "create");
+	TEST_ASSERT_EQ(send_in(t, &synr, S, NC, NULL),
+		CFLOW_UNTRACKED_UNSOLICITED, "outside SYN, no flow");
+	TEST_ASSERT_EQ(send_in(t, &rstr, S, NC, NULL),
+		CFLOW_UNTRACKED_UNSOLICITED, "outside RST, no flow");
+	TEST_ASSERT_EQ(send_in(t, &udp_out, S, NC, NULL),
+		CFLOW_UNTRACKED_UNSOLICITED, "outside UDP, no flow");
+	TEST_ASSERT_EQ(send_in(t, &udp_out, S + 1, NC, NULL),
+		CFLOW_UNTRACKED_UNSOLICITED, "still none: nothing was opened");
+	TEST_ASSERT_EQ(send_in(t, &udp_in, 2 * S, 0, NULL), CFLOW_NEW,
+		"inside opens");
+	TEST_ASSERT_EQ(send_in(t, &udp_out, 2 * S + 1, NC, NULL), CFLOW_SEEN,
+		"the reply passes");
+	TEST_ASSERT_EQ(send_in(t, &syn, 3 * S, 0, NULL), CFLOW_NEW, "SYN");
+	TEST_ASSERT_EQ(send_in(t, &synack, 3 * S, NC, NULL), CFLOW_SEEN,
+		"SYN/ACK");
+	TEST_ASSERT_EQ(send_in(t, &fin, 4 * S, 0, NULL), CFLOW_CLOSING, "FIN");
+	/* A SYN from outside on the lingering tuple reopens nothing: a
+	 * packet of the closed flow, whose linger it restarts. */
+	TEST_ASSERT_EQ(send_in(t, &synr, 5 * S, NC, NULL), CFLOW_SEEN,
+		"outside SYN while lingering");
+	TEST_ASSERT_EQ(send_in(t, &ackr, 14 * S, NC, NULL), CFLOW_SEEN,
+		"linger restarted by it");
+	/* Past the linger the outside is unsolicited again. */
+	TEST_ASSERT_EQ(send_in(t, &ackr, 30 * S, NC, NULL),
+		CFLOW_UNTRACKED_UNSOLICITED, "after the linger");
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.unsolicited == 5 && c.flows_new == 2 &&
+		c.reused == 0 && c.orphan_close == 0 && c.flows_closed == 1,
+		"unsolicited %lu new %lu reused %lu", (unsigned long)c.unsolicited,
+		(unsigned long)c.flows_new, (unsigned long)c.reused);
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	cflow_tracker_free(t);
+	return 0;
+}
+
+/* tcp_strict: a TCP flow opens on a SYN without ACK only. */
+static int
+test_track_tcp_strict(void)
+{
+	struct cflow_tracker_params p = { .capacity = 1000, .tcp_strict = true };
+	struct cflow_tracker *t = tracker_with(&p);
+	struct spec ack = tcp(CFLOW_TCP_ACK, false);
+	struct spec synack = tcp(CFLOW_TCP_SYN | CFLOW_TCP_ACK, true);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, false);
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec udp = { .family = 4, .src = 3, .dst = 9, .sport = 5000,
+		.dport = 53, .proto = 17 };
+	struct cflow_counters c;
+
+	TEST_ASSERT_EQ(send_in(t, &ack, S, 0, NULL), CFLOW_UNTRACKED_NOT_SYN,
+		"ACK");
+	TEST_ASSERT_EQ(send_in(t, &synack, S, 0, NULL),
+		CFLOW_UNTRACKED_NOT_SYN, "SYN/ACK");
+	TEST_ASSERT_EQ(send_in(t, &fin, S, 0, NULL), CFLOW_UNTRACKED_ORPHAN,
+		"a FIN of no flow stays an orphan");
+	TEST_ASSERT_EQ(send_in(t, &udp, S, 0, NULL), CFLOW_NEW, "UDP as ever");
+	TEST_ASSERT_EQ(send_in(t, &syn, 2 * S, 0, NULL), CFLOW_NEW, "SYN");
+	TEST_ASSERT_EQ(send_in(t, &synack, 2 * S, 0, NULL), CFLOW_SEEN,
+		"SYN/ACK of the flow");
+	TEST_ASSERT_EQ(send_in(t, &ack, 2 * S, 0, NULL), CFLOW_SEEN, "ACK");
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.not_syn == 2 && c.flows_new == 2 && c.orphan_close == 1,
+		"counters");
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	cflow_tracker_free(t);
+	/* Without it, any packet but a FIN/RST opens (loose pickup). */
+	p = (struct cflow_tracker_params){ .capacity = 1000 };
+	t = tracker_with(&p);
+	TEST_ASSERT_EQ(send_in(t, &ack, S, 0, NULL), CFLOW_NEW, "loose");
+	cflow_tracker_free(t);
+	return 0;
+}
+
+/* Admission control: a token bucket of new flows, by the packets' time. */
+static int
+test_track_admission(void)
+{
+	struct cflow_tracker_params p = { .capacity = 1000,
+		.new_flow_rate = 10, .new_flow_burst = 3,
+		.close_linger_ns = 10 * S };
+	struct cflow_tracker *t = tracker_with(&p);
+	struct spec u = { .family = 4, .src = 3, .dst = 9, .sport = 5000,
+		.dport = 53, .proto = 17 };
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, false);
+	struct spec ack = tcp(CFLOW_TCP_ACK, false);
+	struct cflow_counters c;
+	unsigned int admitted = 0;
+
+	for (unsigned int k = 0; k < 5; k++) {
+		u.sport = (uint16_t)(6000 + k);
+		admitted += send_in(t, &u, S, 0, NULL) == CFLOW_NEW;
+	}
+	TEST_ASSERT_EQ(admitted, 3, "the burst");
+	u.sport = 6003;
+	TEST_ASSERT_EQ(send_in(t, &u, S + S / 20, 0, NULL),
+		CFLOW_UNTRACKED_LIMITED, "half a token after 50 ms");
+	TEST_ASSERT_EQ(send_in(t, &u, S + S / 10, 0, NULL), CFLOW_NEW,
+		"one token after 100 ms");
+	u.sport = 6000;
+	TEST_ASSERT_EQ(send_in(t, &u, S + S / 10, 0, NULL), CFLOW_SEEN,
+		"an admitted flow needs no token");
+	/* Refilled, never beyond the burst. */
+	admitted = 0;
+	for (unsigned int k = 0; k < 6; k++) {
+		u.sport = (uint16_t)(7000 + k);
+		admitted += send_in(t, &u, 100 * S, 0, NULL) == CFLOW_NEW;
+	}
+	TEST_ASSERT_EQ(admitted, 3, "a full bucket holds the burst");
+	/* A limited SYN on a lingering flow leaves its entry. */
+	TEST_ASSERT_EQ(send_in(t, &syn, 200 * S, 0, NULL), CFLOW_NEW, "SYN");
+	TEST_ASSERT_EQ(send_in(t, &fin, 200 * S, 0, NULL), CFLOW_CLOSING,
+		"FIN");
+	for (unsigned int k = 0; k < 3; k++) {
+		u.sport = (uint16_t)(8000 + k);
+		send_in(t, &u, 200 * S, 0, NULL);
+	}
+	TEST_ASSERT_EQ(send_in(t, &syn, 200 * S, 0, NULL),
+		CFLOW_UNTRACKED_LIMITED, "SYN on the lingering tuple, no token");
+	TEST_ASSERT_EQ(send_in(t, &ack, 200 * S, 0, NULL), CFLOW_SEEN,
+		"the closed flow is still there");
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.new_flow_limited == 8 && c.reused == 0,
+		"limited %lu reused %lu", (unsigned long)c.new_flow_limited,
+		(unsigned long)c.reused);
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	cflow_tracker_free(t);
+	return 0;
+}
+
+/* Emergency mode: shorter timeouts while the table is loaded. */
+static int
+test_track_emergency(void)
+{
+	struct cflow_tracker_params p = { .capacity = 100,
+		.emergency_load_ppm = 500000, .emergency_low_ppm = 300000,
+		.emergency_timeout_ns = 2 * S };
+	struct cflow_tracker *t = tracker_with(&p);
+	struct spec u = { .family = 4, .src = 3, .dst = 9, .sport = 5000,
+		.dport = 53, .proto = 17 };
+	struct cflow_counters c;
+
+	for (unsigned int k = 0; k < 49; k++) {
+		u.sport = (uint16_t)(1000 + k);
+		send_in(t, &u, S, 0, NULL);
+	}
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.emergency == 0 && c.emergency_enter == 0, "49%% load: "
+		"active %lu emergency %lu entered %lu", (unsigned long)c.active,
+		(unsigned long)c.emergency, (unsigned long)c.emergency_enter);
+	u.sport = 2000;
+	send_in(t, &u, S, 0, NULL);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.emergency == 1 && c.emergency_enter == 1, "50%% load");
+	/* Idle 4 s: past the emergency timeout, far from UDP's 60 s. */
+	cflow_sweep_all(t, 5 * S);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.flows_expired == 50 && c.emergency == 0 &&
+		c.emergency_exit == 1, "expired %lu emergency %lu",
+		(unsigned long)c.flows_expired, (unsigned long)c.emergency);
+	/* Left: the normal timeouts again. */
+	send_in(t, &u, 6 * S, 0, NULL);
+	cflow_sweep_all(t, 16 * S);
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.flows_expired == 50 && c.active == 1,
+		"normal timeout restored: expired %lu",
+		(unsigned long)c.flows_expired);
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	cflow_tracker_free(t);
+	/* A low mark at or above the load is refused. */
+	p = (struct cflow_tracker_params){ .emergency_load_ppm = 500000,
+		.emergency_low_ppm = 500000 };
+	errno = 0;
+	TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
+		"low >= load");
+	return 0;
+}
+
+/* count_bits: each packet's ordinal in its flow, saturating. */
+static int
+test_track_counts(void)
+{
+	for (unsigned int vb = 16; vb <= 32; vb += 16) {
+		struct cflow_tracker_params p = { .capacity = 1000,
+			.value_bits = vb, .count_bits = 3,
+			.close_linger_ns = 10 * S };
+		struct cflow_tracker *t = tracker_with(&p);
+		struct spec syn = tcp(CFLOW_TCP_SYN, false);
+		struct spec ackr = tcp(CFLOW_TCP_ACK, true);
+		struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, false);
+		struct spec udp = { .family = 4, .src = 3, .dst = 9,
+			.sport = 5000, .dport = 53, .proto = 17 };
+		uint8_t n;
+
+		TEST_ASSERT(t != NULL, "create, %u-bit values", vb);
+		for (unsigned int k = 1; k <= 10; k++) {
+			send_in(t, k & 1 ? &syn : &ackr, k * S / 100, 0, &n);
+			TEST_ASSERT_EQ(n, k < 7 ? k : 7, "%u-bit: packet %u",
+				vb, k);
+		}
+		send_in(t, &fin, S, 0, &n);
+		TEST_ASSERT_EQ(n, 7, "the FIN, saturated");
+		send_in(t, &syn, 2 * S, 0, &n);
+		TEST_ASSERT_EQ(n, 1, "reused: a new flow counts from 1");
+		send_in(t, &udp, 2 * S, CFLOW_IN_NO_CREATE, &n);
+		TEST_ASSERT_EQ(n, 0, "untracked: 0");
+		/* The time field kept its meaning: expiry as ever. */
+		send_in(t, &udp, 3 * S, 0, &n);
+		TEST_ASSERT_EQ(n, 1, "UDP opens");
+		cflow_sweep_all(t, 3 * S + 59 * S);
+		TEST_ASSERT_EQ(send_in(t, &udp, 3 * S + 59 * S, 0, &n),
+			CFLOW_SEEN, "%u-bit: alive before its timeout", vb);
+		TEST_ASSERT_EQ(n, 2, "second packet");
+		cflow_sweep_all(t, 3 * S + 59 * S + 70 * S);
+		TEST_ASSERT_EQ(send_in(t, &udp, 3 * S + 59 * S + 70 * S, 0,
+			&n), CFLOW_NEW, "%u-bit: expired after it", vb);
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		cflow_tracker_free(t);
+	}
+	/* Without count bits, every ordinal is 0. */
+	{
+		struct cflow_tracker_params p = { .capacity = 1000 };
+		struct cflow_tracker *t = tracker_with(&p);
+		struct spec udp = { .family = 4, .src = 3, .dst = 9,
+			.sport = 5000, .dport = 53, .proto = 17 };
+		uint8_t n = 9;
+
+		send_in(t, &udp, S, 0, &n);
+		TEST_ASSERT_EQ(n, 0, "no count");
+		cflow_tracker_free(t);
+	}
+	{
+		struct cflow_tracker_params p = { .count_bits = 9 };
+
+		TEST_ASSERT(cflow_tracker_create(&p) == NULL && errno == EINVAL,
+			"count_bits 9 refused");
+	}
+	return 0;
 }
 
 static int
@@ -4032,6 +4322,11 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
 	TEST_CASE(test_parse_direction),
+	TEST_CASE(test_track_no_create),
+	TEST_CASE(test_track_tcp_strict),
+	TEST_CASE(test_track_admission),
+	TEST_CASE(test_track_emergency),
+	TEST_CASE(test_track_counts),
 	TEST_CASE(test_parse_vlan),
 	TEST_CASE(test_parse_non_ip_and_bad_headers),
 	TEST_CASE(test_parse_padding),
