@@ -6,6 +6,8 @@
  * [length: 1 byte] [frame: length bytes], fed in bursts to a small
  * tracker whose table fills. After every burst the counters must keep
  * their two invariants (see struct cflow_counters); any violation aborts.
+ * The settings' top bit turns on the inline filter's: strict TCP,
+ * admission control, emergency mode, packet counts, and outside frames.
  * Each frame is copied into a buffer of exactly its length, so ASan
  * catches any read past it.
  */
@@ -30,8 +32,12 @@ check(const struct cflow_tracker *t)
 			c.flows_evicted)
 		abort();
 	if (c.packets != c.non_ip + malformed + c.fragments + c.orphan_close +
-			c.insert_failed + c.flows_new + c.flows_seen +
+			c.insert_failed + c.unsolicited + c.not_syn +
+			c.new_flow_limited + c.flows_new + c.flows_seen +
 			c.flows_closed)
+		abort();
+	if (c.emergency > 1 || c.emergency_enter - c.emergency_exit !=
+			c.emergency)
 		abort();
 }
 
@@ -63,6 +69,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	step = (data[0] & 64) ? 250 * MS : 100 * MS;
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = (uint64_t)(1 + c) * 1000 * MS;
+	/* The inline filter's settings: frames of odd length/2 come from
+	 * the outside (CFLOW_IN_NO_CREATE). */
+	if (data[0] & 128) {
+		p.tcp_strict = true;
+		p.new_flow_rate = 5;
+		p.new_flow_burst = 3;
+		p.emergency_load_ppm = 500000;
+		p.emergency_timeout_ns = 500 * MS;
+		p.count_bits = 4;
+	}
 	t = cflow_tracker_create(&p);
 	if (t == NULL)
 		abort();
@@ -77,7 +93,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(frames[n], data + off, len);
 		in[n] = (struct cflow_input){ .data = frames[n], .len = len,
 			.wire_len = len, .time_ns = now, .rss = len * 2654435761u,
-			.has_rss = len & 1 };
+			.has_rss = len & 1,
+			.flags = (data[0] & 128) && (len & 2) ?
+				CFLOW_IN_NO_CREATE : 0 };
 		off += len;
 		if (++n == CF_BULK_MAX || off + 2 > size) {
 			cflow_track_burst(t, in, n, NULL);
