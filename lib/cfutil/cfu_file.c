@@ -95,7 +95,7 @@ cfu_file_read(const char *path, size_t max, size_t *len, char *err,
 {
 	struct stat sb;
 	char *buf;
-	size_t n = 0;
+	size_t n = 0, room;
 	int fd = cfu_file_open(path, &sb, err, err_len), e;
 
 	if (fd < 0)
@@ -108,16 +108,17 @@ cfu_file_read(const char *path, size_t max, size_t *len, char *err,
 			(uint64_t)sb.st_size, max, (double)max / (1 << 20));
 		return NULL;
 	}
-	buf = malloc(max + 2);
+	/* Its size, and one byte more: a file that grows is seen. */
+	room = (size_t)sb.st_size + 1;
+	buf = malloc(room + 1);
 	if (buf == NULL) {
 		close(fd);
 		cfu_fail(ENOMEM, err, err_len, "%s: %s", path,
 			strerror(ENOMEM));
 		return NULL;
 	}
-	/* One byte more than the limit: a file growing past it is seen. */
-	while (n <= max) {
-		ssize_t r = read(fd, buf + n, max + 1 - n);
+	while (n < room) {
+		ssize_t r = read(fd, buf + n, room - n);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -134,12 +135,11 @@ cfu_file_read(const char *path, size_t max, size_t *len, char *err,
 		n += (size_t)r;
 	}
 	close(fd);
-	if (n > max) {
+	if (n != (size_t)sb.st_size) {
 		free(buf);
-		cfu_fail(EFBIG, err, err_len,
-			"%s: grew past the limit of %zu "
-			"bytes (%.2f MiB) while read", path, max,
-			(double)max / (1 << 20));
+		cfu_fail(EAGAIN, err, err_len, "%s: changed while being read "
+			"(%" PRIu64 " bytes, then %s%zu)", path,
+			(uint64_t)sb.st_size, n == room ? "over " : "", n);
 		return NULL;
 	}
 	buf[n] = '\0';

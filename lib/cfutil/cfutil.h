@@ -54,8 +54,9 @@ int cfu_file_open(const char *path, struct stat *sb, char *err,
 		size_t err_len);
 
 /**
- * The whole of @p path, at most @p max bytes (a file growing past the
- * limit while read is seen), NUL-terminated, in a malloc()ed buffer.
+ * The whole of @p path, at most @p max bytes, NUL-terminated, in a
+ * malloc()ed buffer of its size (not of @p max). A file whose size
+ * changes while it is read is refused (EAGAIN), never half read.
  *
  * @return
  *   The buffer, its length in @p len; or NULL with errno set.

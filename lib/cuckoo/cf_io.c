@@ -340,43 +340,17 @@ struct cf_filter *
 cf_load_file(const char *path, const struct cf_allocator *allocator,
 		int socket_id)
 {
-	struct cf_filter *f = NULL;
-	struct stat sb;
-	uint8_t *buf;
-	size_t done = 0;
-	int fd, err = 0;
+	struct cf_filter *f;
+	size_t len;
+	char *buf = cfu_file_read(path, SIZE_MAX / 2, &len, NULL, 0);
+	int e;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (buf == NULL)
 		return NULL;
-	if (fstat(fd, &sb) != 0) {
-		err = errno;
-		goto out_close;
-	}
-	buf = malloc(sb.st_size > 0 ? (size_t)sb.st_size : 1);
-	if (buf == NULL) {
-		err = ENOMEM;
-		goto out_close;
-	}
-	while (done < (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + done, (size_t)sb.st_size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? errno : ENODATA;
-			goto out_free;
-		}
-		done += (size_t)n;
-	}
-	f = cf_load_mem(buf, done, allocator, socket_id);
-	if (f == NULL)
-		err = errno;
-out_free:
+	f = cf_load_mem(buf, len, allocator, socket_id);
+	e = errno;
 	free(buf);
-out_close:
-	close(fd);
 	if (f == NULL)
-		errno = err;
+		errno = e;
 	return f;
 }

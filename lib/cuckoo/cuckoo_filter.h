@@ -527,8 +527,10 @@ struct cf_filter *cf_load_mem(const void *buf, size_t len,
 		const struct cf_allocator *allocator, int socket_id);
 
 /**
- * cf_load_mem() of a file's contents; errno as cf_load_mem(), or as set
- * by open() or read().
+ * cf_load_mem() of a file's contents. Only a regular file is read (a
+ * FIFO or device is refused before any blocking open: EINVAL, EISDIR for
+ * a directory); a file that changes size while read is refused (EAGAIN).
+ * Otherwise errno as cf_load_mem(), or as set by open() or read().
  */
 struct cf_filter *cf_load_file(const char *path,
 		const struct cf_allocator *allocator, int socket_id);

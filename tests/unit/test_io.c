@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -190,6 +191,34 @@ test_round_trip_file(void)
 		cf_free(f);
 		TEST_ASSERT_EQ(ret, -ENOENT, "unwritable path");
 	}
+	return 0;
+}
+
+/* Files that are not regular: refused at once, never blocked on (a FIFO
+ * with no writer would hang a plain open()), never written through. */
+static int
+test_files_not_regular(void)
+{
+	char dir[] = "/tmp/cf_test_XXXXXX", fifo[64];
+	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 8 });
+	struct stat sb;
+
+	TEST_ASSERT(mkdtemp(dir) != NULL && f != NULL, "setup");
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	TEST_ASSERT(mkfifo(fifo, 0600) == 0, "mkfifo");
+	errno = 0;
+	TEST_ASSERT(cf_load_file(fifo, NULL, 0) == NULL && errno == EINVAL,
+		"a FIFO loaded: errno %d", errno);
+	errno = 0;
+	TEST_ASSERT(cf_load_file(dir, NULL, 0) == NULL && errno == EISDIR,
+		"a directory loaded: errno %d", errno);
+	TEST_ASSERT_EQ(cf_save_file(f, fifo), -EINVAL, "saved over a FIFO");
+	TEST_ASSERT(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode),
+		"the FIFO replaced");
+	TEST_ASSERT_EQ(cf_save_file(f, dir), -EISDIR, "saved over a dir");
+	unlink(fifo);
+	rmdir(dir);
+	cf_free(f);
 	return 0;
 }
 
@@ -403,6 +432,7 @@ test_reject_table_too_large(void)
 static const struct test_case cases[] = {
 	TEST_CASE(test_round_trip_mem),
 	TEST_CASE(test_round_trip_file),
+	TEST_CASE(test_files_not_regular),
 	TEST_CASE(test_reject_truncated),
 	TEST_CASE(test_reject_trailing_bytes),
 	TEST_CASE(test_reject_bit_flips),
