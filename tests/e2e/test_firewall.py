@@ -41,13 +41,14 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 import pytest
+
+from harness import stats, wait_packets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -272,31 +273,6 @@ class Netns:
         sh(IP, "netns", "del", self.name, check=False)
 
 
-def telemetry_stats(prefix):
-    try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(5)
-        s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix)
-        json.loads(s.recv(16384).decode())
-        s.send(b"/cuckooflow/stats")
-        raw = s.recv(1 << 17).decode()
-        s.close()
-        return json.loads(raw)["/cuckooflow/stats"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def wait_packets(prefix, want, proc, timeout=10.0):
-    end = time.monotonic() + timeout
-    st = None
-    while time.monotonic() < end and proc.poll() is None:
-        st = telemetry_stats(prefix) or st
-        if st and st["packets"] >= want:
-            return st
-        time.sleep(0.02)
-    return st
-
-
 def stop(proc, timeout=30):
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
@@ -353,7 +329,7 @@ def live_run(scn, nb, firewall):
         app = ns.popen(cmd[:1] + cmd[1:], applog)
         procs.append((app, applog))
         for _ in range(200):
-            if app.poll() is not None or telemetry_stats(rid):
+            if app.poll() is not None or stats(rid):
                 break
             time.sleep(0.05)
         if app.poll() is not None:

@@ -46,7 +46,7 @@ import time
 
 import pytest
 
-import dpdk_telemetry
+from harness import stats, wait_packets
 
 APP = TMP = None
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -249,26 +249,6 @@ def wait_link(ns, dev, tries=100):
 
 
 # ------------------------------------------------------------ cuckooflow
-
-def stats(prefix):
-    try:
-        return dpdk_telemetry.query(prefix, "/cuckooflow/stats")
-    except (OSError, ValueError):
-        return None
-
-
-def wait_packets(prefix, want, proc, timeout=10.0):
-    """Until /cuckooflow/stats counts @want packets (or more); returns
-    the last stats seen."""
-    end = time.monotonic() + timeout
-    st = None
-    while time.monotonic() < end and proc.poll() is None:
-        st = stats(prefix) or st
-        if st and st["packets"] >= want:
-            return st
-        time.sleep(0.05)
-    return st
-
 
 def start(ns, nb, vdev, prefix, out, extra=()):
     log = open(os.path.join(TMP, prefix + ".log"), "w")
