@@ -22,7 +22,7 @@ from prometheus_client import start_http_server
 from prometheus_client.core import (REGISTRY, CounterMetricFamily,
                                     GaugeMetricFamily)
 
-GAUGES = {"active"}  # the others only grow
+GAUGES = {"active", "emergency"}  # the others only grow
 
 
 class Collector:
