@@ -68,7 +68,8 @@ static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct option_def defs[] = {
 	{ "portmask", "ports", "portmask", OPT_UINT, OFF(portmask), 1,
-		UINT64_MAX, NULL, "all", "ports to use: a hex bitmask, or all",
+		UINT64_MAX, NULL, "all", "ports to use: a hex bitmask of port "
+		"ids (0x or not: 10 is port 4), or all",
 		.zero_word = "all" },
 	{ "rxq", "ports", "rxq", OPT_UINT, OFF(rxq), 1, 1024, NULL, "auto",
 		"rx queues per port (auto: one per worker, or each rx_pcap "
@@ -338,12 +339,19 @@ set_value(struct app_config *cfg, const struct option_def *d,
 			return 0;
 		}
 		errno = 0;
-		v = strtoull(value, &end, 0);
+		/* A port mask is hex, 0x or not, as testpmd's and l3fwd's. */
+		v = strtoull(value, &end, d->offset == OFF(portmask) ? 16 : 0);
 		if (value[0] == '-' || value[0] == '\0' || *end != '\0' ||
 				errno != 0 || v < d->min || v > d->max) {
-			fprintf(stderr, "cuckooflow: %s %s: want an integer in "
-				"%" PRIu64 "..%" PRIu64 "\n", where, value,
-				d->min, d->max);
+			if (d->offset == OFF(portmask))
+				fprintf(stderr, "cuckooflow: %s %s: want a hex "
+					"bitmask of port ids (1 is port 0, 0x3 "
+					"ports 0 and 1), or all\n", where,
+					value);
+			else
+				fprintf(stderr, "cuckooflow: %s %s: want an "
+					"integer in %" PRIu64 "..%" PRIu64 "\n",
+					where, value, d->min, d->max);
 			return -EINVAL;
 		}
 		if (strcmp(d->name, "idle-timeout") == 0) {

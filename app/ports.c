@@ -221,10 +221,10 @@ find_ports(struct app_topology *t, const struct app_config *cfg)
 	}
 	if (t->nb_ports == 0 || (cfg->portmask >> RTE_MIN(
 			rte_eth_dev_count_avail(), 63u)) != 0)
-		rte_exit(EXIT_FAILURE, "--portmask 0x%" PRIx64 " (0: all): %u "
-			"ports are available (give a NIC with -a, or --vdev "
-			"net_pcap0,rx_pcap=FILE)\n", cfg->portmask,
-			rte_eth_dev_count_avail());
+		rte_exit(EXIT_FAILURE, "--portmask %s%" PRIx64 ": %u ports "
+			"are available (give a NIC with -a, or --vdev "
+			"net_pcap0,rx_pcap=FILE)\n", cfg->portmask ? "0x" :
+			"all, ", cfg->portmask, rte_eth_dev_count_avail());
 	check_roles(t, cfg);
 	/* paired topology: 0<->1, 2<->3, the odd one out to itself, over
 	 * the ports that forward (not the mirror port) */

@@ -245,6 +245,8 @@ BAD_OPTIONS = [
     (["--stats-period", "100000"], "--stats-period"),
     (["--portmask", "0x4"], "--portmask"),
     (["--portmask", "0"], "--portmask"),
+    # hex, 0x or not, as testpmd's: 10 is port 4 (once read as decimal)
+    (["--portmask", "10"], "--portmask 0x10:"),
     (["--no-such-option"], "--no-such-option"),
     (["--burst"], "--burst"),
     (["stray"], "stray"),
