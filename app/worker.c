@@ -70,6 +70,8 @@ const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX] = {
 		[CFLOW_UNTRACKED_NOT_SYN] = APP_DROP_NOT_SYN,
 		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
 	},
+	/* Not reached: app_worker_burst() drops the mirror port's input
+	 * before tracking. Kept so that no path could forward it. */
 	[APP_ROLE_MIRROR] = {
 		[0 ... CFLOW_VERDICT_MAX - 1] = APP_DROP_MIRROR_RX,
 	},
@@ -614,6 +616,14 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	}
 	last_ns_set(w, latest);
 	w->rx_packets += n;
+	if (unlikely(run->role[q->port] == APP_ROLE_MIRROR)) {
+		/* The mirror port only sends: what it receives is dropped
+		 * untracked, so that it can neither open, refresh nor close
+		 * a flow of the firewall. */
+		w->dropped[APP_DROP_MIRROR_RX] += n;
+		rte_pktmbuf_free_bulk(pkts, n);
+		n = 0;
+	}
 	n = parse_and_filter(w, q, bl, pkts, in, parsed, status, n);
 	if (run->handoff)
 		/* tracked with what the rings bring, by app_worker_drain() */

@@ -37,3 +37,40 @@ def wait_packets(prefix, want, proc, timeout=10.0):
             return st
         time.sleep(0.02)
     return st
+
+
+def links_up(prefix, ports, tries=100):
+    """Wait (up to tries x 0.1 s) until the ports of the DPDK process
+    with --file-prefix @prefix are up, as its telemetry shows: memif and
+    vhost-user links come up asynchronously once both sides have
+    started. Returns whether they did."""
+    for _ in range(tries):
+        time.sleep(0.1)
+        try:
+            if all(dpdk_telemetry.query(prefix, "/ethdev/link_status,%d" %
+                                        i)["status"] == "UP" for i in ports):
+                return True
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return False
+
+
+def memif_peer_argv(testpmd, prefix, sock, side0, side1):
+    """dpdk-testpmd, interactive, io mode, 2 queues a port, as the memif
+    client of the links at sock[0] and sock[1]: its port 0, a net_pcap
+    of side0 = ([rx capture a queue], [tx file a queue]), forwards to
+    link 0 (port 1) and back; port 2 (link 1) to and from port 3, the
+    net_pcap of side1. --no-flush-rx: testpmd would drain the captures
+    before it forwards."""
+    def pcap_vdev(n, side):
+        return "--vdev=net_pcap%d,%s" % (n, ",".join(
+            ["rx_pcap=" + r for r in side[0]] +
+            ["tx_pcap=" + t for t in side[1]]))
+    return [testpmd, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+            "--log-level=lib.*:error", "--file-prefix=%s_peer" % prefix,
+            pcap_vdev(0, side0)] + \
+        ["--vdev=net_memif%d,role=client,socket=%s" % (i, sock[i])
+         for i in (0, 1)] + \
+        [pcap_vdev(1, side1), "--", "-i", "--forward-mode=io",
+         "--total-num-mbufs=16384", "--rxq=2", "--txq=2", "--rxd=1024",
+         "--txd=1024", "--no-flush-rx"]

@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
-from harness import no_crash
+from harness import links_up, memif_peer_argv, no_crash
 
 APP = PCAPS = MIXED = TMP = None
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -730,21 +730,6 @@ def test_switch_links(kind):
     on the far side: the testpmd peer gets exactly the unmatched packets
     back."""
     switch_link_case(kind)
-
-
-def links_up(prefix, ports, tries=100):
-    """Wait (up to tries x 0.1 s) until cuckooflow's ports are up, as
-    telemetry shows: memif and vhost-user links come up asynchronously
-    once both sides have started. Returns whether they did."""
-    for _ in range(tries):
-        time.sleep(0.1)
-        try:
-            if all(telemetry(prefix, "/ethdev/link_status,%d" % i)[
-                    "status"] == "UP" for i in ports):
-                return True
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return False
 
 
 def switch_link_case(kind):
@@ -1458,17 +1443,9 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
                 break
             time.sleep(0.1)
         tp = subprocess.Popen(
-            [testpmd, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
-             "--log-level=lib.*:error", "--file-prefix=%s_peer" % prefix,
-             "--vdev=net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s,tx_pcap=%s"
-             % (files["qa"], files["qb"], back[0], back[1])] +
-            ["--vdev=net_memif%d,role=client,socket=%s" % (i, sock[i])
-             for i in (0, 1)] +
-            ["--vdev=net_pcap1,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s,tx_pcap=%s"
-             % (empty, empty, recv[0], recv[1]),
-             "--", "-i", "--forward-mode=io", "--total-num-mbufs=16384",
-             "--rxq=2", "--txq=2", "--rxd=1024", "--txd=1024",
-             "--no-flush-rx"], stdin=subprocess.PIPE,
+            memif_peer_argv(testpmd, prefix, sock,
+                            ([files["qa"], files["qb"]], back),
+                            ([empty, empty], recv)), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         up = links_up(prefix, (0, 1))
         tp.stdin.write("start\n")
