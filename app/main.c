@@ -336,6 +336,9 @@ main(int argc, char **argv)
 	}
 	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
+	/* The final sweep may have changed it too. */
+	if (cfg.emergency_load != 0)
+		app_stats_emergency_log(stdout);
 
 	/* Exact end-of-run counters: a full pass at the last packet time of
 	 * all lcores (already made if the captures ended). */

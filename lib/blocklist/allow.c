@@ -80,8 +80,8 @@ parse_rule(char **w, int nw, struct rule *r, char *why, size_t why_len)
 
 	memset(r, 0, sizeof(*r));
 	if (nw != 3) {
-		snprintf(why, why_len, "want 'PROTO ADDR[/LEN] PORT' (%d "
-			"words)", nw);
+		snprintf(why, why_len, "want 'PROTO ADDR[/LEN] PORT' (%s%d "
+			"words)", nw > 3 ? "more than " : "", nw > 3 ? 3 : nw);
 		return -1;
 	}
 	if (cbl_parse_proto(w[0], &proto) != 0) {
