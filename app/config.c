@@ -94,7 +94,8 @@ static const struct option_def defs[] = {
 	{ "flows", "flows", "flows", OPT_UINT, OFF(flows), 1, CF_MAX_CAPACITY,
 		NULL, "1048576", "flow table capacity per lcore" },
 	{ "fp-bits", "flows", "fp_bits", OPT_UINT, OFF(fp_bits), 4, 32, NULL,
-		"12", "fingerprint bits (FPR ~ 8 * load / 2^bits)" },
+		"auto", "fingerprint bits (FPR ~ 8 * load / 2^bits; auto: 12, "
+		"32 in firewall mode: docs/firewall.md)", .zero_word = "auto" },
 	{ "age-bits", "flows", "age_bits", OPT_CHOICE, OFF(value_bits), 0, 0,
 		age_widths, "32", "bits of state per flow: 32 (16.8 ms ticks), "
 		"or 16 (ticks of ~1/2000 of the longest timeout; 2 bytes "
@@ -870,6 +871,11 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 	ret = check_inline(cfg);
 	if (ret < 0)
 		return ret;
+	/* A firewall's spoofed outside packets pass at the filter's false
+	 * positive rate: wider fingerprints there (docs/firewall.md). */
+	if (cfg->fp_bits == 0)
+		cfg->fp_bits = app_config_firewall(cfg) ?
+			APP_FIREWALL_FP_BITS : CF_DEFAULT_FP_BITS;
 	return check_output(cfg->stats_json, where_json);
 }
 

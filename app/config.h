@@ -62,7 +62,8 @@ struct app_config {
 	uint64_t mbufs;        /* 0: sized from rings, queues and lcores */
 	uint64_t mode;         /* enum app_mode */
 	uint64_t flows;        /* flow table capacity per lcore */
-	uint64_t fp_bits;
+	uint64_t fp_bits;      /* 0 (auto) until parsed: then
+				* CF_DEFAULT_FP_BITS, or APP_FIREWALL_FP_BITS */
 	uint64_t value_bits;   /* --age-bits: 32 or 16 bits of age state
 				* per flow, the flow table's value_bits */
 	uint64_t hash;         /* enum cflow_hash_mode */
@@ -106,6 +107,10 @@ struct app_config {
 
 /* --mirror-port none. */
 #define APP_NO_PORT UINT64_MAX
+
+/* --fp-bits auto in firewall mode: a spoofed outside packet passes at
+ * about 8 * load / 2^32 (docs/firewall.md, measured by bench_spoof). */
+#define APP_FIREWALL_FP_BITS 32
 
 /* Firewall mode: ports have roles. */
 static inline bool
