@@ -26,6 +26,18 @@
  * that opens it again. Tables are filled with every flow first, so the
  * measured part is the steady state.
  *
+ * Forward mode (--variants forward,firewall,fw_mirror, or --firewall):
+ * the application in forward mode over lib/cflow's tracker, a table
+ * each. Each lane has two more ports, and its bursts alternate between
+ * them: inside packets of the next flows of the sequence on port 0,
+ * the outside replies (addresses and ports swapped) of the next ones on
+ * port 1; the worker sends each to the other port, whose tx ring the
+ * lane empties and frees, as a NIC's tx completion. forward: no roles;
+ * firewall: port 0 inside, port 1 outside (no allow list: every
+ * outside packet is CFLOW_IN_NO_CREATE); fw_mirror: the firewall with
+ * --mirror-port (a shared port, a tx ring per lane) and --mirror-first.
+ * The tables are filled from inside.
+ *
  * --handoff measures the application's software flow affinity instead:
  * two lanes, lib/cflow's tracker, app_worker_burst() then
  * app_worker_drain() each iteration, and each lane's flows drawn so that
@@ -74,9 +86,14 @@
 #define HANDOFF_RING 1024       /* the application's default */
 #define HANDOFF_SEED UINT64_C(0x5eed) /* every tracker's, with --handoff */
 
-enum variant { CEILING, CUCKOO, RTE_HASH, VARIANTS };
+/* FORWARD and later: the application in forward mode, lib/cflow's
+ * tracker, each lane's packets alternately on its two ports (see "forward
+ * mode" below). */
+enum variant { CEILING, CUCKOO, RTE_HASH, FORWARD, FIREWALL, FW_MIRROR,
+	VARIANTS };
 static const char *const variant_names[] = { "ceiling", "cuckoo",
-	"rte_hash" };
+	"rte_hash", "forward", "firewall", "fw_mirror" };
+#define FWD_VARIANTS (VARIANTS - FORWARD)
 
 static struct {
 	uint64_t flows[8];
@@ -97,6 +114,7 @@ static struct {
 	double shares[SLOTS - 1];
 	unsigned int nb_shares;
 	double slice_ms;
+	unsigned int mirror_first;
 } opt = {
 	.flows = { 1000, 100000, 1000000, 10000000, 100000000 },
 	.nb_flows = 5,
@@ -107,10 +125,11 @@ static struct {
 	.fp_bits = 16,
 	.age_bits = 16,
 	.sweep_buckets = CFLOW_SWEEP_MAX_BUCKETS,
-	.variant = { true, true, true },
+	.variant = { true, true, true, false, false, false },
 	.shares = { 0, 0.5, 1 },
 	.nb_shares = 3,
 	.slice_ms = 10,
+	.mirror_first = 4,
 };
 
 /* One lcore's source, port and table. */
@@ -127,8 +146,17 @@ struct lane {
 	struct app_worker *w;   /* workers[lane] */
 	struct cflow_tracker *tracker;
 	struct exact_table *exact;
+	/* forward mode: ports 0 inside, 1 outside (their rx rings, and
+	 * the tx ring the worker's tx queue sends into), a table per
+	 * variant, the burst's side */
+	uint16_t fwd_port[2];
+	struct rte_ring *fwd_rx[2], *fwd_tx[2];
+	struct cflow_tracker *fwd_tracker[FWD_VARIANTS];
+	unsigned int fwd_turn;
 	/* per slot (variant, or --handoff case), summed over the rounds */
 	uint64_t packets[SLOTS], cycles[SLOTS];
+	uint64_t mirrored[SLOTS]; /* mirror copies sent, measured part */
+	uint64_t sent[SLOTS];   /* forwarded (forward mode), measured part */
 	/* the lcore's thread: CPU time and involuntary context switches
 	 * in the measured parts (a shared machine: was it all ours?) */
 	double cpu_s[SLOTS], wall_s[SLOTS];
@@ -154,6 +182,9 @@ static volatile unsigned int ready, go, quiet;
 static double slice_s;          /* measured time of one launch */
 static struct app_config app_cfg;
 static struct app_run bench_run;   /* the workers' shared settings */
+/* fw_mirror's mirror port, shared: tx queue i (lane i) into ring i */
+static uint16_t mirror_port;
+static struct rte_ring *mirror_tx[MAX_LCORES];
 
 /* ------------------------------------------------------------ source */
 
@@ -208,18 +239,47 @@ flow_global(const struct lane *l, uint32_t e)
 	return (e & ~FLOW_MASK) | ((e & FLOW_MASK) * l->nb_lanes + l->lane);
 }
 
+/* Forward mode: flow e's packet from the inside host (@p reply false)
+ * or the server's reply to it, from the outside. Every field that
+ * differs between the two is written: an mbuf carries either. */
 static inline void
-frame_write(struct rte_mbuf *m, uint32_t e)
+frame_bytes_side(uint8_t *p, uint32_t e, bool reply)
 {
-	frame_bytes(rte_pktmbuf_mtod(m, uint8_t *), e);
+	uint32_t f = e & FLOW_MASK;
+	const uint8_t host[4] = { 10, (uint8_t)(f >> 16), (uint8_t)(f >> 8),
+		(uint8_t)f };
+	const uint8_t server[4] = { 192, 168, 1, 1 };
+	uint16_t port = (uint16_t)(1024 + (f >> 24));
+	uint8_t *h = p + (reply ? 30 : 26), *s = p + (reply ? 26 : 30);
+	uint8_t *hp = p + (reply ? 36 : 34), *sp = p + (reply ? 34 : 36);
+
+	p[23] = f & 1 ? 17 : 6;
+	memcpy(h, host, 4);
+	memcpy(s, server, 4);
+	hp[0] = (uint8_t)(port >> 8);
+	hp[1] = (uint8_t)port;
+	sp[0] = 0;
+	sp[1] = 80;
+	p[47] = e & FLOW_SYN ? 0x02 : e & FLOW_FIN ? 0x11 : 0x10;
+}
+
+/* Flow e's frame into @p m: as frame_bytes(), or with @p side 0 or 1
+ * frame_bytes_side()'s inside packet or outside reply. */
+static inline void
+frame_write(struct rte_mbuf *m, uint32_t e, int side)
+{
+	if (side < 0)
+		frame_bytes(rte_pktmbuf_mtod(m, uint8_t *), e);
+	else
+		frame_bytes_side(rte_pktmbuf_mtod(m, uint8_t *), e, side == 1);
 	m->data_len = FRAME_LEN;
 	m->pkt_len = FRAME_LEN;
 }
 
-/* The next burst into the lane's ring: the next flows of the sequence,
- * or while warming up every flow in turn. */
+/* The next burst into @p ring: the next flows of the sequence, or while
+ * warming up every flow in turn; frames as frame_write()'s @p side. */
 static inline void
-source_fill(struct lane *l, bool warm)
+source_fill(struct lane *l, struct rte_ring *ring, bool warm, int side)
 {
 	struct rte_mbuf *m[BURST];
 	unsigned int sent;
@@ -235,9 +295,9 @@ source_fill(struct lane *l, bool warm)
 			e = l->ids[l->seq_pos++ % l->flows];
 		else
 			e = (uint32_t)(l->seq_pos++ % l->flows);
-		frame_write(m[k], flow_global(l, e));
+		frame_write(m[k], flow_global(l, e), side);
 	}
-	sent = rte_ring_enqueue_burst(l->ring, (void **)m, BURST, NULL);
+	sent = rte_ring_enqueue_burst(ring, (void **)m, BURST, NULL);
 	if (sent < BURST)
 		rte_pktmbuf_free_bulk(m + sent, BURST - sent);
 }
@@ -363,13 +423,54 @@ handoff_quiesce(struct lane *l)
 		;
 }
 
+/* Free what the worker sent into @p ring, as a NIC's tx completion. */
+static inline void
+tx_drain(struct rte_ring *ring)
+{
+	void *m[2 * BURST];
+	unsigned int n;
+
+	while ((n = rte_ring_dequeue_burst(ring, m, 2 * BURST, NULL)) != 0)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)m, n);
+}
+
+/*
+ * Forward mode (variants forward, firewall, fw_mirror): bursts
+ * alternate between the lane's two ports, inside packets of the next
+ * flows of the sequence on port 0 and the outside replies of the next
+ * ones on port 1 (warming up: every flow once, from inside). The worker
+ * forwards each to the other port (and copies the first packets of
+ * each flow to the mirror port): what it sent is freed here.
+ */
+static inline void
+fwd_step(struct lane *l, bool warm)
+{
+	struct rte_mbuf *pkts[BURST];
+	unsigned int side = warm ? 0 : l->fwd_turn++ & 1;
+	uint16_t n;
+
+	source_fill(l, l->fwd_rx[side], warm, (int)side);
+	n = rte_eth_rx_burst(l->fwd_port[side], 0, pkts, BURST);
+	if (n != 0)
+		app_worker_burst(l->w, &l->w->rxq[1 + side], NULL, pkts, n);
+	tx_drain(l->fwd_tx[0]);
+	tx_drain(l->fwd_tx[1]);
+	if (current == FW_MIRROR)
+		tx_drain(mirror_tx[l->lane]);
+	l->packets[slot] += n;
+}
+
 static inline void
 lane_step(struct lane *l, bool warm)
 {
 	struct rte_mbuf *pkts[BURST];
 	uint16_t n;
 
-	source_fill(l, warm);
+	if (current >= FORWARD) {
+		fwd_step(l, warm);
+		return;
+	}
+	source_fill(l, l->ring, warm, -1);
 	n = rte_eth_rx_burst(l->port, 0, pkts, BURST);
 	if (current == CEILING)
 		rte_pktmbuf_free_bulk(pkts, n);
@@ -401,6 +502,7 @@ lane_main(void *arg)
 {
 	unsigned int i = (unsigned int)rte_lcore_index(rte_lcore_id());
 	uint64_t hz = rte_get_tsc_hz(), t0, t1, end, start, csw0, csw1;
+	uint64_t mirrored0, sent0;
 	double cpu0, cpu1;
 	double slice = slice_s;
 	struct lane *l = &lanes[i];
@@ -425,6 +527,8 @@ lane_main(void *arg)
 		lane_step(l, false);
 	barrier(l, (unsigned int *)&go, nb_lanes);
 	l->packets[slot] = start; /* the warm-up does not count */
+	mirrored0 = l->w->mirrored;
+	sent0 = l->w->tx_packets;
 	thread_usage(&cpu0, &csw0);
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(slice * (double)hz);
@@ -435,6 +539,8 @@ lane_main(void *arg)
 	t1 = rte_rdtsc();
 	thread_usage(&cpu1, &csw1);
 	l->cycles[slot] += t1 - t0;
+	l->mirrored[slot] += l->w->mirrored - mirrored0;
+	l->sent[slot] += l->w->tx_packets - sent0;
 	l->cpu_s[slot] += cpu1 - cpu0;
 	l->wall_s[slot] += (double)(t1 - t0) / (double)hz;
 	l->preempted[slot] += csw1 - csw0;
@@ -445,6 +551,79 @@ lane_main(void *arg)
 		(double)hz);
 	handoff_quiesce(l);
 	return 0;
+}
+
+/* A started net_ring port that receives from @p rx and sends on tx queue
+ * q into tx[q], MAX_LCORES queues. */
+static uint16_t
+ring_port(const char *name, struct rte_ring *rx,
+		struct rte_ring *const tx[MAX_LCORES])
+{
+	int socket = (int)rte_socket_id();
+	int ret = rte_eth_from_rings(name, &rx, 1, tx, MAX_LCORES,
+			(unsigned int)socket);
+	uint16_t port;
+
+	if (ret < 0)
+		rte_exit(EXIT_FAILURE, "net_ring %s: %s\n", name,
+			rte_strerror(rte_errno));
+	port = (uint16_t)ret;
+	if (rte_eth_dev_configure(port, 1, MAX_LCORES,
+			&(struct rte_eth_conf){ 0 }) != 0 ||
+			rte_eth_rx_queue_setup(port, 0, 1024, socket, NULL,
+				lanes[0].pool) != 0)
+		rte_exit(EXIT_FAILURE, "net_ring port %u setup\n", port);
+	for (uint16_t q = 0; q < MAX_LCORES; q++)
+		if (rte_eth_tx_queue_setup(port, q, 1024, socket, NULL) != 0)
+			rte_exit(EXIT_FAILURE, "net_ring port %u setup\n",
+				port);
+	if (rte_eth_dev_start(port) != 0)
+		rte_exit(EXIT_FAILURE, "net_ring port %u start\n", port);
+	return port;
+}
+
+static struct rte_ring *
+ring_make(const char *fmt, unsigned int a, unsigned int b)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *r;
+
+	snprintf(name, sizeof(name), fmt, a, b);
+	r = rte_ring_create(name, 1024, (int)rte_socket_id(),
+			RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (r == NULL)
+		rte_exit(EXIT_FAILURE, "ring %s: %s\n", name,
+			rte_strerror(rte_errno));
+	return r;
+}
+
+/* Forward mode's ports: the lane's inside and outside ports, and (lane
+ * 0) the shared mirror port. Only lane i sends on tx queue i. */
+static void
+fwd_setup(struct lane *l)
+{
+	char name[32];
+
+	for (unsigned int side = 0; side < 2; side++) {
+		struct rte_ring *tx[MAX_LCORES];
+
+		l->fwd_rx[side] = ring_make("bench_fwd_rx%u_%u", l->lane,
+			side);
+		l->fwd_tx[side] = ring_make("bench_fwd_tx%u_%u", l->lane,
+			side);
+		for (unsigned int q = 0; q < MAX_LCORES; q++)
+			tx[q] = l->fwd_tx[side];
+		snprintf(name, sizeof(name), "bench_fwd%u_%u", l->lane, side);
+		l->fwd_port[side] = ring_port(name, l->fwd_rx[side], tx);
+		l->w->rxq[1 + side] = (struct app_rxq){
+			.port = l->fwd_port[side] };
+	}
+	if (l->lane == 0) {
+		for (unsigned int q = 0; q < MAX_LCORES; q++)
+			mirror_tx[q] = ring_make("bench_mirror_tx%u%.0u", q, 0);
+		mirror_port = ring_port("bench_mirror",
+			ring_make("bench_mirror_rx%u%.0u", 0, 0), mirror_tx);
+	}
 }
 
 static void
@@ -490,6 +669,7 @@ lane_setup(unsigned int i)
 	l->w->rxq[0] = (struct app_rxq){ .port = l->port };
 	l->w->index = i;
 	l->w->run = &bench_run;
+	fwd_setup(l);
 }
 
 /* ------------------------------------------------------------- a run */
@@ -500,6 +680,9 @@ struct result {
 	double bytes_per_flow;  /* table memory / flows */
 	uint64_t tracked;       /* open flows in the tables at the end */
 	double new_share;       /* flows_new / packets, warm-up included */
+	double unsolicited_share; /* of packets: the firewall's drops */
+	double mirrored_share;  /* copies / packets (fw_mirror) */
+	double sent_share;      /* forwarded / packets (forward mode) */
 };
 
 static void
@@ -535,6 +718,30 @@ run_init(struct app_run *run, const struct app_flow_table_ops *ops)
 	app_run_reta_init(run);
 }
 
+/* Forward mode's settings: each lane's ports forward to each other, as
+ * inside and outside in firewall mode; fw_mirror mirrors. */
+static void
+fwd_run_init(struct app_run *run, enum variant v)
+{
+	app_cfg.mode = v >= FORWARD ? APP_MODE_FORWARD : APP_MODE_MONITOR;
+	for (unsigned int i = 0; v >= FORWARD && i < nb_lanes; i++) {
+		const struct lane *l = &lanes[i];
+
+		run->tx_port[l->fwd_port[0]] = l->fwd_port[1];
+		run->tx_port[l->fwd_port[1]] = l->fwd_port[0];
+		if (v == FORWARD)
+			continue;
+		run->role[l->fwd_port[0]] = APP_ROLE_INSIDE;
+		run->role[l->fwd_port[1]] = APP_ROLE_OUTSIDE;
+	}
+	if (v == FW_MIRROR) {
+		run->mirror = true;
+		run->mirror_port = mirror_port;
+		run->mirror_first = (uint8_t)opt.mirror_first;
+		run->role[mirror_port] = APP_ROLE_MIRROR;
+	}
+}
+
 static void
 launch(enum variant v, bool fill)
 {
@@ -544,8 +751,10 @@ launch(enum variant v, bool fill)
 	ready = go = quiet = 0;
 	run_init(&bench_run, v == RTE_HASH ? &exact_table_ops :
 		&app_cflow_table_ops);
+	fwd_run_init(&bench_run, v);
 	for (unsigned int i = 0; i < nb_lanes; i++)
 		lanes[i].w->table = v == RTE_HASH ? (void *)lanes[i].exact :
+			v >= FORWARD ? lanes[i].fwd_tracker[v - FORWARD] :
 			lanes[i].tracker;
 	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();
@@ -580,7 +789,28 @@ run_config(struct result *res)
 				" flows: %s (reserve more hugepages)\n",
 				l->flows, strerror(errno));
 		bytes[RTE_HASH] += heap_bytes() - heap0;
+		for (int v = FORWARD; v < VARIANTS; v++) {
+			struct cflow_tracker_params q = p;
+
+			l->fwd_tracker[v - FORWARD] = NULL;
+			if (!opt.variant[v])
+				continue;
+			/* the application's: the fewest bits that hold
+			 * mirror_first + 1 */
+			if (v == FW_MIRROR)
+				q.count_bits = 32 - (unsigned int)
+					__builtin_clz(opt.mirror_first + 1);
+			heap0 = heap_bytes();
+			l->fwd_tracker[v - FORWARD] = cflow_tracker_create(&q);
+			if (l->fwd_tracker[v - FORWARD] == NULL)
+				rte_exit(EXIT_FAILURE, "%s table of %" PRIu64
+					" flows: %s (reserve more hugepages)\n",
+					variant_names[v], l->flows,
+					strerror(errno));
+			bytes[v] += heap_bytes() - heap0;
+		}
 		l->seq_pos = 0;
+		l->fwd_turn = 0;
 		l->w->last_ns = 0;
 		memset(l->cycles, 0, sizeof(l->cycles));
 		flows += l->flows;
@@ -588,16 +818,20 @@ run_config(struct result *res)
 	for (int v = CUCKOO; v < VARIANTS; v++)
 		if (opt.variant[v])
 			launch((enum variant)v, true);
+
 	/* Only the measured slices count. */
-	for (unsigned int i = 0; i < nb_lanes; i++)
+	for (unsigned int i = 0; i < nb_lanes; i++) {
 		memset(lanes[i].packets, 0, sizeof(lanes[i].packets));
+		memset(lanes[i].mirrored, 0, sizeof(lanes[i].mirrored));
+		memset(lanes[i].sent, 0, sizeof(lanes[i].sent));
+	}
 	for (int round = 0; round < ROUNDS; round++)
 		for (int v = 0; v < VARIANTS; v++)
 			if (opt.variant[v])
 				launch((enum variant)v, false);
 	for (int v = 0; v < VARIANTS; v++) {
 		struct result *r = &res[v];
-		uint64_t packets = 0, cycles = 0;
+		uint64_t packets = 0, cycles = 0, mirrored = 0, sent = 0;
 
 		memset(r, 0, sizeof(*r));
 		if (!opt.variant[v])
@@ -612,10 +846,20 @@ run_config(struct result *res)
 				cflow_counters_get(l->tracker, &c);
 			else if (v == RTE_HASH)
 				exact_table_counters(l->exact, &c);
+			else if (v >= FORWARD)
+				cflow_counters_get(l->fwd_tracker[v - FORWARD],
+					&c);
 			r->tracked += c.active;
 			r->new_share += c.packets ? (double)c.flows_new /
 				(double)c.packets / nb_lanes : 0;
+			r->unsolicited_share += c.packets ?
+				(double)c.unsolicited / (double)c.packets /
+				nb_lanes : 0;
+			mirrored += l->mirrored[v];
+			sent += l->sent[v];
 		}
+		r->mirrored_share = (double)mirrored / (double)packets;
+		r->sent_share = (double)sent / (double)packets;
 		/* Per lcore: the lanes ran side by side for equal times. */
 		r->mpps = (double)packets / ((double)cycles /
 			(double)rte_get_tsc_hz()) / 1e6;
@@ -625,6 +869,8 @@ run_config(struct result *res)
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		cflow_tracker_free(lanes[i].tracker);
 		exact_table_free(lanes[i].exact);
+		for (int v = 0; v < FWD_VARIANTS; v++)
+			cflow_tracker_free(lanes[i].fwd_tracker[v]);
 	}
 }
 
@@ -1018,7 +1264,19 @@ usage(const char *prog)
 		"4 slots (default 64; 1 shows what the sweep costs)\n"
 		"  --lcores L       1, 2 or both (default: both if the EAL has "
 		"2 lcores)\n"
-		"  --variants LIST  of ceiling,cuckoo,rte_hash (default all)\n"
+		"  --variants LIST  of ceiling,cuckoo,rte_hash (default these "
+		"three),\n"
+		"                   forward, firewall, fw_mirror: the app in "
+		"forward mode, lib/cflow's\n"
+		"                   tracker, bursts alternately on two ports "
+		"(inside packets,\n"
+		"                   outside replies of the same flows): "
+		"without roles; as\n"
+		"                   --inside/--outside; and with --mirror-port "
+		"--mirror-first N\n"
+		"  --firewall       --variants forward,firewall,fw_mirror\n"
+		"  --mirror-first N fw_mirror's copies of each flow's first N "
+		"packets (default 4)\n"
 		"  --csv FILE       also write the rows as CSV\n"
 		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n"
 		"  --handoff        instead of the variants: 2 lcores, cuckoo, "
@@ -1049,7 +1307,8 @@ parse_options(int argc, char **argv)
 		{ "variants", 1, NULL, 'v' }, { "csv", 1, NULL, 'o' },
 		{ "quick", 0, NULL, 'q' }, { "help", 0, NULL, 'h' },
 		{ "handoff", 0, NULL, 'H' }, { "shares", 1, NULL, 'S' },
-		{ "slice-ms", 1, NULL, 'm' },
+		{ "slice-ms", 1, NULL, 'm' }, { "firewall", 0, NULL, 'F' },
+		{ "mirror-first", 1, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -1166,6 +1425,18 @@ parse_options(int argc, char **argv)
 		case 'H':
 			opt.handoff = true;
 			break;
+		case 'F':
+			memset(opt.variant, 0, sizeof(opt.variant));
+			for (int v = FORWARD; v < VARIANTS; v++)
+				opt.variant[v] = true;
+			break;
+		case 'M':
+			opt.mirror_first = (unsigned int)strtoul(optarg, &end,
+				0);
+			if (*end != '\0' || opt.mirror_first < 1 ||
+					opt.mirror_first > 254)
+				goto bad;
+			break;
 		case 'm':
 			opt.slice_ms = strtod(optarg, &end);
 			if (*end != '\0' || !(opt.slice_ms >= 1 &&
@@ -1247,7 +1518,8 @@ main(int argc, char **argv)
 	}
 	if (csv != NULL)
 		fprintf(csv, "flows,dist,lcores,variant,mpps_per_lcore,"
-			"cycles_per_pkt,bytes_per_flow,tracked,new_share\n");
+			"cycles_per_pkt,bytes_per_flow,tracked,new_share,"
+			"unsolicited_share,mirrored_per_pkt\n");
 	printf("# bench_pipeline: 64-byte TCP/UDP frames, %.0f%% TCP churn, "
 		"cuckoo with %u-bit fingerprints and %u-bit state%s, sweep "
 		"<= %u buckets a burst, %.1f s a row; TSC %.2f GHz\n\n",
@@ -1255,8 +1527,10 @@ main(int argc, char **argv)
 		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
 		opt.seconds, rte_get_tsc_hz() / 1e9);
 	printf("| flows | dist | lcores | variant | Mpps/lcore | cycles/pkt "
-		"| bytes/flow | of ceiling | cuckoo/rte_hash |\n");
-	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|\n");
+		"| bytes/flow | of ceiling | cuckoo/rte_hash | of forward | "
+		"forwarded | unsolicited | mirrored/pkt |\n");
+	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+		"---:|\n");
 	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
 		for (int d = 0; d < 2; d++) {
 			if (!opt.zipf[d])
@@ -1279,6 +1553,8 @@ main(int argc, char **argv)
 				for (int v = 0; v < VARIANTS; v++) {
 					const struct result *r = &res[v];
 					char of_ceiling[16] = "", ratio[16] = "";
+					char of_fwd[16] = "", unsol[16] = "";
+					char mirr[16] = "", sent[16] = "";
 
 					if (!opt.variant[v])
 						continue;
@@ -1291,19 +1567,37 @@ main(int argc, char **argv)
 						snprintf(ratio, sizeof(ratio),
 							"%.2fx", res[CUCKOO].mpps /
 							r->mpps);
+					if (v > FORWARD && res[FORWARD].mpps > 0)
+						snprintf(of_fwd, sizeof(of_fwd),
+							"%.1f%%", 100 * r->mpps /
+							res[FORWARD].mpps);
+					if (v >= FORWARD) {
+						snprintf(unsol, sizeof(unsol),
+							"%.2f%%", 100 *
+							r->unsolicited_share);
+						snprintf(mirr, sizeof(mirr),
+							"%.3f",
+							r->mirrored_share);
+						snprintf(sent, sizeof(sent),
+							"%.2f%%", 100 *
+							r->sent_share);
+					}
 					printf("| %" PRIu64 " | %s | %u | %s | "
-						"%.2f | %.0f | %.2f | %s | %s |\n",
+						"%.2f | %.0f | %.2f | %s | %s | "
+						"%s | %s | %s | %s |\n",
 						opt.flows[fi],
 						d ? "zipf" : "uniform", nb_lanes,
 						variant_names[v], r->mpps,
 						r->cycles_per_pkt,
 						r->bytes_per_flow, of_ceiling,
-						ratio);
+						ratio, of_fwd, sent, unsol,
+						mirr);
 					fflush(stdout);
 					if (csv != NULL)
 						fprintf(csv, "%" PRIu64 ",%s,%u,"
 							"%s,%.3f,%.1f,%.3f,%"
-							PRIu64 ",%.4f\n",
+							PRIu64 ",%.4f,%.5f,"
+							"%.4f\n",
 							opt.flows[fi], d ?
 							"zipf" : "uniform",
 							nb_lanes,
@@ -1312,7 +1606,9 @@ main(int argc, char **argv)
 							r->cycles_per_pkt,
 							r->bytes_per_flow,
 							r->tracked,
-							r->new_share);
+							r->new_share,
+							r->unsolicited_share,
+							r->mirrored_share);
 				}
 			}
 		}
