@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Plot bench_pipeline --csv output: Mpps per lcore against the number of
-flows, one line per variant (ceiling, cuckoo, rte_hash) and lcore count,
+flows, one line per variant (ceiling, cuckoo, rte_hash; forward, firewall,
+fw_mirror) and lcore count,
 one panel per flow distribution.
 
 usage: tools/plot_pipeline.py RESULTS.csv OUT.png
@@ -14,7 +15,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"ceiling": "gray", "cuckoo": "C0", "rte_hash": "C3"}
+COLORS = {"ceiling": "gray", "cuckoo": "C0", "rte_hash": "C3",
+          "forward": "C2", "firewall": "C1", "fw_mirror": "C4"}
 
 
 def main():
