@@ -652,3 +652,28 @@ def test_emergency_ends_below_low():
         "entered 1 times)" in lines[-1] and \
         all("emergency mode entered (" in x for x in lines[:-1]), \
         (got, lines, log[-400:])
+
+
+# ------------------------------------------- the firewall's fingerprints
+
+def table_of(args, name):
+    stats = path(name)
+    rc, log = run(two_ports(), ["--flows", "4096"] + args +
+                  ["--stats-json", stats])
+    assert rc == 0, log[-600:]
+    with open(stats) as f:
+        return json.load(f)["table"]["lcore_1"]
+
+
+def test_firewall_fingerprints_default_to_32_bits():
+    """--fp-bits auto: 12 bits, but 32 in firewall mode (spoofed outside
+    packets pass at the filter's false positive rate: docs/firewall.md);
+    an explicit --fp-bits wins."""
+    plain = table_of(["--mode", "forward"], "fp_plain.json")
+    fw = table_of(FW, "fp_fw.json")
+    fw12 = table_of(FW + ["--fp-bits", "12"], "fp_fw12.json")
+    # same slots; a slot holds fingerprint and 32-bit state
+    assert plain["slots"] == fw["slots"] == fw12["slots"], (plain, fw)
+    assert fw12["bytes"] == plain["bytes"] < fw["bytes"], (plain, fw, fw12)
+    assert fw["expected_fpr_ppb"] < plain["expected_fpr_ppb"] / 1000, \
+        (plain, fw)
