@@ -225,6 +225,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rest.key.family = d.key.family;
 			rest.has_addrs = d.has_addrs;
 			rest.ethertype = d.ethertype;
+			rest.reversed = d.reversed;
 			if (memcmp(&d, &rest, sizeof(d)) != 0 ||
 					(!d.has_addrs && (d.key.family != 0 ||
 					d.key.addr_hi[15] != 0)))
