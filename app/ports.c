@@ -627,9 +627,15 @@ app_topology_print(const struct app_topology *t,
 			p->nb_txq, p->rxd, p->txd, p->rss_hf != 0 ?
 			"ip tcp udp, symmetric key" : p->rss_capable ?
 			"off (one queue)" : "none");
-		if (cfg->mode == APP_MODE_FORWARD)
+		if (cfg->mirror_port == p->id)
+			fprintf(out, "; mirror port (its input dropped)");
+		else if (cfg->mode == APP_MODE_FORWARD)
 			fprintf(out, "; forwards to port %u",
 				t->tx_port[p->id]);
+		if (p->id < 64 && (cfg->inside_mask >> p->id & 1))
+			fprintf(out, "; inside");
+		else if (p->id < 64 && (cfg->outside_mask >> p->id & 1))
+			fprintf(out, "; outside");
 		fprintf(out, "\n");
 	}
 	for (unsigned int w = 0; w < t->nb_workers; w++) {

@@ -267,7 +267,9 @@ app_worker_idle(struct app_worker *w)
 }
 
 /* Copies of each flow's first packets out of the mirror port: the same
- * mbuf, its reference count raised (nothing on the way writes to it). */
+ * mbuf, the reference count of each of its segments raised (nothing on
+ * the way writes to it). rte_pktmbuf_free() frees a segment when its own
+ * count falls to zero, so a chained frame needs every segment counted. */
 static void
 mirror_send(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -276,7 +278,7 @@ mirror_send(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	if (n == 0)
 		return;
 	for (uint16_t k = 0; k < n; k++)
-		rte_mbuf_refcnt_update(pkts[k], 1);
+		rte_pktmbuf_refcnt_update(pkts[k], 1);
 	sent = rte_eth_tx_burst(w->run->mirror_port, (uint16_t)w->index, pkts,
 			n);
 	w->mirrored += sent;

@@ -448,6 +448,64 @@ def test_mirror_port_input_opens_no_flow():
                    "mirrored": 0} and nb_frames(tx[0]) == 0, got
 
 
+def jumbo(src, dst, sport, dport, tag):
+    """A 9000-byte UDP frame (several mbuf segments) whose payload says
+    which packet it is."""
+    return Ether(src="02:cf:00:00:00:01", dst="02:cf:00:00:00:02") / \
+        IP(src=src, dst=dst) / UDP(sport=sport, dport=dport) / \
+        Raw((tag.encode() * 9000)[:9000])
+
+
+@pytest.mark.parametrize("nb", (1, 2), ids=("1 worker", "2 workers"))
+def test_mirror_jumbo(nb):
+    """Mirroring multi-segment frames: 24 flows of 6 jumbo packets on the
+    inside port, both directions (request, reply, request, reply,
+    request, request), --mirror-first 3. Every frame is forwarded
+    unchanged to the outside port, and the mirror port sends exactly the
+    first 3 packets of each flow, both directions counted together. A
+    copy holds a reference to every segment: with the first one only, the
+    mirror port's free returned the tail segments to the pool while the
+    original was still queued (cuckooflow crashed with SIGSEGV on the
+    code before this test)."""
+    frames, want_mirror = [], []
+    t = T0
+    for k in range(24):
+        a, b = in_host(k), out_host(k)
+        for i, reply in enumerate((0, 1, 0, 1, 0, 0)):
+            tag = "%s%d.%d;" % ("ro"[reply], k, i)
+            p = jumbo(b, a, 53, 4000 + k, tag) if reply else \
+                jumbo(a, b, 4000 + k, 53, tag)
+            frames.append((t, p))
+            if i < 3:
+                want_mirror.append(bytes(p))
+            t += 0.001
+    rx = [pcap("mj%d_in.pcap" % nb, frames), pcap("mj%d_out.pcap" % nb, []),
+          pcap("mj%d_m.pcap" % nb, [])]
+    tx = [[path("mj%d_tx%d_%d.pcap" % (nb, p, q)) for q in range(nb)]
+          for p in range(3)]
+    stats = path("mj%d.json" % nb)
+    rc, log = run([(r, t) for r, t in zip(rx, tx)],
+                  FW + ["--mirror-port", "2", "--mirror-first", "3",
+                        "--stats-json", stats], nb=nb)
+    assert rc == 0, log[-600:]
+    got = [sorted(sum((frames_of(f) for f in files), [])) for files in tx]
+    bad = []
+    if got[1] != sorted(bytes(p) for _, p in frames):
+        bad.append("forwarded: %d frames, not the %d received" % (
+            len(got[1]), len(frames)))
+    if got[0]:
+        bad.append("%d frames sent back to the inside" % len(got[0]))
+    if got[2] != sorted(want_mirror):
+        bad.append("mirror: %d frames, want %d" % (len(got[2]),
+                                                   len(want_mirror)))
+    with open(stats) as f:
+        total = json.load(f)["total"]
+    if (total["mirrored"], total["tx_packets"]) != (72, 144):
+        bad.append("mirrored %d tx_packets %d" % (total["mirrored"],
+                                                  total["tx_packets"]))
+    assert not bad, bad
+
+
 # ------------------------------------------------ memif with testpmd
 
 def memif_frames():
