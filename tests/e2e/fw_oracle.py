@@ -7,7 +7,7 @@ endpoint first, addresses as 16 bytes, IPv4-mapped), so the model never
 has a false positive, and any difference from the app is the app's
 (or the spec's) to explain.
 
-What it models (notes/fw_spec.md):
+What it models (docs/firewall.md):
 - port roles: "none" (not firewall mode), "inside", "outside"; an outside
   packet that does not match the allow list may only find a flow
   (no_create);
@@ -85,7 +85,7 @@ class Ambiguous(AssertionError):
 
 
 class SpecGap(Ambiguous):
-    """notes/fw_spec.md does not decide this input."""
+    """docs/firewall.md does not decide this input."""
 
 
 class Unmodelled(ValueError):
@@ -240,7 +240,7 @@ class Config:
     def __init__(self, roles=None, tx_port=None, allow=(), tcp_strict=False,
                  timeouts=None, linger=DEFAULT_LINGER, new_flow_rate=0,
                  new_flow_burst=None, mirror_first=0, count_bits=None,
-                 slack_ns=0, mode="forward"):
+                 slack_ns=0, mode="forward", owner=None):
         self.roles = dict(roles or {0: "none", 1: "none"})
         ports = sorted(self.roles)
         # The app's pairing: 0<->1, 2<->3 (mirror ports excluded here:
@@ -267,6 +267,9 @@ class Config:
         self.count_bits = count_bits
         self.slack_ns = slack_ns
         self.mode = mode
+        # The admission bucket is per worker: @owner maps a flow key to
+        # its worker (None: one worker).
+        self.owner = owner
         for r in self.roles.values():
             assert r in ACTIONS, r
 
@@ -292,13 +295,45 @@ def grace_ns(limit_ns):
     return max(NS, limit_ns // 8)
 
 
+class Bucket:
+    """One worker's admission token bucket."""
+
+    def __init__(self, burst):
+        self.tokens = Fraction(burst)
+        self.token_t = None
+        self.refilled = False
+
+    def take(self, t, cfg):
+        burst = Fraction(cfg.burst)
+        # Within 2 ms (and the slack) of refill from 1 token, the app's
+        # clock and rounding decide: no single answer.
+        eps = Fraction(cfg.rate * (2000000 + cfg.slack_ns), NS)
+        if self.token_t is not None and t > self.token_t and \
+                self.tokens < burst:
+            raw = self.tokens + Fraction(cfg.rate * (t - self.token_t),
+                                         NS)
+            self.tokens = min(burst, raw)
+            # Full again by a margin: exact; else it depends on the clock.
+            self.refilled = raw < burst + eps
+        self.token_t = t if self.token_t is None else max(t, self.token_t)
+        # (Live: packets are up to slack_ns later than the model's time,
+        # so a count just under 1 may have been refilled past it.)
+        if 1 - eps <= self.tokens < 1 and (self.refilled or
+                                           cfg.slack_ns) or \
+                self.refilled and 1 <= self.tokens < 1 + eps:
+            raise Ambiguous("%.4f tokens at %.3f s: within %.4f of 1" % (
+                float(self.tokens), t / NS, float(eps)))
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
 class Oracle:
     def __init__(self, cfg):
         self.cfg = cfg
         self.flows = OrderedDict()
-        self.tokens = Fraction(cfg.burst)
-        self.token_t = None
-        self.refilled = False
+        self.buckets = {}     # worker -> Bucket
         self.last_t = None
         self.c = {k: 0 for k in (
             "packets", "bytes", "flows_new", "flows_seen", "flows_closed",
@@ -328,32 +363,14 @@ class Oracle:
                                 limit / NS, lo / NS, hi / NS))
         return age < lo
 
-    def _take_token(self, t):
+    def _take_token(self, t, key):
         if not self.cfg.rate:
             return True
-        burst = Fraction(self.cfg.burst)
-        # Within 2 ms (and the slack) of refill from 1 token, the app's
-        # clock and rounding decide: no single answer.
-        eps = Fraction(self.cfg.rate * (2000000 + self.cfg.slack_ns), NS)
-        if self.token_t is not None and t > self.token_t and \
-                self.tokens < burst:
-            raw = self.tokens + Fraction(self.cfg.rate * (t - self.token_t),
-                                         NS)
-            self.tokens = min(burst, raw)
-            # Full again by a margin: exact; else it depends on the clock.
-            self.refilled = raw < burst + eps
-        self.token_t = t if self.token_t is None else max(t, self.token_t)
-        # (Live: packets are up to slack_ns later than the model's time,
-        # so a count just under 1 may have been refilled past it.)
-        if 1 - eps <= self.tokens < 1 and (self.refilled or
-                                           self.cfg.slack_ns) or \
-                self.refilled and 1 <= self.tokens < 1 + eps:
-            raise Ambiguous("%.4f tokens at %.3f s: within %.4f of 1" % (
-                float(self.tokens), t / NS, float(eps)))
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
+        w = self.cfg.owner(key) if self.cfg.owner else 0
+        b = self.buckets.get(w)
+        if b is None:
+            b = self.buckets[w] = Bucket(self.cfg.burst)
+        return b.take(t, self.cfg)
 
     # -- one packet
     def packet(self, t, port, frame):
@@ -385,7 +402,7 @@ class Oracle:
             if f is not None and f.closed and syn_only and not no_create:
                 # A new connection on a lingering flow: checks 3 (passes:
                 # SYN only) and 4, then reused and new.
-                if self._take_token(t):
+                if self._take_token(t, key):
                     self.c["reused"] += 1
                     del self.flows[key]
                     f = None
@@ -412,7 +429,7 @@ class Oracle:
                 verdict = UNSOLICITED
             elif cfg.tcp_strict and p["proto"] == TCP and not syn_only:
                 verdict = NOT_SYN
-            elif not self._take_token(t):
+            elif not self._take_token(t, key):
                 verdict = LIMITED
             else:
                 verdict = NEW

@@ -1,5 +1,5 @@
 """The firewall oracle's own tests: small hand-written cases whose
-answers are worked out from notes/fw_spec.md, and every row of its
+answers are worked out from docs/firewall.md, and every row of its
 action table. Plain pytest; no cuckooflow needed."""
 import os
 import sys
