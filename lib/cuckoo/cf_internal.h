@@ -23,26 +23,32 @@
  */
 
 #include <assert.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "cfutil.h"
 #include "cuckoo_filter.h"
 
-/*
- * Invariants of the filter, checked in debug and sanitizer builds and
- * compiled out of release ones: meson's b_ndebug=if-release defines
- * NDEBUG for buildtype=release only, so debug and debugoptimized (the
- * ASan build) check them. A failure aborts with the condition, file and
- * line (assert(3)): it is a bug in the library, never a caller's error,
- * which is reported with a negative errno instead. Out of release the
- * condition is still type-checked but never evaluated.
- */
-#ifdef NDEBUG
-#define CF_ASSERT(cond) ((void)sizeof(!(cond)))
-#else
-#define CF_ASSERT(cond) assert(cond)
-#endif
+/* The error convention (cfutil.h): errno set and -e returned. Public
+ * functions fail through these; the hot internal helpers return -e only,
+ * so a lookup's or delete's miss inside a bulk call writes no errno. */
+static inline int
+cf_err(int e)
+{
+	errno = e;
+	return -e;
+}
+
+/* @p r, with errno set if it is a failure. */
+static inline int
+cf_ret(int r)
+{
+	if (r < 0)
+		errno = -r;
+	return r;
+}
 
 #define CF_ALIGN 64
 /* Bytes past the last bucket so that 64-bit loads never leave the table. */
@@ -305,7 +311,7 @@ cf_zero_lanes(const struct cf_filter *f, uint64_t x)
 /*
  * The stash invariant: at most CF_STASH_SIZE entries, each with a bucket
  * of the table, a non-empty fingerprint in range and a value within
- * value_mask. Loading checks it of a file's stash; CF_ASSERT of the
+ * value_mask. Loading checks it of a file's stash; CFU_ASSERT of the
  * filter's after each change.
  */
 static inline bool

@@ -99,7 +99,7 @@ cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 	uint8_t *p = buf;
 
 	if (len < size)
-		return -ENOSPC;
+		return cf_err(ENOSPC);
 	header_fill(f, &h);
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
@@ -166,11 +166,11 @@ cf_save_file(const struct cf_filter *f, const char *path)
 
 	c.st = XXH64_createState();
 	if (c.st == NULL)
-		return -ENOMEM;
+		return cf_err(ENOMEM);
 	XXH64_reset(c.st, 0);
 	ret = cfu_write_durable(path, save_fill, &c, NULL, 0);
 	XXH64_freeState(c.st);
-	return ret;
+	return cf_ret(ret);
 }
 
 static uint32_t
@@ -188,16 +188,16 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 	struct cf_filter geo;
 
 	if (len < sizeof(*h))
-		return -ENODATA;
+		return cf_err(ENODATA);
 	memcpy(h, buf, sizeof(*h));
 	if (memcmp(h->magic, CF_FILE_MAGIC, sizeof(h->magic)) != 0)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	if (h->byte_order == swap32(CF_BYTE_ORDER))
-		return -ENOTSUP;
+		return cf_err(ENOTSUP);
 	if (h->byte_order != CF_BYTE_ORDER)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	if (h->version != CF_FILE_VERSION)
-		return -EPROTONOSUPPORT;
+		return cf_err(EPROTONOSUPPORT);
 
 	memset(p, 0, sizeof(*p));
 	p->capacity = h->capacity;
@@ -210,33 +210,33 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 	/* Zero means "default" to cf_create, but a file states every value. */
 	if (h->fp_bits == 0 || h->bucket_slots == 0 || h->max_kicks == 0 ||
 			h->table > CF_TABLE_SEMISORT)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	/* The file holds no flag for exact_size: the bucket count tells. */
 	if (cf_params_resolve(p, p, &want_buckets) != 0)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	if (h->buckets != want_buckets) {
 		p->exact_size = true;
 		if (cf_params_resolve(p, p, &want_buckets) != 0 ||
 				h->buckets != want_buckets)
-			return -EBADMSG;
+			return cf_err(EBADMSG);
 	}
 	if (h->stash_count > CF_STASH_SIZE ||
 			h->items > h->buckets * h->bucket_slots)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 
 	memset(&geo, 0, sizeof(geo));
 	geo.params = *p;
 	cf_geometry_init(&geo, want_buckets);
 	if (h->table_bytes != geo.table_bytes ||
 			h->values_bytes != geo.values_bytes)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	*buckets = want_buckets;
 	total = sizeof(*h) + h->table_bytes + h->values_bytes +
 		h->stash_count * sizeof(struct cf_file_stash);
 	if (len < total)
-		return -ENODATA;
+		return cf_err(ENODATA);
 	if (len > total)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	return 0;
 }
 
@@ -253,7 +253,7 @@ content_check(struct cf_filter *f, const struct cf_file_header *h)
 					f->bucket_bits);
 
 			if ((w & 0xfff) >= CF_SEMISORT_CODES)
-				return -EBADMSG;
+				return cf_err(EBADMSG);
 		}
 		struct cf_bucket b;
 
@@ -262,12 +262,12 @@ content_check(struct cf_filter *f, const struct cf_file_header *h)
 			items += b.fp[s] != 0;
 	}
 	if (items != h->items)
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	if (!cf_stash_valid(f))
-		return -EBADMSG;
+		return cf_err(EBADMSG);
 	for (uint32_t k = 0; k < CF_TABLE_PAD; k++)
 		if (pad[k] != 0)
-			return -EBADMSG;
+			return cf_err(EBADMSG);
 	return 0;
 }
 

@@ -65,7 +65,7 @@ static int
 params_resolve(const struct cf_params *in, struct cf_params *p)
 {
 	if (in == NULL)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	*p = *in;
 	if (p->fp_bits == 0)
 		p->fp_bits = CF_DEFAULT_FP_BITS;
@@ -75,31 +75,31 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 		p->max_kicks = CF_DEFAULT_MAX_KICKS;
 
 	if (p->capacity == 0 || p->capacity > CF_MAX_CAPACITY)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	if (p->bucket_slots != 2 && p->bucket_slots != 4 &&
 			p->bucket_slots != 8)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	if (p->max_kicks > CF_MAX_KICKS_LIMIT)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	if (p->value_bits != 0 && p->value_bits != 8 && p->value_bits != 16 &&
 			p->value_bits != 32 && p->value_bits != 64)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	switch (p->table) {
 	case CF_TABLE_PLAIN:
 		if (p->fp_bits < 4 || p->fp_bits > 32)
-			return -EINVAL;
+			return cf_err(EINVAL);
 		break;
 	case CF_TABLE_SEMISORT:
 		if (p->fp_bits < 5 || p->fp_bits > 16 || p->bucket_slots != 4)
-			return -EINVAL;
+			return cf_err(EINVAL);
 		break;
 	default:
-		return -EINVAL;
+		return cf_err(EINVAL);
 	}
 	/* Implied by the capacity bound for every bucket size and sizing;
 	 * checked so that no table can ever outgrow 32-bit positions. */
 	if (buckets_for(p) * p->bucket_slots > CF_MAX_TABLE_SLOTS)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	return 0;
 }
 
@@ -330,8 +330,8 @@ static uint32_t
 slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
 		uint64_t value)
 {
-	CF_ASSERT(i < f->buckets && s < f->slots);
-	CF_ASSERT(fp <= f->fp_range && (value & ~f->value_mask) == 0);
+	CFU_ASSERT(i < f->buckets && s < f->slots);
+	CFU_ASSERT(fp <= f->fp_range && (value & ~f->value_mask) == 0);
 	if (f->mode == CF_MODE_SEMISORT) {
 		struct cf_bucket b;
 		uint32_t order[4];
@@ -427,13 +427,13 @@ stash_find(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp)
 static void
 stash_remove(struct cf_filter *f, uint32_t k)
 {
-	CF_ASSERT(k < f->stash_count);
+	CFU_ASSERT(k < f->stash_count);
 	/* The entries after k move down one position. */
 	f->relocations++;
 	f->stash_count--;
 	memmove(&f->stash[k], &f->stash[k + 1],
 			(f->stash_count - k) * sizeof(f->stash[0]));
-	CF_ASSERT(cf_stash_valid(f));
+	CFU_ASSERT(cf_stash_valid(f));
 }
 
 /* ---------------------------------------------------------------- add */
@@ -533,7 +533,7 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 		old_fp = b.fp[s];
 		old_value = b.value[s];
 		/* The walk only enters full buckets. */
-		CF_ASSERT(s < f->slots && old_fp != 0);
+		CFU_ASSERT(s < f->slots && old_fp != 0);
 		f->path[n] = (struct cf_kick){ i, fp, value };
 		slot_put(f, i, s, fp, value);
 		fp = old_fp;
@@ -563,7 +563,7 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 		const struct cf_kick *k = &f->path[n];
 		int s = find_exact(f, k->bucket, k->fp, k->value);
 
-		CF_ASSERT(s >= 0);
+		CFU_ASSERT(s >= 0);
 		slot_put(f, k->bucket, (uint32_t)s, fp, value);
 		fp = k->fp;
 		value = k->value;
@@ -647,12 +647,12 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	}
 	if (!use_stash || f->stash_count == CF_STASH_SIZE)
 		return -ENOSPC;
-	CF_ASSERT(f->stash_count < CF_STASH_SIZE);
+	CFU_ASSERT(f->stash_count < CF_STASH_SIZE);
 	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value };
 	if (pos != NULL)
 		*pos = table_slots(f) + f->stash_count;
 	f->stash_count++;
-	CF_ASSERT(cf_stash_valid(f));
+	CFU_ASSERT(cf_stash_valid(f));
 	return 0;
 }
 
@@ -750,7 +750,7 @@ cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 
 	if (ret < 0)
 		f->adds_failed++;
-	return ret;
+	return cf_ret(ret);
 }
 
 int
@@ -764,7 +764,7 @@ cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 		uint32_t *pos)
 {
 	if (cf_lookup_with_hash(f, hash, pos))
-		return -EEXIST;
+		return cf_err(EEXIST);
 	return cf_add_with_hash(f, hash, value, pos);
 }
 
@@ -856,7 +856,7 @@ cf_count(const struct cf_filter *f, const void *key, size_t len)
 static void
 table_remove(struct cf_filter *f, uint32_t i, uint32_t s)
 {
-	CF_ASSERT(f->items > 0 && slot_fp(f, i, s) != 0);
+	CFU_ASSERT(f->items > 0 && slot_fp(f, i, s) != 0);
 	slot_put(f, i, s, 0, 0);
 	f->items--;
 }
@@ -889,7 +889,8 @@ delete_fp(struct cf_filter *f, uint32_t i1, uint32_t fp)
 int
 cf_delete_with_hash(struct cf_filter *f, uint64_t hash)
 {
-	return delete_fp(f, cf_index(f, hash), cf_fingerprint(f, hash));
+	return cf_ret(delete_fp(f, cf_index(f, hash),
+			cf_fingerprint(f, hash)));
 }
 
 int
@@ -944,7 +945,7 @@ stash_bulk(const struct cf_filter *f, unsigned int n, const uint32_t *b1,
 
 			int e = stash_find(f, b1[k], b2[k], fps[k]);
 
-			CF_ASSERT(e >= 0); /* the compare above matched it */
+			CFU_ASSERT(e >= 0); /* the compare above matched it */
 			pos[k] = table_slots(f) + (uint32_t)e;
 		}
 	return hits | stash_hits;
@@ -1010,7 +1011,7 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 				i = b2[k];
 				s = cf_find_in_bucket(f, i, fps[k], mode);
 			}
-			CF_ASSERT(s >= 0); /* a hit of one of the two */
+			CFU_ASSERT(s >= 0); /* a hit of one of the two */
 			pos[k] = i * f->slots + (uint32_t)s;
 		}
 		goto stash;
@@ -1053,7 +1054,7 @@ cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n, uint64_t *hit_mask, uint32_t *pos)
 {
 	if (n == 0 || n > CF_BULK_MAX)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	switch (f->mode) {
 	case CF_MODE_BYTES:
 		return lookup_bulk_mode(f, hashes, n, hit_mask, pos,
@@ -1135,7 +1136,7 @@ cf_add_bulk(struct cf_filter *f, const uint64_t *hashes,
 	uint64_t added = 0;
 
 	if (n == 0 || n > CF_BULK_MAX)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	prefetch_pairs(f, hashes, n, b1, fps);
 	for (unsigned int k = 0; k < n; k++) {
 		if (add_fp(f, b1[k], fps[k], values != NULL ? values[k] : 0,
@@ -1157,7 +1158,7 @@ cf_delete_bulk(struct cf_filter *f, const uint64_t *hashes, unsigned int n,
 	uint64_t deleted = 0;
 
 	if (n == 0 || n > CF_BULK_MAX)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	prefetch_pairs(f, hashes, n, b1, fps);
 	for (unsigned int k = 0; k < n; k++)
 		if (delete_fp(f, b1[k], fps[k]) == 0)
@@ -1201,13 +1202,13 @@ cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value)
 	int where = position(f, pos, &i, &s, &k);
 
 	if (where < 0 || f->values == NULL)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	if (where == 1) {
 		*value = f->stash[k].value;
 		return 0;
 	}
 	if (slot_empty(f, i, s))
-		return -ENOENT;
+		return cf_err(ENOENT);
 	*value = slot_value(f, i, s);
 	return 0;
 }
@@ -1219,14 +1220,14 @@ cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value)
 	int where = position(f, pos, &i, &s, &k);
 
 	if (where < 0 || f->values == NULL)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	value &= f->value_mask;
 	if (where == 1) {
 		f->stash[k].value = value;
 		return 0;
 	}
 	if (slot_empty(f, i, s))
-		return -ENOENT;
+		return cf_err(ENOENT);
 	cf_value_store(f, (uint64_t)i * f->slots + s, value);
 	return 0;
 }
@@ -1238,13 +1239,13 @@ cf_delete_at(struct cf_filter *f, uint32_t pos)
 	int where = position(f, pos, &i, &s, &k);
 
 	if (where < 0)
-		return -EINVAL;
+		return cf_err(EINVAL);
 	if (where == 1) {
 		stash_remove(f, k);
 		return 0;
 	}
 	if (slot_empty(f, i, s))
-		return -ENOENT;
+		return cf_err(ENOENT);
 	table_remove(f, i, s);
 	stash_rehome(f, i);
 	return 0;
@@ -1369,7 +1370,7 @@ scan_delete(struct cf_filter *f, uint64_t c, uint64_t del)
 			if (!((del >> bit) & 1))
 				continue;
 			/* del is masked with the slots in use. */
-			CF_ASSERT(b.fp[s] != 0 && f->items > 0);
+			CFU_ASSERT(b.fp[s] != 0 && f->items > 0);
 			b.fp[s] = 0;
 			b.value[s] = 0;
 			del &= ~(UINT64_C(1) << bit);

@@ -28,6 +28,10 @@
  * - memory through caller-supplied allocator hooks (hugepages, NUMA);
  * - save and load with a versioned, checksummed format.
  *
+ * Errors (libbpf's convention): a function that fails returns a negative
+ * errno and sets errno to it; a constructor returns NULL with errno set.
+ * A lookup's miss is an answer (0), not an error.
+ *
  * The library has no DPDK dependency. A filter is not thread safe: one
  * writer, and no reader concurrent with a writer (cuckooflow gives each
  * lcore its own filter).

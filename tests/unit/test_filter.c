@@ -1491,7 +1491,60 @@ test_capacity_reached(void)
 	return 0;
 }
 
+/* Every failure sets errno to what it returns (libbpf's convention). */
+static int
+test_errno_convention(void)
+{
+	struct cf_params p = { .capacity = 64, .value_bits = 8 };
+	struct cf_filter *f = cf_create(&p);
+	uint64_t h = 12345, hit, v;
+	uint32_t pos;
+	char buf[16] = "not a filter";
+	int ret;
+
+	TEST_ASSERT(f != NULL, "create");
+#define EXPECT_ERRNO(call, e) do { \
+	errno = 0; \
+	ret = (int)(call); \
+	TEST_ASSERT(ret == -(e) && errno == (e), "%s: %d, errno %d", #call, \
+		ret, errno); \
+} while (0)
+	EXPECT_ERRNO(cf_delete_with_hash(f, h), ENOENT);
+	TEST_ASSERT_EQ(cf_add_with_hash(f, h, 1, &pos), 0, "add");
+	EXPECT_ERRNO(cf_add_unique_with_hash(f, h, 1, NULL), EEXIST);
+	EXPECT_ERRNO(cf_lookup_bulk(f, &h, 0, &hit, &pos), EINVAL);
+	EXPECT_ERRNO(cf_lookup_bulk_values(f, &h, CF_BULK_MAX + 1, &hit, &pos,
+		&v), EINVAL);
+	EXPECT_ERRNO(cf_add_bulk(f, &h, NULL, 0, NULL), EINVAL);
+	EXPECT_ERRNO(cf_delete_bulk(f, &h, 0, NULL), EINVAL);
+	EXPECT_ERRNO(cf_value_get(f, UINT32_MAX, &v), EINVAL);
+	EXPECT_ERRNO(cf_value_set(f, UINT32_MAX, 1), EINVAL);
+	EXPECT_ERRNO(cf_delete_at(f, UINT32_MAX), EINVAL);
+	EXPECT_ERRNO(cf_save_mem(f, buf, sizeof(buf)), ENOSPC);
+	TEST_ASSERT_EQ(cf_delete_at(f, pos), 0, "delete_at");
+	EXPECT_ERRNO(cf_value_get(f, pos, &v), ENOENT);
+	EXPECT_ERRNO(cf_value_set(f, pos, 1), ENOENT);
+	EXPECT_ERRNO(cf_delete_at(f, pos), ENOENT);
+	/* Full: the last add fails with ENOSPC. */
+	for (uint64_t k = 1; ; k++) {
+		errno = 0;
+		ret = cf_add_with_hash(f, k * UINT64_C(0x9e3779b97f4a7c15), 0,
+			NULL);
+		if (ret != 0)
+			break;
+	}
+	TEST_ASSERT(ret == -ENOSPC && errno == ENOSPC, "full: %d, errno %d",
+		ret, errno);
+	cf_free(f);
+	errno = 0;
+	TEST_ASSERT(cf_load_mem(buf, sizeof(buf), NULL, 0) == NULL &&
+		errno == ENODATA, "load: errno %d", errno);
+#undef EXPECT_ERRNO
+	return 0;
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(test_errno_convention),
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
 	TEST_CASE(test_reject_huge_capacity),
