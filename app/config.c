@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -216,6 +217,30 @@ static const struct option_def defs[] = {
 /* getopt_long's value for defs[i], past every short option's. */
 #define OPT_VAL(i) (256 + (int)(i))
 
+/*
+ * Messages for app_config_parse()'s caller, appended to its buffer (one
+ * line each, "cuckooflow: " first): parsing is single-threaded and not
+ * reentrant, and the library-style API prints nothing itself.
+ */
+static char *msg_buf;
+static size_t msg_len, msg_used;
+
+static void __attribute__((format(printf, 1, 2)))
+config_msg(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (msg_buf == NULL || msg_used + 1 >= msg_len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(msg_buf + msg_used, msg_len - msg_used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		msg_used = msg_used + (size_t)n < msg_len ?
+			msg_used + (size_t)n : msg_len - 1;
+}
+
 static void
 usage(const char *prog)
 {
@@ -275,7 +300,7 @@ set_decap(struct app_config *cfg, const char *value, const char *where)
 					strncmp(p, tunnels[k].name, n) == 0)
 				break;
 		if (k == sizeof(tunnels) / sizeof(tunnels[0])) {
-			fprintf(stderr, "cuckooflow: %s %s: want a comma-"
+			config_msg("cuckooflow: %s %s: want a comma-"
 				"separated list of vxlan, geneve, gre, gtpu, "
 				"or all\n", where, value);
 			return -EINVAL;
@@ -283,7 +308,7 @@ set_decap(struct app_config *cfg, const char *value, const char *where)
 		mask |= tunnels[k].bit;
 		p += n;
 		if (*p == ',' && *++p == '\0') {
-			fprintf(stderr, "cuckooflow: %s %s: a trailing "
+			config_msg("cuckooflow: %s %s: a trailing "
 				"comma\n", where, value);
 			return -EINVAL;
 		}
@@ -305,7 +330,7 @@ set_value(struct app_config *cfg, const struct option_def *d,
 	case OPT_STRING:
 		/* Refused whole, never cut to fit. */
 		if (strlen(value) >= d->size) {
-			fprintf(stderr, "cuckooflow: %s %.40s...: %zu "
+			config_msg("cuckooflow: %s %.40s...: %zu "
 				"characters, longer than the %zu allowed\n",
 				where, value, strlen(value), d->size - 1);
 			return -EINVAL;
@@ -321,10 +346,10 @@ set_value(struct app_config *cfg, const struct option_def *d,
 					d->choice_values[k] : k;
 				return 0;
 			}
-		fprintf(stderr, "cuckooflow: %s %s: want one of", where, value);
+		config_msg("cuckooflow: %s %s: want one of", where, value);
 		for (unsigned int k = 0; d->choices[k] != NULL; k++)
-			fprintf(stderr, " %s", d->choices[k]);
-		fprintf(stderr, "\n");
+			config_msg(" %s", d->choices[k]);
+		config_msg("\n");
 		return -EINVAL;
 	case OPT_FLAG:
 	case OPT_UINT:
@@ -345,12 +370,12 @@ set_value(struct app_config *cfg, const struct option_def *d,
 		if (value[0] == '-' || value[0] == '\0' || *end != '\0' ||
 				errno != 0 || v < d->min || v > d->max) {
 			if (d->offset == OFF(portmask))
-				fprintf(stderr, "cuckooflow: %s %s: want a hex "
+				config_msg("cuckooflow: %s %s: want a hex "
 					"bitmask of port ids (1 is port 0, 0x3 "
 					"ports 0 and 1), or all\n", where,
 					value);
 			else
-				fprintf(stderr, "cuckooflow: %s %s: want an "
+				config_msg("cuckooflow: %s %s: want an "
 					"integer in %" PRIu64 "..%" PRIu64 "\n",
 					where, value, d->min, d->max);
 			return -EINVAL;
@@ -442,20 +467,20 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 		if (strcmp(key, "filter") == 0) {
 			/* "filter" names the cuckoo filter; its keys were the
 			 * blocklist's. */
-			fprintf(stderr, "cuckooflow: %s:%u: [filter] is "
+			config_msg("cuckooflow: %s:%u: [filter] is "
 				"deprecated: read as [blocklist]\n", path, n);
 			key = "blocklist";
 		}
 		*section = known_section(key);
 		if (*section != NULL)
 			return 0;
-		fprintf(stderr, "cuckooflow: %s:%u: unknown section [%s] (see "
+		config_msg("cuckooflow: %s:%u: unknown section [%s] (see "
 			"config/cuckooflow.ini)\n", path, n, key);
 		return -EINVAL;
 	}
 	eq = strchr(p, '=');
 	if (*p == '[' || eq == NULL || eq == p) {
-		fprintf(stderr, "cuckooflow: %s:%u: want [section] or key = "
+		config_msg("cuckooflow: %s:%u: want [section] or key = "
 			"value (line %u is \"%.80s\")\n", path, n, n, p);
 		return -EINVAL;
 	}
@@ -464,7 +489,7 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 	key = trim(p);
 	value = trim(eq + 1);
 	if (*section == NULL) {
-		fprintf(stderr, "cuckooflow: %s:%u: %s: before any [section]\n",
+		config_msg("cuckooflow: %s:%u: %s: before any [section]\n",
 			path, n, key);
 		return -EINVAL;
 	}
@@ -473,12 +498,12 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 				strcmp(defs[i].key, key) == 0)
 			d = &defs[i];
 	if (d == NULL) {
-		fprintf(stderr, "cuckooflow: %s:%u: unknown key [%s] %s (see "
+		config_msg("cuckooflow: %s:%u: unknown key [%s] %s (see "
 			"config/cuckooflow.ini)\n", path, n, *section, key);
 		return -EINVAL;
 	}
 	if (first_line[d - defs] != 0) {
-		fprintf(stderr, "cuckooflow: %s:%u: [%s] %s set again (first "
+		config_msg("cuckooflow: %s:%u: [%s] %s set again (first "
 			"at line %u)\n", path, n, *section, key,
 			first_line[d - defs]);
 		return -EINVAL;
@@ -506,7 +531,7 @@ load_file(struct app_config *cfg, const char *path, char *where_json,
 	buf = cfu_file_read(path, CFG_FILE_MAX, &len, err, sizeof(err));
 	if (buf == NULL) {
 		ret = -errno;
-		fprintf(stderr, "cuckooflow: --cfg %s\n", err);
+		config_msg("cuckooflow: --cfg %s\n", err);
 		return ret;
 	}
 	while (pos < len && ret == 0) {
@@ -516,11 +541,11 @@ load_file(struct app_config *cfg, const char *path, char *where_json,
 
 		n++;
 		if (end - pos > CFG_LINE_MAX) {
-			fprintf(stderr, "cuckooflow: %s:%u: longer than %d "
+			config_msg("cuckooflow: %s:%u: longer than %d "
 				"bytes\n", path, n, CFG_LINE_MAX);
 			ret = -EINVAL;
 		} else if (nul != NULL) {
-			fprintf(stderr, "cuckooflow: %s:%u: a NUL byte "
+			config_msg("cuckooflow: %s:%u: a NUL byte "
 				"(column %zu)\n", path, n,
 				(size_t)(nul - buf) - pos + 1);
 			ret = -EINVAL;
@@ -571,13 +596,13 @@ parse_queue_map(struct app_config *cfg)
 		}
 		if (v[0] >= RTE_MAX_ETHPORTS || v[1] > UINT16_MAX ||
 				v[2] > UINT16_MAX) {
-			fprintf(stderr, "cuckooflow: --config: (%lu,%lu,%lu): "
+			config_msg("cuckooflow: --config: (%lu,%lu,%lu): "
 				"port, queue or lcore out of range\n", v[0],
 				v[1], v[2]);
 			return -EINVAL;
 		}
 		if (cfg->nb_queue_map == APP_MAX_QUEUE_MAP) {
-			fprintf(stderr, "cuckooflow: --config: more than %d "
+			config_msg("cuckooflow: --config: more than %d "
 				"entries\n", APP_MAX_QUEUE_MAP);
 			return -EINVAL;
 		}
@@ -591,12 +616,12 @@ parse_queue_map(struct app_config *cfg)
 			goto bad;
 		continue;
 bad:
-		fprintf(stderr, "cuckooflow: --config: at \"%.24s\": want "
+		config_msg("cuckooflow: --config: at \"%.24s\": want "
 			"(port,queue,lcore)[,(port,queue,lcore)...]\n", at);
 		return -EINVAL;
 	}
 	if (cfg->queue_map_text[0] != '\0' && cfg->nb_queue_map == 0) {
-		fprintf(stderr, "cuckooflow: --config: no entry\n");
+		config_msg("cuckooflow: --config: no entry\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -623,7 +648,7 @@ parse_ports(const char *text, const char *opt, uint64_t *mask)
 			hi = strtoul(end + 1, &end, 10);
 		}
 		if (lo > hi || hi >= 64 || hi >= RTE_MAX_ETHPORTS) {
-			fprintf(stderr, "cuckooflow: --%s %s: port ids 0..%u, "
+			config_msg("cuckooflow: --%s %s: port ids 0..%u, "
 				"ranges low-high\n", opt, text,
 				RTE_MAX_ETHPORTS < 64 ? RTE_MAX_ETHPORTS - 1 : 63);
 			return -EINVAL;
@@ -638,7 +663,7 @@ parse_ports(const char *text, const char *opt, uint64_t *mask)
 	}
 	return 0;
 bad:
-	fprintf(stderr, "cuckooflow: --%s %s: want a list of port ids and "
+	config_msg("cuckooflow: --%s %s: want a list of port ids and "
 		"ranges, such as 0,2-3\n", opt, text);
 	return -EINVAL;
 }
@@ -658,7 +683,7 @@ check_inline(struct app_config *cfg)
 	if (ret < 0)
 		return ret;
 	if ((cfg->inside_mask == 0) != (cfg->outside_mask == 0)) {
-		fprintf(stderr, "cuckooflow: --%s given without --%s: "
+		config_msg("cuckooflow: --%s given without --%s: "
 			"firewall mode needs both roles\n",
 			cfg->inside_mask ? "inside" : "outside",
 			cfg->inside_mask ? "outside" : "inside");
@@ -666,52 +691,52 @@ check_inline(struct app_config *cfg)
 	}
 	both = cfg->inside_mask & cfg->outside_mask;
 	if (both != 0) {
-		fprintf(stderr, "cuckooflow: port %d is both --inside and "
+		config_msg("cuckooflow: port %d is both --inside and "
 			"--outside\n", __builtin_ctzll(both));
 		return -EINVAL;
 	}
 	if (app_config_firewall(cfg) && cfg->mode != APP_MODE_FORWARD) {
-		fprintf(stderr, "cuckooflow: --inside/--outside need --mode "
+		config_msg("cuckooflow: --inside/--outside need --mode "
 			"forward\n");
 		return -EINVAL;
 	}
 	if (cfg->allow[0] != '\0' && !app_config_firewall(cfg)) {
-		fprintf(stderr, "cuckooflow: --allow %s: only with --inside "
+		config_msg("cuckooflow: --allow %s: only with --inside "
 			"and --outside\n", cfg->allow);
 		return -EINVAL;
 	}
 	if (cfg->new_flow_burst != 0 && cfg->new_flow_rate == 0) {
-		fprintf(stderr, "cuckooflow: --new-flow-burst needs "
+		config_msg("cuckooflow: --new-flow-burst needs "
 			"--new-flow-rate\n");
 		return -EINVAL;
 	}
 	if (cfg->emergency_load == 0 && cfg->emergency_low != 0) {
-		fprintf(stderr, "cuckooflow: --emergency-low needs "
+		config_msg("cuckooflow: --emergency-low needs "
 			"--emergency-load\n");
 		return -EINVAL;
 	}
 	if (cfg->emergency_load != 0 && cfg->emergency_low >=
 			cfg->emergency_load) {
-		fprintf(stderr, "cuckooflow: --emergency-low %" PRIu64 " is "
+		config_msg("cuckooflow: --emergency-low %" PRIu64 " is "
 			"not below --emergency-load %" PRIu64 "\n",
 			cfg->emergency_low, cfg->emergency_load);
 		return -EINVAL;
 	}
 	if ((cfg->mirror_port == APP_NO_PORT) != (cfg->mirror_first == 0)) {
-		fprintf(stderr, "cuckooflow: --%s needs --%s\n",
+		config_msg("cuckooflow: --%s needs --%s\n",
 			cfg->mirror_first ? "mirror-first" : "mirror-port",
 			cfg->mirror_first ? "mirror-port" : "mirror-first");
 		return -EINVAL;
 	}
 	if (cfg->mirror_first != 0 && cfg->mode != APP_MODE_FORWARD) {
-		fprintf(stderr, "cuckooflow: --mirror-port needs --mode "
+		config_msg("cuckooflow: --mirror-port needs --mode "
 			"forward\n");
 		return -EINVAL;
 	}
 	if (cfg->mirror_port != APP_NO_PORT &&
 			((cfg->inside_mask | cfg->outside_mask) >>
 			 cfg->mirror_port & 1)) {
-		fprintf(stderr, "cuckooflow: --mirror-port %" PRIu64 " has a "
+		config_msg("cuckooflow: --mirror-port %" PRIu64 " has a "
 			"firewall role: want a port of its own\n",
 			cfg->mirror_port);
 		return -EINVAL;
@@ -736,7 +761,7 @@ check_output(const char *path, const char *where)
 		return 0;
 	if (path[len - 1] == '/' || (stat(path, &sb) == 0 &&
 			S_ISDIR(sb.st_mode))) {
-		fprintf(stderr, "cuckooflow: %s %s: names a directory, want a "
+		config_msg("cuckooflow: %s %s: names a directory, want a "
 			"file to write the counters to\n", where, path);
 		return -EINVAL;
 	}
@@ -758,7 +783,7 @@ check_output(const char *path, const char *where)
 	if (fd < 0) {
 		int err = errno;
 
-		fprintf(stderr, "cuckooflow: %s %s: cannot write the counters "
+		config_msg("cuckooflow: %s %s: cannot write the counters "
 			"there: %s\n", where, path, strerror(err));
 		return -err;
 	}
@@ -786,7 +811,7 @@ find_cfg(struct app_config *cfg, int argc, char **argv,
 				OFF(cfg_file))
 			continue;
 		if (seen) {
-			fprintf(stderr, "cuckooflow: --cfg given twice: %s, "
+			config_msg("cuckooflow: --cfg given twice: %s, "
 				"then %s\n", cfg->cfg_file, optarg);
 			return -EINVAL;
 		}
@@ -841,7 +866,7 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 			return APP_CONFIG_HELP;
 		}
 		if (opt < OPT_VAL(0)) {
-			fprintf(stderr, "cuckooflow: %s: %s (see --help)\n",
+			config_msg("cuckooflow: %s: %s (see --help)\n",
 				argv[optind - 1], opt == ':' ? "needs a value" :
 				"unknown option, or an ambiguous abbreviation");
 			return -EINVAL;
@@ -861,7 +886,7 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 			return ret;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "cuckooflow: %s: unexpected argument\n",
+		config_msg("cuckooflow: %s: unexpected argument\n",
 			argv[optind]);
 		return -EINVAL;
 	}
@@ -880,10 +905,18 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 }
 
 int
-app_config_parse(struct app_config *cfg, int argc, char **argv)
+app_config_parse(struct app_config *cfg, int argc, char **argv, char *err,
+		size_t err_len)
 {
-	int ret = config_parse(cfg, argc, argv);
+	int ret;
 
+	msg_buf = err;
+	msg_len = err_len;
+	msg_used = 0;
+	if (err != NULL && err_len > 0)
+		err[0] = '\0';
+	ret = config_parse(cfg, argc, argv);
+	msg_buf = NULL;
 	if (ret < 0)
 		errno = -ret;
 	return ret;

@@ -124,18 +124,24 @@ app_config_firewall(const struct app_config *cfg)
 
 /*
  * Fill @p cfg from the defaults, the --cfg file and the application
- * arguments (those after the EAL's), in that order.
+ * arguments (those after the EAL's), in that order. --help is printed
+ * on stdout; nothing else is printed.
  *
+ * @param err
+ *   If not NULL, receives the messages, one line each ("cuckooflow: "
+ *   first, NUL-terminated, cut at @p err_len): on failure, the one that
+ *   names the bad option, value or FILE:LINE and what is allowed; on
+ *   success, warnings (a deprecated section name), or "".
  * @return
  *   - 0: cfg is filled, run;
  *   - APP_CONFIG_HELP (positive): --help was given and printed, exit 0;
- *   - a negative errno (errno set too) on a bad option or value (in the file: with
- *     FILE:LINE), an unreadable --cfg file or a --stats-json that cannot
- *     be written, after one line on stderr naming it and what is
- *     allowed: -EINVAL for a bad option, value or line, else the
- *     failing call's (-ENOENT, -EACCES, -EFBIG, ...).
+ *   - a negative errno (errno set too) on a bad option or value, an
+ *     unreadable --cfg file or a --stats-json that cannot be written:
+ *     -EINVAL for a bad option, value or line, else the failing call's
+ *     (-ENOENT, -EACCES, -EFBIG, ...).
  */
-int app_config_parse(struct app_config *cfg, int argc, char **argv);
+int app_config_parse(struct app_config *cfg, int argc, char **argv,
+		char *err, size_t err_len);
 
 /* Every setting with its INI section and key, as text. */
 typedef void (*app_config_visit_fn)(const char *section, const char *key,

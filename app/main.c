@@ -127,6 +127,7 @@ static void
 workers_setup(void)
 {
 	unsigned int n = topo.nb_workers;
+	int ret;
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct app_worker *w = &workers[i];
@@ -153,10 +154,11 @@ workers_setup(void)
 		};
 		w->rxq[w->nb_rxq - 1].parse.link_type = p->link_type;
 	}
-	if (run.handoff && app_handoff_rings_create(workers, n,
-			(unsigned int)cfg.handoff_ring) != 0)
+	ret = run.handoff ? app_handoff_rings_create(workers, n,
+			(unsigned int)cfg.handoff_ring) : 0;
+	if (ret < 0)
 		rte_exit(EXIT_FAILURE, "handoff rings of %" PRIu64 " packets: "
-			"%s\n", cfg.handoff_ring, rte_strerror(rte_errno));
+			"%s\n", cfg.handoff_ring, rte_strerror(-ret));
 }
 
 static void
@@ -237,7 +239,7 @@ main(int argc, char **argv)
 {
 	uint64_t last_print, started, lost;
 	bool links_checked = false;
-	char **eal_argv, err[APP_BLOCKLIST_ERR_MAX];
+	char **eal_argv, err[APP_BLOCKLIST_ERR_MAX], msg[8192];
 	int ret;
 
 	eal_argv = eal_args(argc, argv, &argc);
@@ -249,7 +251,8 @@ main(int argc, char **argv)
 	argc -= ret;
 	argv += ret;
 	argv[0] = "cuckooflow";
-	ret = app_config_parse(&cfg, argc, argv);
+	ret = app_config_parse(&cfg, argc, argv, msg, sizeof(msg));
+	fputs(msg, stderr);
 	if (ret != 0) {
 		rte_eal_cleanup();
 		free(eal_argv);
@@ -282,7 +285,7 @@ main(int argc, char **argv)
 	run.verdict_offset = app_verdict_dynfield_register();
 	if (run.verdict_offset < 0)
 		rte_exit(EXIT_FAILURE, "mbuf dynfield %s: %s\n",
-			APP_VERDICT_DYNFIELD, rte_strerror(rte_errno));
+			APP_VERDICT_DYNFIELD, rte_strerror(-run.verdict_offset));
 	if (cfg.clock == APP_CLOCK_PKT && run.timestamp_offset < 0)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
@@ -349,8 +352,11 @@ main(int argc, char **argv)
 	app_stats_print(stdout);
 	ret = EXIT_SUCCESS;
 	/* A replay that lost packets must not look complete. */
-	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers) != 0)
+	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers, err,
+			sizeof(err)) != 0) {
+		fprintf(stderr, "cuckooflow: %s\n", err);
 		ret = EXIT_FAILURE;
+	}
 	lost = cfg.exit_on_eof ? app_stats_rx_lost() : 0;
 	if (lost != 0) {
 		fprintf(stderr, "cuckooflow: %" PRIu64 " packets were not "

@@ -659,10 +659,13 @@ app_topology_print(const struct app_topology *t,
 
 int
 app_topology_check_replay(const struct app_topology *t,
-		const struct app_worker *workers)
+		const struct app_worker *workers, char *err, size_t err_len)
 {
+	size_t used = 0;
 	int ret = 0;
 
+	if (err != NULL && err_len > 0)
+		err[0] = '\0';
 	for (unsigned int i = 0; i < t->nb_ports; i++) {
 		const struct app_port *p = &t->ports[i];
 		uint64_t want = 0, got = 0;
@@ -679,12 +682,18 @@ app_topology_check_replay(const struct app_topology *t,
 		if (rte_eth_stats_get(p->id, &st) == 0)
 			got += st.rx_nombuf + st.ierrors;
 		if (got != want) {
-			fprintf(stderr, "cuckooflow: port %u (%s): %" PRIu64
-				" packets received or lost of the %" PRIu64 " its "
-				"captures hold\n", p->id, p->name, got, want);
-			ret = -1;
+			if (err != NULL && used < err_len)
+				used += (size_t)snprintf(err + used,
+					err_len - used, "%sport %u (%s): %"
+					PRIu64 " packets received or lost of the "
+					"%" PRIu64 " its captures hold",
+					used ? "; " : "", p->id, p->name, got,
+					want);
+			ret = -EIO;
 		}
 	}
+	if (ret < 0)
+		errno = -ret;
 	return ret;
 }
 

@@ -66,9 +66,10 @@ void app_topology_print(const struct app_topology *t,
 		FILE *out);
 
 /* At the end of a replay: every record of every capture read was
- * received or counted lost. 0, or -1 after saying which port is short. */
+ * received or counted lost. 0, or -EIO (errno set) with the ports that
+ * are short in @p err. */
 int app_topology_check_replay(const struct app_topology *t,
-		const struct app_worker *workers);
+		const struct app_worker *workers, char *err, size_t err_len);
 
 /* Warn on stderr of every port whose link is down. */
 void app_topology_check_links(const struct app_topology *t);

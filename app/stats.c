@@ -341,7 +341,7 @@ app_stats_write_json(const char *path)
 	struct lcore_counters c;
 
 	if (j.f == NULL)
-		return -1;
+		return -errno;
 	total_read(&c);
 	fprintf(j.f, "{\"total\": {");
 	counters_visit(&c, &sink);
@@ -363,7 +363,12 @@ app_stats_write_json(const char *path)
 		fprintf(j.f, "}");
 	}
 	fprintf(j.f, "}}\n");
-	return fclose(j.f) == 0 ? 0 : -1;
+	if (ferror(j.f)) {
+		fclose(j.f);
+		errno = EIO;
+		return -EIO;
+	}
+	return fclose(j.f) == 0 ? 0 : -errno;
 }
 
 /* --------------------------------------------------------- telemetry */

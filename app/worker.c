@@ -111,8 +111,11 @@ app_handoff_rings_create(struct app_worker *workers, unsigned int n,
 				workers[j].lcore), RING_F_SP_ENQ |
 				RING_F_SC_DEQ | RING_F_EXACT_SZ);
 			if (r == NULL) {
+				int e = rte_errno;
+
 				app_handoff_rings_free(workers, n);
-				return -1;
+				errno = e;
+				return -e;
 			}
 			workers[i].to[j] = workers[j].from[i] = r;
 		}
@@ -138,7 +141,13 @@ app_verdict_dynfield_register(void)
 		.align = __alignof__(uint8_t),
 	};
 
-	return rte_mbuf_dynfield_register(&verdict_field);
+	int off = rte_mbuf_dynfield_register(&verdict_field);
+
+	if (off < 0) {
+		errno = rte_errno;
+		return -rte_errno;
+	}
+	return off;
 }
 
 void

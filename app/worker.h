@@ -28,6 +28,7 @@
 
 #include "blocklist.h"
 #include "cflow.h"
+#include "cfutil.h"
 #include "config.h"
 
 #define APP_MAX_QUEUES_PER_LCORE 32
@@ -232,10 +233,7 @@ app_flow_owner(const struct app_run *run, uint64_t hash)
 	/* The table's bucket index and fingerprint come from the hash
 	 * itself: mix it, so that each worker's share of flows still
 	 * spreads over all of its table. */
-	hash ^= hash >> 33;
-	hash *= UINT64_C(0xff51afd7ed558ccd);
-	hash ^= hash >> 33;
-	return run->reta[hash >> (64 - APP_RETA_BITS)];
+	return run->reta[cfu_mix64(hash) >> (64 - APP_RETA_BITS)];
 }
 
 /* The lcore main loop; arg is its struct app_worker, whose run field

@@ -199,6 +199,7 @@ cflow_link_type_from_dlt(int dlt)
 	case LINKTYPE_LOOP_VAL:
 		return CFLOW_LINK_LOOP;
 	default:
+		errno = EINVAL;
 		return -EINVAL;
 	}
 }
