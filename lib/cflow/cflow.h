@@ -602,10 +602,14 @@ struct cflow_tracker_params {
  * Counters, all 64-bit. Every packet is counted once in packets and in
  * exactly one of: non_ip, malformed[], fragments, orphan_close,
  * insert_failed, unsolicited, not_syn, new_flow_limited, flows_new,
- * flows_seen, flows_closed (the closing packet). Every flow counted new ends in exactly one of: still open
- * (active), closed, expired or evicted:
+ * flows_seen, flows_closed (the closing packet):
  *
- *   flows_new == active + flows_closed + flows_expired + flows_evicted
+ *   packets == cflow_packets_classified()
+ *
+ * Every flow counted new ends in exactly one of: still open (active),
+ * closed, expired or evicted:
+ *
+ *   flows_new == cflow_flows_accounted()
  */
 struct cflow_counters {
 	uint64_t packets;
@@ -665,7 +669,8 @@ struct cflow_tracker;
  *   0, or -EINVAL with errno set (then @p out is unspecified): a
  *   capacity over CF_MAX_CAPACITY, value_bits not 16 or 32, a
  *   full_policy or hash out of range, a timeout or linger too long for
- *   the value bits (about 13 days with 32-bit values).
+ *   the value bits (26 days with 32-bit values and no packet count,
+ *   half as long for each bit of count_bits).
  */
 int cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 		struct cflow_tracker_params *out);
@@ -787,6 +792,14 @@ uint64_t cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns);
 
 /** Packets counted malformed, all reasons together. */
 uint64_t cflow_malformed_total(const struct cflow_counters *c);
+
+/** The packets counted in one class each (struct cflow_counters): equal
+ *  to packets whenever a burst is done. */
+uint64_t cflow_packets_classified(const struct cflow_counters *c);
+
+/** The flows counted new, by their fate so far: active + closed + expired
+ *  + evicted, always equal to flows_new. */
+uint64_t cflow_flows_accounted(const struct cflow_counters *c);
 
 /** Copy the counters. */
 void cflow_counters_get(const struct cflow_tracker *t,

@@ -5,7 +5,8 @@
  * state, protocol class and coarse last-seen time.
  *
  * Value layout (value_bits 32 or 16): bit 0 closing, bits 1-2 class,
- * bits 3 and up the time in ticks, modulo 2^(value_bits - 3), of the
+ * then count_bits bits (0 to 8) of the flow's saturating packet count,
+ * then the time in ticks, modulo 2^(value_bits - 3 - count_bits), of the
  * flow's last packet, open or closing: a closed flow lingers from its
  * last packet as an open one idles from it. A tick is 2^24 ns (16.8 ms)
  * with 32-bit values; with 16-bit values it is the smallest power of two
@@ -41,7 +42,7 @@
 #include <time.h>
 
 #include "cflow.h"
-#include "cflow_assert.h"
+#include "cfutil.h"
 #include "cflow_state.h"
 
 #define MIN_TICK_SHIFT 24
@@ -190,7 +191,7 @@ clock_set(struct cflow_tracker *t, uint64_t ns)
 static inline void
 judge_at(struct cflow_tracker *t, uint64_t ns)
 {
-	CFLOW_ASSERT(t->now_tick == t->clock_tick);
+	CFU_ASSERT(t->now_tick == t->clock_tick);
 	if (ns > t->now_ns)
 		ns = t->now_ns;
 	if (t->now_ns - ns > t->lag_ns)
@@ -382,7 +383,7 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 			shortest = p->timeout_ns[c];
 	t->tick_shift = tick_shift_for(p->value_bits, p->count_bits,
 		longest_ns(p));
-	CFLOW_ASSERT(t->tick_shift >= MIN_TICK_SHIFT);
+	CFU_ASSERT(t->tick_shift >= MIN_TICK_SHIFT);
 	t->vtick = VALUE_COUNT_SHIFT + p->count_bits;
 	t->count_max = (UINT32_C(1) << p->count_bits) - 1;
 	t->tick_mask = (UINT32_C(1) << (p->value_bits - t->vtick)) - 1;
@@ -469,7 +470,7 @@ remove_at(struct cflow_tracker *t, uint32_t pos)
 {
 	int ret = cf_delete_at(t->filter, pos);
 
-	CFLOW_ASSERT(ret == 0);
+	CFU_ASSERT(ret == 0);
 	(void)ret;
 }
 
@@ -511,7 +512,7 @@ evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 	remove_at(t, best);
 	written_set(written, best);
 	if (!best_closing) {
-		CFLOW_ASSERT(t->c.active > 0);
+		CFU_ASSERT(t->c.active > 0);
 		t->c.flows_evicted++;
 		t->c.active--;
 	}
@@ -609,8 +610,8 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		pkt->proto_class, pkt->tcp_flags);
 	if (s.insert && !token_take(t))
 		cflow_state_limit(&s);
-	CFLOW_ASSERT(pkt->proto_class < CFLOW_CLASS_MAX);
-	CFLOW_ASSERT(!found || value_class(v) < CFLOW_CLASS_MAX);
+	CFU_ASSERT(pkt->proto_class < CFLOW_CLASS_MAX);
+	CFU_ASSERT(!found || value_class(v) < CFLOW_CLASS_MAX);
 	if (s.remove) {
 		remove_at(t, pos);
 		*changed = true;
@@ -624,7 +625,7 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		ret = cf_value_set(t->filter, pos,
 			value_make(t, value_stamp(t, v), value_class(v),
 				s.next == CFLOW_STATE_CLOSING, n));
-		CFLOW_ASSERT(found && !s.remove && ret == 0);
+		CFU_ASSERT(found && !s.remove && ret == 0);
 		(void)ret;
 		*count = (uint8_t)n;
 	} else if (s.insert) {
@@ -632,8 +633,8 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		inserted = insert_flow(t, hash, pkt->proto_class, written);
 		*count = inserted && t->count_max != 0;
 	}
-	CFLOW_ASSERT(!s.expired || t->c.active > 0);
-	CFLOW_ASSERT(s.verdict != CFLOW_CLOSING || t->c.active > 0);
+	CFU_ASSERT(!s.expired || t->c.active > 0);
+	CFU_ASSERT(s.verdict != CFLOW_CLOSING || t->c.active > 0);
 	verdict = cflow_count_step(&t->c, &s, inserted);
 	return verdict;
 }
@@ -641,11 +642,7 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 static uint64_t
 rss_hash(uint32_t rss, uint64_t seed)
 {
-	uint64_t z = ((uint64_t)rss << 32 | rss) ^ seed;
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return cfu_mix64(((uint64_t)rss << 32 | rss) ^ seed);
 }
 
 /* The counters' identities (struct cflow_counters), checked in builds
@@ -655,18 +652,14 @@ rss_hash(uint32_t rss, uint64_t seed)
 static inline bool
 flows_consistent(const struct cflow_counters *c)
 {
-	return c->flows_new == c->active + c->flows_closed +
-		c->flows_expired + c->flows_evicted;
+	return c->flows_new == cflow_flows_accounted(c);
 }
 
 static inline bool
 counters_consistent(const struct cflow_counters *c)
 {
 	return flows_consistent(c) &&
-		c->packets == c->non_ip + cflow_malformed_total(c) +
-			c->fragments + c->orphan_close + c->insert_failed +
-			c->unsolicited + c->not_syn + c->new_flow_limited +
-			c->flows_new + c->flows_seen + c->flows_closed;
+		c->packets == cflow_packets_classified(c);
 }
 
 /* Up to CF_BULK_MAX parsed packets: one bulk lookup. */
@@ -684,7 +677,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	unsigned int m = 0;
 	bool moved = false, changed = false;
 
-	CFLOW_ASSERT(n <= CF_BULK_MAX);
+	CFU_ASSERT(n <= CF_BULK_MAX);
 	for (unsigned int k = 0; k < n; k++) {
 		cflow_count_packet(&t->c, &in[k]);
 		if (in[k].time_ns > latest)
@@ -738,7 +731,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 				pos[j], values[j], &changed_now, written,
 				&count);
 		judge_done(t);
-		CFLOW_ASSERT(v < CFLOW_VERDICT_MAX);
+		CFU_ASSERT(v < CFLOW_VERDICT_MAX);
 		if (changed_now) {
 			changed = true;
 			moved |= cf_relocations(t->filter) != relocations;
@@ -750,8 +743,8 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	}
 	clock_advance(t, latest);
 	emergency_check(t);
-	CFLOW_ASSERT(t->now_tick == t->clock_tick);
-	CFLOW_ASSERT(counters_consistent(&t->c));
+	CFU_ASSERT(t->now_tick == t->clock_tick);
+	CFU_ASSERT(counters_consistent(&t->c));
 }
 
 void
@@ -807,7 +800,7 @@ sweep_select(uint32_t first, const uint64_t *values, uint64_t used,
 		done |= (uint64_t)linger_done(ctx->t, values[k]) << k;
 	}
 	expired &= used;
-	CFLOW_ASSERT((done & expired) == 0);
+	CFU_ASSERT((done & expired) == 0);
 	ctx->expired += (uint64_t)__builtin_popcountll(expired);
 	return expired | (done & used);
 }
@@ -818,10 +811,10 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 	struct sweep_ctx ctx = { t, 0 };
 
 	cf_scan_batch(t->filter, &t->cursor, nb, sweep_select, &ctx);
-	CFLOW_ASSERT(ctx.expired <= t->c.active);
+	CFU_ASSERT(ctx.expired <= t->c.active);
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;
-	CFLOW_ASSERT(flows_consistent(&t->c));
+	CFU_ASSERT(flows_consistent(&t->c));
 	emergency_check(t);
 	return ctx.expired;
 }
@@ -865,7 +858,7 @@ cflow_sweep_at(struct cflow_tracker *t, uint64_t now_ns, uint64_t as_of_ns)
 		judge_at(t, as_of_ns);
 	expired = sweep_buckets(t, nb);
 	judge_done(t);
-	CFLOW_ASSERT(counters_consistent(&t->c));
+	CFU_ASSERT(counters_consistent(&t->c));
 	return expired;
 }
 
@@ -891,6 +884,22 @@ cflow_malformed_total(const struct cflow_counters *c)
 			st <= CFLOW_PARSE_MALFORMED_LAST; st++)
 		n += c->malformed[st];
 	return n;
+}
+
+uint64_t
+cflow_packets_classified(const struct cflow_counters *c)
+{
+	return c->non_ip + cflow_malformed_total(c) + c->fragments +
+		c->orphan_close + c->insert_failed + c->unsolicited +
+		c->not_syn + c->new_flow_limited + c->flows_new +
+		c->flows_seen + c->flows_closed;
+}
+
+uint64_t
+cflow_flows_accounted(const struct cflow_counters *c)
+{
+	return c->active + c->flows_closed + c->flows_expired +
+		c->flows_evicted;
 }
 
 void

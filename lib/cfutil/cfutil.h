@@ -17,15 +17,32 @@
  *   renamed over it and the directory synced, so that a reader (a live
  *   reload, a restart) sees the old file or the new one, whole.
  * - splitmix64, the one generator of reproducible 64-bit streams.
+ * - CFU_ASSERT, the libraries' checks of their own invariants.
  *
  * File errors: -errno (EISDIR for a directory, EINVAL for another
  * non-regular file, EFBIG over a limit, or the system's), errno set, and
  * "PATH: reason" in @p err.
  */
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+
+/*
+ * The libraries' invariants, checked in debug and sanitizer builds and
+ * compiled out of release ones: meson's b_ndebug=if-release defines
+ * NDEBUG for buildtype=release only, so debug and debugoptimized (the
+ * ASan build) check them. A failure aborts with the condition, file and
+ * line (assert(3)): it is a bug in the library, never a caller's error,
+ * which is reported with a negative errno instead. In release builds the
+ * condition is still type-checked but never evaluated.
+ */
+#ifdef NDEBUG
+#define CFU_ASSERT(cond) ((void)sizeof(!(cond)))
+#else
+#define CFU_ASSERT(cond) assert(cond)
+#endif
 
 /**
  * Format @p fmt into @p err (if not NULL and @p len > 0), set errno to
@@ -86,16 +103,22 @@ typedef int (*cfu_fill_fn)(int fd, void *ctx);
 int cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx,
 		char *err, size_t err_len);
 
+/** splitmix64's finaliser (Stafford's mix 13): a bijection of 64-bit
+ *  words whose every output bit depends on every input bit. */
+static inline uint64_t
+cfu_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
 /** splitmix64 (Steele, Lea, Flood 2014): the next value of the stream
  *  whose state is @p x. */
 static inline uint64_t
 cfu_splitmix64(uint64_t *x)
 {
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return cfu_mix64(*x += UINT64_C(0x9e3779b97f4a7c15));
 }
 
 #endif /* _CFUTIL_H_ */

@@ -24,17 +24,10 @@ static void
 check(const struct cflow_tracker *t)
 {
 	struct cflow_counters c;
-	uint64_t malformed;
 
 	cflow_counters_get(t, &c);
-	malformed = cflow_malformed_total(&c);
-	if (c.flows_new != c.active + c.flows_closed + c.flows_expired +
-			c.flows_evicted)
-		abort();
-	if (c.packets != c.non_ip + malformed + c.fragments + c.orphan_close +
-			c.insert_failed + c.unsolicited + c.not_syn +
-			c.new_flow_limited + c.flows_new + c.flows_seen +
-			c.flows_closed)
+	if (c.flows_new != cflow_flows_accounted(&c) ||
+			c.packets != cflow_packets_classified(&c))
 		abort();
 	if (c.emergency > 1 || c.emergency_enter - c.emergency_exit !=
 			c.emergency)
