@@ -46,6 +46,18 @@ for line in open(sys.argv[1]):
     oks = sum(1 for l in out.splitlines() if l.startswith("ok ")) - skips
     skipped += skips
     bad = sum(1 for l in out.splitlines() if l.startswith("not ok "))
+    if bad:
+        # meson prints a TAP test's stderr only: show each failed case
+        # with the diagnostics before it ("# " lines), on stderr.
+        lines = out.splitlines()
+        for i, l in enumerate(lines):
+            if l.startswith("not ok "):
+                j = i
+                while j > 0 and lines[j - 1].startswith("#"):
+                    j -= 1
+                shown = lines[max(j, i - 60):i + 1]
+                sys.stderr.write("== %s: %s\n%s\n" % (
+                    t["name"], l, "\n".join(shown[:-1])))
     if t["result"] == "SKIP":
         skipped += 1
     elif t["result"] in ("OK", "EXPECTEDFAIL"):
