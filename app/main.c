@@ -60,6 +60,18 @@ signal_handler(int signum)
 
 /* ----------------------------------------------------------- workers */
 
+/* Does a worker read more than one rx queue? */
+static bool
+worker_reads_queues(const struct app_topology *t)
+{
+	unsigned int queues[APP_MAX_WORKERS] = { 0 };
+
+	for (unsigned int e = 0; e < t->nb_map; e++)
+		if (++queues[t->map[e].lcore] > 1)
+			return true;
+	return false;
+}
+
 static struct cflow_tracker *
 tracker_create(unsigned int lcore)
 {
@@ -268,7 +280,10 @@ main(int argc, char **argv)
 	run.nb_workers = topo.nb_workers;
 	run.handoff = topo.handoff;
 	run.handoff_wait = topo.handoff_wait;
-	run.watermark = run.handoff && cfg.clock == APP_CLOCK_PKT;
+	/* Several streams into one tracker: a replay's flows are judged at
+	 * their own times, idleness as of a watermark (docs/design.md). */
+	run.watermark = cfg.clock == APP_CLOCK_PKT &&
+		(run.handoff || worker_reads_queues(&topo));
 	memcpy(run.tx_port, topo.tx_port, sizeof(run.tx_port));
 	roles_setup();
 	app_run_reta_init(&run);

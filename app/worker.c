@@ -366,28 +366,28 @@ pending_flush(struct app_worker *w)
 	p->n = 0;
 }
 
-unsigned int
-app_worker_drain(struct app_worker *w)
+/* Take at most @p max packets from the ring from worker @p j into the
+ * pending burst, tracking it whenever it fills. Returns how many. */
+static unsigned int
+drain_ring(struct app_worker *w, unsigned int j, unsigned int max)
 {
 	const struct app_run *run = w->run;
 	struct app_pending *p = &w->pending;
 	unsigned int total = 0;
 
-	if (!run->handoff)
-		return 0;
-	for (unsigned int j = 0; j < run->nb_workers; j++) {
+	while (total < max) {
 		struct rte_mbuf **pkts;
 		unsigned int n;
 
-		if (w->from[j] == NULL)
-			continue;
 		if (p->n == APP_PENDING_MAX)
 			pending_flush(w);
 		pkts = p->pkts + p->n;
 		n = rte_ring_sc_dequeue_burst(w->from[j], (void **)pkts,
-				APP_PENDING_MAX - p->n, NULL);
+				RTE_MIN((unsigned int)APP_PENDING_MAX - p->n,
+					max - total),
+				NULL);
 		if (n == 0)
-			continue;
+			break;
 		for (unsigned int k = 0; k < n; k++) {
 			rte_prefetch0(pkts[k]);
 			rte_prefetch0(rte_mbuf_to_priv(pkts[k]));
@@ -412,6 +412,19 @@ app_worker_drain(struct app_worker *w)
 		w->handoff_in += n;
 		total += n;
 	}
+	return total;
+}
+
+unsigned int
+app_worker_drain(struct app_worker *w)
+{
+	unsigned int total = 0;
+
+	if (!w->run->handoff)
+		return 0;
+	for (unsigned int j = 0; j < w->run->nb_workers; j++)
+		if (w->from[j] != NULL)
+			total += drain_ring(w, j, APP_PENDING_MAX);
 	pending_flush(w);
 	return total;
 }
@@ -606,6 +619,9 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	enum cflow_parse_status status[CF_BULK_MAX];
 	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
 	uint64_t latest = w->last_ns;
+	/* The latest time read from this queue: the worker's clock may be
+	 * ahead of it, moved by other queues or by what the rings brought. */
+	uint64_t q_latest = __atomic_load_n(&q->read_ns, __ATOMIC_RELAXED);
 
 	for (uint16_t k = 0; k < n; k++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
@@ -624,6 +640,8 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		in[k] = mbuf_input(m, t);
 		if (t > latest)
 			latest = t;
+		if (t > q_latest)
+			q_latest = t;
 	}
 	last_ns_set(w, latest);
 	w->rx_packets += n;
@@ -642,7 +660,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	else
 		track_and_send(w, pkts, in, parsed, status, n);
 	if (run->watermark)
-		__atomic_store_n(&q->read_ns, latest, __ATOMIC_RELEASE);
+		__atomic_store_n(&q->read_ns, q_latest, __ATOMIC_RELEASE);
 }
 
 /*
@@ -676,17 +694,14 @@ advance_as_of(struct app_worker *w)
 {
 	const struct app_run *run = w->run;
 	uint64_t wm = watermark(run);
-	unsigned int pending = 0;
 
-	for (unsigned int j = 0; j < run->nb_workers; j++)
-		if (w->from[j] != NULL)
-			pending += rte_ring_count(w->from[j]);
-	while (pending != 0) {
-		unsigned int n = app_worker_drain(w);
-
-		if (n == 0)
-			break;
-		pending = n >= pending ? 0 : pending - n;
+	/* Each ring by what it held: packets that came after the
+	 * watermark was read may stand in for none of those. */
+	if (run->handoff) {
+		for (unsigned int j = 0; j < run->nb_workers; j++)
+			if (w->from[j] != NULL)
+				drain_ring(w, j, rte_ring_count(w->from[j]));
+		pending_flush(w);
 	}
 	if (wm > w->last_ns)
 		wm = w->last_ns;

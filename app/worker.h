@@ -80,8 +80,8 @@ struct app_rxq {
 	struct cflow_parse_params parse; /* the run's, with the port's
 					  * link type */
 	bool eof;           /* rx_pcap exhausted */
-	/* Replay watermark (--clock pkt with handoff): the time of the
-	 * latest packet read, published (release) once every packet read
+	/* Replay watermark (app_run.watermark): the time of the latest
+	 * packet read from this queue, published (release) once every packet read
 	 * before it is tracked or in its owner's ring; UINT64_MAX at end
 	 * of file. */
 	uint64_t read_ns;
@@ -169,8 +169,8 @@ struct app_worker {
 	uint64_t mirror_dropped; /* copies the mirror port did not take */
 	uint64_t last_ns;       /* time of the last packet or sweep (atomic) */
 	/* Sweeps judge idleness at this time: last_ns, but when replaying
-	 * captures with handoff, a watermark no packet still to come to
-	 * this worker is earlier than (see app_worker_main()). */
+	 * several streams (app_run.watermark), a watermark no packet still
+	 * to come to this worker is earlier than (see advance_as_of()). */
 	uint64_t as_of_ns;
 	bool rx_done;           /* every queue at EOF, all handed off */
 	bool done;              /* and every packet handed to it tracked */
@@ -191,7 +191,9 @@ struct app_run {
 	unsigned int nb_workers;
 	bool handoff;           /* software affinity through rings */
 	bool handoff_wait;      /* a full ring: wait (else drop) */
-	bool watermark;         /* replay with handoff: sweep at as_of_ns */
+	bool watermark;         /* replay of several streams (handoff, or a
+				 * worker on several queues): flow time,
+				 * sweeps at as_of_ns */
 	uint64_t hash_seed;     /* every tracker's: the handed-off hash */
 	uint16_t reta[APP_RETA_SIZE]; /* hash -> owner worker index */
 	uint16_t tx_port[RTE_MAX_ETHPORTS]; /* forward: ingress -> egress */

@@ -332,6 +332,79 @@ def test_two_lcores(nb):
     assert not bad, str(bad[:2])
 
 
+def streams_capture():
+    """UDP flows whose gaps are well under or well over a 2 s timeout,
+    interleaved over 40 s; written merged and split by flow over two
+    queues. Returns (files, truth): the truth of an ordered replay."""
+    import random
+    from scapy.all import Ether, IP, UDP, Raw
+    files = {n: os.path.join(TMP, "st_%s.pcap" % n) for n in ("q0", "q1")}
+    if os.path.exists(files["q1"]):
+        return files, _STREAMS_TRUTH[0]
+    rng = random.Random(3)
+    pkts = []
+    for f in range(1500):
+        t = rng.uniform(0, 5)
+        for _ in range(rng.randint(2, 8)):
+            pkts.append((t, f))
+            t += rng.choice((0.3, 0.6, 3.0, 4.5))
+    pkts.sort()
+    frames = {}
+    queues = ([], [])
+    last, truth = {}, dict.fromkeys(("flows_new", "flows_seen",
+                                     "flows_expired", "active"), 0)
+    for t, f in pkts:
+        if f not in frames:
+            frames[f] = bytes(Ether() / IP(src="10.0.%d.%d" % (f >> 8, f & 255),
+                                           dst="192.0.2.1") /
+                              UDP(sport=1000 + f, dport=53) / Raw(b"x" * 10))
+        fr = Ether(frames[f])
+        fr.time = 1700000000 + t
+        queues[f % 2].append(fr)
+        if f in last and t - last[f] <= 2.0:
+            truth["flows_seen"] += 1
+        else:
+            truth["flows_expired"] += f in last
+            truth["flows_new"] += 1
+        last[f] = t
+    end = pkts[-1][0]
+    truth["active"] = sum(1 for t in last.values() if end - t <= 2.0)
+    truth["flows_expired"] += len(last) - truth["active"]
+    truth["packets"] = len(pkts)
+    write_pcap(files["q0"], queues[0])
+    write_pcap(files["q1"], queues[1])
+    _STREAMS_TRUTH.append(truth)
+    return files, truth
+
+
+_STREAMS_TRUTH = []
+
+
+@pytest.mark.parametrize("nb", (1, 2, 3))
+def test_replay_streams(nb):
+    """A capture split by flow over two queues, its flows expiring and
+    coming back all along: one worker reading both queues, and 2 and 3
+    workers handing flows over, give the ordered replay's counters, 3 runs
+    each. (A queue's published read time was its worker's clock, moved on
+    by the other queue: the sweep expired flows whose packets were still
+    to be read, and one worker on two queues judged them at the clock.)"""
+    files, want = streams_capture()
+    bad = []
+    for rep in range(3):
+        rc, log, got = run_workers(nb, [
+            "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
+                files["q0"], files["q1"], os.devnull)],
+            ["--timeout-udp", "2"])
+        if got is None:
+            bad.append("rc %d: %s" % (rc, log[-300:]))
+            break
+        diff = {k: (got["total"][k], v) for k, v in want.items()
+                if got["total"][k] != v}
+        if diff:
+            bad.append("run %d: %s" % (rep, diff))
+    assert not bad, str(bad)
+
+
 def telemetry(prefix, cmd):
     """The value of cuckooflow's reply to @cmd."""
     return dpdk_telemetry.query(prefix, cmd)
