@@ -410,14 +410,17 @@ barrier(struct lane *l, unsigned int *count, unsigned int n)
 			rte_pause();
 }
 
-/* End of a launch with handoff: once no lane hands off any more, track
- * what the rings still hold, so that the next launch (another case,
- * other tables) starts with them empty. */
+/* End of a launch: track the burst the worker holds back for the next
+ * one and, with handoff, once no lane hands off any more, what the
+ * rings still hold, so that the next launch (another case, other
+ * tables) starts with nothing pending. */
 static void
 handoff_quiesce(struct lane *l)
 {
-	if (!bench_run.handoff)
+	if (!bench_run.handoff) {
+		app_worker_drain(l->w); /* the burst held for the next one */
 		return;
+	}
 	barrier(l, (unsigned int *)&quiet, nb_lanes);
 	while (app_worker_drain(l->w) != 0)
 		;

@@ -713,6 +713,22 @@ void cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 		unsigned int n, enum cflow_verdict *verdicts);
 
 /**
+ * Prefetch the table lines that tracking these parsed packets will read
+ * (cf_prefetch_bulk()), for a caller that tracks them later, after work
+ * on an earlier burst: the application tracks each burst once the next
+ * one is received and parsed, so that the table's misses overlap with
+ * that work. Changes nothing in the tracker. In CFLOW_HASH_XXH3 mode
+ * each parsed packet's hash is stored in @p in (has_hash), so tracking
+ * does not compute it again.
+ *
+ * @param pkts, status
+ *   As cflow_track_parsed()'s.
+ */
+void cflow_prefetch(const struct cflow_tracker *t, struct cflow_input *in,
+		const struct cflow_packet *pkts,
+		const enum cflow_parse_status *status, unsigned int n);
+
+/**
  * cflow_track_burst() for packets the caller has parsed already (with
  * the tracker's parse parameters), to look at them before tracking,
  * as the application's blocklist does, without parsing twice.

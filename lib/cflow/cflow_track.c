@@ -662,6 +662,46 @@ counters_consistent(const struct cflow_counters *c)
 		c->packets == cflow_packets_classified(c);
 }
 
+/* The table's hash of a parsed packet's flow: the NIC's in RSS mode
+ * when it has one, else the caller's XXH3 of the key or our own. */
+static inline uint64_t
+input_hash(const struct cflow_tracker *t, const struct cflow_input *in,
+		const struct cflow_packet *pkt)
+{
+	if (t->params.hash == CFLOW_HASH_RSS && in->has_rss)
+		return rss_hash(in->rss, t->params.seed);
+	if (t->params.hash == CFLOW_HASH_XXH3 && in->has_hash)
+		return in->hash;
+	return cflow_hash_key(&pkt->key, t->params.seed);
+}
+
+void
+cflow_prefetch(const struct cflow_tracker *t, struct cflow_input *in,
+		const struct cflow_packet *pkts,
+		const enum cflow_parse_status *status, unsigned int n)
+{
+	while (n != 0) {
+		uint64_t hashes[CF_BULK_MAX];
+		unsigned int chunk = n < CF_BULK_MAX ? n : CF_BULK_MAX, m = 0;
+
+		for (unsigned int k = 0; k < chunk; k++) {
+			if (status[k] != CFLOW_PARSE_OK)
+				continue;
+			hashes[m++] = input_hash(t, &in[k], &pkts[k]);
+			/* kept, so that tracking does not hash it again */
+			if (t->params.hash == CFLOW_HASH_XXH3) {
+				in[k].hash = hashes[m - 1];
+				in[k].has_hash = true;
+			}
+		}
+		cf_prefetch_bulk(t->filter, hashes, m);
+		in += chunk;
+		pkts += chunk;
+		status += chunk;
+		n -= chunk;
+	}
+}
+
 /* Up to CF_BULK_MAX parsed packets: one bulk lookup. */
 static void
 track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
@@ -692,17 +732,9 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 				counts[k] = 0;
 			continue;
 		}
-		if (t->params.hash == CFLOW_HASH_RSS && in[k].has_rss) {
-			hashes[m] = rss_hash(in[k].rss, t->params.seed);
-		} else if (t->params.hash == CFLOW_HASH_XXH3 &&
-				in[k].has_hash) {
-			hashes[m] = in[k].hash;
-		} else {
-			if (t->params.hash == CFLOW_HASH_RSS)
-				t->c.hash_fallback++;
-			hashes[m] = cflow_hash_key(&pkts[k].key,
-					t->params.seed);
-		}
+		if (t->params.hash == CFLOW_HASH_RSS && !in[k].has_rss)
+			t->c.hash_fallback++;
+		hashes[m] = input_hash(t, &in[k], &pkts[k]);
 		index[m++] = (uint8_t)k;
 	}
 	if (m != 0)

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+/* XXH3 compiled into the per-key calls: through libxxhash's PLT it cost
+ * more than the lookup it fed (docs/benchmarks.md, bench_paper). */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "cf_internal.h"
@@ -278,10 +281,16 @@ cf_free(struct cf_filter *f)
 	a.free(f, sizeof(*f), a.ctx);
 }
 
+static inline uint64_t
+key_hash(const struct cf_filter *f, const void *key, size_t len)
+{
+	return XXH3_64bits_withSeed(key, len, f->params.seed);
+}
+
 uint64_t
 cf_hash(const struct cf_filter *f, const void *key, size_t len)
 {
-	return XXH3_64bits_withSeed(key, len, f->params.seed);
+	return key_hash(f, key, len);
 }
 
 /* -------------------------------------------------------- slot access */
@@ -741,13 +750,51 @@ stash_rehome(struct cf_filter *f, uint32_t i)
 		stash_rehome_walk(f);
 }
 
+/*
+ * An add that finds a free slot in either bucket, compiled for one
+ * layout: no dispatch on it, no walk. -ENOSPC sends the caller to
+ * add_fp(), which walks.
+ */
+static inline __attribute__((always_inline)) int
+add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
+		uint32_t *pos, enum cf_mode mode)
+{
+	uint32_t i = i1;
+	int s = cf_find_in_bucket(f, i1, 0, mode);
+
+	if (s < 0) {
+		i = cf_alt_index(f, i1, fp);
+		s = cf_find_in_bucket(f, i, 0, mode);
+		if (s < 0)
+			return -ENOSPC;
+	}
+	value &= f->value_mask;
+	cf_store_bits(f->table, (uint64_t)i * f->bucket_bits +
+			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
+	if (f->values != NULL)
+		cf_value_store(f, (uint64_t)i * f->slots + (uint32_t)s, value);
+	f->items++;
+	if (pos != NULL)
+		*pos = i * f->slots + (uint32_t)s;
+	return 0;
+}
+
 int
 cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 		uint32_t *pos)
 {
-	int ret = add_fp(f, cf_index(f, hash), cf_fingerprint(f, hash), value,
-			pos, true);
+	uint32_t i1 = cf_index(f, hash), fp = cf_fingerprint(f, hash);
+	int ret = -ENOSPC;
 
+	/* Semi-sorted buckets re-sort on every write, wide ones go slot by
+	 * slot: add_fp() for them. */
+	if (f->mode == CF_MODE_WORD)
+		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_WORD);
+	else if (f->mode == CF_MODE_BYTES)
+		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_BYTES);
+	if (ret == 0)
+		return 0;
+	ret = add_fp(f, i1, fp, value, pos, true);
 	if (ret < 0)
 		f->adds_failed++;
 	return cf_ret(ret);
@@ -756,7 +803,7 @@ cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 int
 cf_add(struct cf_filter *f, const void *key, size_t len)
 {
-	return cf_add_with_hash(f, cf_hash(f, key, len), 0, NULL);
+	return cf_add_with_hash(f, key_hash(f, key, len), 0, NULL);
 }
 
 int
@@ -771,7 +818,7 @@ cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 int
 cf_add_unique(struct cf_filter *f, const void *key, size_t len)
 {
-	return cf_add_unique_with_hash(f, cf_hash(f, key, len), 0, NULL);
+	return cf_add_unique_with_hash(f, key_hash(f, key, len), 0, NULL);
 }
 
 /* ------------------------------------------------------------- lookup */
@@ -808,9 +855,46 @@ lookup_mode(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
 	return 0;
 }
 
+/*
+ * Membership alone, compiled for one lane layout: both buckets are read
+ * and compared before anything branches, so that their loads overlap
+ * and a mix of hits and misses costs no mispredicted branch. The stash
+ * is looked at only when it holds something.
+ */
+static inline __attribute__((always_inline)) int
+contains_lanes(const struct cf_filter *f, uint64_t hash, enum cf_mode mode)
+{
+	uint32_t fp = cf_fingerprint(f, hash);
+	uint32_t i1 = cf_index(f, hash);
+	uint32_t i2 = cf_alt_index(f, i1, fp);
+	int hit = (cf_match_lanes(f, i1, fp, mode) |
+			cf_match_lanes(f, i2, fp, mode)) != 0;
+
+	if (__builtin_expect(f->stash_count != 0, 0) && !hit)
+		hit = stash_find(f, i1, i2, fp) >= 0;
+	return hit;
+}
+
+static inline __attribute__((always_inline)) int
+contains(const struct cf_filter *f, uint64_t hash)
+{
+	switch (f->mode) {
+	case CF_MODE_BYTES:
+		return contains_lanes(f, hash, CF_MODE_BYTES);
+	case CF_MODE_WORD:
+		return contains_lanes(f, hash, CF_MODE_WORD);
+	case CF_MODE_SEMISORT:
+		return contains_lanes(f, hash, CF_MODE_SEMISORT);
+	default:
+		return lookup_mode(f, hash, NULL, CF_MODE_SLOTS);
+	}
+}
+
 int
 cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 {
+	if (pos == NULL)
+		return contains(f, hash);
 	switch (f->mode) {
 	case CF_MODE_BYTES:
 		return lookup_mode(f, hash, pos, CF_MODE_BYTES);
@@ -826,7 +910,7 @@ cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
-	return cf_lookup_with_hash(f, cf_hash(f, key, len), NULL);
+	return contains(f, key_hash(f, key, len));
 }
 
 unsigned int
@@ -848,7 +932,7 @@ cf_count_with_hash(const struct cf_filter *f, uint64_t hash)
 unsigned int
 cf_count(const struct cf_filter *f, const void *key, size_t len)
 {
-	return cf_count_with_hash(f, cf_hash(f, key, len));
+	return cf_count_with_hash(f, key_hash(f, key, len));
 }
 
 /* ------------------------------------------------------------- delete */
@@ -896,7 +980,7 @@ cf_delete_with_hash(struct cf_filter *f, uint64_t hash)
 int
 cf_delete(struct cf_filter *f, const void *key, size_t len)
 {
-	return cf_delete_with_hash(f, cf_hash(f, key, len));
+	return cf_delete_with_hash(f, key_hash(f, key, len));
 }
 
 void
@@ -1068,6 +1152,28 @@ cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 	default:
 		return lookup_bulk_mode(f, hashes, n, hit_mask, pos,
 				CF_MODE_SLOTS);
+	}
+}
+
+void
+cf_prefetch_bulk(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n)
+{
+	const uint64_t value_stride = (uint64_t)f->slots * f->value_bytes;
+
+	if (!f->prefetch)
+		return;
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t h = hashes[k];
+		uint32_t i1 = cf_index(f, h);
+		uint32_t i2 = cf_alt_index(f, i1, cf_fingerprint(f, h));
+
+		cf_prefetch_bucket(f, i1);
+		cf_prefetch_bucket(f, i2);
+		if (f->values != NULL) {
+			__builtin_prefetch(f->values + i1 * value_stride, 0, 3);
+			__builtin_prefetch(f->values + i2 * value_stride, 0, 3);
+		}
 	}
 }
 

@@ -333,6 +333,20 @@ int cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n, uint64_t *hit_mask, uint32_t *pos);
 
 /**
+ * Prefetch what looking up @p n hashes will read: both candidate buckets
+ * of each and, with values, both buckets' value lines. The filter is not
+ * changed. A caller that issues this for its next burst before working
+ * on the current one (software pipelining) finds the next burst's lines
+ * in cache: the misses overlap with work instead of with each other
+ * only. Nothing is done for a table small enough to stay in cache.
+ *
+ * @param n
+ *   Any number of hashes.
+ */
+void cf_prefetch_bulk(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n);
+
+/**
  * cf_lookup_bulk() that also reads each hit's value: the value lines of
  * every hit are prefetched first, so that their misses overlap.
  *

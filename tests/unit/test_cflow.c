@@ -2114,6 +2114,94 @@ test_track_same_flow_in_burst(void)
 }
 
 /*
+ * The application's pipelining: each burst's lines prefetched, then the
+ * burst before it tracked. It must track exactly as bursts tracked at
+ * once: same verdicts, counts and counters; cflow_prefetch() stores the
+ * XXH3 hash that tracking then uses (has_hash), equal to the tracker's
+ * own. A table of 2^20 flows, so that the filter prefetches at all.
+ */
+static int
+test_track_prefetch_pipelined(void)
+{
+	static uint8_t bufs[2][CF_BULK_MAX][256];
+	struct cflow_tracker *p = tracker(1u << 20, 16, 10, CFLOW_FULL_EVICT);
+	struct cflow_tracker *o = tracker(1u << 20, 16, 10, CFLOW_FULL_EVICT);
+	struct cflow_input in[2][CF_BULK_MAX];
+	struct cflow_packet pkts[2][CF_BULK_MAX];
+	enum cflow_parse_status st[2][CF_BULK_MAX];
+	struct cflow_counters cp, co;
+	uint64_t rng = 9, at = 1000 * S;
+	int held = -1;
+
+	TEST_ASSERT(p != NULL && o != NULL, "create");
+	for (int n = 0; n <= 300; n++) {
+		int cur = n & 1;
+
+		/* burst n (none after the last), built and parsed */
+		for (int k = 0; n < 300 && k < CF_BULK_MAX; k++) {
+			uint32_t f = (uint32_t)(cfu_splitmix64(&rng) % 5000);
+			struct spec sp = { .family = f % 3 ? 4 : 6,
+				.src = (uint8_t)f, .dst = (uint8_t)(f >> 8),
+				.sport = (uint16_t)(1000 + f), .dport = 80,
+				.proto = f % 4 ? 6 : 17,
+				.flags = (uint8_t)(cfu_splitmix64(&rng) % 9 == 0 ?
+					CFLOW_TCP_FIN | CFLOW_TCP_ACK :
+					CFLOW_TCP_ACK) };
+
+			in[cur][k] = (struct cflow_input){
+				.data = bufs[cur][k], .time_ns = at + (uint64_t)k };
+			in[cur][k].len = in[cur][k].wire_len =
+				build(bufs[cur][k], &sp);
+			/* a few frames cut short: untracked, no hash */
+			if (cfu_splitmix64(&rng) % 16 == 0)
+				in[cur][k].len = 20;
+			st[cur][k] = cflow_parse(in[cur][k].data,
+				in[cur][k].len, NULL, &pkts[cur][k]);
+		}
+		at += S / 4;
+		if (n < 300) {
+			cflow_prefetch(p, in[cur], pkts[cur], st[cur],
+				CF_BULK_MAX);
+			for (int k = 0; k < CF_BULK_MAX; k++)
+				TEST_ASSERT(st[cur][k] != CFLOW_PARSE_OK ||
+					(in[cur][k].has_hash && in[cur][k].hash ==
+					cflow_hash_key(&pkts[cur][k].key, 42)),
+					"burst %d, packet %d: hash kept", n, k);
+		}
+		if (held >= 0) {
+			enum cflow_verdict vp[CF_BULK_MAX], vo[CF_BULK_MAX];
+			uint8_t np[CF_BULK_MAX], no[CF_BULK_MAX];
+			struct cflow_input plain[CF_BULK_MAX];
+
+			for (int k = 0; k < CF_BULK_MAX; k++) {
+				plain[k] = in[held][k];
+				plain[k].has_hash = false;
+			}
+			cflow_track_parsed(p, in[held], pkts[held], st[held],
+				CF_BULK_MAX, vp, np);
+			cflow_track_parsed(o, plain, pkts[held], st[held],
+				CF_BULK_MAX, vo, no);
+			TEST_ASSERT(memcmp(vp, vo, sizeof(vp)) == 0 &&
+				memcmp(np, no, sizeof(np)) == 0,
+				"burst %d: verdicts differ", n - 1);
+		}
+		held = cur;
+	}
+	cflow_counters_get(p, &cp);
+	cflow_counters_get(o, &co);
+	TEST_ASSERT(memcmp(&cp, &co, sizeof(cp)) == 0, "counters");
+	TEST_ASSERT(cp.flows_new > 1000 && cp.flows_closed > 100 &&
+		cflow_malformed_total(&cp) > 0 &&
+		cp.packets == 300 * CF_BULK_MAX,
+		"the history: %lu new, %lu closed", (unsigned long)cp.flows_new,
+		(unsigned long)cp.flows_closed);
+	TEST_ASSERT_EQ(invariants(p), 0, "invariants");
+	cflow_tracker_free(p);
+	cflow_tracker_free(o);
+	return 0;
+}
+
+/*
  * A burst must do what the same packets do one at a time, whatever the
  * earlier packets of the burst changed: here on a small table kept full
  * (kicks, stash, evictions of other flows), with FIN/SYN churn and
@@ -4359,6 +4447,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_given_hash),
 	TEST_CASE(test_track_same_flow_in_burst),
 	TEST_CASE(test_track_burst_equals_single),
+	TEST_CASE(test_track_prefetch_pipelined),
 	TEST_CASE(test_track_flow_time_two_streams),
 	TEST_CASE(test_track_flow_time_merged_streams),
 	TEST_CASE(test_track_flood_full_table),

@@ -641,6 +641,51 @@ full_filter(const struct variant *v, uint64_t *h, uint64_t *n)
 	return f;
 }
 
+/*
+ * cf_prefetch_bulk() changes nothing: on tables large enough that it
+ * prefetches (over 1 MiB), the saved bytes and every answer are the same
+ * after prefetching any number of hashes, stored or not.
+ */
+static int
+test_prefetch_changes_nothing(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct cf_filter *f = make(&variants[i], 1u << 21, 3);
+		uint64_t rng = 11, h[4096];
+		int64_t size;
+		uint8_t *before, *after;
+
+		TEST_ASSERT(f != NULL, "create");
+		for (unsigned int k = 0; k < 4096; k++) {
+			h[k] = cfu_splitmix64(&rng);
+			TEST_ASSERT_EQ(cf_add_with_hash(f, h[k], k, NULL), 0,
+				"add");
+		}
+		size = (int64_t)cf_save_size(f);
+		TEST_ASSERT(size > (1 << 20), "variant %u: %ld bytes, too "
+			"small to prefetch", i, (long)size);
+		before = malloc((size_t)size);
+		after = malloc((size_t)size);
+		TEST_ASSERT(before != NULL && after != NULL, "malloc");
+		TEST_ASSERT_EQ(cf_save_mem(f, before, (size_t)size), size,
+			"save");
+		cf_prefetch_bulk(f, h, 0);
+		cf_prefetch_bulk(f, h, 1);
+		cf_prefetch_bulk(f, h, 4096);
+		for (unsigned int k = 0; k < 4096; k++)
+			h[k] ^= cfu_splitmix64(&rng) & 1; /* some absent */
+		cf_prefetch_bulk(f, h, 4096);
+		TEST_ASSERT_EQ(cf_save_mem(f, after, (size_t)size), size,
+			"save");
+		TEST_ASSERT(memcmp(before, after, (size_t)size) == 0,
+			"variant %u: the filter changed", i);
+		free(before);
+		free(after);
+		cf_free(f);
+	}
+	return 0;
+}
+
 static int
 test_bulk_lookup_equals_scalar(void)
 {
@@ -675,6 +720,10 @@ test_bulk_lookup_equals_scalar(void)
 				TEST_ASSERT_EQ((int)((mask >> k) & 1), hit,
 					"variant %u size %u key %u", i, size,
 					k);
+				/* without a position: the branch-free path */
+				TEST_ASSERT_EQ(cf_lookup_with_hash(f, q[k],
+					NULL), hit, "variant %u: membership "
+					"alone", i);
 				if (!hit)
 					continue;
 				TEST_ASSERT_EQ(pos[k], p1, "position");
@@ -1567,6 +1616,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_semisort_equals_plain),
 	TEST_CASE(test_duplicates),
 	TEST_CASE(test_bulk_lookup_equals_scalar),
+	TEST_CASE(test_prefetch_changes_nothing),
 	TEST_CASE(test_relocations),
 	TEST_CASE(test_bulk_add_delete_equal_scalar),
 	TEST_CASE(test_values_and_positions),
