@@ -281,9 +281,13 @@ cf_free(struct cf_filter *f)
 	a.free(f, sizeof(*f), a.ctx);
 }
 
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 key_hash(const struct cf_filter *f, const void *key, size_t len)
 {
+	/* 8-byte keys (integers, IPv4 address pairs) hash through a copy
+	 * of XXH3 compiled for that length: no dispatch on it. */
+	if (len == 8)
+		return XXH3_64bits_withSeed(key, 8, f->params.seed);
 	return XXH3_64bits_withSeed(key, len, f->params.seed);
 }
 
@@ -870,8 +874,8 @@ contains_lanes(const struct cf_filter *f, uint64_t hash, enum cf_mode mode)
 	int hit = (cf_match_lanes(f, i1, fp, mode) |
 			cf_match_lanes(f, i2, fp, mode)) != 0;
 
-	if (__builtin_expect(f->stash_count != 0, 0) && !hit)
-		hit = stash_find(f, i1, i2, fp) >= 0;
+	if (__builtin_expect(f->stash_count != 0, 0))
+		hit |= stash_find(f, i1, i2, fp) >= 0;
 	return hit;
 }
 
