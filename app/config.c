@@ -56,6 +56,7 @@ static const uint64_t age_width_bits[] = { 32, 16 };
 static const char *const affinities[] = { "auto", "rss", "handoff", NULL };
 static const char *const unparsed_policies[] = { "drop", "pass", NULL };
 static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
+static const char *const layouts[] = { "auto", "plain", "interleaved", NULL };
 
 #define OFF(f) offsetof(struct app_config, f)
 #define STR(f) OFF(f), 0, 0, NULL
@@ -132,6 +133,12 @@ static const struct option_def defs[] = {
 	{ "exact-size", "flows", "exact_size", OPT_FLAG, OFF(exact_size), 0,
 		1, NULL, "0", "size the table to --flows exactly, not to the "
 		"next power of two (up to half the memory)" },
+	{ "table-layout", "flows", "table_layout", OPT_CHOICE,
+		OFF(table_layout), 0, 0, layouts, "auto", "each flow's state "
+		"in its bucket's cache line (interleaved: a packet reads two "
+		"lines, not three) or in an array of its own (plain); auto: "
+		"interleaved where it takes no more memory (16-bit "
+		"fingerprints and state, or 32 and 32)" },
 	{ "vlan-in-key", "flows", "vlan_in_key", OPT_FLAG, OFF(vlan_in_key),
 		0, 1, NULL, "0", "key flows by their VLAN ids too" },
 	{ "decap", "flows", "decap", OPT_STRING, STR(decap_text), "",

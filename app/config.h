@@ -46,6 +46,13 @@ enum app_unparsed {
 	APP_UNPARSED_PASS,
 };
 
+/* --table-layout: lib/cuckoo's layout of the flow tables. */
+enum app_table_layout {
+	APP_LAYOUT_AUTO,        /* interleaved where it costs no memory */
+	APP_LAYOUT_PLAIN,
+	APP_LAYOUT_INTERLEAVED,
+};
+
 enum app_clock {
 	APP_CLOCK_TSC, /* the CPU's time stamp counter */
 	APP_CLOCK_PKT, /* net_pcap's per-packet capture timestamp */
@@ -77,6 +84,7 @@ struct app_config {
 	uint64_t decap;        /* mask of enum cflow_decap, from decap_text */
 	char decap_text[64];   /* --decap, as given */
 	uint64_t exact_size;
+	uint64_t table_layout; /* enum app_table_layout */
 	uint64_t exit_on_eof;
 	uint64_t affinity;     /* enum app_affinity */
 	uint64_t handoff_full; /* enum app_handoff_full */

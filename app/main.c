@@ -72,6 +72,29 @@ worker_reads_queues(const struct app_topology *t)
 	return false;
 }
 
+/* --table-layout: auto is interleaved where it takes no more memory. */
+static enum cf_table_type
+table_layout(void)
+{
+	struct cf_params p = {
+		.capacity = cfg.flows,
+		.fp_bits = (unsigned int)cfg.fp_bits,
+		.value_bits = (unsigned int)cfg.value_bits,
+		.exact_size = cfg.exact_size,
+	};
+	uint64_t plain, interleaved;
+
+	if (cfg.table_layout == APP_LAYOUT_PLAIN)
+		return CF_TABLE_PLAIN;
+	if (cfg.table_layout == APP_LAYOUT_INTERLEAVED)
+		return CF_TABLE_INTERLEAVED;
+	plain = cf_params_bytes(&p);
+	p.table = CF_TABLE_INTERLEAVED;
+	interleaved = cf_params_bytes(&p);
+	return interleaved != 0 && interleaved <= plain ?
+		CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
+}
+
 static struct cflow_tracker *
 tracker_create(unsigned int lcore)
 {
@@ -80,6 +103,7 @@ tracker_create(unsigned int lcore)
 		.fp_bits = (unsigned int)cfg.fp_bits,
 		.value_bits = (unsigned int)cfg.value_bits,
 		.exact_size = cfg.exact_size,
+		.table = table_layout(),
 		/* One seed for all, even 0: a flow's hash picks its worker,
 		 * and the worker's table reuses it. */
 		.seed = run.hash_seed,

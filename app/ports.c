@@ -639,6 +639,7 @@ app_topology_print(const struct app_topology *t,
 		fprintf(out, "\n");
 	}
 	for (unsigned int w = 0; w < t->nb_workers; w++) {
+		struct cf_params fp;
 		struct cf_stats st;
 
 		fprintf(out, "lcore %u (worker %u, socket %u): rx", t->lcores[w],
@@ -650,9 +651,12 @@ app_topology_print(const struct app_topology *t,
 		if (workers[w].nb_rxq == 0)
 			fprintf(out, " none");
 		cf_stats(cflow_tracker_filter(workers[w].tracker), &st);
+		cf_get_params(cflow_tracker_filter(workers[w].tracker), &fp);
 		fprintf(out, "; table %" PRIu64 " flows, %" PRIu64 " slots, "
-			"%.1f MiB\n", cfg->flows, st.slots,
-			(double)st.bytes / (1 << 20));
+			"%.1f MiB, %s\n", cfg->flows, st.slots,
+			(double)st.bytes / (1 << 20),
+			fp.table == CF_TABLE_INTERLEAVED ? "interleaved" :
+			"plain");
 	}
 	fflush(out);
 }

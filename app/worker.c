@@ -42,20 +42,11 @@ cflow_table_counters(const void *table, struct cflow_counters *c)
 	cflow_counters_get(table, c);
 }
 
-static void
-cflow_table_prefetch(const void *table, struct cflow_input *in,
-		const struct cflow_packet *pkts,
-		const enum cflow_parse_status *status, unsigned int n)
-{
-	cflow_prefetch(table, in, pkts, status, n);
-}
-
 const struct app_flow_table_ops app_cflow_table_ops = {
 	.track = cflow_table_track,
 	.sweep = cflow_table_sweep,
 	.sweep_all = cflow_table_sweep_all,
 	.counters = cflow_table_counters,
-	.prefetch = cflow_table_prefetch,
 };
 
 /*
@@ -276,12 +267,9 @@ sweep(struct app_worker *w)
 			w->as_of_ns : w->last_ns);
 }
 
-static void pending_flush(struct app_worker *w);
-
 void
 app_worker_idle(struct app_worker *w)
 {
-	pending_flush(w);
 	if (w->run->cfg->clock != APP_CLOCK_PKT)
 		last_ns_set(w, tsc_ns(w->run));
 	sweep(w);
@@ -432,10 +420,8 @@ app_worker_drain(struct app_worker *w)
 {
 	unsigned int total = 0;
 
-	if (!w->run->handoff) {
-		pending_flush(w);
+	if (!w->run->handoff)
 		return 0;
-	}
 	for (unsigned int j = 0; j < w->run->nb_workers; j++)
 		if (w->from[j] != NULL)
 			total += drain_ring(w, j, APP_PENDING_MAX);
@@ -622,36 +608,6 @@ split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
 	}
 }
 
-/*
- * Without handoff: prefetch the table lines of this burst, track the one
- * before it (whose lines were fetched meanwhile), and keep this one for
- * the next call, so that the misses of one burst overlap with the work
- * of another. Order within every flow is kept: bursts are tracked in
- * the order received.
- */
-static void
-track_next_time(struct app_worker *w, struct rte_mbuf **pkts,
-		struct cflow_input *in, const struct cflow_packet *parsed,
-		const enum cflow_parse_status *status, uint16_t n,
-		uint64_t latest)
-{
-	const struct app_run *run = w->run;
-	struct app_pending *p = &w->pending;
-
-	if (run->table_ops->prefetch != NULL && n != 0)
-		run->table_ops->prefetch(w->table, in, parsed, status, n);
-	if (p->n != 0)
-		pending_flush(w);
-	else if (n == 0)
-		sweep(w); /* as tracking nothing would */
-	last_ns_set(w, latest);
-	memcpy(p->pkts, pkts, n * sizeof(*pkts));
-	memcpy(p->in, in, n * sizeof(*in));
-	memcpy(p->parsed, parsed, n * sizeof(*parsed));
-	memcpy(p->status, status, n * sizeof(*status));
-	p->n = n;
-}
-
 void
 app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		const struct cbl *bl, struct rte_mbuf **pkts,
@@ -687,10 +643,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		if (t > q_latest)
 			q_latest = t;
 	}
-	/* Without handoff the previous burst is tracked below, and sweeps
-	 * after it as of its own time: the clock moves on after that. */
-	if (run->handoff)
-		last_ns_set(w, latest);
+	last_ns_set(w, latest);
 	w->rx_packets += n;
 	if (unlikely(run->role[q->port] == APP_ROLE_MIRROR)) {
 		/* The mirror port only sends: what it receives is dropped
@@ -705,7 +658,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		/* tracked with what the rings bring, by app_worker_drain() */
 		split_by_owner(w, pkts, in, parsed, status, n);
 	else
-		track_next_time(w, pkts, in, parsed, status, n, latest);
+		track_and_send(w, pkts, in, parsed, status, n);
 	if (run->watermark)
 		__atomic_store_n(&q->read_ns, q_latest, __ATOMIC_RELEASE);
 }
@@ -744,11 +697,12 @@ advance_as_of(struct app_worker *w)
 
 	/* Each ring by what it held: packets that came after the
 	 * watermark was read may stand in for none of those. */
-	if (run->handoff)
+	if (run->handoff) {
 		for (unsigned int j = 0; j < run->nb_workers; j++)
 			if (w->from[j] != NULL)
 				drain_ring(w, j, rte_ring_count(w->from[j]));
-	pending_flush(w);
+		pending_flush(w);
+	}
 	if (wm > w->last_ns)
 		wm = w->last_ns;
 	if (wm > w->as_of_ns)

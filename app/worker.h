@@ -54,11 +54,6 @@ struct app_flow_table_ops {
 	uint64_t (*sweep)(void *table, uint64_t now_ns, uint64_t as_of_ns);
 	uint64_t (*sweep_all)(void *table, uint64_t now_ns);
 	void (*counters)(const void *table, struct cflow_counters *c);
-	/* Optional: fetch the lines that tracking these packets will
-	 * read, ahead of it; may store each packet's hash in @p in. */
-	void (*prefetch)(const void *table, struct cflow_input *in,
-			const struct cflow_packet *pkts,
-			const enum cflow_parse_status *status, unsigned int n);
 };
 
 extern const struct app_flow_table_ops app_cflow_table_ops;
@@ -124,10 +119,8 @@ const char *app_drop_name(enum app_drop d);
 /* The action table, one row a role: documented in docs/design.md. */
 extern const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX];
 
-/* What a worker tracks in its next bulk lookup. With handoff: its own
- * packets from the bursts since the last one, then what it drains.
- * Without: the burst before the last one received, whose table lines
- * were prefetched when it came (app_worker_burst()). */
+/* What a worker with handoff tracks in its next bulk lookup: its own
+ * packets from the bursts since the last one, then what it drains. */
 #define APP_PENDING_MAX CF_BULK_MAX
 struct app_pending {
 	uint16_t n;
@@ -250,22 +243,19 @@ app_flow_owner(const struct app_run *run, uint64_t hash)
 int app_worker_main(void *arg);
 
 /* One received burst of @n packets from @p q, the hot path: time,
- * parse, blocklist, then track what the worker owns and hand off the
- * rest, verdicts, sweep, forward or free. What it owns is tracked
- * later: with handoff at the next app_worker_drain(), with what others
- * hand it; without, once the next burst is received (its table lines
- * prefetched in between), or at app_worker_drain() or idle. */
+ * parse, blocklist, then track what the worker owns (with handoff: at
+ * the next app_worker_drain(), with what others hand it) and hand off
+ * the rest, verdicts, sweep, forward or free. */
 void app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		const struct cbl *bl, struct rte_mbuf **pkts,
 		uint16_t n);
 
-/* Track what other workers handed over (with handoff), with this
- * worker's own packets not yet tracked (called every loop); returns the
- * packets drained from the rings. */
+/* With handoff: track what other workers handed over, with this
+ * worker's own packets of the bursts since the last call (called every
+ * loop); returns the packets drained. */
 unsigned int app_worker_drain(struct app_worker *w);
 
-/* An empty rx burst: track what is pending, move the clock on and
- * sweep. */
+/* An empty rx burst: move the clock on and sweep. */
 void app_worker_idle(struct app_worker *w);
 
 #endif /* _APP_WORKER_H_ */

@@ -8,7 +8,10 @@
  *
  *   ceiling   rx burst, then free: what the source and DPDK cost;
  *   cuckoo    the worker loop over lib/cflow's tracker;
- *   rte_hash  the same loop over an exact rte_hash flow table.
+ *   rte_hash  the same loop over an exact rte_hash flow table;
+ *   cuckoo_il the cuckoo variant with lib/cuckoo's interleaved layout
+ *             (CF_TABLE_INTERLEAVED: each flow's state in its bucket's
+ *             cache line), when its sizes allow it.
  *
  * Each lcore has a net_ring port over its own ring. Before every rx
  * burst it allocates 32 mbufs, as a driver refills its ring, writes the
@@ -89,10 +92,10 @@
 /* FORWARD and later: the application in forward mode, lib/cflow's
  * tracker, each lane's packets alternately on its two ports (see "forward
  * mode" below). */
-enum variant { CEILING, CUCKOO, RTE_HASH, FORWARD, FIREWALL, FW_MIRROR,
-	VARIANTS };
+enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, FORWARD, FIREWALL,
+	FW_MIRROR, VARIANTS };
 static const char *const variant_names[] = { "ceiling", "cuckoo",
-	"rte_hash", "forward", "firewall", "fw_mirror" };
+	"rte_hash", "cuckoo_il", "forward", "firewall", "fw_mirror" };
 #define FWD_VARIANTS (VARIANTS - FORWARD)
 
 static struct {
@@ -125,7 +128,7 @@ static struct {
 	.fp_bits = 16,
 	.age_bits = 16,
 	.sweep_buckets = CFLOW_SWEEP_MAX_BUCKETS,
-	.variant = { true, true, true, false, false, false },
+	.variant = { true, true, true, true, false, false, false },
 	.shares = { 0, 0.5, 1 },
 	.nb_shares = 3,
 	.slice_ms = 10,
@@ -145,6 +148,7 @@ struct lane {
 	unsigned int lane, nb_lanes;
 	struct app_worker *w;   /* workers[lane] */
 	struct cflow_tracker *tracker;
+	struct cflow_tracker *tracker_il;   /* CUCKOO_IL */
 	struct exact_table *exact;
 	/* forward mode: ports 0 inside, 1 outside (their rx rings, and
 	 * the tx ring the worker's tx queue sends into), a table per
@@ -410,17 +414,14 @@ barrier(struct lane *l, unsigned int *count, unsigned int n)
 			rte_pause();
 }
 
-/* End of a launch: track the burst the worker holds back for the next
- * one and, with handoff, once no lane hands off any more, what the
- * rings still hold, so that the next launch (another case, other
- * tables) starts with nothing pending. */
+/* End of a launch with handoff: once no lane hands off any more, track
+ * what the rings still hold, so that the next launch (another case,
+ * other tables) starts with them empty. */
 static void
 handoff_quiesce(struct lane *l)
 {
-	if (!bench_run.handoff) {
-		app_worker_drain(l->w); /* the burst held for the next one */
+	if (!bench_run.handoff)
 		return;
-	}
 	barrier(l, (unsigned int *)&quiet, nb_lanes);
 	while (app_worker_drain(l->w) != 0)
 		;
@@ -758,6 +759,7 @@ launch(enum variant v, bool fill)
 	for (unsigned int i = 0; i < nb_lanes; i++)
 		lanes[i].w->table = v == RTE_HASH ? (void *)lanes[i].exact :
 			v >= FORWARD ? lanes[i].fwd_tracker[v - FORWARD] :
+			v == CUCKOO_IL ? lanes[i].tracker_il :
 			lanes[i].tracker;
 	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();
@@ -792,6 +794,18 @@ run_config(struct result *res)
 				" flows: %s (reserve more hugepages)\n",
 				l->flows, strerror(errno));
 		bytes[RTE_HASH] += heap_bytes() - heap0;
+		heap0 = heap_bytes();
+		if (opt.variant[CUCKOO_IL]) {
+			struct cflow_tracker_params q = p;
+
+			q.table = CF_TABLE_INTERLEAVED;
+			l->tracker_il = cflow_tracker_create(&q);
+			if (l->tracker_il == NULL)
+				rte_exit(EXIT_FAILURE, "cuckoo_il table of %"
+					PRIu64 " flows: %s\n", l->flows,
+					strerror(errno));
+		}
+		bytes[CUCKOO_IL] += heap_bytes() - heap0;
 		for (int v = FORWARD; v < VARIANTS; v++) {
 			struct cflow_tracker_params q = p;
 
@@ -847,6 +861,8 @@ run_config(struct result *res)
 			cycles += l->cycles[v];
 			if (v == CUCKOO)
 				cflow_counters_get(l->tracker, &c);
+			else if (v == CUCKOO_IL)
+				cflow_counters_get(l->tracker_il, &c);
 			else if (v == RTE_HASH)
 				exact_table_counters(l->exact, &c);
 			else if (v >= FORWARD)
@@ -871,6 +887,8 @@ run_config(struct result *res)
 	}
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		cflow_tracker_free(lanes[i].tracker);
+		cflow_tracker_free(lanes[i].tracker_il);
+		lanes[i].tracker_il = NULL;
 		exact_table_free(lanes[i].exact);
 		for (int v = 0; v < FWD_VARIANTS; v++)
 			cflow_tracker_free(lanes[i].fwd_tracker[v]);
@@ -1267,8 +1285,11 @@ usage(const char *prog)
 		"4 slots (default 64; 1 shows what the sweep costs)\n"
 		"  --lcores L       1, 2 or both (default: both if the EAL has "
 		"2 lcores)\n"
-		"  --variants LIST  of ceiling,cuckoo,rte_hash (default these "
-		"three),\n"
+		"  --variants LIST  of ceiling,cuckoo,rte_hash,cuckoo_il (default "
+		"these four;\n"
+		"                   cuckoo_il: the interleaved layout, which "
+		"needs a bucket of\n"
+		"                   at most 64 bytes),\n"
 		"                   forward, firewall, fw_mirror: the app in "
 		"forward mode, lib/cflow's\n"
 		"                   tracker, bursts alternately on two ports "
@@ -1570,6 +1591,12 @@ main(int argc, char **argv)
 						snprintf(ratio, sizeof(ratio),
 							"%.2fx", res[CUCKOO].mpps /
 							r->mpps);
+					/* its own over rte_hash's */
+					if (v == CUCKOO_IL &&
+							res[RTE_HASH].mpps > 0)
+						snprintf(ratio, sizeof(ratio),
+							"%.2fx", r->mpps /
+							res[RTE_HASH].mpps);
 					if (v > FORWARD && res[FORWARD].mpps > 0)
 						snprintf(of_fwd, sizeof(of_fwd),
 							"%.1f%%", 100 * r->mpps /

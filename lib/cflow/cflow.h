@@ -502,6 +502,14 @@ struct cflow_tracker_params {
 	unsigned int value_bits;
 	bool exact_size;        /**< lib/cuckoo's exact_size (default off) */
 	/**
+	 * The filter's layout: CF_TABLE_PLAIN (default), its flows' state
+	 * in an array of its own, or CF_TABLE_INTERLEAVED, each flow's
+	 * state in its bucket's cache line (a tracked packet then reads two
+	 * lines, not three; no more memory with 16-bit fingerprints and
+	 * 16-bit state). CF_TABLE_SEMISORT is refused.
+	 */
+	enum cf_table_type table;
+	/**
 	 * Hash seed. 0 (default): a random one, drawn at creation
 	 * (cflow_tracker_params_get() tells it), so that flows cannot be
 	 * chosen to collide; any other value is used as is, for
@@ -711,22 +719,6 @@ void cflow_tracker_free(struct cflow_tracker *t);
  */
 void cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 		unsigned int n, enum cflow_verdict *verdicts);
-
-/**
- * Prefetch the table lines that tracking these parsed packets will read
- * (cf_prefetch_bulk()), for a caller that tracks them later, after work
- * on an earlier burst: the application tracks each burst once the next
- * one is received and parsed, so that the table's misses overlap with
- * that work. Changes nothing in the tracker. In CFLOW_HASH_XXH3 mode
- * each parsed packet's hash is stored in @p in (has_hash), so tracking
- * does not compute it again.
- *
- * @param pkts, status
- *   As cflow_track_parsed()'s.
- */
-void cflow_prefetch(const struct cflow_tracker *t, struct cflow_input *in,
-		const struct cflow_packet *pkts,
-		const enum cflow_parse_status *status, unsigned int n);
 
 /**
  * cflow_track_burst() for packets the caller has parsed already (with

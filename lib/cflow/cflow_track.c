@@ -328,6 +328,8 @@ cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 			(r.value_bits != 16 && r.value_bits != 32) ||
 			(unsigned int)r.full_policy > CFLOW_FULL_UNTRACKED ||
 			(unsigned int)r.hash > CFLOW_HASH_RSS ||
+			(r.table != CF_TABLE_PLAIN &&
+			 r.table != CF_TABLE_INTERLEAVED) ||
 			r.count_bits > 8 || r.new_flow_rate > NS_PER_S ||
 			r.new_flow_burst > NS_PER_S ||
 			r.emergency_load_ppm > 1000000 ||
@@ -370,6 +372,7 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 		.fp_bits = p->fp_bits,
 		.value_bits = p->value_bits,
 		.exact_size = p->exact_size,
+		.table = p->table,
 		.seed = p->seed,
 		.socket_id = p->socket_id,
 		.allocator = p->allocator,
@@ -673,33 +676,6 @@ input_hash(const struct cflow_tracker *t, const struct cflow_input *in,
 	if (t->params.hash == CFLOW_HASH_XXH3 && in->has_hash)
 		return in->hash;
 	return cflow_hash_key(&pkt->key, t->params.seed);
-}
-
-void
-cflow_prefetch(const struct cflow_tracker *t, struct cflow_input *in,
-		const struct cflow_packet *pkts,
-		const enum cflow_parse_status *status, unsigned int n)
-{
-	while (n != 0) {
-		uint64_t hashes[CF_BULK_MAX];
-		unsigned int chunk = n < CF_BULK_MAX ? n : CF_BULK_MAX, m = 0;
-
-		for (unsigned int k = 0; k < chunk; k++) {
-			if (status[k] != CFLOW_PARSE_OK)
-				continue;
-			hashes[m++] = input_hash(t, &in[k], &pkts[k]);
-			/* kept, so that tracking does not hash it again */
-			if (t->params.hash == CFLOW_HASH_XXH3) {
-				in[k].hash = hashes[m - 1];
-				in[k].has_hash = true;
-			}
-		}
-		cf_prefetch_bulk(t->filter, hashes, m);
-		in += chunk;
-		pkts += chunk;
-		status += chunk;
-		n -= chunk;
-	}
 }
 
 /* Up to CF_BULK_MAX parsed packets: one bulk lookup. */

@@ -7,10 +7,15 @@
  * Private layout of struct cf_filter and the bucket primitives shared by
  * cuckoo_filter.c, cf_semisort.c and cf_io.c. Never installed.
  *
- * The table is one bit array: bucket i starts at bit i * bucket_bits.
+ * The table is one bit array: bucket i starts at bit i * pitch_bits.
  * A plain slot holds an f-bit fingerprint, 0 meaning empty. A semi-sorted
  * bucket holds a 12-bit code for the sorted low nibbles of its four
  * fingerprints, then the four (f - 4)-bit high parts in the same order.
+ * Plain and semi-sorted buckets are packed (pitch_bits = bucket_bits),
+ * their values in an array of their own. An interleaved bucket is a
+ * power-of-two stride of at most 64 bytes, aligned: its fingerprints as
+ * in a plain one, then from value_off its slots' values, then zero
+ * bytes; a hit then reads no other line for its value.
  *
  * Buckets of at most 64 bits are read with one unaligned load and
  * compared as b lanes of f bits at once (SWAR); wider ones slot by slot.
@@ -87,10 +92,14 @@ struct cf_bucket {
 struct cf_filter {
 	/* Read by every lookup. */
 	uint8_t *table;
-	uint8_t *values;        /* NULL when value_bits == 0 */
+	uint8_t *values;        /* NULL without values or interleaved */
 	uint32_t bucket_mask;   /* buckets - 1 */
 	bool pow2;              /* buckets is a power of two */
-	uint32_t bucket_bits;   /* bits per bucket */
+	bool interleaved;       /* values in the bucket (value_off) */
+	uint32_t bucket_bits;   /* bits of fingerprints per bucket */
+	uint32_t pitch_bits;    /* from one bucket to the next */
+	uint32_t pitch_bytes;   /* the same in bytes, where whole */
+	uint32_t value_off;     /* interleaved: values' byte offset */
 	uint32_t slots;         /* slots per bucket */
 	uint32_t slot_shift;    /* log2(slots): positions split without a div */
 	uint32_t fp_bits;
@@ -189,11 +198,27 @@ cf_store_bits(uint8_t *base, uint64_t bitpos, uint32_t nbits, uint64_t v)
 	}
 }
 
+static inline bool
+cf_has_values(const struct cf_filter *f)
+{
+	return f->value_bytes != 0;
+}
+
+/* Where the value of table slot number slot (bucket * slots + s) is. */
+static inline uint8_t *
+cf_value_ptr(const struct cf_filter *f, uint64_t slot)
+{
+	if (f->interleaved)
+		return f->table + (slot >> f->slot_shift) * f->pitch_bytes +
+			f->value_off + (slot & (f->slots - 1)) * f->value_bytes;
+	return f->values + slot * f->value_bytes;
+}
+
 /* Value of table slot number slot (bucket * slots + s). */
 static inline uint64_t
 cf_value_load(const struct cf_filter *f, uint64_t slot)
 {
-	const uint8_t *p = f->values + slot * f->value_bytes;
+	const uint8_t *p = cf_value_ptr(f, slot);
 	uint16_t v16;
 	uint32_t v32;
 
@@ -214,7 +239,7 @@ cf_value_load(const struct cf_filter *f, uint64_t slot)
 static inline void
 cf_value_store(struct cf_filter *f, uint64_t slot, uint64_t value)
 {
-	uint8_t *p = f->values + slot * f->value_bytes;
+	uint8_t *p = cf_value_ptr(f, slot);
 	uint16_t v16 = (uint16_t)value;
 	uint32_t v32 = (uint32_t)value;
 
@@ -285,7 +310,7 @@ cf_alt_index(const struct cf_filter *f, uint32_t i, uint32_t fp)
 static inline const uint8_t *
 cf_bucket_addr(const struct cf_filter *f, uint32_t i)
 {
-	return f->table + (((uint64_t)i * f->bucket_bits) >> 3);
+	return f->table + (((uint64_t)i * f->pitch_bits) >> 3);
 }
 
 static inline void
@@ -328,6 +353,24 @@ cf_stash_valid(const struct cf_filter *f)
 			return false;
 	}
 	return true;
+}
+
+/* An interleaved bucket's stride in bytes for these parameters, and the
+ * offset of its values; 0 if it would exceed a cache line. */
+static inline uint32_t
+cf_interleave_stride(const struct cf_params *p, uint32_t *value_off)
+{
+	uint32_t value_bytes = p->value_bits / 8;
+	uint32_t fp_bytes = (p->bucket_slots * p->fp_bits + 7) / 8;
+	uint32_t off = value_bytes == 0 ? fp_bytes :
+		(fp_bytes + value_bytes - 1) / value_bytes * value_bytes;
+	uint32_t need = off + p->bucket_slots * value_bytes, stride = 1;
+
+	while (stride < need)
+		stride <<= 1;
+	if (value_off != NULL)
+		*value_off = off;
+	return stride <= CF_ALIGN ? stride : 0;
 }
 
 /* Fill defaults and check; 0 or -EINVAL. Sets the bucket count. */
@@ -389,9 +432,9 @@ cf_bucket_lanes(const struct cf_filter *f, uint32_t i, enum cf_mode mode)
 	uint64_t w;
 
 	if (mode == CF_MODE_BYTES)
-		return cf_load64(f->table + (uint64_t)i * f->bucket_bytes) &
+		return cf_load64(f->table + (uint64_t)i * f->pitch_bytes) &
 			f->bucket_word_mask;
-	w = cf_load_bits(f->table, (uint64_t)i * f->bucket_bits,
+	w = cf_load_bits(f->table, (uint64_t)i * f->pitch_bits,
 			f->bucket_bits);
 	return mode == CF_MODE_SEMISORT ? cf_semisort_lanes(f, w) : w;
 }
@@ -409,7 +452,7 @@ static inline uint32_t
 cf_slot_fp(const struct cf_filter *f, uint32_t i, uint32_t s)
 {
 	return (uint32_t)cf_load_bits(f->table,
-			(uint64_t)i * f->bucket_bits + (uint64_t)s * f->fp_bits,
+			(uint64_t)i * f->pitch_bits + (uint64_t)s * f->fp_bits,
 			f->fp_bits);
 }
 

@@ -3,6 +3,10 @@
 /*
  * Save and load. The format is the header below, then the table bytes,
  * the value bytes and the stash entries, all in the writer's byte order.
+ * Version 1 holds plain and semi-sorted tables; version 2, which a
+ * version 1 reader refuses, interleaved ones (their values inside the
+ * table bytes, no value bytes). Plain and semi-sorted filters are still
+ * written as version 1, so that older readers keep reading them.
  * The checksum is XXH64 (seed 0) of the whole output with the checksum
  * field zeroed. Loading treats the input as hostile: sizes are derived
  * from validated parameters, never trusted, and every bucket is checked
@@ -23,6 +27,7 @@
 
 #define CF_FILE_MAGIC "CUCKOOF\0"
 #define CF_FILE_VERSION 1
+#define CF_FILE_VERSION_INTERLEAVED 2
 #define CF_BYTE_ORDER 0x01020304u
 
 struct cf_file_header {
@@ -59,7 +64,8 @@ header_fill(const struct cf_filter *f, struct cf_file_header *h)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, CF_FILE_MAGIC, sizeof(h->magic));
-	h->version = CF_FILE_VERSION;
+	h->version = f->interleaved ? CF_FILE_VERSION_INTERLEAVED :
+		CF_FILE_VERSION;
 	h->byte_order = CF_BYTE_ORDER;
 	h->table = f->params.table;
 	h->fp_bits = f->params.fp_bits;
@@ -196,7 +202,8 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 		return cf_err(ENOTSUP);
 	if (h->byte_order != CF_BYTE_ORDER)
 		return cf_err(EBADMSG);
-	if (h->version != CF_FILE_VERSION)
+	if (h->version != CF_FILE_VERSION &&
+			h->version != CF_FILE_VERSION_INTERLEAVED)
 		return cf_err(EPROTONOSUPPORT);
 
 	memset(p, 0, sizeof(*p));
@@ -209,7 +216,11 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 	p->seed = h->seed;
 	/* Zero means "default" to cf_create, but a file states every value. */
 	if (h->fp_bits == 0 || h->bucket_slots == 0 || h->max_kicks == 0 ||
-			h->table > CF_TABLE_SEMISORT)
+			h->table > CF_TABLE_INTERLEAVED)
+		return cf_err(EBADMSG);
+	/* Each layout has its version, and only one. */
+	if ((h->table == CF_TABLE_INTERLEAVED) !=
+			(h->version == CF_FILE_VERSION_INTERLEAVED))
 		return cf_err(EBADMSG);
 	/* The file holds no flag for exact_size: the bucket count tells. */
 	if (cf_params_resolve(p, p, &want_buckets) != 0)
@@ -240,6 +251,26 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 	return 0;
 }
 
+static bool
+interleave_pad_zero(const struct cf_filter *f, uint64_t i)
+{
+	const uint8_t *b = f->table + i * f->pitch_bytes;
+	uint32_t fp_end = (f->bucket_bits + 7) / 8;
+	uint32_t values_end = f->value_off + f->slots * f->value_bytes;
+
+	/* the bits of the last fingerprint byte past the fingerprints */
+	if (f->bucket_bits % 8 != 0 &&
+			(b[fp_end - 1] >> (f->bucket_bits % 8)) != 0)
+		return false;
+	for (uint32_t k = fp_end; k < f->value_off; k++)
+		if (b[k] != 0)
+			return false;
+	for (uint32_t k = values_end; k < f->pitch_bytes; k++)
+		if (b[k] != 0)
+			return false;
+	return true;
+}
+
 /* Every table slot and stash entry must be one a filter can hold. */
 static int
 content_check(struct cf_filter *f, const struct cf_file_header *h)
@@ -249,7 +280,7 @@ content_check(struct cf_filter *f, const struct cf_file_header *h)
 
 	for (uint64_t i = 0; i < f->buckets; i++) {
 		if (f->mode == CF_MODE_SEMISORT) {
-			uint64_t w = cf_load_bits(f->table, i * f->bucket_bits,
+			uint64_t w = cf_load_bits(f->table, i * f->pitch_bits,
 					f->bucket_bits);
 
 			if ((w & 0xfff) >= CF_SEMISORT_CODES)
@@ -260,6 +291,11 @@ content_check(struct cf_filter *f, const struct cf_file_header *h)
 		cf_bucket_read(f, (uint32_t)i, &b);
 		for (uint32_t s = 0; s < f->slots; s++)
 			items += b.fp[s] != 0;
+		/* An interleaved bucket's bytes that are neither
+		 * fingerprints nor values are zero, as a filter keeps them:
+		 * a loaded filter saves byte for byte as it was read. */
+		if (f->interleaved && !interleave_pad_zero(f, i))
+			return cf_err(EBADMSG);
 	}
 	if (items != h->items)
 		return cf_err(EBADMSG);

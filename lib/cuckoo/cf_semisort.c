@@ -49,7 +49,7 @@ cf_semisort_read(const struct cf_filter *f, uint32_t i, struct cf_bucket *b)
 
 	for (uint32_t s = 0; s < 4; s++) {
 		b->fp[s] = (uint32_t)((lanes >> (s * f->fp_bits)) & lane_mask);
-		b->value[s] = f->values ?
+		b->value[s] = cf_has_values(f) ?
 			cf_value_load(f, (uint64_t)i * 4 + s) : 0;
 	}
 }
@@ -91,10 +91,10 @@ cf_semisort_write(struct cf_filter *f, uint32_t i, struct cf_bucket *b,
 			order[idx[s]] = s;
 	}
 	word |= semisort_encode[packed];
-	cf_store_bits(f->table, (uint64_t)i * f->bucket_bits, f->bucket_bits,
+	cf_store_bits(f->table, (uint64_t)i * f->pitch_bits, f->bucket_bits,
 			word);
 
-	if (f->values != NULL)
+	if (cf_has_values(f))
 		for (uint32_t s = 0; s < 4; s++)
 			cf_value_store(f, (uint64_t)i * 4 + s, sorted.value[s]);
 	*b = sorted;

@@ -96,6 +96,11 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 		if (p->fp_bits < 5 || p->fp_bits > 16 || p->bucket_slots != 4)
 			return cf_err(EINVAL);
 		break;
+	case CF_TABLE_INTERLEAVED:
+		if (p->fp_bits < 4 || p->fp_bits > 32 || p->value_bits == 0 ||
+				cf_interleave_stride(p, NULL) == 0)
+			return cf_err(EINVAL);
+		break;
 	default:
 		return cf_err(EINVAL);
 	}
@@ -173,6 +178,14 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 		f->bucket_bytes = f->bucket_bits / 8;
 		f->bucket_word_mask = cf_low_mask(f->bucket_bits);
 	}
+	f->interleaved = p->table == CF_TABLE_INTERLEAVED;
+	f->pitch_bits = f->bucket_bits;
+	f->pitch_bytes = f->bucket_bytes;
+	f->value_off = 0;
+	if (f->interleaved) {
+		f->pitch_bytes = cf_interleave_stride(p, &f->value_off);
+		f->pitch_bits = 8 * f->pitch_bytes;
+	}
 	f->lane_lo = 0;
 	for (uint32_t k = 0; k < lanes; k++)
 		f->lane_lo |= UINT64_C(1) << (k * f->fp_bits);
@@ -184,10 +197,12 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 				lane : f->slots - 1);
 	}
 	/* Last byte a bucket can touch, from its first byte. */
-	f->prefetch_span = (7 + f->bucket_bits - 1) >> 3;
-	f->table_bytes = ((buckets * f->bucket_bits + 7) >> 3) + CF_TABLE_PAD;
+	f->prefetch_span = f->interleaved ? f->pitch_bytes - 1 :
+		(7 + f->bucket_bits - 1) >> 3;
+	f->table_bytes = ((buckets * f->pitch_bits + 7) >> 3) + CF_TABLE_PAD;
 	f->prefetch = f->table_bytes > CF_PREFETCH_MIN_BYTES;
-	f->values_bytes = buckets * f->slots * f->value_bytes;
+	f->values_bytes = f->interleaved ? 0 :
+		buckets * f->slots * f->value_bytes;
 	f->path_bytes = (uint64_t)p->max_kicks * sizeof(struct cf_kick);
 }
 
@@ -266,6 +281,22 @@ cf_params_resolve(const struct cf_params *in, struct cf_params *out,
 	return ret;
 }
 
+uint64_t
+cf_params_bytes(const struct cf_params *params)
+{
+	struct cf_filter geo;
+	struct cf_params p;
+	uint64_t buckets;
+
+	if (cf_params_resolve(params, &p, &buckets) != 0)
+		return 0;
+	memset(&geo, 0, sizeof(geo));
+	geo.params = p;
+	cf_geometry_init(&geo, buckets);
+	return sizeof(geo) + geo.table_bytes + geo.values_bytes +
+		geo.path_bytes;
+}
+
 void
 cf_free(struct cf_filter *f)
 {
@@ -302,7 +333,7 @@ cf_hash(const struct cf_filter *f, const void *key, size_t len)
 static inline uint64_t
 slot_value(const struct cf_filter *f, uint32_t i, uint32_t s)
 {
-	return f->values != NULL ?
+	return cf_has_values(f) ?
 		cf_value_load(f, (uint64_t)i * f->slots + s) : 0;
 }
 
@@ -329,9 +360,9 @@ bucket_write(struct cf_filter *f, uint32_t i, struct cf_bucket *b)
 		return;
 	}
 	for (uint32_t s = 0; s < f->slots; s++) {
-		cf_store_bits(f->table, (uint64_t)i * f->bucket_bits +
+		cf_store_bits(f->table, (uint64_t)i * f->pitch_bits +
 				(uint64_t)s * f->fp_bits, f->fp_bits, b->fp[s]);
-		if (f->values != NULL)
+		if (cf_has_values(f))
 			cf_value_store(f, (uint64_t)i * f->slots + s,
 					b->value[s]);
 	}
@@ -356,9 +387,9 @@ slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
 		cf_semisort_write(f, i, &b, order);
 		return order[s];
 	}
-	cf_store_bits(f->table, (uint64_t)i * f->bucket_bits +
+	cf_store_bits(f->table, (uint64_t)i * f->pitch_bits +
 			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
-	if (f->values != NULL)
+	if (cf_has_values(f))
 		cf_value_store(f, (uint64_t)i * f->slots + s, value);
 	return s;
 }
@@ -773,9 +804,9 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 			return -ENOSPC;
 	}
 	value &= f->value_mask;
-	cf_store_bits(f->table, (uint64_t)i * f->bucket_bits +
+	cf_store_bits(f->table, (uint64_t)i * f->pitch_bits +
 			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
-	if (f->values != NULL)
+	if (cf_has_values(f))
 		cf_value_store(f, (uint64_t)i * f->slots + (uint32_t)s, value);
 	f->items++;
 	if (pos != NULL)
@@ -1046,7 +1077,7 @@ bytes_match_burst(const struct cf_filter *f, unsigned int n,
 		const uint32_t *b1, const uint32_t *b2, const uint32_t *fps)
 {
 	const uint8_t *table = f->table;
-	const uint64_t bytes = f->bucket_bytes, mask = f->bucket_word_mask;
+	const uint64_t bytes = f->pitch_bytes, mask = f->bucket_word_mask;
 	const uint64_t lo = f->lane_lo, hi = f->lane_hi;
 	uint8_t hit[CF_BULK_MAX];
 	uint64_t hits = 0;
@@ -1163,8 +1194,6 @@ void
 cf_prefetch_bulk(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n)
 {
-	const uint64_t value_stride = (uint64_t)f->slots * f->value_bytes;
-
 	if (!f->prefetch)
 		return;
 	for (unsigned int k = 0; k < n; k++) {
@@ -1174,10 +1203,6 @@ cf_prefetch_bulk(const struct cf_filter *f, const uint64_t *hashes,
 
 		cf_prefetch_bucket(f, i1);
 		cf_prefetch_bucket(f, i2);
-		if (f->values != NULL) {
-			__builtin_prefetch(f->values + i1 * value_stride, 0, 3);
-			__builtin_prefetch(f->values + i2 * value_stride, 0, 3);
-		}
 	}
 }
 
@@ -1220,7 +1245,7 @@ cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
 	for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(m);
 
-		values[k] = f->values == NULL ? 0 : pos[k] < slots ?
+		values[k] = !cf_has_values(f) ? 0 : pos[k] < slots ?
 			cf_value_load(f, pos[k]) : f->stash[pos[k] - slots].value;
 	}
 	return ret;
@@ -1311,7 +1336,7 @@ cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value)
 	uint32_t i, s, k;
 	int where = position(f, pos, &i, &s, &k);
 
-	if (where < 0 || f->values == NULL)
+	if (where < 0 || !cf_has_values(f))
 		return cf_err(EINVAL);
 	if (where == 1) {
 		*value = f->stash[k].value;
@@ -1329,7 +1354,7 @@ cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value)
 	uint32_t i, s, k;
 	int where = position(f, pos, &i, &s, &k);
 
-	if (where < 0 || f->values == NULL)
+	if (where < 0 || !cf_has_values(f))
 		return cf_err(EINVAL);
 	value &= f->value_mask;
 	if (where == 1) {
@@ -1458,7 +1483,7 @@ scan_gather(const struct cf_filter *f, uint64_t c, uint32_t nb,
 				fp_mask) != 0) << (j * f->slots + s);
 	}
 	for (uint32_t k = 0; k < n; k++)
-		values[k] = f->values != NULL ?
+		values[k] = cf_has_values(f) ?
 			cf_value_load(f, c * f->slots + k) : 0;
 	return used;
 }
@@ -1585,6 +1610,7 @@ cf_stats(const struct cf_filter *f, struct cf_stats *st)
 	st->buckets = f->buckets;
 	st->slots = slots;
 	st->table_bytes = f->table_bytes;
+	/* as cf_params_bytes() */
 	st->bytes = sizeof(*f) + f->table_bytes + f->values_bytes +
 		f->path_bytes;
 	st->load_factor = (double)st->items / (double)slots;

@@ -93,6 +93,18 @@ enum cf_table_type {
 	 * fingerprint costs f - 1 bits (f = 5..16, 4 slots per bucket only).
 	 */
 	CF_TABLE_SEMISORT = 1,
+	/**
+	 * Plain fingerprints with each bucket's values beside them, in the
+	 * same cache line: a bucket is its fingerprints, then its values
+	 * (aligned to their size), padded to a power of two of at most 64
+	 * bytes. A lookup that reads the value of a hit (a flow table's
+	 * state) touches two lines, not three. Needs value_bits. With 16-bit
+	 * fingerprints and 16-bit values, 4 slots, it takes no more memory
+	 * than CF_TABLE_PLAIN (16 bytes a bucket); other widths pay the
+	 * padding (12-bit fingerprints and 32-bit values: 32 bytes against
+	 * 22). Files of this layout are format version 2.
+	 */
+	CF_TABLE_INTERLEAVED = 2,
 };
 
 /**
@@ -131,8 +143,9 @@ struct cf_params {
 	 */
 	bool exact_size;
 	/**
-	 * Fingerprint bits: 4..32 for CF_TABLE_PLAIN, 5..16 for
-	 * CF_TABLE_SEMISORT (default CF_DEFAULT_FP_BITS). The false positive
+	 * Fingerprint bits: 4..32 for CF_TABLE_PLAIN and
+	 * CF_TABLE_INTERLEAVED, 5..16 for CF_TABLE_SEMISORT (default
+	 * CF_DEFAULT_FP_BITS). The false positive
 	 * rate is about 2 * bucket_slots * load / 2^fp_bits.
 	 */
 	unsigned int fp_bits;
@@ -142,7 +155,9 @@ struct cf_params {
 	unsigned int max_kicks;
 	/**
 	 * Bits of value per slot: 0 (none, default), 8, 16, 32 or 64. Values
-	 * live in an array beside the table and move with their fingerprint.
+	 * move with their fingerprint; they live in an array beside the
+	 * table, or in the bucket with CF_TABLE_INTERLEAVED (which refuses
+	 * a bucket over 64 bytes: 8 slots of 64-bit values).
 	 */
 	unsigned int value_bits;
 	/** Bucket layout (default CF_TABLE_PLAIN). */
@@ -164,7 +179,8 @@ struct cf_stats {
 	uint64_t items;       /**< Items stored, stash included. */
 	uint64_t buckets;     /**< Buckets in the table. */
 	uint64_t slots;       /**< Slots in the table (buckets * slots). */
-	uint64_t table_bytes; /**< Bytes of fingerprint storage. */
+	uint64_t table_bytes; /**< Bytes of the table: fingerprints (and with
+			       *   CF_TABLE_INTERLEAVED, values and padding). */
 	uint64_t bytes;       /**< All bytes held: table, values, stash. */
 	double load_factor;   /**< items / slots. */
 	double bits_per_item; /**< table_bytes * 8 / items (0 if empty). */
@@ -199,6 +215,16 @@ struct cf_filter;
  *   - ENOMEM if memory could not be allocated.
  */
 struct cf_filter *cf_create(const struct cf_params *params);
+
+/**
+ * The bytes a filter of @p params would hold (cf_stats()' bytes), without
+ * creating it: to size a table, or to choose between layouts.
+ *
+ * @return
+ *   The bytes, or 0 with errno set to EINVAL if cf_create() would refuse
+ *   the parameters as out of range.
+ */
+uint64_t cf_params_bytes(const struct cf_params *params);
 
 /**
  * Free a filter and its memory. NULL is accepted.
@@ -333,12 +359,13 @@ int cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n, uint64_t *hit_mask, uint32_t *pos);
 
 /**
- * Prefetch what looking up @p n hashes will read: both candidate buckets
- * of each and, with values, both buckets' value lines. The filter is not
- * changed. A caller that issues this for its next burst before working
- * on the current one (software pipelining) finds the next burst's lines
- * in cache: the misses overlap with work instead of with each other
- * only. Nothing is done for a table small enough to stay in cache.
+ * Prefetch both candidate buckets of each of @p n hashes (with
+ * CF_TABLE_INTERLEAVED, their values too: the same lines). The filter is
+ * not changed. For a caller that pipelines its own loop: issued for the
+ * next batch before work on the current one. Nothing is done for a
+ * table small enough to stay in cache. (The application does not use
+ * it: docs/benchmarks.md measured no gain across its bursts, whose bulk
+ * lookups already overlap their misses.)
  *
  * @param n
  *   Any number of hashes.

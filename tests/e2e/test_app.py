@@ -242,6 +242,8 @@ BAD_OPTIONS = [
     (["--idle-timeout", "0"], "--idle-timeout"),
     (["--close-linger", "-5"], "--close-linger"),
     (["--full-policy", "drop"], "--full-policy"),
+    (["--table-layout", "sideways"], "--table-layout sideways: want one of "
+     "auto plain interleaved"),
     (["--stats-period", "100000"], "--stats-period"),
     (["--portmask", "0x4"], "--portmask"),
     (["--portmask", "0"], "--portmask"),
@@ -403,6 +405,45 @@ def test_replay_streams(nb):
         if diff:
             bad.append("run %d: %s" % (rep, diff))
     assert not bad, str(bad)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+@pytest.mark.parametrize("layout,word", (
+    ("plain", "plain"), ("interleaved", "interleaved"),
+    # auto at 32-bit fingerprints and 32-bit state: no more memory
+    ("auto", "interleaved")))
+def test_table_layouts(nb, layout, word):
+    """mixed.pcap split by flow over two queues, each --table-layout:
+    every counter equals the truth, and the banner names the layout."""
+    with open(os.path.join(PCAPS, "mixed.truth.json")) as f:
+        want = json.load(f)
+    rc, log, got = run_workers(nb, [
+        "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
+            os.path.join(PCAPS, "mixed.q0.pcap"),
+            os.path.join(PCAPS, "mixed.q1.pcap"), os.devnull)],
+        ["--table-layout", layout])
+    assert got is not None, "rc %d: %s" % (rc, log[-300:])
+    assert re.search(r"; table \d+ flows, \d+ slots, [\d.]+ MiB, %s\n" %
+                     word, log), log[:600]
+    diff = {k: (got["total"][k], v) for k, v in want.items()
+            if isinstance(v, int) and got["total"][k] != v}
+    assert not diff, diff
+
+
+@pytest.mark.parametrize("args,word,mib", (
+    (["--fp-bits", "16", "--age-bits", "16"], "interleaved", "8.0"),
+    (["--fp-bits", "32", "--age-bits", "32"], "interleaved", "16.0"),
+    (["--fp-bits", "12"], "plain", "11.0"),
+    (["--fp-bits", "12", "--table-layout", "interleaved"], "interleaved",
+     "16.0")))
+def test_table_layout_auto(args, word, mib):
+    """--table-layout auto is interleaved where it takes no more memory
+    (1 M flows: 2^21 slots), plain otherwise; an explicit layout wins."""
+    rc, log = app(os.path.join(PCAPS, "tcp.pcap"),
+                  ["--exit-on-eof"] + args)
+    assert rc == 0, log[-300:]
+    assert re.search(r"; table 1048576 flows, 2097152 slots, %s MiB, %s\n"
+                     % (re.escape(mib), word), log), log[:600]
 
 
 def telemetry(prefix, cmd):

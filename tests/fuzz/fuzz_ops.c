@@ -192,12 +192,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct model m;
 	struct cf_filter *f;
+	struct cf_params p;
 	uint64_t cursor = 0;
 
 	if (size < 1)
 		return 0;
-	f = cf_create(&layouts[data[0] % (sizeof(layouts) /
-		sizeof(layouts[0]))]);
+	/* The low 3 bits pick a layout; bit 3 puts a plain one's values in
+	 * its buckets (CF_TABLE_INTERLEAVED, 16-bit values if it had
+	 * none). */
+	p = layouts[data[0] % (sizeof(layouts) / sizeof(layouts[0]))];
+	if ((data[0] & 8) && p.table == CF_TABLE_PLAIN) {
+		p.table = CF_TABLE_INTERLEAVED;
+		if (p.value_bits == 0)
+			p.value_bits = 16;
+	}
+	f = cf_create(&p);
 	check(f != NULL);
 	memset(&m, 0, sizeof(m));
 	for (size_t i = 1; i + 1 < size; i += 2) {

@@ -8,6 +8,8 @@
  * their two invariants (see struct cflow_counters); any violation aborts.
  * The settings' top bit turns on the inline filter's: strict TCP,
  * admission control, emergency mode, packet counts, and outside frames.
+ * An input of odd length runs on the interleaved table layout (every
+ * settings bit is taken; the layout changes no decision).
  * Each frame is copied into a buffer of exactly its length, so ASan
  * catches any read past it.
  */
@@ -60,6 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * quarter range (34 s here). */
 	p.value_bits = (data[0] & 32) ? 16 : 32;
 	step = (data[0] & 64) ? 250 * MS : 100 * MS;
+	p.table = (size & 1) ? CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = (uint64_t)(1 + c) * 1000 * MS;
 	/* The inline filter's settings: frames of odd length/2 come from

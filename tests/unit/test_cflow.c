@@ -2113,91 +2113,101 @@ test_track_same_flow_in_burst(void)
 	return 0;
 }
 
+/* Flow f's frame (IPv4 from f's low byte to @p dst, TCP for 3 flows in
+ * 4, else UDP) with TCP flags @p flags, built in @p buf, at time @p at. */
+static struct cflow_input
+churn_frame(uint8_t *buf, uint32_t f, uint8_t dst, uint8_t flags,
+		uint64_t at)
+{
+	struct spec sp = { .family = 4, .src = (uint8_t)f, .dst = dst,
+		.sport = 1000, .dport = 80, .proto = f % 4 ? 6 : 17,
+		.flags = flags };
+	struct cflow_input in = { .data = buf, .time_ns = at };
+
+	in.len = in.wire_len = build(buf, &sp);
+	return in;
+}
+
 /*
- * The application's pipelining: each burst's lines prefetched, then the
- * burst before it tracked. It must track exactly as bursts tracked at
- * once: same verdicts, counts and counters; cflow_prefetch() stores the
- * XXH3 hash that tracking then uses (has_hash), equal to the tracker's
- * own. A table of 2^20 flows, so that the filter prefetches at all.
+ * The interleaved layout decides exactly as the plain one: the same
+ * stream into both, on a small table kept full (kicks, stash,
+ * evictions), with FIN/SYN churn, expiry and per-flow packet counts,
+ * at 16/16 and 12/32 bits, gives the same verdicts, counts and
+ * counters. In bursts, so that the bulk paths run.
  */
 static int
-test_track_prefetch_pipelined(void)
+test_track_interleaved_equals_plain(void)
 {
-	static uint8_t bufs[2][CF_BULK_MAX][256];
-	struct cflow_tracker *p = tracker(1u << 20, 16, 10, CFLOW_FULL_EVICT);
-	struct cflow_tracker *o = tracker(1u << 20, 16, 10, CFLOW_FULL_EVICT);
-	struct cflow_input in[2][CF_BULK_MAX];
-	struct cflow_packet pkts[2][CF_BULK_MAX];
-	enum cflow_parse_status st[2][CF_BULK_MAX];
-	struct cflow_counters cp, co;
-	uint64_t rng = 9, at = 1000 * S;
-	int held = -1;
+	static const uint8_t flag_set[] = { CFLOW_TCP_SYN, CFLOW_TCP_ACK,
+		CFLOW_TCP_ACK, CFLOW_TCP_FIN | CFLOW_TCP_ACK, CFLOW_TCP_RST };
+	static const unsigned int widths[][2] = { { 16, 16 }, { 12, 32 } };
 
-	TEST_ASSERT(p != NULL && o != NULL, "create");
-	for (int n = 0; n <= 300; n++) {
-		int cur = n & 1;
+	for (unsigned int w = 0; w < 2; w++) {
+		struct cflow_tracker *t[2];
+		struct cflow_counters c[2];
+		uint64_t rng = 5 + w, at = 1000 * S;
 
-		/* burst n (none after the last), built and parsed */
-		for (int k = 0; n < 300 && k < CF_BULK_MAX; k++) {
-			uint32_t f = (uint32_t)(cfu_splitmix64(&rng) % 5000);
-			struct spec sp = { .family = f % 3 ? 4 : 6,
-				.src = (uint8_t)f, .dst = (uint8_t)(f >> 8),
-				.sport = (uint16_t)(1000 + f), .dport = 80,
-				.proto = f % 4 ? 6 : 17,
-				.flags = (uint8_t)(cfu_splitmix64(&rng) % 9 == 0 ?
-					CFLOW_TCP_FIN | CFLOW_TCP_ACK :
-					CFLOW_TCP_ACK) };
+		for (int l = 0; l < 2; l++) {
+			struct cflow_tracker_params p;
 
-			in[cur][k] = (struct cflow_input){
-				.data = bufs[cur][k], .time_ns = at + (uint64_t)k };
-			in[cur][k].len = in[cur][k].wire_len =
-				build(bufs[cur][k], &sp);
-			/* a few frames cut short: untracked, no hash */
-			if (cfu_splitmix64(&rng) % 16 == 0)
-				in[cur][k].len = 20;
-			st[cur][k] = cflow_parse(in[cur][k].data,
-				in[cur][k].len, NULL, &pkts[cur][k]);
+			cflow_tracker_params_init(&p, 64);
+			p.fp_bits = widths[w][0];
+			p.value_bits = widths[w][1];
+			p.seed = 42;
+			p.count_bits = 3;
+			p.table = l ? CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
+			for (int k = 0; k < CFLOW_CLASS_MAX; k++)
+				p.timeout_ns[k] = 5 * S;
+			t[l] = cflow_tracker_create(&p);
+			TEST_ASSERT(t[l] != NULL, "create %d: %s", l,
+				strerror(errno));
 		}
-		at += S / 4;
-		if (n < 300) {
-			cflow_prefetch(p, in[cur], pkts[cur], st[cur],
-				CF_BULK_MAX);
-			for (int k = 0; k < CF_BULK_MAX; k++)
-				TEST_ASSERT(st[cur][k] != CFLOW_PARSE_OK ||
-					(in[cur][k].has_hash && in[cur][k].hash ==
-					cflow_hash_key(&pkts[cur][k].key, 42)),
-					"burst %d, packet %d: hash kept", n, k);
-		}
-		if (held >= 0) {
-			enum cflow_verdict vp[CF_BULK_MAX], vo[CF_BULK_MAX];
-			uint8_t np[CF_BULK_MAX], no[CF_BULK_MAX];
-			struct cflow_input plain[CF_BULK_MAX];
+		for (int n = 0; n < 600; n++) {
+			static uint8_t bufs[CF_BULK_MAX][256];
+			struct cflow_input in[CF_BULK_MAX];
+			enum cflow_verdict v[2][CF_BULK_MAX];
+			struct cflow_packet pkts[CF_BULK_MAX];
+			enum cflow_parse_status st[CF_BULK_MAX];
+			uint8_t cnt[2][CF_BULK_MAX];
 
+			at += S / 8;
 			for (int k = 0; k < CF_BULK_MAX; k++) {
-				plain[k] = in[held][k];
-				plain[k].has_hash = false;
+				/* few flows, many (a full table), few
+				 * again: the many expire meanwhile */
+				uint32_t f = (uint32_t)(cfu_splitmix64(&rng) %
+					(n >= 200 && n < 400 ? 5000 : 120));
+				in[k] = churn_frame(bufs[k], f, (uint8_t)(f >> 8),
+					flag_set[cfu_splitmix64(&rng) % 5],
+					at + (uint64_t)k);
+				st[k] = cflow_parse(bufs[k], in[k].len, NULL,
+					&pkts[k]);
 			}
-			cflow_track_parsed(p, in[held], pkts[held], st[held],
-				CF_BULK_MAX, vp, np);
-			cflow_track_parsed(o, plain, pkts[held], st[held],
-				CF_BULK_MAX, vo, no);
-			TEST_ASSERT(memcmp(vp, vo, sizeof(vp)) == 0 &&
-				memcmp(np, no, sizeof(np)) == 0,
-				"burst %d: verdicts differ", n - 1);
+			for (int l = 0; l < 2; l++) {
+				cflow_track_parsed(t[l], in, pkts, st,
+					CF_BULK_MAX, v[l], cnt[l]);
+				cflow_sweep(t[l], at + S / 16);
+			}
+			TEST_ASSERT(memcmp(v[0], v[1], sizeof(v[0])) == 0 &&
+				memcmp(cnt[0], cnt[1], sizeof(cnt[0])) == 0,
+				"%u/%u bits, burst %d: verdicts differ",
+				widths[w][0], widths[w][1], n);
 		}
-		held = cur;
+		cflow_counters_get(t[0], &c[0]);
+		cflow_counters_get(t[1], &c[1]);
+		TEST_ASSERT(memcmp(&c[0], &c[1], sizeof(c[0])) == 0,
+			"%u/%u bits: counters differ", widths[w][0],
+			widths[w][1]);
+		TEST_ASSERT(c[0].flows_evicted > 0 && c[0].flows_expired > 0 &&
+			c[0].flows_closed > 0, "%u/%u bits: the history "
+			"missed a case: %lu evicted, %lu expired",
+			widths[w][0], widths[w][1],
+			(unsigned long)c[0].flows_evicted,
+			(unsigned long)c[0].flows_expired);
+		for (int l = 0; l < 2; l++) {
+			TEST_ASSERT_EQ(invariants(t[l]), 0, "invariants");
+			cflow_tracker_free(t[l]);
+		}
 	}
-	cflow_counters_get(p, &cp);
-	cflow_counters_get(o, &co);
-	TEST_ASSERT(memcmp(&cp, &co, sizeof(cp)) == 0, "counters");
-	TEST_ASSERT(cp.flows_new > 1000 && cp.flows_closed > 100 &&
-		cflow_malformed_total(&cp) > 0 &&
-		cp.packets == 300 * CF_BULK_MAX,
-		"the history: %lu new, %lu closed", (unsigned long)cp.flows_new,
-		(unsigned long)cp.flows_closed);
-	TEST_ASSERT_EQ(invariants(p), 0, "invariants");
-	cflow_tracker_free(p);
-	cflow_tracker_free(o);
 	return 0;
 }
 
@@ -2230,16 +2240,9 @@ test_track_burst_equals_single(void)
 			at += S / 10;
 			for (int k = 0; k < CF_BULK_MAX; k++) {
 				uint32_t f = (uint32_t)(cfu_splitmix64(&rng) % 60);
-				struct spec sp = { .family = 4,
-					.src = (uint8_t)f, .dst = 200,
-					.sport = 1000, .dport = 80,
-					.proto = f % 4 ? 6 : 17,
-					.flags = flag_set[cfu_splitmix64(&rng) % 5] };
-
-				in[k] = (struct cflow_input){ .data = bufs[k],
-					.time_ns = at + (uint64_t)k };
-				in[k].len = in[k].wire_len = build(bufs[k],
-					&sp);
+				in[k] = churn_frame(bufs[k], f, 200,
+					flag_set[cfu_splitmix64(&rng) % 5],
+					at + (uint64_t)k);
 			}
 			cflow_track_burst(b, in, CF_BULK_MAX, vb);
 			for (int k = 0; k < CF_BULK_MAX; k++) {
@@ -4447,7 +4450,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_given_hash),
 	TEST_CASE(test_track_same_flow_in_burst),
 	TEST_CASE(test_track_burst_equals_single),
-	TEST_CASE(test_track_prefetch_pipelined),
+	TEST_CASE(test_track_interleaved_equals_plain),
 	TEST_CASE(test_track_flow_time_two_streams),
 	TEST_CASE(test_track_flow_time_merged_streams),
 	TEST_CASE(test_track_flood_full_table),

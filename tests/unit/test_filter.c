@@ -45,6 +45,18 @@ static const struct variant variants[] = {
 	{ CF_TABLE_PLAIN, 12, 2, 8, true },
 	{ CF_TABLE_PLAIN, 32, 8, 64, true },
 	{ CF_TABLE_SEMISORT, 13, 4, 16, true },
+	/* Values in the bucket: whole-byte (SWAR on bytes), word and
+	 * slot-by-slot fingerprints, padding after each part, 2 to 8
+	 * slots, a 64-byte bucket, and not a power of two. */
+	{ CF_TABLE_INTERLEAVED, 16, 4, 16, false },
+	{ CF_TABLE_INTERLEAVED, 12, 4, 32, false },
+	{ CF_TABLE_INTERLEAVED, 13, 4, 8, false },
+	{ CF_TABLE_INTERLEAVED, 32, 4, 32, false },
+	{ CF_TABLE_INTERLEAVED, 4, 2, 64, false },
+	{ CF_TABLE_INTERLEAVED, 8, 8, 16, false },
+	{ CF_TABLE_INTERLEAVED, 32, 8, 32, false },
+	{ CF_TABLE_INTERLEAVED, 16, 4, 16, true },
+	{ CF_TABLE_INTERLEAVED, 12, 2, 8, true },
 };
 #define NB_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -183,7 +195,67 @@ static int
 test_reject_table_type(void)
 {
 	return expect_einval((struct cf_params){ .capacity = 100,
-		.table = (enum cf_table_type)2 });
+		.table = (enum cf_table_type)3 });
+}
+
+/* Interleaved: values required, and a bucket within one cache line. */
+static int
+test_reject_interleaved(void)
+{
+	errno = 0;
+	TEST_ASSERT(cf_params_bytes(&(struct cf_params){ .capacity = 100,
+		.table = CF_TABLE_INTERLEAVED }) == 0 && errno == EINVAL,
+		"cf_params_bytes of refused parameters");
+	TEST_ASSERT_EQ(expect_einval((struct cf_params){ .capacity = 100,
+		.table = CF_TABLE_INTERLEAVED }), 0, "no values");
+	TEST_ASSERT_EQ(expect_einval((struct cf_params){ .capacity = 100,
+		.table = CF_TABLE_INTERLEAVED, .bucket_slots = 8,
+		.value_bits = 64 }), 0, "8 slots of 64-bit values");
+	TEST_ASSERT_EQ(expect_einval((struct cf_params){ .capacity = 100,
+		.table = CF_TABLE_INTERLEAVED, .fp_bits = 33,
+		.value_bits = 8 }), 0, "33-bit fingerprints");
+	return 0;
+}
+
+/* What an interleaved table costs: nothing more than plain at 16/16 and
+ * 32/32 (4 slots), the padding to a power of two otherwise. */
+static int
+test_interleaved_sizes(void)
+{
+	static const struct { unsigned int fp, value, slots, stride; } c[] = {
+		{ 16, 16, 4, 16 }, { 32, 32, 4, 32 }, { 8, 8, 8, 16 },
+		{ 12, 32, 4, 32 }, { 12, 16, 4, 16 }, { 13, 8, 4, 16 },
+		{ 32, 32, 8, 64 }, { 4, 64, 2, 32 },
+	};
+
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct cf_params p = { .capacity = 100000, .fp_bits = c[i].fp,
+			.value_bits = c[i].value, .bucket_slots = c[i].slots };
+		struct cf_filter *plain = cf_create(&p), *il;
+		struct cf_stats sp, si;
+
+		p.table = CF_TABLE_INTERLEAVED;
+		il = cf_create(&p);
+		TEST_ASSERT(plain != NULL && il != NULL, "case %u: create", i);
+		cf_stats(plain, &sp);
+		cf_stats(il, &si);
+		TEST_ASSERT_EQ(si.buckets, sp.buckets, "case %u: buckets", i);
+		/* + 16 bytes of padding past the last bucket */
+		TEST_ASSERT_EQ(si.table_bytes, si.buckets * c[i].stride + 16,
+			"case %u: %u/%u bits", i, c[i].fp, c[i].value);
+		if (c[i].stride * 8 == c[i].slots * (c[i].fp + c[i].value))
+			TEST_ASSERT_EQ(si.bytes, sp.bytes, "case %u: no "
+				"more memory than plain", i);
+		/* told without creating it */
+		TEST_ASSERT_EQ(cf_params_bytes(&p), si.bytes, "case %u: "
+			"cf_params_bytes, interleaved", i);
+		p.table = CF_TABLE_PLAIN;
+		TEST_ASSERT_EQ(cf_params_bytes(&p), sp.bytes, "case %u: "
+			"cf_params_bytes, plain", i);
+		cf_free(plain);
+		cf_free(il);
+	}
+	return 0;
 }
 
 static int
@@ -1608,6 +1680,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_reject_value_bits_12),
 	TEST_CASE(test_reject_value_bits_128),
 	TEST_CASE(test_reject_table_type),
+	TEST_CASE(test_reject_interleaved),
+	TEST_CASE(test_interleaved_sizes),
 	TEST_CASE(test_reject_allocator_without_hooks),
 	TEST_CASE(test_defaults_and_sizing),
 	TEST_CASE(test_bytes_api),

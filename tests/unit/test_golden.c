@@ -902,6 +902,11 @@ static const struct golden_filter {
 	{ "stash20_b8_v64.cf", { .capacity = 60, .fp_bits = 20,
 		.bucket_slots = 8, .max_kicks = 50, .value_bits = 64,
 		.seed = 0x601de405 }, 5, 66, 2, 8, 66, 2, 816 },
+	/* format version 2 */
+	{ "il13_v32.cf", { .capacity = 1000, .fp_bits = 13,
+		.bucket_slots = 4, .max_kicks = 500,
+		.table = CF_TABLE_INTERLEAVED, .value_bits = 32,
+		.seed = 0x601de406 }, 6, 900, 0, 512, 900, 45, 16496 },
 };
 #define NB_GOLDEN_FILTERS (sizeof(golden_filters) / sizeof(golden_filters[0]))
 
@@ -1135,7 +1140,9 @@ reseal_filter(uint8_t *buf, size_t size)
 static int
 test_unknown_filter_version(void)
 {
-	static const uint32_t versions[] = { 0, 2, 3, 0x100, UINT32_MAX };
+	/* 2 is the interleaved layout's: a plain file that says 2 is
+	 * refused as damaged (test_io) */
+	static const uint32_t versions[] = { 0, 3, 0x100, UINT32_MAX };
 	size_t size;
 	uint8_t *buf = read_whole("plain12.cf", &size);
 	uint32_t v;
@@ -1240,12 +1247,14 @@ test_unknown_blocklist_version(void)
 	free(buf);
 	buf = read_whole("golden_list_fp32.cfbl", &size);
 	TEST_ASSERT(buf != NULL, "read");
+	/* (filter format version 2 is the interleaved layout's) */
+	v = 3;
 	memcpy(buf + BL_HEADER_SIZE + OFF_VERSION, &v, 4);
 	reseal_filter(buf + BL_HEADER_SIZE, size - BL_HEADER_SIZE);
 	TEST_ASSERT_EQ(load_patched_list(buf, size, err, sizeof(err), &e), 0,
-		"filter version 2");
+		"filter version 3");
 	TEST_ASSERT(e == EPROTONOSUPPORT && strstr(err, "unsupported filter "
-		"format version") != NULL, "filter version 2: %s (%s)", err,
+		"format version") != NULL, "filter version 3: %s (%s)", err,
 		strerror(e));
 	free(buf);
 	return 0;

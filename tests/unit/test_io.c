@@ -36,6 +36,11 @@ static const struct cf_params layouts[] = {
 		.exact_size = true },
 	{ .capacity = 3000, .fp_bits = 13, .table = CF_TABLE_SEMISORT,
 		.exact_size = true },
+	/* values in the bucket: format version 2 */
+	{ .capacity = 3000, .fp_bits = 16, .value_bits = 16,
+		.table = CF_TABLE_INTERLEAVED },
+	{ .capacity = 3000, .fp_bits = 13, .value_bits = 32,
+		.table = CF_TABLE_INTERLEAVED, .exact_size = true },
 };
 #define NB_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
@@ -292,15 +297,85 @@ test_reject_bit_flips(void)
 static int
 test_reject_wrong_version(void)
 {
+	static const uint32_t unknown[] = { 0, 3, 0x100, UINT32_MAX };
 	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 50 });
-	size_t size;
-	uint8_t *buf = saved(f, &size);
-	uint32_t v = 2;
+	struct cf_filter *g = cf_create(&(struct cf_params){ .capacity = 50,
+		.value_bits = 16, .table = CF_TABLE_INTERLEAVED });
+	size_t size, gsize;
+	uint8_t *buf = saved(f, &size), *gbuf = saved(g, &gsize);
+	uint32_t v;
 
+	TEST_ASSERT(buf != NULL && gbuf != NULL, "save");
+	memcpy(&v, buf + OFF_VERSION, 4);
+	TEST_ASSERT_EQ(v, 1u, "a plain filter is written as version 1");
+	memcpy(&v, gbuf + OFF_VERSION, 4);
+	TEST_ASSERT_EQ(v, 2u, "an interleaved one as version 2");
+	for (unsigned int i = 0; i < sizeof(unknown) / sizeof(unknown[0]);
+			i++) {
+		memcpy(buf + OFF_VERSION, &unknown[i], 4);
+		reseal(buf, size);
+		TEST_ASSERT_EQ(expect_reject(buf, size, EPROTONOSUPPORT), 0,
+			"version %u", unknown[i]);
+	}
+	/* Each layout has one version: a plain table called version 2,
+	 * an interleaved one called version 1, is a damaged file. */
+	v = 2;
 	memcpy(buf + OFF_VERSION, &v, 4);
 	reseal(buf, size);
-	TEST_ASSERT_EQ(expect_reject(buf, size, EPROTONOSUPPORT), 0,
-		"version 2");
+	TEST_ASSERT_EQ(expect_reject(buf, size, EBADMSG), 0, "plain, v2");
+	v = 1;
+	memcpy(gbuf + OFF_VERSION, &v, 4);
+	reseal(gbuf, gsize);
+	TEST_ASSERT_EQ(expect_reject(gbuf, gsize, EBADMSG), 0,
+		"interleaved, v1");
+	free(buf);
+	free(gbuf);
+	cf_free(f);
+	cf_free(g);
+	return 0;
+}
+
+/*
+ * An interleaved bucket's padding (past its fingerprints, between them
+ * and its values, after its values) must be zero, as a filter writes it:
+ * else a loaded filter would not save byte for byte as it was read.
+ */
+static int
+test_reject_interleave_padding(void)
+{
+	/* 13-bit fingerprints: 52 bits in 7 bytes (4 spare bits), values
+	 * from byte 8 (byte 7 spare), 16 bytes of values, 8 spare bytes
+	 * to the 32-byte stride. */
+	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 200,
+		.fp_bits = 13, .value_bits = 32,
+		.table = CF_TABLE_INTERLEAVED, .seed = 3 });
+	static const struct { unsigned int off; uint8_t bit; } spare[] = {
+		{ 6, 0x10 }, { 6, 0x80 }, { 7, 0x01 }, { 24, 0x01 },
+		{ 31, 0x80 },
+	};
+	size_t size;
+	uint8_t *buf;
+	struct cf_filter *g;
+
+	TEST_ASSERT(f != NULL, "create");
+	for (uint64_t k = 1; k <= 150; k++)
+		TEST_ASSERT_EQ(cf_add_with_hash(f, k * 0x9e3779b97f4a7c15ull,
+			k, NULL), 0, "add");
+	buf = saved(f, &size);
+	TEST_ASSERT(buf != NULL, "save");
+	g = cf_load_mem(buf, size, NULL, 0);
+	TEST_ASSERT(g != NULL, "the file as written loads");
+	cf_free(g);
+	for (unsigned int i = 0; i < sizeof(spare) / sizeof(spare[0]); i++)
+		for (unsigned int bucket = 0; bucket < 3; bucket++) {
+			size_t at = HEADER_SIZE + bucket * 32 + spare[i].off;
+
+			buf[at] ^= spare[i].bit;
+			reseal(buf, size);
+			TEST_ASSERT_EQ(expect_reject(buf, size, EBADMSG), 0,
+				"bucket %u, byte %u", bucket, spare[i].off);
+			buf[at] ^= spare[i].bit;
+		}
 	free(buf);
 	cf_free(f);
 	return 0;
@@ -437,6 +512,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_reject_trailing_bytes),
 	TEST_CASE(test_reject_bit_flips),
 	TEST_CASE(test_reject_wrong_version),
+	TEST_CASE(test_reject_interleave_padding),
 	TEST_CASE(test_reject_other_byte_order),
 	TEST_CASE(test_reject_bad_magic),
 	TEST_CASE(test_reject_inconsistent_fields),

@@ -14,7 +14,7 @@
  *       build/lib/blocklist/libblocklist.a \
  *       build/lib/cuckoo/libcuckoo.a -lxxhash -lm -lpthread \
  *       -o /tmp/make_golden
- *   /tmp/make_golden files tests/unit/data   # the five filter files and
+ *   /tmp/make_golden files tests/unit/data   # the six filter files and
  *                                            # the two compiled lists
  *   /tmp/make_golden kat                     # the known-answer tables
  *
@@ -67,6 +67,11 @@ static const struct golden_filter filters[] = {
 	{ "stash20_b8_v64.cf", { .capacity = 60, .fp_bits = 20,
 		.bucket_slots = 8, .value_bits = 64, .max_kicks = 50,
 		.seed = 0x601de405 }, 5, 0 },
+	/* format version 2: the interleaved layout (13-bit fingerprints:
+	 * 52 bits in 7 bytes, values from byte 8, 32-byte buckets) */
+	{ "il13_v32.cf", { .capacity = 1000, .fp_bits = 13,
+		.table = CF_TABLE_INTERLEAVED, .value_bits = 32,
+		.seed = 0x601de406 }, 6, 900 },
 };
 
 static int
