@@ -814,15 +814,15 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	return 0;
 }
 
-int
-cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
+/* An add: a free slot through the path compiled for the layout, else
+ * add_fp()'s walk. Semi-sorted buckets re-sort on every write and wide
+ * ones go slot by slot: add_fp() for them. */
+static inline __attribute__((always_inline)) int
+add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		uint32_t *pos)
 {
-	uint32_t i1 = cf_index(f, hash), fp = cf_fingerprint(f, hash);
 	int ret = -ENOSPC;
 
-	/* Semi-sorted buckets re-sort on every write, wide ones go slot by
-	 * slot: add_fp() for them. */
 	if (f->mode == CF_MODE_WORD)
 		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_WORD);
 	else if (f->mode == CF_MODE_BYTES)
@@ -832,7 +832,15 @@ cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 	ret = add_fp(f, i1, fp, value, pos, true);
 	if (ret < 0)
 		f->adds_failed++;
-	return cf_ret(ret);
+	return ret;
+}
+
+int
+cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint32_t *pos)
+{
+	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
+			value, pos));
 }
 
 int
@@ -1273,13 +1281,10 @@ cf_add_bulk(struct cf_filter *f, const uint64_t *hashes,
 	if (n == 0 || n > CF_BULK_MAX)
 		return cf_err(EINVAL);
 	prefetch_pairs(f, hashes, n, b1, fps);
-	for (unsigned int k = 0; k < n; k++) {
-		if (add_fp(f, b1[k], fps[k], values != NULL ? values[k] : 0,
-				NULL, true) == 0)
+	for (unsigned int k = 0; k < n; k++)
+		if (add_one(f, b1[k], fps[k], values != NULL ? values[k] : 0,
+				NULL) == 0)
 			added |= UINT64_C(1) << k;
-		else
-			f->adds_failed++;
-	}
 	if (added_mask != NULL)
 		*added_mask = added;
 	return __builtin_popcountll(added);
