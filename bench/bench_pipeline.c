@@ -11,7 +11,12 @@
  *   rte_hash  the same loop over an exact rte_hash flow table;
  *   cuckoo_il the cuckoo variant with lib/cuckoo's interleaved layout
  *             (CF_TABLE_INTERLEAVED: each flow's state in its bucket's
- *             cache line), when its sizes allow it.
+ *             cache line), when its sizes allow it;
+ *   probe     the 2-line probe ceiling: rx burst, each packet's 5-tuple
+ *             hashed (XXH3) to two random 64-byte lines of a buffer as
+ *             large as the cuckoo table, all prefetched, then read, then
+ *             free: what the memory system allows a table that reads two
+ *             lines a packet, with no parse or tracking.
  *
  * Each lcore has a net_ring port over its own ring. Before every rx
  * burst it allocates 32 mbufs, as a driver refills its ring, writes the
@@ -69,8 +74,11 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_malloc.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
+#include <xxhash.h>
 
 #include "bench_util.h"
 #include "cflow.h"
@@ -92,10 +100,11 @@
 /* FORWARD and later: the application in forward mode, lib/cflow's
  * tracker, each lane's packets alternately on its two ports (see "forward
  * mode" below). */
-enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, FORWARD, FIREWALL,
-	FW_MIRROR, VARIANTS };
+enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, FORWARD,
+	FIREWALL, FW_MIRROR, VARIANTS };
 static const char *const variant_names[] = { "ceiling", "cuckoo",
-	"rte_hash", "cuckoo_il", "forward", "firewall", "fw_mirror" };
+	"rte_hash", "cuckoo_il", "probe", "forward", "firewall",
+	"fw_mirror" };
 #define FWD_VARIANTS (VARIANTS - FORWARD)
 
 static struct {
@@ -128,7 +137,7 @@ static struct {
 	.fp_bits = 16,
 	.age_bits = 16,
 	.sweep_buckets = CFLOW_SWEEP_MAX_BUCKETS,
-	.variant = { true, true, true, true, false, false, false },
+	.variant = { true, true, true, true, true, false, false, false },
 	.shares = { 0, 0.5, 1 },
 	.nb_shares = 3,
 	.slice_ms = 10,
@@ -150,6 +159,10 @@ struct lane {
 	struct cflow_tracker *tracker;
 	struct cflow_tracker *tracker_il;   /* CUCKOO_IL */
 	struct exact_table *exact;
+	/* PROBE: a buffer of the cuckoo table's size, its 64-byte lines */
+	uint8_t *probe;
+	uint64_t probe_lines;
+	uint64_t probe_sink;
 	/* forward mode: ports 0 inside, 1 outside (their rx rings, and
 	 * the tx ring the worker's tx queue sends into), a table per
 	 * variant, the burst's side */
@@ -464,6 +477,32 @@ fwd_step(struct lane *l, bool warm)
 	l->packets[slot] += n;
 }
 
+/* PROBE: two random lines a packet, from its 5-tuple's hash (addresses,
+ * ports and protocol at their offsets in these frames), all of the burst
+ * prefetched before any is read, as a bulk lookup does. */
+static inline void
+probe_burst(struct lane *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t off[2 * BURST], sink = 0;
+
+	for (uint16_t k = 0; k < n; k++) {
+		const uint8_t *p = rte_pktmbuf_mtod(pkts[k], const uint8_t *);
+		uint64_t key[2], h;
+
+		memcpy(key, p + 26, 12);
+		memcpy((uint8_t *)key + 12, p + 23, 1);
+		memset((uint8_t *)key + 13, 0, 3);
+		h = XXH3_64bits_withSeed(key, 13, 0x5eed);
+		off[2 * k] = ((h & 0xffffffff) * l->probe_lines >> 32) * 64;
+		off[2 * k + 1] = ((h >> 32) * l->probe_lines >> 32) * 64;
+		rte_prefetch0(l->probe + off[2 * k]);
+		rte_prefetch0(l->probe + off[2 * k + 1]);
+	}
+	for (uint16_t k = 0; k < 2 * n; k++)
+		sink += l->probe[off[k]];
+	l->probe_sink += sink;
+}
+
 static inline void
 lane_step(struct lane *l, bool warm)
 {
@@ -476,7 +515,9 @@ lane_step(struct lane *l, bool warm)
 	}
 	source_fill(l, l->ring, warm, -1);
 	n = rte_eth_rx_burst(l->port, 0, pkts, BURST);
-	if (current == CEILING)
+	if (current == PROBE)
+		probe_burst(l, pkts, n);
+	if (current == CEILING || current == PROBE)
 		rte_pktmbuf_free_bulk(pkts, n);
 	else if (n != 0)
 		app_worker_burst(l->w, &l->w->rxq[0], NULL, pkts, n);
@@ -806,6 +847,25 @@ run_config(struct result *res)
 					strerror(errno));
 		}
 		bytes[CUCKOO_IL] += heap_bytes() - heap0;
+		if (opt.variant[PROBE]) {
+			/* the cuckoo table's size: interleaved if measured */
+			uint64_t b = opt.variant[CUCKOO_IL] ? bytes[CUCKOO_IL] :
+				bytes[CUCKOO];
+
+			b = b / (i + 1);
+			if (b < 64 * BURST)
+				b = 64 * BURST;
+			heap0 = heap_bytes();
+			l->probe_lines = b / 64;
+			l->probe = rte_malloc_socket("bench_probe", b, 64,
+					p.socket_id);
+			if (l->probe == NULL)
+				rte_exit(EXIT_FAILURE, "probe buffer of %"
+					PRIu64 " bytes: %s\n", b,
+					rte_strerror(rte_errno));
+			memset(l->probe, 1, b);
+			bytes[PROBE] += heap_bytes() - heap0;
+		}
 		for (int v = FORWARD; v < VARIANTS; v++) {
 			struct cflow_tracker_params q = p;
 
@@ -833,7 +893,7 @@ run_config(struct result *res)
 		flows += l->flows;
 	}
 	for (int v = CUCKOO; v < VARIANTS; v++)
-		if (opt.variant[v])
+		if (opt.variant[v] && v != PROBE)
 			launch((enum variant)v, true);
 
 	/* Only the measured slices count. */
@@ -889,6 +949,8 @@ run_config(struct result *res)
 		cflow_tracker_free(lanes[i].tracker);
 		cflow_tracker_free(lanes[i].tracker_il);
 		lanes[i].tracker_il = NULL;
+		rte_free(lanes[i].probe);
+		lanes[i].probe = NULL;
 		exact_table_free(lanes[i].exact);
 		for (int v = 0; v < FWD_VARIANTS; v++)
 			cflow_tracker_free(lanes[i].fwd_tracker[v]);
@@ -1285,8 +1347,12 @@ usage(const char *prog)
 		"4 slots (default 64; 1 shows what the sweep costs)\n"
 		"  --lcores L       1, 2 or both (default: both if the EAL has "
 		"2 lcores)\n"
-		"  --variants LIST  of ceiling,cuckoo,rte_hash,cuckoo_il (default "
-		"these four;\n"
+		"  --variants LIST  of ceiling,cuckoo,rte_hash,cuckoo_il,probe "
+		"(default these\n"
+		"                   five; probe: 2 random lines a packet in a "
+		"buffer of the\n"
+		"                   cuckoo table's size, the memory's "
+		"ceiling;\n"
 		"                   cuckoo_il: the interleaved layout, which "
 		"needs a bucket of\n"
 		"                   at most 64 bytes),\n"
@@ -1551,10 +1617,10 @@ main(int argc, char **argv)
 		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
 		opt.seconds, rte_get_tsc_hz() / 1e9);
 	printf("| flows | dist | lcores | variant | Mpps/lcore | cycles/pkt "
-		"| bytes/flow | of ceiling | cuckoo/rte_hash | of forward | "
-		"forwarded | unsolicited | mirrored/pkt |\n");
+		"| bytes/flow | of ceiling | of probe | cuckoo/rte_hash | "
+		"of forward | forwarded | unsolicited | mirrored/pkt |\n");
 	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-		"---:|\n");
+		"---:|---:|\n");
 	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
 		for (int d = 0; d < 2; d++) {
 			if (!opt.zipf[d])
@@ -1577,6 +1643,7 @@ main(int argc, char **argv)
 				for (int v = 0; v < VARIANTS; v++) {
 					const struct result *r = &res[v];
 					char of_ceiling[16] = "", ratio[16] = "";
+					char of_probe[16] = "";
 					char of_fwd[16] = "", unsol[16] = "";
 					char mirr[16] = "", sent[16] = "";
 
@@ -1587,6 +1654,13 @@ main(int argc, char **argv)
 							sizeof(of_ceiling),
 							"%.0f%%", 100 * r->mpps /
 							res[CEILING].mpps);
+					if ((v == CUCKOO || v == CUCKOO_IL ||
+							v == RTE_HASH) &&
+							res[PROBE].mpps > 0)
+						snprintf(of_probe,
+							sizeof(of_probe),
+							"%.0f%%", 100 * r->mpps /
+							res[PROBE].mpps);
 					if (v == RTE_HASH && res[CUCKOO].mpps > 0)
 						snprintf(ratio, sizeof(ratio),
 							"%.2fx", res[CUCKOO].mpps /
@@ -1614,13 +1688,13 @@ main(int argc, char **argv)
 					}
 					printf("| %" PRIu64 " | %s | %u | %s | "
 						"%.2f | %.0f | %.2f | %s | %s | "
-						"%s | %s | %s | %s |\n",
+						"%s | %s | %s | %s | %s |\n",
 						opt.flows[fi],
 						d ? "zipf" : "uniform", nb_lanes,
 						variant_names[v], r->mpps,
 						r->cycles_per_pkt,
 						r->bytes_per_flow, of_ceiling,
-						ratio, of_fwd, sent, unsol,
+						of_probe, ratio, of_fwd, sent, unsol,
 						mirr);
 					fflush(stdout);
 					if (csv != NULL)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Plot bench_pipeline --csv output: Mpps per lcore against the number of
-flows, one line per variant (ceiling, cuckoo, rte_hash, cuckoo_il; forward, firewall,
+flows, one line per variant (ceiling, probe, cuckoo, rte_hash, cuckoo_il; forward, firewall,
 fw_mirror) and lcore count,
 one panel per flow distribution.
 
@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"ceiling": "gray", "cuckoo": "C0", "rte_hash": "C3", "cuckoo_il": "C9",
+COLORS = {"ceiling": "gray", "probe": "black", "cuckoo": "C0", "rte_hash": "C3", "cuckoo_il": "C9",
           "forward": "C2", "firewall": "C1", "fw_mirror": "C4"}
 
 

@@ -793,8 +793,8 @@ struct sweep_ctx {
 	uint64_t expired;
 };
 
-/* One batch of slots: select the idle flows and the lingered-out closed
- * ones. */
+/* One batch of slots: of the items due (older than the shortest
+ * timeout), select the idle flows and the lingered-out closed ones. */
 static uint64_t
 sweep_select(uint32_t first, const uint64_t *values, uint64_t used,
 		unsigned int n, void *arg)
@@ -803,22 +803,57 @@ sweep_select(uint32_t first, const uint64_t *values, uint64_t used,
 	uint64_t expired = 0, done = 0;
 
 	(void)first;
-	for (unsigned int k = 0; k < n; k++) {
+	(void)n;
+	for (uint64_t m = used; m != 0; m &= m - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(m);
+
 		expired |= (uint64_t)idle_expired(ctx->t, values[k]) << k;
 		done |= (uint64_t)linger_done(ctx->t, values[k]) << k;
 	}
-	expired &= used;
 	CFU_ASSERT((done & expired) == 0);
 	ctx->expired += (uint64_t)__builtin_popcountll(expired);
-	return expired | (done & used);
+	return expired | done;
+}
+
+/*
+ * What the sweep can skip: an item younger than every timeout and the
+ * linger is neither idle nor lingered out, and one stamped after the
+ * tick judged at (judging behind the clock) has age 0 (value_age()).
+ * cf_scan_due() hands sweep_select() only the others.
+ */
+static void
+sweep_due(const struct cflow_tracker *t, struct cf_scan_due *d)
+{
+	/* Without a linger no flow is closing (emergency mode may cut the
+	 * linger to 0, but then the timeouts too). */
+	uint32_t min = t->linger_ticks != 0 ? t->linger_ticks + 1 :
+		t->tick_mask;
+
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
+		if (t->timeout_ticks[c] + 1 < min)
+			min = t->timeout_ticks[c] + 1;
+	memset(d, 0, sizeof(*d));
+	d->shift = t->vtick;
+	d->bits = (unsigned int)__builtin_popcount(t->tick_mask);
+	d->now = t->now_tick;
+	d->min_age = min;
+	d->max_age = t->now_tick != t->clock_tick ?
+		t->tick_mask - t->lag_ticks : t->tick_mask;
 }
 
 static uint64_t
 sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 {
 	struct sweep_ctx ctx = { t, 0 };
+	struct cf_scan_due due;
+	int64_t r;
 
-	cf_scan_batch(t->filter, &t->cursor, nb, sweep_select, &ctx);
+	sweep_due(t, &due);
+	r = cf_scan_due(t->filter, &t->cursor, nb, &due, sweep_select, &ctx);
+	/* The tracker's parameters keep the test in range. */
+	CFU_ASSERT(r >= 0);
+	if (r < 0)
+		cf_scan_batch(t->filter, &t->cursor, nb, sweep_select, &ctx);
 	CFU_ASSERT(ctx.expired <= t->c.active);
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;

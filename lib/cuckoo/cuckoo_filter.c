@@ -1424,10 +1424,12 @@ cf_bucket_positions(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 
 /*
  * A scan runs a few batches per call between bursts of lookups, so the
- * hardware prefetchers lose its stream: fetch the lines of the batch
- * that many batches ahead (the next call's, with the tracker's 64).
+ * hardware prefetchers lose its stream: each batch fetches the lines of
+ * the buckets this far ahead of its own (the next call's, with the
+ * tracker's 64 a call). A fixed distance in buckets, so that batches of
+ * any size prefetch one contiguous stream, with no holes.
  */
-#define SCAN_PREFETCH_BATCHES 4
+#define SCAN_PREFETCH_AHEAD 128
 
 static void
 scan_prefetch(const struct cf_filter *f, uint64_t c, uint64_t nb)
@@ -1520,9 +1522,230 @@ scan_delete(struct cf_filter *f, uint64_t c, uint64_t del)
 	}
 }
 
-uint64_t
-cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
-		cf_scan_batch_fn fn, void *arg)
+/*
+ * The due test of cf_scan_due(), prepared. An item is due when
+ * (now - stamp - lo) mod 2^bits <= span, lo = min_age + 1 and span =
+ * max_age - lo: one compare for the two bounds.
+ *
+ * SWAR form (swar): a bucket's values as whole 64-bit words of lanes of
+ * L = 8 * value_bytes bits, the stamp shifted to the low `bits` of its
+ * lane, with the lane's bit `bits` free as a guard: with G that bit of
+ * every lane, (now | G) - x and (d | G) - lo never borrow across lanes,
+ * and a + (2^bits - 1 - span) sets the guard exactly where a > span.
+ * The lane flags then become slot bits with one multiply (lane_slots).
+ */
+struct due_prep {
+	uint32_t shift;
+	uint64_t smask;          /* 2^bits - 1 */
+	uint64_t now, lo, span;
+	bool swar;
+	uint32_t bits;
+	uint32_t words;          /* 8-byte words of a bucket's values */
+	uint32_t lanes;          /* value lanes a word */
+	uint64_t fm, g, now_g, lo_rep, c_rep, mul;
+	uint32_t mul_shift;
+	/* used slots from the fingerprint word (modes BYTES and WORD with
+	 * fp_bits >= slots): exact nonzero lanes, then one multiply */
+	bool fp_swar;
+	uint64_t fp_low;         /* low fp_bits - 1 bits of each lane */
+	uint64_t fp_mul;
+	uint32_t fp_mul_shift;
+	/* both in one word a bucket, fingerprints whole bytes (CF_MODE_BYTES):
+	 * due_batch_words(), with the values' stride */
+	bool words1;
+	uint32_t value_stride;
+};
+
+/* The multiplier that gathers one flag per lane of @p lane_bits (at bit
+ * 0 of each of @p lanes lanes) into @p lanes consecutive bits from bit
+ * (lane_bits - 1) * (lanes - 1): partial products at lane_bits * k +
+ * (lane_bits - 1) * j never collide for lanes <= lane_bits. */
+static uint64_t
+lane_gather_mul(uint32_t lane_bits, uint32_t lanes)
+{
+	uint64_t m = 0;
+
+	for (uint32_t j = 0; j < lanes; j++)
+		m |= UINT64_C(1) << ((lane_bits - 1) * j);
+	return m;
+}
+
+static inline uint64_t
+lane_slots(uint64_t flags, uint64_t mul, uint32_t mul_shift, uint32_t lanes)
+{
+	return ((flags * mul) >> mul_shift) & ((UINT64_C(1) << lanes) - 1);
+}
+
+static int
+due_prepare(const struct cf_filter *f, const struct cf_scan_due *d,
+		struct due_prep *p)
+{
+	uint32_t lane_bits = f->value_bytes * 8;
+	uint64_t max_age;
+
+	if (!cf_has_values(f) || d->bits < 1 || d->bits > 63 ||
+			d->shift + d->bits > f->params.value_bits)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	p->shift = d->shift;
+	p->bits = d->bits;
+	p->smask = cf_low_mask(d->bits);
+	max_age = d->max_age == 0 ? p->smask : d->max_age;
+	if (d->min_age >= p->smask || max_age <= d->min_age ||
+			max_age > p->smask)
+		return -EINVAL;
+	p->now = d->now & p->smask;
+	p->lo = d->min_age + 1;
+	p->span = max_age - p->lo;
+	/* Whole words of lanes with a guard bit above the stamp. */
+	p->swar = (f->slots * f->value_bytes) % 8 == 0 && d->bits < lane_bits;
+	if (p->swar) {
+		uint64_t rep = 0;
+
+		p->words = f->slots * f->value_bytes / 8;
+		p->lanes = 8 / f->value_bytes;
+		for (uint32_t k = 0; k < p->lanes; k++)
+			rep |= UINT64_C(1) << (k * lane_bits);
+		p->fm = p->smask * rep;
+		p->g = (p->smask + 1) * rep;
+		p->now_g = p->now * rep | p->g;
+		p->lo_rep = p->lo * rep;
+		p->c_rep = (p->smask - p->span) * rep;
+		p->mul = lane_gather_mul(lane_bits, p->lanes);
+		p->mul_shift = (lane_bits - 1) * (p->lanes - 1);
+	}
+	p->fp_swar = (f->mode == CF_MODE_BYTES || f->mode == CF_MODE_WORD) &&
+		f->fp_bits >= f->slots;
+	if (p->fp_swar) {
+		p->fp_low = f->lane_hi - f->lane_lo;
+		p->fp_mul = lane_gather_mul(f->fp_bits, f->slots);
+		p->fp_mul_shift = (f->fp_bits - 1) * (f->slots - 1);
+	}
+	p->words1 = p->swar && p->words == 1 && p->fp_swar &&
+		f->mode == CF_MODE_BYTES;
+	p->value_stride = f->interleaved ? f->pitch_bytes : 8;
+	return 0;
+}
+
+static inline bool
+due_one(const struct due_prep *p, uint64_t v)
+{
+	uint64_t stamp = (v >> p->shift) & p->smask;
+
+	return ((p->now - stamp - p->lo) & p->smask) <= p->span;
+}
+
+/* Slots (bit s) of bucket i whose values are due, used or not. */
+static inline uint64_t
+due_values(const struct cf_filter *f, const struct due_prep *p, uint32_t i)
+{
+	uint64_t slot0 = (uint64_t)i * f->slots, due = 0;
+
+	if (!p->swar) {
+		for (uint32_t s = 0; s < f->slots; s++)
+			due |= (uint64_t)due_one(p, cf_value_load(f,
+					slot0 + s)) << s;
+		return due;
+	}
+	const uint8_t *v = cf_value_ptr(f, slot0);
+
+	for (uint32_t w = 0; w < p->words; w++) {
+		uint64_t x = (cf_load64(v + 8 * w) >> p->shift) & p->fm;
+		uint64_t d = (p->now_g - x) & p->fm;
+		uint64_t a = ((d | p->g) - p->lo_rep) & p->fm;
+		uint64_t flags = ~(a + p->c_rep) & p->g;
+
+		due |= lane_slots(flags >> p->bits, p->mul, p->mul_shift,
+				p->lanes) << (w * p->lanes);
+	}
+	return due;
+}
+
+/* Slots (bit s) of bucket i holding an item. */
+static inline uint64_t
+used_slots(const struct cf_filter *f, const struct due_prep *p, uint32_t i)
+{
+	uint64_t used = 0;
+
+	if (p->fp_swar) {
+		uint64_t w = cf_bucket_lanes(f, i, f->mode);
+		uint64_t nz = (((w & p->fp_low) + p->fp_low) | w) & f->lane_hi;
+
+		return lane_slots(nz >> (f->fp_bits - 1), p->fp_mul,
+				p->fp_mul_shift, f->slots);
+	}
+	if (f->mode == CF_MODE_SEMISORT) {
+		struct cf_bucket b;
+
+		cf_semisort_read(f, i, &b);
+		for (uint32_t s = 0; s < f->slots; s++)
+			used |= (uint64_t)(b.fp[s] != 0) << s;
+		return used;
+	}
+	for (uint32_t s = 0; s < f->slots; s++)
+		used |= (uint64_t)(cf_slot_fp(f, i, s) != 0) << s;
+	return used;
+}
+
+/* The due items of buckets c..c+nb-1 (bit j * slots + s) when a
+ * bucket's values and its fingerprints are a word each: branch-free. */
+static uint64_t
+due_batch_words(const struct cf_filter *f, const struct due_prep *p,
+		uint64_t c, uint32_t nb)
+{
+	const uint8_t *fp = f->table + c * f->pitch_bytes;
+	const uint8_t *v = cf_value_ptr(f, c * f->slots);
+	uint64_t due = 0;
+
+	for (uint32_t j = 0; j < nb; j++) {
+		uint64_t x = (cf_load64(v) >> p->shift) & p->fm;
+		uint64_t d = (p->now_g - x) & p->fm;
+		uint64_t a = ((d | p->g) - p->lo_rep) & p->fm;
+		uint64_t flags = ~(a + p->c_rep) & p->g;
+		uint64_t w = cf_load64(fp) & f->bucket_word_mask;
+		uint64_t nz = (((w & p->fp_low) + p->fp_low) | w) &
+			f->lane_hi;
+
+		due |= (lane_slots(flags >> p->bits, p->mul, p->mul_shift,
+				p->lanes) &
+			lane_slots(nz >> (f->fp_bits - 1), p->fp_mul,
+				p->fp_mul_shift, f->slots)) << (j * f->slots);
+		v += p->value_stride;
+		fp += f->pitch_bytes;
+	}
+	return due;
+}
+
+/* The due items of buckets c..c+nb-1, as a batch's used mask, and their
+ * values (the others' left unset). */
+static uint64_t
+due_gather(const struct cf_filter *f, const struct due_prep *p, uint64_t c,
+		uint32_t nb, uint64_t *values)
+{
+	uint64_t due = 0;
+
+	if (p->words1) {
+		due = due_batch_words(f, p, c, nb);
+	} else {
+		for (uint32_t j = 0; j < nb; j++) {
+			uint64_t d = due_values(f, p, (uint32_t)(c + j));
+
+			if (d != 0)
+				due |= (d & used_slots(f, p,
+					(uint32_t)(c + j))) << (j * f->slots);
+		}
+	}
+	for (uint64_t m = due; m != 0; m &= m - 1) {
+		uint32_t k = (uint32_t)__builtin_ctzll(m);
+
+		values[k] = cf_value_load(f, c * f->slots + k);
+	}
+	return due;
+}
+
+static uint64_t
+scan_run(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
+		const struct due_prep *p, cf_scan_batch_fn fn, void *arg)
 {
 	uint64_t c = *cursor < f->buckets ? *cursor : 0;
 	uint64_t deleted = 0, values[64];
@@ -1535,8 +1758,9 @@ cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 		if (nb > f->buckets - c)
 			nb = f->buckets - c;
 		if (f->prefetch)
-			scan_prefetch(f, c + SCAN_PREFETCH_BATCHES * nb, nb);
-		used = scan_gather(f, c, (uint32_t)nb, values);
+			scan_prefetch(f, c + SCAN_PREFETCH_AHEAD, nb);
+		used = p == NULL ? scan_gather(f, c, (uint32_t)nb, values) :
+			due_gather(f, p, c, (uint32_t)nb, values);
 		del = used == 0 ? 0 : fn((uint32_t)(c * f->slots), values,
 				used, (unsigned int)nb * f->slots, arg) & used;
 		if (del != 0) {
@@ -1550,10 +1774,14 @@ cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 		c = 0;
 		if (f->stash_count == 0)
 			continue;
-		for (uint32_t k = 0; k < f->stash_count; k++)
+		used = 0;
+		for (uint32_t k = 0; k < f->stash_count; k++) {
 			values[k] = f->stash[k].value;
-		del = fn(table_slots(f), values, (UINT64_C(1) <<
-				f->stash_count) - 1, f->stash_count, arg);
+			used |= (uint64_t)(p == NULL ||
+					due_one(p, values[k])) << k;
+		}
+		del = used == 0 ? 0 : fn(table_slots(f), values, used,
+				f->stash_count, arg) & used;
 		/* From the top, so that removals do not shift the rest. */
 		for (uint32_t k = f->stash_count; k-- > 0;)
 			if ((del >> k) & 1) {
@@ -1569,6 +1797,24 @@ cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 	if (deleted != 0 && f->stash_count != 0)
 		stash_rehome_walk(f);
 	return deleted;
+}
+
+uint64_t
+cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
+		cf_scan_batch_fn fn, void *arg)
+{
+	return scan_run(f, cursor, nb_buckets, NULL, fn, arg);
+}
+
+int64_t
+cf_scan_due(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
+		const struct cf_scan_due *due, cf_scan_batch_fn fn, void *arg)
+{
+	struct due_prep p;
+
+	if (due == NULL || due_prepare(f, due, &p) < 0)
+		return cf_err(EINVAL);
+	return (int64_t)scan_run(f, cursor, nb_buckets, &p, fn, arg);
 }
 
 struct scan_each {

@@ -512,6 +512,46 @@ typedef uint64_t (*cf_scan_batch_fn)(uint32_t first, const uint64_t *values,
 uint64_t cf_scan_batch(struct cf_filter *f, uint64_t *cursor,
 		uint64_t nb_buckets, cf_scan_batch_fn fn, void *arg);
 
+/**
+ * An age test for cf_scan_due(). A value holds a stamp in bits
+ * [shift, shift + bits): a time in some unit, truncated to @p bits. An
+ * item's age is (now - stamp) mod 2^bits; it is due when its age is over
+ * @p min_age and at most @p max_age.
+ */
+struct cf_scan_due {
+	/** Lowest bit of the stamp in a value. */
+	unsigned int shift;
+	/** Width of the stamp, 1..63, with shift + bits <= value_bits. */
+	unsigned int bits;
+	/** The current stamp (only its low @p bits count). */
+	uint64_t now;
+	/** Ages up to this one are not due; below 2^bits - 1. */
+	uint64_t min_age;
+	/**
+	 * Ages over this one are not due either (stamps ahead of @p now,
+	 * say); over min_age, at most 2^bits - 1. 0 means 2^bits - 1.
+	 */
+	uint64_t max_age;
+};
+
+/**
+ * cf_scan_batch() that passes @p fn only the items due by @p due: @p used
+ * has the due items' bits only, and a batch with none is not passed at
+ * all. For a callback that deletes only due items (expiry by age) it
+ * deletes the same items as cf_scan_batch(), at a fraction of the work:
+ * with 4 slots of 16- or 32-bit values and buckets of at most 64 bits, a
+ * bucket is judged with a few word operations on its values (SWAR), its
+ * fingerprints read only when one of its values is due. Stash items are
+ * judged one by one.
+ *
+ * @return
+ *   The number of items deleted, or -EINVAL (errno set) if the filter
+ *   has no values or @p due is out of range.
+ */
+int64_t cf_scan_due(struct cf_filter *f, uint64_t *cursor,
+		uint64_t nb_buckets, const struct cf_scan_due *due,
+		cf_scan_batch_fn fn, void *arg);
+
 /** Fill @p stats. */
 void cf_stats(const struct cf_filter *f, struct cf_stats *stats);
 

@@ -170,6 +170,35 @@ scan_delete(uint32_t pos, uint64_t value, void *arg)
 	return 1;
 }
 
+struct due_arg {
+	struct scan_arg *a;
+	const struct cf_scan_due *d;
+};
+
+/* cf_scan_due's batches: every item passed is due and held, at its
+ * position; deletes as scan_delete does. */
+static uint64_t
+due_delete(uint32_t first, const uint64_t *values, uint64_t used,
+		unsigned int n, void *arg)
+{
+	const struct due_arg *da = arg;
+	uint64_t mask = (UINT64_C(1) << da->d->bits) - 1, del = 0;
+	uint64_t max = da->d->max_age != 0 ? da->d->max_age : mask;
+
+	check(n <= 64);
+	for (uint64_t u = used; u != 0; u &= u - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(u);
+		uint64_t age = (da->d->now - (values[k] >> da->d->shift)) &
+			mask;
+
+		check(k < n);
+		check(age > da->d->min_age && age <= max);
+		if (scan_delete(first + k, values[k], da->a))
+			del |= UINT64_C(1) << k;
+	}
+	return del;
+}
+
 static struct cf_filter *
 reload(struct cf_filter *f)
 {
@@ -299,8 +328,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cf_get_params(f, &p);
 			a.values = p.value_bits != 0;
 			/* residue 7: a scan that deletes nothing. */
-			check(cf_scan(f, &cursor, k % 5, scan_delete, &a) ==
-				a.deleted);
+			if (!a.values || (k & 8) == 0) {
+				check(cf_scan(f, &cursor, k % 5, scan_delete,
+					&a) == a.deleted);
+				break;
+			}
+			/* the same, of the items whose low bits are due */
+			struct cf_scan_due d = {
+				.shift = k % 3,
+				.bits = 2 + k % (p.value_bits - 3),
+				.now = h,
+				.min_age = k % 3,
+				.max_age = k & 16 ? 3 + k % 5 : 0,
+			};
+			struct due_arg da = { &a, &d };
+
+			if (d.max_age > (UINT64_C(1) << d.bits) - 1)
+				d.max_age = 0;
+
+			check(cf_scan_due(f, &cursor, k % 5, &d, due_delete,
+				&da) == (int64_t)a.deleted);
 			break;
 		}
 		case 7:

@@ -969,6 +969,62 @@ test_track_sweep_bounds(void)
 	return 0;
 }
 
+/*
+ * A full sweep expires exactly the flows whose age in ticks is over
+ * timeout + 1 (the rule in cflow_track.c; 32-bit values: ticks of 2^24
+ * ns): with every timeout equal, so that the sweep's skip test
+ * (cf_scan_due, shortest timeout) is at its edge for every flow, and
+ * with the default timeouts and linger, each protocol's own.
+ */
+static int
+test_track_sweep_all_exact(void)
+{
+	static const uint8_t protos[] = { 17, 6, 1, 47 };
+	static const unsigned int classes[] = { CFLOW_CLASS_UDP,
+		CFLOW_CLASS_TCP, CFLOW_CLASS_ICMP, CFLOW_CLASS_OTHER };
+	const uint64_t tick = UINT64_C(1) << 24, timeout_ticks = 1000;
+
+	for (unsigned int i = 0; i < 8; i++) {
+		struct cflow_tracker_params p;
+		struct cflow_tracker *t;
+		uint64_t start = 1000 * tick, end, timeout;
+		struct cflow_counters c;
+
+		cflow_tracker_params_init(&p, 100000);
+		p.fp_bits = 32;
+		p.seed = 7;
+		if (i < 4) {
+			for (unsigned int k = 0; k < CFLOW_CLASS_MAX; k++)
+				p.timeout_ns[k] = timeout_ticks * tick;
+			p.close_linger_ns = CFLOW_LINGER_NONE;
+		}
+		t = cflow_tracker_create(&p);
+		TEST_ASSERT(t != NULL, "create");
+		timeout = i < 4 ? timeout_ticks * tick :
+			p.timeout_ns[classes[i % 4]];
+		/* Flow k last seen k ticks after start. */
+		for (uint8_t k = 0; k < 40; k++) {
+			struct spec s = { .family = 4, .src = k, .dst = 9,
+				.sport = 1000, .dport = 80,
+				.proto = protos[i % 4],
+				.flags = CFLOW_TCP_ACK };
+
+			send(t, &s, start + k * tick);
+		}
+		/* Ages timeout + 11 - k ticks: flows 0..9 are over
+		 * timeout + 1. */
+		end = start + (timeout / tick + 11) * tick;
+		cflow_sweep_all(t, end);
+		cflow_counters_get(t, &c);
+		TEST_ASSERT_EQ(c.flows_expired, 10u, "case %u proto %u: %lu "
+			"expired", i, protos[i % 4],
+			(unsigned long)c.flows_expired);
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		cflow_tracker_free(t);
+	}
+	return 0;
+}
+
 static int
 test_track_time_backwards(void)
 {
@@ -4439,6 +4495,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_reuse),
 	TEST_CASE(test_track_udp_idle_on_access),
 	TEST_CASE(test_track_sweep_bounds),
+	TEST_CASE(test_track_sweep_all_exact),
 	TEST_CASE(test_track_time_backwards),
 	TEST_CASE(test_track_full_table),
 	TEST_CASE(test_track_params_rejected),

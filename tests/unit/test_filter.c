@@ -1034,6 +1034,172 @@ test_scan_incremental(void)
 	return 0;
 }
 
+/* Every item (position and value), in and out of the stash. */
+struct census {
+	uint32_t n;
+	uint32_t pos[8192];
+	uint64_t value[8192];
+	bool keep_all;   /* select every item passed */
+};
+
+static uint64_t
+census_batch(uint32_t first, const uint64_t *values, uint64_t used,
+		unsigned int n, void *arg)
+{
+	struct census *c = arg;
+
+	(void)n;
+	for (uint64_t m = used; m != 0; m &= m - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(m);
+
+		if (c->n < 8192) {
+			c->pos[c->n] = first + k;
+			c->value[c->n] = values[k];
+		}
+		c->n++;
+	}
+	return c->keep_all ? used : 0;
+}
+
+static bool
+is_due(const struct cf_scan_due *d, uint64_t v)
+{
+	uint64_t mask = (UINT64_C(1) << d->bits) - 1;
+	uint64_t age = (d->now - (v >> d->shift)) & mask;
+	uint64_t max = d->max_age != 0 ? d->max_age : mask;
+
+	return age > d->min_age && age <= max;
+}
+
+/* cf_scan_due() passes exactly the due items, whatever the layout, value
+ * width and window (wrapping ages, a bound above), and deletes what its
+ * callback selects of them. */
+static int
+test_scan_due(void)
+{
+	static struct census all, seen;
+	uint64_t rng = 99;
+	unsigned int stashed = 0;
+
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		struct variant v = variants[i];
+		struct cf_filter *f;
+		struct cf_stats st;
+
+		if (v.value_bits == 0)
+			v.value_bits = v.slots == 8 ? 16 : 32;
+		f = make(&v, 1500, 5 + i);
+		TEST_ASSERT(f != NULL, "create");
+		for (int a = 0; a < 2000; a++)
+			(void)cf_add_with_hash(f, cfu_splitmix64(&rng),
+				cfu_splitmix64(&rng), NULL);
+		cf_stats(f, &st);
+		stashed += st.stash_used > 0;
+		for (int r = 0; r < 40; r++) {
+			struct cf_scan_due d = { 0 };
+			uint64_t cursor = 0, mask, expect = 0;
+			int64_t del;
+
+			d.bits = 1 + (unsigned int)(cfu_splitmix64(&rng) %
+				(v.value_bits < 63 ? v.value_bits : 63));
+			d.shift = (unsigned int)(cfu_splitmix64(&rng) %
+				(v.value_bits - d.bits + 1));
+			mask = (UINT64_C(1) << d.bits) - 1;
+			if (mask < 2)
+				d.bits = 2, d.shift = 0, mask = 3;
+			d.now = cfu_splitmix64(&rng);
+			d.min_age = cfu_splitmix64(&rng) % mask;
+			if (r % 3 == 0)
+				d.max_age = d.min_age + 1 +
+					cfu_splitmix64(&rng) %
+					(mask - d.min_age);
+			all.n = seen.n = 0;
+			all.keep_all = seen.keep_all = false;
+			TEST_ASSERT_EQ(cf_scan_batch(f, &cursor, st.buckets,
+				census_batch, &all), 0, "census deleted");
+			TEST_ASSERT_EQ(all.n, items_of(f), "census");
+			TEST_ASSERT_EQ(cf_scan_due(f, &cursor, st.buckets, &d,
+				census_batch, &seen), 0, "deleted");
+			/* Both passes visit in position order. */
+			for (uint32_t k = 0, j = 0; k < all.n; k++) {
+				if (!is_due(&d, all.value[k]))
+					continue;
+				TEST_ASSERT(j < seen.n && seen.pos[j] ==
+					all.pos[k] && seen.value[j] ==
+					all.value[k], "variant %u shift %u bits "
+					"%u now %lu min %lu max %lu: due item "
+					"%u (value %lx) not passed", i,
+					d.shift, d.bits, (unsigned long)d.now,
+					(unsigned long)d.min_age,
+					(unsigned long)d.max_age, all.pos[k],
+					(unsigned long)all.value[k]);
+				j++;
+				expect++;
+			}
+			TEST_ASSERT_EQ(seen.n, expect, "variant %u: %u passed, "
+				"%lu due", i, seen.n, (unsigned long)expect);
+			if (r != 39)
+				continue;
+			/* Delete the due items; none is left, the rest is. */
+			seen.keep_all = true;
+			seen.n = 0;
+			del = cf_scan_due(f, &cursor, st.buckets, &d,
+				census_batch, &seen);
+			TEST_ASSERT_EQ((uint64_t)del, expect, "deleted");
+			all.n = 0;
+			TEST_ASSERT_EQ(cf_scan_batch(f, &cursor, st.buckets,
+				census_batch, &all), 0, "census");
+			TEST_ASSERT_EQ(all.n, st.items - expect, "left");
+			for (uint32_t k = 0; k < all.n; k++)
+				TEST_ASSERT(!is_due(&d, all.value[k]),
+					"due item left");
+		}
+		cf_free(f);
+	}
+	TEST_ASSERT(stashed >= NB_VARIANTS / 2, "stash used in %u variants",
+		stashed);
+	return 0;
+}
+
+/* Refusals: no values, a stamp out of the value, an empty window. */
+static int
+test_scan_due_einval(void)
+{
+	struct variant v = { CF_TABLE_PLAIN, 16, 4, 16, false };
+	struct cf_scan_due ok = { .shift = 3, .bits = 13, .min_age = 10 };
+	struct cf_scan_due bad[] = {
+		{ .shift = 3, .bits = 0 },
+		{ .shift = 3, .bits = 14 },
+		{ .shift = 0, .bits = 17 },
+		{ .shift = 3, .bits = 13, .min_age = 8191 },
+		{ .shift = 3, .bits = 13, .min_age = 10, .max_age = 10 },
+		{ .shift = 3, .bits = 13, .min_age = 10, .max_age = 8192 },
+	};
+	struct census c = { 0 };
+	struct cf_filter *f = make(&v, 100, 1);
+	uint64_t cursor = 0;
+
+	TEST_ASSERT(f != NULL, "create");
+	TEST_ASSERT_EQ(cf_scan_due(f, &cursor, 1, &ok, census_batch, &c), 0,
+		"valid test");
+	for (unsigned int k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		errno = 0;
+		TEST_ASSERT_EQ(cf_scan_due(f, &cursor, 1, &bad[k],
+			census_batch, &c), -EINVAL, "case %u", k);
+		TEST_ASSERT_EQ(errno, EINVAL, "errno");
+	}
+	TEST_ASSERT_EQ(cf_scan_due(f, &cursor, 1, NULL, census_batch, &c),
+		-EINVAL, "NULL");
+	cf_free(f);
+	v.value_bits = 0;
+	f = make(&v, 100, 1);
+	TEST_ASSERT(f != NULL, "create");
+	TEST_ASSERT_EQ(cf_scan_due(f, &cursor, 1, &ok, census_batch, &c),
+		-EINVAL, "no values");
+	cf_free(f);
+	return 0;
+}
+
 /* -------------------------------------------------- memory and clear */
 
 struct alloc_count {
@@ -1695,6 +1861,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_bulk_add_delete_equal_scalar),
 	TEST_CASE(test_values_and_positions),
 	TEST_CASE(test_scan_incremental),
+	TEST_CASE(test_scan_due),
+	TEST_CASE(test_scan_due_einval),
 	TEST_CASE(test_allocator_hooks),
 	TEST_CASE(test_clear),
 	TEST_CASE(test_largest_table),
