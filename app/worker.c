@@ -521,21 +521,27 @@ parse_and_filter(struct app_worker *w, const struct app_rxq *q,
 		struct cflow_packet *parsed, enum cflow_parse_status *status,
 		uint16_t n)
 {
+	enum cbl_kind kinds[CF_BULK_MAX];
+	uint64_t parsed_ok = 0;
 	uint16_t keep = 0;
 
 	for (uint16_t k = 0; k < n; k++) {
-		enum cbl_kind kind = CBL_NONE;
 		const uint8_t *hdr = in[k].data;
 		uint32_t len = in[k].len;
 
 		if (unlikely(pkts[k]->nb_segs > 1))
 			hdr = frame_headers(w, pkts[k], &len);
-		status[keep] = cflow_parse(hdr, len, &q->parse,
-				&parsed[keep]);
-		if (bl != NULL)
-			kind = status[keep] == CFLOW_PARSE_OK ?
-				cbl_match(bl, &parsed[keep]) :
-				blocklist_unparsed(w, bl, &parsed[keep]);
+		status[k] = cflow_parse(hdr, len, &q->parse, &parsed[k]);
+		parsed_ok |= (uint64_t)(status[k] == CFLOW_PARSE_OK) << k;
+	}
+	if (bl == NULL)
+		return n;
+	/* the parsed packets' lookups a few packets a bulk call */
+	cbl_match_burst(bl, parsed, n, parsed_ok, kinds);
+	for (uint16_t k = 0; k < n; k++) {
+		enum cbl_kind kind = (parsed_ok >> k) & 1 ? kinds[k] :
+			blocklist_unparsed(w, bl, &parsed[k]);
+
 		if (kind != CBL_NONE) {
 			w->blocked_packets++;
 			w->blocked_bytes += in[k].wire_len;
@@ -543,8 +549,13 @@ parse_and_filter(struct app_worker *w, const struct app_rxq *q,
 			rte_pktmbuf_free(pkts[k]);
 			continue;
 		}
-		pkts[keep] = pkts[k];
-		in[keep++] = in[k];
+		if (keep != k) {
+			pkts[keep] = pkts[k];
+			in[keep] = in[k];
+			parsed[keep] = parsed[k];
+			status[keep] = status[k];
+		}
+		keep++;
 	}
 	return keep;
 }

@@ -31,6 +31,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* XXH3 compiled in for the keys' fixed sizes (libxxhash's PLT and its
+ * length dispatch, a lookup's worth of cycles per key). */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "blocklist.h"
@@ -47,6 +50,9 @@ struct cbl {
 	uint64_t entries[CBL_KINDS];
 	uint8_t v4_len[33];     /* 1 if some prefix has this length */
 	uint8_t v6_len[129];
+	/* the same as lists, shortest first (lengths_index()) */
+	uint8_t v4_list[33], v6_list[129];
+	uint8_t nb_v4, nb_v6;
 	unsigned int fp_bits;
 };
 
@@ -123,6 +129,16 @@ prefix_hash(int family, const uint8_t *addr, unsigned int length)
 	k.tag = 'P';
 	k.family = (uint8_t)family;
 	k.length = (uint8_t)length;
+	if (family == 4) {
+		/* the same bytes in one masked word */
+		uint32_t w, m = length == 0 ? 0 : htonl(UINT32_MAX <<
+			(32 - (length > 32 ? 32 : length)));
+
+		memcpy(&w, a, sizeof(w));
+		w &= m;
+		memcpy(k.addr, &w, sizeof(w));
+		return XXH3_64bits_withSeed(&k, sizeof(k), BL_SEED);
+	}
 	for (unsigned int b = 0; b < bytes && b * 8 < length; b++) {
 		unsigned int keep = length - b * 8 >= 8 ? 8 : length - b * 8;
 
@@ -132,6 +148,19 @@ prefix_hash(int family, const uint8_t *addr, unsigned int length)
 }
 
 _Static_assert(sizeof(struct flow_key) == 52, "the compiled format's flow key");
+
+/* The listed lengths of each family as lists, for the matchers. */
+static void
+lengths_index(struct cbl *bl)
+{
+	bl->nb_v4 = bl->nb_v6 = 0;
+	for (unsigned int l = 0; l <= 32; l++)
+		if (bl->v4_len[l])
+			bl->v4_list[bl->nb_v4++] = (uint8_t)l;
+	for (unsigned int l = 0; l <= 128; l++)
+		if (bl->v6_len[l])
+			bl->v6_list[bl->nb_v6++] = (uint8_t)l;
+}
 
 static uint64_t
 flow_hash(const struct cflow_key *key)
@@ -515,6 +544,7 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 			path);
 		goto fail;
 	}
+	lengths_index(bl);
 	goto out;
 fail:
 	e = errno;
@@ -585,14 +615,14 @@ match_addr(const struct cbl *bl, int family, const uint8_t *addr)
 }
 
 static enum cbl_kind
-match_scalar(const struct cbl *bl, const struct cflow_packet *pkt)
+match_scalar(const struct cbl *bl, const struct cflow_packet *pkt, bool flow)
 {
 	enum cbl_kind k = match_addr(bl, pkt->key.family,
 			pkt->key.addr_lo);
 
 	if (k == CBL_NONE)
 		k = match_addr(bl, pkt->key.family, pkt->key.addr_hi);
-	if (k == CBL_NONE && bl->entries[CBL_FLOW] != 0 &&
+	if (k == CBL_NONE && flow && bl->entries[CBL_FLOW] != 0 &&
 			listed(bl, flow_hash(&pkt->key)))
 		k = CBL_FLOW;
 	return k;
@@ -605,35 +635,113 @@ match_scalar(const struct cbl *bl, const struct cflow_packet *pkt)
  * scan would: the shortest listed prefix of the lower address, then of
  * the higher one, then the flow.
  */
-enum cbl_kind
-cbl_match(const struct cbl *bl, const struct cflow_packet *pkt)
+/* The lookups cbl_match() makes for @p pkt: each listed length of its
+ * family for each address, then (with @p flow) the flow; appended from
+ * hashes[n], their kinds to kind[]. */
+static unsigned int
+match_keys(const struct cbl *bl, const struct cflow_packet *pkt, bool flow,
+		uint64_t *hashes, uint8_t *kind, unsigned int n)
 {
 	const int family = pkt->key.family;
-	const uint8_t *lens = family == 4 ? bl->v4_len : bl->v6_len;
+	const uint8_t *list = family == 4 ? bl->v4_list : bl->v6_list;
+	const unsigned int nb = family == 4 ? bl->nb_v4 : bl->nb_v6;
 	const unsigned int full = family == 4 ? 32 : 128;
-	uint64_t hashes[CF_BULK_MAX], hits;
-	uint8_t kind[CF_BULK_MAX];
-	unsigned int n = 0;
 
 	for (int side = 0; side < 2; side++) {
 		const uint8_t *addr = side ? pkt->key.addr_hi : pkt->key.addr_lo;
 
-		for (unsigned int l = 0; l <= full; l++) {
-			if (!lens[l])
-				continue;
-			if (n == CF_BULK_MAX - 1) /* many lengths */
-				return match_scalar(bl, pkt);
-			kind[n] = l == full ? CBL_ADDRESS : CBL_PREFIX;
-			hashes[n++] = prefix_hash(family, addr, l);
+		for (unsigned int j = 0; j < nb; j++) {
+			kind[n] = list[j] == full ? CBL_ADDRESS : CBL_PREFIX;
+			hashes[n++] = prefix_hash(family, addr, list[j]);
 		}
 	}
-	if (bl->entries[CBL_FLOW] != 0) {
+	if (flow && bl->entries[CBL_FLOW] != 0) {
 		kind[n] = CBL_FLOW;
 		hashes[n++] = flow_hash(&pkt->key);
 	}
+	return n;
+}
+
+/* How many lookups match_keys() makes for @p pkt. */
+static inline unsigned int
+match_key_count(const struct cbl *bl, const struct cflow_packet *pkt,
+		bool flow)
+{
+	return 2u * (pkt->key.family == 4 ? bl->nb_v4 : bl->nb_v6) +
+		(flow && bl->entries[CBL_FLOW] != 0);
+}
+
+/* One packet's lookups in one bulk call, so that their misses overlap;
+ * the first hit in match_keys()' order decides the kind. */
+static enum cbl_kind
+match_one(const struct cbl *bl, const struct cflow_packet *pkt, bool flow)
+{
+	uint64_t hashes[CF_BULK_MAX], hits;
+	uint8_t kind[CF_BULK_MAX];
+	unsigned int n = match_keys(bl, pkt, flow, hashes, kind, 0);
+
 	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
 		return CBL_NONE;
 	return (enum cbl_kind)kind[__builtin_ctzll(hits)];
+}
+
+enum cbl_kind
+cbl_match(const struct cbl *bl, const struct cflow_packet *pkt)
+{
+	if (match_key_count(bl, pkt, true) > CF_BULK_MAX) /* many lengths */
+		return match_scalar(bl, pkt, true);
+	return match_one(bl, pkt, true);
+}
+
+/* Look up what a burst gathered; each packet's first hit in its own
+ * order decides its kind. */
+static unsigned int
+burst_flush(const struct cbl *bl, const uint64_t *hashes,
+		const uint8_t *kind, const uint8_t *owner, unsigned int n,
+		enum cbl_kind *kinds)
+{
+	uint64_t hits;
+
+	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
+		return 0;
+	for (; hits != 0; hits &= hits - 1) {
+		unsigned int b = (unsigned int)__builtin_ctzll(hits);
+
+		if (kinds[owner[b]] == CBL_NONE)
+			kinds[owner[b]] = (enum cbl_kind)kind[b];
+	}
+	return 0;
+}
+
+void
+cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
+		unsigned int n, uint64_t mask, enum cbl_kind *kinds)
+{
+	uint64_t hashes[CF_BULK_MAX];
+	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
+	unsigned int m = 0;
+
+	if (n > 64)
+		n = 64;
+	for (unsigned int k = 0; k < n; k++)
+		kinds[k] = CBL_NONE;
+	if (n < 64)
+		mask &= (UINT64_C(1) << n) - 1;
+	for (; mask != 0; mask &= mask - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(mask);
+		unsigned int need = match_key_count(bl, &pkts[k], true);
+
+		if (need > CF_BULK_MAX) {
+			kinds[k] = match_scalar(bl, &pkts[k], true);
+			continue;
+		}
+		if (m + need > CF_BULK_MAX)
+			m = burst_flush(bl, hashes, kind, owner, m, kinds);
+		for (unsigned int j = m; j < m + need; j++)
+			owner[j] = (uint8_t)k;
+		m = match_keys(bl, &pkts[k], true, hashes, kind, m);
+	}
+	burst_flush(bl, hashes, kind, owner, m, kinds);
 }
 
 /*
@@ -647,35 +755,12 @@ cbl_match_addrs(const struct cbl *bl,
 		const struct cflow_packet *pkt)
 {
 	const int family = pkt->key.family;
-	const uint8_t *lens = family == 4 ? bl->v4_len : bl->v6_len;
-	const unsigned int full = family == 4 ? 32 : 128;
-	uint64_t hashes[CF_BULK_MAX], hits;
-	uint8_t kind[CF_BULK_MAX];
-	unsigned int n = 0;
 
 	if (!pkt->has_addrs || (family != 4 && family != 6))
 		return CBL_NONE;
-	for (int side = 0; side < 2; side++) {
-		const uint8_t *addr = side ? pkt->key.addr_hi : pkt->key.addr_lo;
-
-		for (unsigned int l = 0; l <= full; l++) {
-			enum cbl_kind k;
-
-			if (!lens[l])
-				continue;
-			if (n == CF_BULK_MAX) { /* many lengths */
-				k = match_addr(bl, family, pkt->key.addr_lo);
-				return k != CBL_NONE ? k :
-					match_addr(bl, family,
-						pkt->key.addr_hi);
-			}
-			kind[n] = l == full ? CBL_ADDRESS : CBL_PREFIX;
-			hashes[n++] = prefix_hash(family, addr, l);
-		}
-	}
-	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
-		return CBL_NONE;
-	return (enum cbl_kind)kind[__builtin_ctzll(hits)];
+	if (match_key_count(bl, pkt, false) > CF_BULK_MAX) /* many lengths */
+		return match_scalar(bl, pkt, false);
+	return match_one(bl, pkt, false);
 }
 
 int
@@ -897,6 +982,7 @@ load_compiled(int fd, const char *path, const struct stat *sb, char *err,
 		bl->v4_len[l] = h.v4_len[l] != 0;
 	for (unsigned int l = 0; l <= 128; l++)
 		bl->v6_len[l] = h.v6_len[l] != 0;
+	lengths_index(bl);
 	free(buf);
 	return bl;
 fail:

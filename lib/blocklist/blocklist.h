@@ -165,6 +165,18 @@ int cbl_match_text(const struct cbl *bl, const char *entry,
 enum cbl_kind cbl_match(const struct cbl *bl, const struct cflow_packet *pkt);
 
 /**
+ * cbl_match() of a burst: kinds[k] = cbl_match(bl, &pkts[k]) for each
+ * k < @p n whose bit is set in @p mask (parsed packets), CBL_NONE for
+ * the others. The lookups of several packets go into each bulk call, so
+ * that their cache misses overlap.
+ *
+ * @param n
+ *   Packets, at most 64 (more are not looked at).
+ */
+void cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
+		unsigned int n, uint64_t mask, enum cbl_kind *kinds);
+
+/**
  * Does a packet match by its addresses alone? For packets whose
  * addresses are known (pkt->has_addrs) but which did not parse to a
  * 5-tuple (cflow_parse() status other than CFLOW_PARSE_OK: L4 truncated

@@ -180,6 +180,61 @@ prefix_covers(const struct oracle_entry *e, int family, const uint8_t *a16)
 	return 1;
 }
 
+/* cbl_match_burst() of @p n packets under @p mask: each selected one's
+ * kind as expected (cbl_match()'s), CBL_NONE for the others. */
+static int
+check_burst(const struct cbl *bl, const struct cflow_packet *pkts,
+		const enum cbl_kind *want, unsigned int n, uint64_t mask)
+{
+	enum cbl_kind got[64];
+
+	cbl_match_burst(bl, pkts, n, mask, got);
+	for (unsigned int k = 0; k < n; k++) {
+		enum cbl_kind exp = (mask >> k) & 1 ? want[k] : CBL_NONE;
+
+		TEST_ASSERT_EQ(got[k], exp, "burst of %u, packet %u: %s, "
+			"want %s", n, k, cbl_kind_name(got[k]),
+			cbl_kind_name(exp));
+	}
+	return 0;
+}
+
+/* A burst's packets each get their own first hit, when one packet has
+ * several (a prefix, then the address, then the flow) and its neighbours
+ * in the same bulk call others or none. */
+static int
+test_match_burst_kinds(void)
+{
+	const char *path = write_file("burst.txt",
+		"10.0.0.0/8\n10.0.0.1\ntcp 10.0.0.1 1234 10.0.0.2 80\n"
+		"tcp 172.16.0.1 1234 172.16.0.2 80\n2001:db9::7\n");
+	char err[512];
+	struct cbl *bl = cbl_read(path, 0, err, sizeof(err));
+	struct cflow_packet t[5], pkts[40];
+	enum cbl_kind want[40];
+	const enum cbl_kind kinds[5] = { CBL_PREFIX, CBL_FLOW, CBL_ADDRESS,
+		CBL_NONE, CBL_PREFIX };
+
+	TEST_ASSERT(bl != NULL, "%s", err);
+	t[0] = packet(4, "10.0.0.1", "10.0.0.2", 1234, 80, 6);
+	t[1] = packet(4, "172.16.0.2", "172.16.0.1", 80, 1234, 6);
+	t[2] = packet(6, "2001:db9::7", "::1", 5, 6, 17);
+	t[3] = packet(4, "11.0.0.1", "8.8.8.8", 5, 6, 17);
+	t[4] = packet(4, "8.8.8.8", "10.0.0.1", 5, 6, 17);
+	for (unsigned int k = 0; k < 5; k++)
+		TEST_ASSERT_EQ(cbl_match(bl, &t[k]), kinds[k], "single %u", k);
+	for (unsigned int k = 0; k < 40; k++) {
+		pkts[k] = t[(k * 3) % 5];
+		want[k] = kinds[(k * 3) % 5];
+	}
+	if (check_burst(bl, pkts, want, 40, UINT64_MAX) != 0 ||
+			check_burst(bl, pkts, want, 40, 0xa5a5a5a5a5ULL) != 0 ||
+			check_burst(bl, pkts + 1, want + 1, 7, 0x7f) != 0)
+		return -1;
+	cbl_free(bl);
+	return 0;
+}
+
 static int
 test_oracle(void)
 {
@@ -187,6 +242,8 @@ test_oracle(void)
 		32 };
 	enum { ENTRIES = 2000, PACKETS = 50000 };
 	struct oracle_entry *e = calloc(ENTRIES, sizeof(*e));
+	static struct cflow_packet burst[64];
+	enum cbl_kind kinds[64];
 	char path[256], err[512];
 	uint64_t rng = 3, matched = 0;
 	struct cbl *bl, *loaded;
@@ -255,6 +312,19 @@ test_oracle(void)
 				prefix_covers(&e[i], 4, p.key.addr_hi);
 		TEST_ASSERT_EQ(cbl_match(bl, &p) != CBL_NONE, want,
 			"packet %d", n);
+		burst[n % 64] = p;
+		kinds[n % 64] = cbl_match(bl, &p);
+		/* bursts of 64, then of 1 to 63, under random masks */
+		if (n % 64 == 63 || n == PACKETS - 1) {
+			unsigned int nb = n % 64 + 1;
+
+			if (check_burst(bl, burst, kinds, nb, n % 128 == 63 ?
+					UINT64_MAX : r) != 0 ||
+					check_burst(bl, burst, kinds,
+						1 + (unsigned int)(r % nb),
+						~UINT64_C(0)) != 0)
+				return -1;
+		}
 		TEST_ASSERT_EQ(cbl_match(loaded, &p) != CBL_NONE,
 			want, "packet %d after load", n);
 		matched += want;
@@ -1098,6 +1168,8 @@ test_many_lengths(void)
 		struct oracle_entry *e = calloc((size_t)n, sizeof(*e));
 		uint8_t spine[16] = { [10] = 0xff, [11] = 0xff };
 		uint64_t seen[2][CBL_KINDS] = { { 0 } };
+		static struct cflow_packet burst[16];
+		enum cbl_kind kinds[16];
 		char path[256], cpath[256], err[512];
 		struct cbl *bl[2];
 		struct cbl_info in;
@@ -1188,6 +1260,16 @@ test_many_lengths(void)
 			p.has_addrs = true;
 			want = ref_match(e, n, &p.key, true);
 			want_addrs = ref_match(e, n, &p.key, false);
+			/* bursts of 16 under random masks: lists over 31
+			 * lengths take one packet at a time, the others
+			 * several packets a bulk call */
+			burst[pk % 16] = p;
+			kinds[pk % 16] = want;
+			if (pk % 16 == 15)
+				for (int c = 0; c < 2; c++)
+					if (check_burst(bl[c], burst, kinds, 16,
+							r) != 0)
+						return -1;
 			addr_text(family, p.key.addr_lo, ta, sizeof(ta));
 			addr_text(family, p.key.addr_hi, tb, sizeof(tb));
 			for (int c = 0; c < 2; c++) {
@@ -1522,6 +1604,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_save_atomic),
 	TEST_CASE(test_bad_lines),
 	TEST_CASE(test_match_kinds),
+	TEST_CASE(test_match_burst_kinds),
 	TEST_CASE(test_oracle),
 	TEST_CASE(test_damaged_files),
 	TEST_CASE(test_match_addrs_unparsed),
