@@ -695,7 +695,7 @@ cbl_match(const struct cbl *bl, const struct cflow_packet *pkt)
 
 /* Look up what a burst gathered; each packet's first hit in its own
  * order decides its kind. */
-static unsigned int
+static void
 burst_flush(const struct cbl *bl, const uint64_t *hashes,
 		const uint8_t *kind, const uint8_t *owner, unsigned int n,
 		enum cbl_kind *kinds)
@@ -703,14 +703,13 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
 	uint64_t hits;
 
 	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
-		return 0;
+		return;
 	for (; hits != 0; hits &= hits - 1) {
 		unsigned int b = (unsigned int)__builtin_ctzll(hits);
 
 		if (kinds[owner[b]] == CBL_NONE)
 			kinds[owner[b]] = (enum cbl_kind)kind[b];
 	}
-	return 0;
 }
 
 void
@@ -735,8 +734,10 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 			kinds[k] = match_scalar(bl, &pkts[k], true);
 			continue;
 		}
-		if (m + need > CF_BULK_MAX)
-			m = burst_flush(bl, hashes, kind, owner, m, kinds);
+		if (m + need > CF_BULK_MAX) {
+			burst_flush(bl, hashes, kind, owner, m, kinds);
+			m = 0;
+		}
 		for (unsigned int j = m; j < m + need; j++)
 			owner[j] = (uint8_t)k;
 		m = match_keys(bl, &pkts[k], true, hashes, kind, m);

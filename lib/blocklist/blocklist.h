@@ -171,7 +171,8 @@ enum cbl_kind cbl_match(const struct cbl *bl, const struct cflow_packet *pkt);
  * that their cache misses overlap.
  *
  * @param n
- *   Packets, at most 64 (more are not looked at).
+ *   Packets, at most 64: @p mask has a bit for each; beyond 64 neither
+ *   pkts nor kinds are touched.
  */
 void cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		unsigned int n, uint64_t mask, enum cbl_kind *kinds);

@@ -1425,7 +1425,7 @@ cf_bucket_positions(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 /*
  * A scan runs a few batches per call between bursts of lookups, so the
  * hardware prefetchers lose its stream: each batch fetches the lines of
- * the buckets this far ahead of its own (the next call's, with the
+ * the buckets this far ahead of its own (two calls ahead, with the
  * tracker's 64 a call). A fixed distance in buckets, so that batches of
  * any size prefetch one contiguous stream, with no holes.
  */
@@ -1584,7 +1584,8 @@ due_prepare(const struct cf_filter *f, const struct cf_scan_due *d,
 	uint64_t max_age;
 
 	if (!cf_has_values(f) || d->bits < 1 || d->bits > 63 ||
-			d->shift + d->bits > f->params.value_bits)
+			d->shift > f->params.value_bits ||
+			d->bits > f->params.value_bits - d->shift)
 		return -EINVAL;
 	memset(p, 0, sizeof(*p));
 	p->shift = d->shift;

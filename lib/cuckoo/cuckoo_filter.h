@@ -539,9 +539,13 @@ struct cf_scan_due {
  * has the due items' bits only, and a batch with none is not passed at
  * all. For a callback that deletes only due items (expiry by age) it
  * deletes the same items as cf_scan_batch(), at a fraction of the work:
- * with 4 slots of 16- or 32-bit values and buckets of at most 64 bits, a
- * bucket is judged with a few word operations on its values (SWAR), its
- * fingerprints read only when one of its values is due. Stash items are
+ * where a bucket's values fill whole 64-bit words (4 slots of 16 or 32
+ * bits, 8 of 8 or 16, 2 of 32, any of 64) and the stamp leaves a bit of
+ * its value free above it (bits + shift < the value's width, or shift
+ * > 0), its stamps are judged a word at a time (SWAR); with one word of
+ * values and a bucket of whole-byte fingerprints in one word (4 slots of
+ * 16/16, 12/16, 8 slots of 8/8), a bucket costs a few word operations
+ * and no branch. Other shapes are judged slot by slot. Stash items are
  * judged one by one.
  *
  * @return

@@ -1086,8 +1086,10 @@ test_scan_due(void)
 		struct cf_filter *f;
 		struct cf_stats st;
 
+		/* 8 slots of 8/8: the 8-lane gathers */
 		if (v.value_bits == 0)
-			v.value_bits = v.slots == 8 ? 16 : 32;
+			v.value_bits = v.slots != 8 ? 32 : v.fp_bits == 8 ? 8 :
+				16;
 		f = make(&v, 1500, 5 + i);
 		TEST_ASSERT(f != NULL, "create");
 		for (int a = 0; a < 2000; a++)
@@ -1171,6 +1173,7 @@ test_scan_due_einval(void)
 		{ .shift = 3, .bits = 0 },
 		{ .shift = 3, .bits = 14 },
 		{ .shift = 0, .bits = 17 },
+		{ .shift = UINT32_MAX, .bits = 2 }, /* a sum that wraps */
 		{ .shift = 3, .bits = 13, .min_age = 8191 },
 		{ .shift = 3, .bits = 13, .min_age = 10, .max_age = 10 },
 		{ .shift = 3, .bits = 13, .min_age = 10, .max_age = 8192 },
