@@ -354,6 +354,15 @@ enum cflow_parse_status cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt);
 
+/**
+ * cflow_parse() without its fast path for the common frame (Ethernet,
+ * IPv4 without options, TCP or UDP): the same answer for every frame,
+ * only slower for those. For tests and fuzzers that check the two agree.
+ */
+enum cflow_parse_status cflow_parse_general(const uint8_t *buf, uint32_t len,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkt);
+
 /** Name of a parse status, for counters and logs ("trunc_l3", ...). */
 const char *cflow_parse_status_name(enum cflow_parse_status st);
 

@@ -203,6 +203,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	frame = malloc(len ? len : 1);
 	memcpy(frame, data + 2, len);
 	st = cflow_parse(frame, len, &pp, &p);
+	{
+		/* the fast path answers as the general one */
+		struct cflow_packet g;
+
+		if (cflow_parse_general(frame, len, &pp, &g) != st ||
+				memcmp(&g, &p, sizeof(g)) != 0)
+			abort();
+	}
 	if (data[0] & 2) {
 		struct cflow_parse_params pd = pp;
 		struct cflow_packet d, rest;

@@ -338,6 +338,50 @@ test_parse_padding(void)
 	return 0;
 }
 
+/* The parser's fast path (Ethernet, IPv4 without options, TCP or UDP)
+ * answers as the general path, on built frames and on frames with a
+ * byte or a length changed (options, fragments, other protocols, short
+ * TCP headers, padding, truncation), with each kind of params. */
+static int
+test_parse_fast_equals_general(void)
+{
+	static const uint8_t protos[] = { 6, 17, 1, 47, 132, 136 };
+	uint64_t rng = 12345, fast = 0;
+
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = cfu_splitmix64(&rng);
+		struct spec sp = { .family = r % 8 == 0 ? 6 : 4,
+			.src = (uint8_t)(r >> 8), .dst = (uint8_t)(r >> 16),
+			.sport = (uint16_t)(r >> 24), .dport = (uint16_t)(r >> 40),
+			.proto = protos[(r >> 56) % 6],
+			.flags = (uint8_t)(r >> 32), .vlans = r % 16 == 1 };
+		struct cflow_parse_params pp = { 0 };
+		struct cflow_packet a, b;
+		enum cflow_parse_status sa, sb;
+		uint8_t buf[256] = { 0 };
+		uint32_t len = build(buf, &sp);
+		uint64_t m = cfu_splitmix64(&rng);
+
+		if (m % 3 == 0) /* a byte of the headers changed */
+			buf[(m >> 8) % 64] = (uint8_t)(m >> 16);
+		if (m % 5 == 0) /* cut short, or padded */
+			len = (uint32_t)((m >> 24) % (len + 24));
+		pp.vlan_in_key = (m >> 40) & 1;
+		pp.decap = (m >> 41) % 4 == 0 ? CFLOW_DECAP_ALL : 0;
+		sa = cflow_parse(buf, len, (m >> 43) & 1 ? &pp : NULL, &a);
+		sb = cflow_parse_general(buf, len, (m >> 43) & 1 ? &pp : NULL,
+			&b);
+		TEST_ASSERT(sa == sb && memcmp(&a, &b, sizeof(a)) == 0,
+			"frame %d (len %u): status %d and %d, or the packets "
+			"differ", i, len, sa, sb);
+		fast += sa == CFLOW_PARSE_OK && a.key.family == 4 &&
+			(a.key.proto == 6 || a.key.proto == 17);
+	}
+	TEST_ASSERT(fast > 20000, "only %lu frames for the fast path",
+		(unsigned long)fast);
+	return 0;
+}
+
 static int
 test_parse_fragments(void)
 {
@@ -4473,6 +4517,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_vlan),
 	TEST_CASE(test_parse_non_ip_and_bad_headers),
 	TEST_CASE(test_parse_padding),
+	TEST_CASE(test_parse_fast_equals_general),
 	TEST_CASE(test_parse_fragments),
 	TEST_CASE(test_parse_ipv6_extensions),
 	TEST_CASE(test_parse_truncation),
