@@ -148,11 +148,16 @@ static const struct option_def defs[] = {
 	{ "exit-on-eof", "run", "exit_on_eof", OPT_FLAG, OFF(exit_on_eof), 0,
 		1, NULL, "0", "stop when every rx_pcap queue is exhausted" },
 	{ "stats-period", "run", "stats_period", OPT_UINT, OFF(stats_period_s),
-		0, 3600, NULL, "0", "print counters every N s (0: at exit "
-		"only)" },
+		0, 3600, NULL, "0", "print a timestamped snapshot of the "
+		"counters with per-second rates and table load every N s (0: "
+		"at exit only)" },
 	{ "stats-json", "run", "stats_json", OPT_STRING, STR(stats_json),
 		"", "write the final counters as JSON to FILE",
 		SIZE(stats_json) },
+	{ "stats-json-period", "run", "stats_json_period", OPT_STRING,
+		STR(stats_json_period), "", "append a JSON object (time, "
+		"rates, counters) every --stats-period N s to FILE: JSON lines "
+		"(docs/usage.md)", SIZE(stats_json_period) },
 	{ "affinity", "workers", "affinity", OPT_CHOICE, OFF(affinity), 0, 0,
 		affinities, "auto", "how a flow reaches its one worker: rss "
 		"(symmetric RSS on every port), handoff (software hash and "
@@ -908,6 +913,12 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 	if (cfg->fp_bits == 0)
 		cfg->fp_bits = app_config_firewall(cfg) ?
 			APP_FIREWALL_FP_BITS : CF_DEFAULT_FP_BITS;
+	if (cfg->stats_json_period[0] != '\0' && cfg->stats_period_s == 0) {
+		config_msg("cuckooflow: --stats-json-period %s: needs "
+			"--stats-period N (1 to 3600 s), the period\n",
+			cfg->stats_json_period);
+		return -EINVAL;
+	}
 	return check_output(cfg->stats_json, where_json);
 }
 

@@ -94,6 +94,7 @@ struct app_config {
 	unsigned int nb_queue_map; /* 0: the default map */
 	uint64_t stats_period_s;
 	char stats_json[256];
+	char stats_json_period[256]; /* JSON lines, one per stats period */
 	uint64_t blocklist_unparsed; /* enum app_unparsed */
 	char blocklist[256];   /* text list or compiled filter file */
 	/* The inline flow filter (docs/firewall.md). */

@@ -274,6 +274,8 @@ int
 main(int argc, char **argv)
 {
 	uint64_t last_print, started, lost;
+	FILE *stats_lines = NULL;      /* --stats-json-period */
+	bool stats_lines_failed = false;
 	bool links_checked = false;
 	char **eal_argv, err[APP_BLOCKLIST_ERR_MAX], msg[8192];
 	int ret;
@@ -337,6 +339,14 @@ main(int argc, char **argv)
 		rte_exit(EXIT_FAILURE, "%s\n", err);
 	app_blocklist_telemetry();
 	app_stats_setup(&cfg, workers, run.nb_workers, &topo);
+	if (cfg.stats_json_period[0] != '\0') {
+		/* appended to: log shippers follow the file */
+		stats_lines = fopen(cfg.stats_json_period, "a");
+		if (stats_lines == NULL)
+			rte_exit(EXIT_FAILURE, "cuckooflow: --stats-json-period "
+				"%s: %s\n", cfg.stats_json_period,
+				strerror(errno));
+	}
 	app_topology_print(&topo, &cfg, workers, stdout);
 
 	for (unsigned int i = 0; i < run.nb_workers; i++)
@@ -368,7 +378,13 @@ main(int argc, char **argv)
 		}
 		if (cfg.stats_period_s != 0 && now - last_print >
 				cfg.stats_period_s * rte_get_timer_hz()) {
-			app_stats_print(stdout);
+			if (app_stats_period(stdout, stats_lines) != 0 &&
+					!stats_lines_failed) {
+				fprintf(stderr, "cuckooflow: --stats-json-period "
+					"%s: write error\n",
+					cfg.stats_json_period);
+				stats_lines_failed = true;
+			}
 			last_print = now;
 		}
 		if (cfg.emergency_load != 0)
@@ -407,6 +423,12 @@ main(int argc, char **argv)
 			!= 0) {
 		fprintf(stderr, "cuckooflow: --stats-json %s: %s\n",
 			cfg.stats_json, strerror(errno));
+		ret = EXIT_FAILURE;
+	}
+	if (stats_lines != NULL && (fclose(stats_lines) != 0 ||
+			stats_lines_failed)) {
+		fprintf(stderr, "cuckooflow: --stats-json-period %s: write "
+			"error\n", cfg.stats_json_period);
 		ret = EXIT_FAILURE;
 	}
 	/* Nothing telemetry reads may go before its handlers stop. */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_common.h>
 #include <rte_debug.h>
@@ -122,20 +123,68 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->mirror_dropped = w->mirror_dropped;
 }
 
+/*
+ * One reading of every lcore, and the total as their sum (plus the
+ * ports' own counters): the total and the lcores of one print or one
+ * JSON object always agree, though the workers count on meanwhile.
+ */
+struct snapshot {
+	uint64_t time_ns;       /* wall clock (CLOCK_REALTIME) */
+	uint64_t mono_ns;       /* CLOCK_MONOTONIC, for the rates */
+	struct lcore_counters total;
+	struct lcore_counters lcore[APP_MAX_WORKERS];
+};
+
+static uint64_t
+clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void ports_add(struct lcore_counters *sum);
+
+static void
+snapshot_read(struct snapshot *s)
+{
+	struct lcore_counters *sum = &s->total;
+
+	s->time_ns = clock_ns(CLOCK_REALTIME);
+	s->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int i = 0; i < nb_workers; i++) {
+		const struct lcore_counters *c = &s->lcore[i];
+
+		lcore_read(&workers[i], &s->lcore[i]);
+		for (unsigned int k = 0; k < NB_COUNTERS; k++)
+			*(uint64_t *)(void *)((char *)sum + counters[k].offset)
+				+= counter(c, k);
+		for (int st = 0; st < CFLOW_PARSE_STATUS_MAX; st++)
+			sum->flow.malformed[st] += c->flow.malformed[st];
+	}
+	ports_add(sum);
+}
+
 static void
 total_read(struct lcore_counters *sum)
 {
-	memset(sum, 0, sizeof(*sum));
-	for (unsigned int i = 0; i < nb_workers; i++) {
-		struct lcore_counters c;
+	struct snapshot *s = malloc(sizeof(*s));
 
-		lcore_read(&workers[i], &c);
-		for (unsigned int k = 0; k < NB_COUNTERS; k++)
-			*(uint64_t *)(void *)((char *)sum + counters[k].offset)
-				+= counter(&c, k);
-		for (int st = 0; st < CFLOW_PARSE_STATUS_MAX; st++)
-			sum->flow.malformed[st] += c.flow.malformed[st];
+	if (s == NULL) {
+		memset(sum, 0, sizeof(*sum));
+		return;
 	}
+	snapshot_read(s);
+	*sum = s->total;
+	free(s);
+}
+
+/* The ports' counters of what they could not deliver, into the total. */
+static void
+ports_add(struct lcore_counters *sum)
+{
 	for (unsigned int i = 0; i < topo->nb_ports; i++) {
 		struct rte_eth_stats st;
 
@@ -242,20 +291,16 @@ print_column_read(const struct lcore_counters *c, struct print_column *col)
 	counters_visit(c, &sink);
 }
 
-void
-app_stats_print(FILE *out)
+static void
+print_table(FILE *out, const struct snapshot *s)
 {
 	struct print_column *col = calloc(nb_workers + 1, sizeof(*col));
-	struct lcore_counters c;
 
 	if (col == NULL)
 		return;
-	total_read(&c);
-	print_column_read(&c, &col[0]);
-	for (unsigned int i = 0; i < nb_workers; i++) {
-		lcore_read(&workers[i], &c);
-		print_column_read(&c, &col[i + 1]);
-	}
+	print_column_read(&s->total, &col[0]);
+	for (unsigned int i = 0; i < nb_workers; i++)
+		print_column_read(&s->lcore[i], &col[i + 1]);
 	fprintf(out, "\n%-20s %16s", "counter", "total");
 	for (unsigned int i = 0; i < nb_workers; i++)
 		fprintf(out, " %11s%-3u", "lcore ", workers[i].lcore);
@@ -273,6 +318,118 @@ app_stats_print(FILE *out)
 	}
 	fflush(out);
 	free(col);
+}
+
+void
+app_stats_print(FILE *out)
+{
+	struct snapshot *s = malloc(sizeof(*s));
+
+	if (s == NULL)
+		return;
+	snapshot_read(s);
+	print_table(out, s);
+	free(s);
+}
+
+/* ------------------------------------------------- periodic snapshots */
+
+/* Per second over the period, from the totals. */
+struct rates {
+	double seconds;
+	double pps, bps, new_per_s, closed_per_s, expired_per_s,
+		blocked_per_s;
+};
+
+static double
+per_s(uint64_t now, uint64_t before, double seconds)
+{
+	return now >= before ? (double)(now - before) / seconds : 0;
+}
+
+static void
+rates_of(const struct snapshot *s, const struct snapshot *prev,
+		struct rates *r)
+{
+	const struct lcore_counters *a = &s->total, *b = &prev->total;
+	double t = (double)(s->mono_ns - prev->mono_ns) / 1e9;
+
+	if (t <= 0)
+		t = 1e-9;
+	r->seconds = t;
+	r->pps = per_s(a->rx_packets, b->rx_packets, t);
+	r->bps = 8 * per_s(a->flow.bytes + a->blocked_bytes,
+		b->flow.bytes + b->blocked_bytes, t);
+	r->new_per_s = per_s(a->flow.flows_new, b->flow.flows_new, t);
+	r->closed_per_s = per_s(a->flow.flows_closed, b->flow.flows_closed,
+		t);
+	r->expired_per_s = per_s(a->flow.flows_expired,
+		b->flow.flows_expired, t);
+	r->blocked_per_s = per_s(a->blocked_packets, b->blocked_packets, t);
+}
+
+static void
+time_text(uint64_t ns, char *buf, size_t len)
+{
+	time_t sec = (time_t)(ns / 1000000000u);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ",
+		tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		tm.tm_min, tm.tm_sec, (unsigned int)(ns % 1000000000u /
+		1000000u));
+}
+
+static double
+table_load(const struct app_worker *w)
+{
+	struct cf_stats st;
+
+	cf_stats(cflow_tracker_filter(w->tracker), &st);
+	return st.load_factor;
+}
+
+static struct snapshot *period_prev;
+
+static void json_snapshot(FILE *f, const struct snapshot *s,
+		const struct rates *r);
+
+int
+app_stats_period(FILE *out, FILE *json)
+{
+	struct snapshot *s = malloc(sizeof(*s));
+	char when[96];
+	struct rates r;
+	double max = 0;
+
+	if (s == NULL)
+		return -ENOMEM;
+	snapshot_read(s);
+	rates_of(s, period_prev, &r);
+	time_text(s->time_ns, when, sizeof(when));
+	fprintf(out, "\n== cuckooflow stats %s, over %.2f s ==\n"
+		"rates: %.0f pps, %.3f Mbit/s, %.1f new flows/s, %.1f "
+		"closed/s, %.1f expired/s, %.1f blocked/s\ntable load:", when,
+		r.seconds, r.pps, r.bps / 1e6, r.new_per_s, r.closed_per_s,
+		r.expired_per_s, r.blocked_per_s);
+	for (unsigned int i = 0; i < nb_workers; i++) {
+		double l = table_load(&workers[i]);
+
+		fprintf(out, "%s lcore %u %.3f%%", i ? "," : "",
+			workers[i].lcore, 100 * l);
+		if (l > max)
+			max = l;
+	}
+	fprintf(out, " (max %.3f%%)\n", 100 * max);
+	print_table(out, s);
+	if (json != NULL) {
+		json_snapshot(json, s, &r);
+		fflush(json);
+	}
+	free(period_prev);
+	period_prev = s;
+	return json != NULL && ferror(json) ? -EIO : 0;
 }
 
 /* -------------------------------------------------------------- JSON */
@@ -333,42 +490,71 @@ app_stats_rx_lost(void)
 	return total.rx_nombuf + total.rx_missed + total.rx_errors;
 }
 
-int
-app_stats_write_json(const char *path)
+/* One object: with @p r, a period's (time, interval, rates first);
+ * without, the final counters' (--stats-json). */
+static void
+json_snapshot(FILE *f, const struct snapshot *s, const struct rates *r)
 {
-	struct json_out j = { fopen(path, "w"), true };
+	struct json_out j = { f, true };
 	const struct stats_sink sink = { json_u64, json_group, &j };
-	struct lcore_counters c;
+	char when[96];
 
-	if (j.f == NULL)
-		return -errno;
-	total_read(&c);
-	fprintf(j.f, "{\"total\": {");
-	counters_visit(&c, &sink);
-	fprintf(j.f, "},\n \"lcores\": [");
+	fprintf(f, "{");
+	if (r != NULL) {
+		time_text(s->time_ns, when, sizeof(when));
+		fprintf(f, "\"time\": \"%s\", \"time_ns\": %" PRIu64 ", "
+			"\"interval_s\": %.3f, \"rates\": {\"pps\": %.1f, "
+			"\"bps\": %.1f, \"new_per_s\": %.1f, "
+			"\"closed_per_s\": %.1f, \"expired_per_s\": %.1f, "
+			"\"blocked_per_s\": %.1f}, ", when, s->time_ns,
+			r->seconds, r->pps, r->bps, r->new_per_s,
+			r->closed_per_s, r->expired_per_s, r->blocked_per_s);
+	}
+	fprintf(f, "\"total\": {");
+	counters_visit(&s->total, &sink);
+	fprintf(f, "},%s\"lcores\": [", r != NULL ? " " : "\n ");
 	for (unsigned int i = 0; i < nb_workers; i++) {
-		lcore_read(&workers[i], &c);
-		fprintf(j.f, "%s{\"lcore\": %u", i ? ", " : "",
+		fprintf(f, "%s{\"lcore\": %u", i ? ", " : "",
 			workers[i].lcore);
 		j.first = false;
-		counters_visit(&c, &sink);
-		fprintf(j.f, "}");
+		counters_visit(&s->lcore[i], &sink);
+		fprintf(f, "}");
 	}
-	fprintf(j.f, "],\n \"table\": {");
+	fprintf(f, "],%s\"table\": {", r != NULL ? " " : "\n ");
 	for (unsigned int i = 0; i < nb_workers; i++) {
-		fprintf(j.f, "%s\"lcore_%u\": {", i ? ", " : "",
+		fprintf(f, "%s\"lcore_%u\": {", i ? ", " : "",
 			workers[i].lcore);
 		j.first = true;
 		table_visit(&workers[i], &sink);
-		fprintf(j.f, "}");
+		fprintf(f, "}");
 	}
-	fprintf(j.f, "}}\n");
-	if (ferror(j.f)) {
-		fclose(j.f);
+	fprintf(f, "}}\n");
+}
+
+int
+app_stats_write_json(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	struct snapshot *s = malloc(sizeof(*s));
+
+	if (f == NULL || s == NULL) {
+		int e = f == NULL ? errno : ENOMEM;
+
+		if (f != NULL)
+			fclose(f);
+		free(s);
+		errno = e;
+		return -e;
+	}
+	snapshot_read(s);
+	json_snapshot(f, s, NULL);
+	free(s);
+	if (ferror(f)) {
+		fclose(f);
 		errno = EIO;
 		return -EIO;
 	}
-	return fclose(j.f) == 0 ? 0 : -errno;
+	return fclose(f) == 0 ? 0 : -errno;
 }
 
 /* --------------------------------------------------------- telemetry */
@@ -523,6 +709,11 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 	workers = w;
 	nb_workers = n;
 	topo = t;
+	/* the first period's rates count from here */
+	period_prev = calloc(1, sizeof(*period_prev));
+	if (period_prev == NULL)
+		rte_exit(EXIT_FAILURE, "cuckooflow: out of memory\n");
+	period_prev->mono_ns = clock_ns(CLOCK_MONOTONIC);
 	for (unsigned int i = 0; i < RTE_DIM(cmds); i++)
 		app_telemetry_register(cmds[i].cmd, cmds[i].fn, cmds[i].help);
 }

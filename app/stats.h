@@ -22,6 +22,16 @@ void app_stats_setup(const struct app_config *cfg,
 
 void app_stats_print(FILE *out);
 
+/*
+ * A period's snapshot (main lcore, every --stats-period): its wall-clock
+ * time, per-second rates since the previous one (or the start), each
+ * table's load, and the counter table, to @p out; with @p json, the
+ * same as one JSON line (the --stats-json object with "time",
+ * "time_ns", "interval_s" and "rates" first). 0, or -EIO if @p json has
+ * an error.
+ */
+int app_stats_period(FILE *out, FILE *json);
+
 /* Packets the ports could not deliver: rx_nombuf + rx_missed +
  * rx_errors, summed over the ports. */
 uint64_t app_stats_rx_lost(void);

@@ -1673,3 +1673,88 @@ def test_unreadable_capture(name):
     rc, log = app(path, ["--exit-on-eof", "--clock", "pkt"])
     assert rc != 0 and path in log and word in log and \
         "packets " not in log, "rc %d: %s" % (rc, log.strip()[-300:])
+
+
+STATS_PORT_KEYS = ("rx_nombuf", "rx_missed", "rx_errors")
+
+
+@pytest.mark.parametrize("nb", [1, 2])
+def test_stats_period(nb):
+    """--stats-period prints a timestamped snapshot with rates and table
+    load; --stats-json-period appends the same as JSON lines: in each,
+    the total is the sum of the lcores (their counters read once for
+    both), the rates are the totals' differences over the interval, and
+    the last line has every packet of the capture."""
+    mixed = os.path.join(PCAPS, "mixed.pcap")
+    lines_path = os.path.join(TMP, "period%d.jsonl" % nb)
+    if os.path.exists(lines_path):
+        os.unlink(lines_path)
+    p = subprocess.Popen(
+        [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
+         "512", "--log-level=lib.*:error", "--file-prefix=cfe2estat%d_%d" %
+         (os.getpid(), nb),
+         "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (mixed, os.devnull),
+         "--", "--stats-period", "1", "--stats-json-period", lines_path],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    objs = []
+    try:
+        for _ in range(100):  # up to 10 s for 3 periods
+            if os.path.exists(lines_path):
+                with open(lines_path) as f:
+                    objs = [json.loads(x) for x in f if x.endswith("\n")]
+            if len(objs) >= 3:
+                break
+            time.sleep(0.1)
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
+    no_crash(p.returncode, log=out)
+    assert p.returncode == 0, out[-500:]
+    assert len(objs) >= 3, out[-500:]
+    heads = re.findall(r"== cuckooflow stats (\S+), over ([0-9.]+) s ==\n"
+                       r"rates: (\d+) pps, .*\ntable load: (.*)\n", out)
+    assert len(heads) >= 3, out[:800]
+    assert heads[0][0] == objs[0]["time"]
+    assert all(h[3].count("lcore") == nb for h in heads)
+    prev = None
+    for o in objs:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
+                            o["time"]), o["time"]
+        assert set(o) >= {"time", "time_ns", "interval_s", "rates",
+                          "total", "lcores", "table"}
+        assert len(o["lcores"]) == nb and len(o["table"]) == nb
+        for k, v in o["total"].items():
+            if k in STATS_PORT_KEYS:
+                continue
+            if isinstance(v, dict):
+                for r, n in v.items():
+                    assert n == sum(lc[k][r] for lc in o["lcores"]), (k, r)
+            else:
+                assert v == sum(lc[k] for lc in o["lcores"]), k
+        t, b = o["total"], prev["total"] if prev else None
+
+        def delta(key):
+            return t[key] - (b[key] if b else 0)
+
+        dt = o["interval_s"]
+        assert dt > 0.5
+        for rate, key in (("pps", "rx_packets"), ("new_per_s", "flows_new"),
+                          ("closed_per_s", "flows_closed"),
+                          ("expired_per_s", "flows_expired"),
+                          ("blocked_per_s", "blocked_packets")):
+            assert abs(o["rates"][rate] * dt - delta(key)) <= \
+                0.01 * delta(key) + 1, (rate, o["rates"], dt, delta(key))
+        if prev:
+            assert o["time_ns"] > prev["time_ns"]
+        prev = o
+    assert objs[-1]["total"]["rx_packets"] == len(pcap_frames(mixed))
+    assert objs[-1]["total"]["packets"] == len(pcap_frames(mixed))
+
+
+def test_stats_json_period_needs_period():
+    """--stats-json-period without --stats-period is refused, naming
+    both options."""
+    rc, log = app(os.path.join(PCAPS, "mixed.pcap"),
+                  ["--stats-json-period", os.path.join(TMP, "x.jsonl")])
+    assert rc != 0 and "--stats-json-period" in log and \
+        "--stats-period" in log, log[-300:]
