@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Serve cuckooflow's counters to Prometheus.
 
-Reads DPDK telemetry (/cuckooflow/stats, /cuckooflow/lcore,<id> and
-/cuckooflow/table) on every scrape, and serves them as Prometheus text on
-http://ADDRESS:PORT/metrics. The address defaults to 127.0.0.1.
+Reads DPDK telemetry (/cuckooflow/stats, /cuckooflow/lcore,<id>,
+/cuckooflow/table and /cuckooflow/blocklist) on every scrape, and serves
+them as Prometheus text on http://ADDRESS:PORT/metrics (the series:
+docs/usage.md). The address defaults to 127.0.0.1.
 
 usage: cuckooflow_exporter.py [--file-prefix PREFIX] [--port 9109]
                               [--address 127.0.0.1]
@@ -18,42 +19,88 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from dpdk_telemetry import Telemetry, socket_path  # noqa: E402
 
-from prometheus_client import start_http_server
-from prometheus_client.core import (REGISTRY, CounterMetricFamily,
-                                    GaugeMetricFamily)
+try:
+    from prometheus_client import start_http_server
+    from prometheus_client.core import (REGISTRY, CounterMetricFamily,
+                                        GaugeMetricFamily)
+except ImportError:
+    sys.exit("cuckooflow_exporter: needs prometheus_client: install "
+             "Debian's python3-prometheus-client and run this with "
+             "/usr/bin/python3 (as its first line says)")
 
 GAUGES = {"active", "emergency"}  # the others only grow
+# Counted by the ports, not by an lcore: exported once, without a label
+# (the per-lcore replies hold 0 for them).
+PORT_COUNTERS = {"rx_nombuf", "rx_missed", "rx_errors"}
+BLOCKLIST_GAUGES = ("entries", "addresses", "prefixes", "flows",
+                    "prefix_lengths_v4", "prefix_lengths_v6",
+                    "bits_per_entry_milli")
 
 
 class Collector:
+    """One scrape: cuckooflow_up, then (when cuckooflow answers) every
+    counter per lcore only (sum() over lcore gives the total), the ports'
+    counters unlabelled, each flow table's figures and the blocklist's."""
+
     def __init__(self, tel):
         self.tel = tel
 
     def collect(self):
+        up = GaugeMetricFamily("cuckooflow_up", "1 if cuckooflow answered "
+                               "this scrape's telemetry queries, else 0")
         try:
-            total = self.tel.query("/cuckooflow/stats")
+            total = self.tel.query("/cuckooflow/stats") or {}
             table = self.tel.query("/cuckooflow/table") or {}
+            lcores = sorted(int(k.split("_")[1]) for k in table)
+            per = {lc: self.tel.query("/cuckooflow/lcore,%d" % lc) or {}
+                   for lc in lcores}
+            bl = self.tel.query("/cuckooflow/blocklist") or {}
         except (OSError, ValueError):
-            return  # cuckooflow not running: no samples
-        lcores = sorted(int(k.split("_")[1]) for k in table)
-        per = {lc: self.tel.query("/cuckooflow/lcore,%d" % lc) or {}
-               for lc in lcores}
-        for name in sorted(total or {}):
+            up.add_metric([], 0)
+            yield up
+            return  # cuckooflow not running: no other samples
+        up.add_metric([], 1)
+        yield up
+        for name in sorted(total):
+            if not isinstance(total[name], (int, float)):
+                continue
             family = GaugeMetricFamily if name in GAUGES else \
                 CounterMetricFamily
+            if name in PORT_COUNTERS:
+                m = family("cuckooflow_" + name, "cuckooflow counter " +
+                           name + " (all ports)")
+                m.add_metric([], total[name])
+                yield m
+                continue
             m = family("cuckooflow_" + name, "cuckooflow counter " + name,
                        labels=["lcore"])
-            m.add_metric(["all"], total[name])
             for lc in lcores:
                 if name in per[lc]:
                     m.add_metric([str(lc)], per[lc][name])
             yield m
-        for key in ("items", "slots", "bytes", "load_ppm", "stash"):
+        keys = sorted({k for v in table.values() for k in v})
+        for key in keys:
             g = GaugeMetricFamily("cuckooflow_table_" + key,
                                   "flow table " + key, labels=["lcore"])
             for lc in lcores:
                 g.add_metric([str(lc)], table["lcore_%d" % lc].get(key, 0))
             yield g
+        for key in ("reloads", "reload_failures"):
+            if key in bl:
+                c = CounterMetricFamily("cuckooflow_blocklist_" + key,
+                                        "blocklist " + key)
+                c.add_metric([], bl[key])
+                yield c
+        loaded = GaugeMetricFamily("cuckooflow_blocklist_loaded",
+                                   "1 if a blocklist is in force")
+        loaded.add_metric([], 1 if "entries" in bl else 0)
+        yield loaded
+        for key in BLOCKLIST_GAUGES:
+            if key in bl:
+                g = GaugeMetricFamily("cuckooflow_blocklist_" + key,
+                                      "blocklist " + key)
+                g.add_metric([], bl[key])
+                yield g
 
 
 def main():

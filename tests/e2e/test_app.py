@@ -492,26 +492,29 @@ def telemetry_run():
                                 "--port", str(port)],
                                stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
-        metrics = ""
-        for _ in range(50):
-            time.sleep(0.1)
-            try:
-                metrics = urllib.request.urlopen(
-                    "http://127.0.0.1:%d/metrics" % port,
-                    timeout=5).read().decode()
-                break
-            except OSError:
-                continue
-        exp.terminate()
-        exp.wait(timeout=10)
+        def scrape():
+            for _ in range(50):
+                time.sleep(0.1)
+                try:
+                    return urllib.request.urlopen(
+                        "http://127.0.0.1:%d/metrics" % port,
+                        timeout=5).read().decode()
+                except OSError:
+                    continue
+            return ""
+
+        metrics = scrape()
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
+        metrics_down = scrape()  # cuckooflow stopped
+        exp.terminate()
+        exp.wait(timeout=10)
         no_crash(proc.returncode, log=proc.stderr.read())
         with open(out) as f:
             final = json.load(f)["total"]
         return {"stats": stats, "commands": commands, "bad": bad,
                 "alive": alive, "metrics": metrics, "final": final,
-                "rc": proc.returncode}
+                "rc": proc.returncode, "metrics_down": metrics_down}
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -530,15 +533,34 @@ def test_telemetry_commands_and_final_stats(telemetry_run):
 
 
 def test_prometheus_exporter(telemetry_run):
-    """prometheus exporter: /metrics parses, counters match."""
+    """prometheus exporter: /metrics parses; cuckooflow_up 1; counters
+    per lcore only (no lcore="all" total beside them, which sum()
+    counted twice), matching the run; the ports' counters once, without
+    a label; table and blocklist gauges; after cuckooflow stops,
+    cuckooflow_up 0 and nothing else."""
     families = {f.name: f for f in
                 text_string_to_metric_families(telemetry_run["metrics"])}
     packets = families.get("cuckooflow_packets")
     exported = packets and {s.labels["lcore"]: s.value
                             for s in packets.samples
                             if s.name == "cuckooflow_packets_total"}
-    assert exported == {k: float(mixed_count()) for k in ("all", "1")}, \
+    assert exported == {"1": float(mixed_count())}, \
         "exported %r, %d families" % (exported, len(families))
+    labels = [s.labels.get("lcore") for f in families.values()
+              for s in f.samples]
+    assert "all" not in labels
+    up = families["cuckooflow_up"].samples[0].value
+    missed = families["cuckooflow_rx_missed"].samples
+    assert up == 1 and len(missed) == 1 and missed[0].labels == {}
+    assert families["cuckooflow_table_load_ppm"].samples[0].labels == \
+        {"lcore": "1"}
+    assert families["cuckooflow_blocklist_loaded"].samples[0].value == 0
+    assert "cuckooflow_blocklist_reload_failures" in families
+    down = {f.name: f for f in
+            text_string_to_metric_families(telemetry_run["metrics_down"])}
+    ours = [n for n in down if n.startswith("cuckooflow_")]
+    assert ours == ["cuckooflow_up"] and \
+        down["cuckooflow_up"].samples[0].value == 0, ours
 
 
 def free_port():
