@@ -17,6 +17,7 @@ import socket
 import struct
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -1780,3 +1781,84 @@ def test_stats_json_period_needs_period():
                   ["--stats-json-period", os.path.join(TMP, "x.jsonl")])
     assert rc != 0 and "--stats-json-period" in log and \
         "--stats-period" in log, log[-300:]
+
+
+def test_alert_rules_promtool():
+    """config/cuckooflow-alerts.yml passes promtool's check, and its unit
+    tests (each alert fires on its series, not on quiet ones) pass."""
+    rules = os.path.join(os.path.dirname(__file__), "..", "..", "config",
+                         "cuckooflow-alerts.yml")
+    p = subprocess.run(["promtool", "check", "rules", rules],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = subprocess.run(["promtool", "test", "rules",
+                        "cuckooflow-alerts.test.yml"],
+                       cwd=os.path.dirname(os.path.abspath(__file__)),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def prom_query(port, expr):
+    url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (
+        port, urllib.parse.quote(expr))
+    reply = json.loads(urllib.request.urlopen(url, timeout=5).read())
+    assert reply["status"] == "success", reply
+    return reply["data"]["result"]
+
+
+def test_prometheus_server_scrapes():
+    """A real Prometheus server (Debian's) scrapes the exporter while
+    cuckooflow runs with 2 workers on mixed.pcap: a query through its
+    HTTP API sums the per-lcore packet counters to the capture's count,
+    and cuckooflow_up is 1."""
+    global runs
+    runs += 1
+    prefix = "cfe2eprom%d_%d" % (os.getpid(), runs)
+    pcap = os.path.join(PCAPS, "mixed.pcap")
+    exp_port, prom_port = free_port(), free_port()
+    work = os.path.join(TMP, "prom%d" % runs)
+    os.makedirs(work, exist_ok=True)
+    conf = os.path.join(work, "prometheus.yml")
+    with open(conf, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                "scrape_configs:\n  - job_name: cuckooflow\n"
+                "    static_configs:\n      - targets: ['127.0.0.1:%d']\n"
+                % exp_port)
+    procs = []
+    try:
+        procs.append(subprocess.Popen(
+            [APP, "--lcores", WORKER_LCORES[2], "--no-pci", "--no-huge",
+             "-m", "512", "--log-level=lib.*:error",
+             "--file-prefix=" + prefix, "--vdev",
+             "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % pcap],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(
+            [EXPORTER, "--file-prefix", prefix, "--port", str(exp_port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(
+            ["prometheus", "--config.file=" + conf,
+             "--storage.tsdb.path=" + os.path.join(work, "data"),
+             "--web.listen-address=127.0.0.1:%d" % prom_port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        total, up = None, None
+        for _ in range(300):  # up to 30 s
+            time.sleep(0.1)
+            try:
+                r = prom_query(prom_port, "sum(cuckooflow_packets_total)")
+                u = prom_query(prom_port, "cuckooflow_up")
+            except (OSError, ValueError):
+                continue
+            if r and u:
+                total, up = float(r[0]["value"][1]), float(u[0]["value"][1])
+                if total == mixed_count():
+                    break
+        lanes = prom_query(prom_port, "count(cuckooflow_packets_total)")
+        assert total == mixed_count() and up == 1 and \
+            int(lanes[0]["value"][1]) == 2, (total, up, lanes)
+    finally:
+        for p in reversed(procs):
+            p.send_signal(signal.SIGINT if p is procs[0] else signal.SIGTERM)
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
