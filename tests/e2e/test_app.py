@@ -1810,7 +1810,8 @@ def test_prometheus_server_scrapes():
     """A real Prometheus server (Debian's) scrapes the exporter while
     cuckooflow runs with 2 workers on mixed.pcap: a query through its
     HTTP API sums the per-lcore packet counters to the capture's count,
-    and cuckooflow_up is 1."""
+    cuckooflow_up is 1, and every panel query of the Grafana dashboard
+    (config/cuckooflow-grafana.json) is valid and returns data."""
     global runs
     runs += 1
     prefix = "cfe2eprom%d_%d" % (os.getpid(), runs)
@@ -1855,6 +1856,20 @@ def test_prometheus_server_scrapes():
         lanes = prom_query(prom_port, "count(cuckooflow_packets_total)")
         assert total == mixed_count() and up == 1 and \
             int(lanes[0]["value"][1]) == 2, (total, up, lanes)
+        # Every panel of the Grafana dashboard is a query this server
+        # answers with data (rates need two scrapes: a few seconds).
+        with open(os.path.join(os.path.dirname(__file__), "..", "..",
+                               "config", "cuckooflow-grafana.json")) as f:
+            exprs = [t["expr"] for panel in json.load(f)["panels"]
+                     for t in panel["targets"]]
+        assert len(exprs) >= 8
+        empty = exprs
+        for _ in range(100):
+            empty = [e for e in exprs if not prom_query(prom_port, e)]
+            if not empty:
+                break
+            time.sleep(0.1)
+        assert not empty, empty
     finally:
         for p in reversed(procs):
             p.send_signal(signal.SIGINT if p is procs[0] else signal.SIGTERM)
