@@ -388,8 +388,11 @@ set_value(struct app_config *cfg, const struct option_def *d,
 					value);
 			else
 				config_msg("cuckooflow: %s %s: want an "
-					"integer in %" PRIu64 "..%" PRIu64 "\n",
-					where, value, d->min, d->max);
+					"integer in %" PRIu64 "..%" PRIu64 "%s%s"
+					"\n", where, value, d->min, d->max,
+					d->zero_word != NULL ? ", or " : "",
+					d->zero_word != NULL ? d->zero_word :
+					"");
 			return -EINVAL;
 		}
 		if (strcmp(d->name, "idle-timeout") == 0) {

@@ -61,6 +61,16 @@ usage(void)
 	return EXIT_USAGE;
 }
 
+/* What is wrong with the command line, then the usage: exit 2. */
+static int
+usage_because(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "cuckooflow-filter: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return usage();
+}
+
 /* Output that could not be written (a full disk, a closed pipe) is an
  * error too. */
 static int
@@ -117,11 +127,16 @@ build(int argc, char **argv)
 		} else if (list == NULL && argv[i][0] != '-') {
 			list = argv[i];
 		} else {
-			return usage();
+			return usage_because(strcmp(argv[i], "-o") == 0 ||
+				strcmp(argv[i], "--fp-bits") == 0 ?
+				"build: %s needs a value" :
+				"build: %s: unexpected argument", argv[i]);
 		}
 	}
-	if (list == NULL || out == NULL)
-		return usage();
+	if (list == NULL)
+		return usage_because("build: %s", "no LIST to compile");
+	if (out == NULL)
+		return usage_because("build: %s", "-o FILE is missing");
 	bl = cbl_read(list, (unsigned int)fp_bits, err, sizeof(err));
 	if (bl == NULL) {
 		fprintf(stderr, "cuckooflow-filter: %s\n", err);
@@ -194,13 +209,17 @@ main(int argc, char **argv)
 		print_usage(stdout);
 		return finish(EXIT_SUCCESS);
 	}
-	if (argc < 3)
-		return usage();
+	if (argc < 2)
+		return usage_because("%s", "no command (build, query or info)");
 	if (strcmp(argv[1], "build") == 0)
 		return build(argc - 2, argv + 2);
-	if (strcmp(argv[1], "info") == 0 && argc == 3)
-		return info(argv[2]);
-	if (strcmp(argv[1], "query") == 0 && argc >= 4)
-		return query(argv[2], argc - 3, argv + 3);
-	return usage();
+	if (strcmp(argv[1], "info") == 0)
+		return argc == 3 ? info(argv[2]) :
+			usage_because("info: %s", "want one FILE");
+	if (strcmp(argv[1], "query") == 0)
+		return argc >= 4 ? query(argv[2], argc - 3, argv + 3) :
+			usage_because("query: %s", "want a FILE and at least "
+				"one ENTRY");
+	return usage_because("%s: unknown command (want build, query or "
+		"info)", argv[1]);
 }

@@ -178,6 +178,26 @@ def test_usage_error_stderr_exit_2(args, lst, cf):
     assert r.rc == 2 and r.stdout == "" and r.stderr != "", r
 
 
+@pytest.mark.parametrize("args,says", [
+    (["frobnicate", "x"], "frobnicate: unknown command (want build, "
+     "query or info)"),
+    ([], "no command"),
+    (["build"], "build: no LIST"),
+    (["build", "LIST"], "build: -o FILE is missing"),
+    (["build", "LIST", "-o"], "build: -o needs a value"),
+    (["build", "LIST", "-o", "CF", "-z"], "build: -z: unexpected argument"),
+    (["info"], "info: want one FILE"),
+    (["query", "CF"], "query: want a FILE and at least one ENTRY")],
+    ids=lambda a: " ".join(a) if isinstance(a, list) else "")
+def test_usage_error_says_what(args, says, lst, cf):
+    """A usage error's first line says what is wrong, before the usage
+    (it printed the usage alone)."""
+    r = Run([{"LIST": lst, "CF": cf}.get(a, a) for a in args])
+    first = r.stderr.splitlines()[0] if r.stderr else ""
+    assert r.rc == 2 and first.startswith("cuckooflow-filter: ") and \
+        says in first, r
+
+
 def test_query_listed_exit_0(cf):
     r = Run(["query", cf, "192.0.2.1"])
     assert r.rc == 0 and r.stdout == "192.0.2.1: address\n", r

@@ -233,6 +233,9 @@ BAD_OPTIONS = [
     (["--mode", "bridge"], "--mode"),
     (["--fp-bits", "3"], "--fp-bits"),
     (["--fp-bits", "33"], "--fp-bits"),
+    # a word for 0 is named with the range
+    (["--fp-bits", "x"], "--fp-bits x: want an integer in 4..32, or auto"),
+    (["--rxq", "x"], "--rxq x: want an integer in 1..1024, or auto"),
     (["--flows", "0"], "--flows"),
     (["--flows", "2061584303"], "--flows"),
     (["--flows", "2147483648"], "--flows"),
