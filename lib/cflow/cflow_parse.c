@@ -800,18 +800,22 @@ parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 	return true;
 }
 
+static enum cflow_parse_status parse_general(const uint8_t *buf,
+		uint32_t len, const struct cflow_parse_params *params,
+		struct cflow_packet *pkt);
+
 enum cflow_parse_status
 cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt)
 {
+	memset(pkt, 0, sizeof(*pkt));
 	if ((params == NULL || (params->link_type == CFLOW_LINK_EN10MB &&
-			(params->decap & CFLOW_DECAP_ALL) == 0))) {
-		memset(pkt, 0, sizeof(*pkt));
-		if (parse_fast_v4(buf, len, pkt))
-			return CFLOW_PARSE_OK;
-	}
-	return cflow_parse_general(buf, len, params, pkt);
+			(params->decap & CFLOW_DECAP_ALL) == 0)) &&
+			parse_fast_v4(buf, len, pkt))
+		return CFLOW_PARSE_OK;
+	/* the fast path writes nothing unless it takes the frame */
+	return parse_general(buf, len, params, pkt);
 }
 
 enum cflow_parse_status
@@ -819,11 +823,20 @@ cflow_parse_general(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt)
 {
+	memset(pkt, 0, sizeof(*pkt));
+	return parse_general(buf, len, params, pkt);
+}
+
+/* Every frame, into a zeroed @p pkt. */
+static enum cflow_parse_status
+parse_general(const uint8_t *buf, uint32_t len,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkt)
+{
 	uint32_t off = 0, vlan = 0;
 	enum cflow_parse_status st;
 	uint16_t type = 0;
 
-	memset(pkt, 0, sizeof(*pkt));
 	st = parse_link(buf, len, params != NULL ? params->link_type :
 			CFLOW_LINK_EN10MB, &off, &type);
 	if (st != CFLOW_PARSE_OK)

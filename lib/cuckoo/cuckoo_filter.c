@@ -1636,6 +1636,30 @@ due_one(const struct due_prep *p, uint64_t v)
 	return ((p->now - stamp - p->lo) & p->smask) <= p->span;
 }
 
+/* Slots (bit s) of one word of values whose stamps are due (SWAR). */
+static inline uint64_t
+due_word_slots(const struct due_prep *p, uint64_t word)
+{
+	uint64_t x = (word >> p->shift) & p->fm;
+	uint64_t d = (p->now_g - x) & p->fm;
+	uint64_t a = ((d | p->g) - p->lo_rep) & p->fm;
+	uint64_t flags = ~(a + p->c_rep) & p->g;
+
+	return lane_slots(flags >> p->bits, p->mul, p->mul_shift, p->lanes);
+}
+
+/* Slots (bit s) of a bucket word of fingerprints that are not 0
+ * (p->fp_swar): exact nonzero lanes, gathered. */
+static inline uint64_t
+nonzero_fp_slots(const struct cf_filter *f, const struct due_prep *p,
+		uint64_t w)
+{
+	uint64_t nz = (((w & p->fp_low) + p->fp_low) | w) & f->lane_hi;
+
+	return lane_slots(nz >> (f->fp_bits - 1), p->fp_mul, p->fp_mul_shift,
+			f->slots);
+}
+
 /* Slots (bit s) of bucket i whose values are due, used or not. */
 static inline uint64_t
 due_values(const struct cf_filter *f, const struct due_prep *p, uint32_t i)
@@ -1650,15 +1674,9 @@ due_values(const struct cf_filter *f, const struct due_prep *p, uint32_t i)
 	}
 	const uint8_t *v = cf_value_ptr(f, slot0);
 
-	for (uint32_t w = 0; w < p->words; w++) {
-		uint64_t x = (cf_load64(v + 8 * w) >> p->shift) & p->fm;
-		uint64_t d = (p->now_g - x) & p->fm;
-		uint64_t a = ((d | p->g) - p->lo_rep) & p->fm;
-		uint64_t flags = ~(a + p->c_rep) & p->g;
-
-		due |= lane_slots(flags >> p->bits, p->mul, p->mul_shift,
-				p->lanes) << (w * p->lanes);
-	}
+	for (uint32_t w = 0; w < p->words; w++)
+		due |= due_word_slots(p, cf_load64(v + 8 * w)) <<
+			(w * p->lanes);
 	return due;
 }
 
@@ -1668,13 +1686,8 @@ used_slots(const struct cf_filter *f, const struct due_prep *p, uint32_t i)
 {
 	uint64_t used = 0;
 
-	if (p->fp_swar) {
-		uint64_t w = cf_bucket_lanes(f, i, f->mode);
-		uint64_t nz = (((w & p->fp_low) + p->fp_low) | w) & f->lane_hi;
-
-		return lane_slots(nz >> (f->fp_bits - 1), p->fp_mul,
-				p->fp_mul_shift, f->slots);
-	}
+	if (p->fp_swar)
+		return nonzero_fp_slots(f, p, cf_bucket_lanes(f, i, f->mode));
 	if (f->mode == CF_MODE_SEMISORT) {
 		struct cf_bucket b;
 
@@ -1699,18 +1712,9 @@ due_batch_words(const struct cf_filter *f, const struct due_prep *p,
 	uint64_t due = 0;
 
 	for (uint32_t j = 0; j < nb; j++) {
-		uint64_t x = (cf_load64(v) >> p->shift) & p->fm;
-		uint64_t d = (p->now_g - x) & p->fm;
-		uint64_t a = ((d | p->g) - p->lo_rep) & p->fm;
-		uint64_t flags = ~(a + p->c_rep) & p->g;
-		uint64_t w = cf_load64(fp) & f->bucket_word_mask;
-		uint64_t nz = (((w & p->fp_low) + p->fp_low) | w) &
-			f->lane_hi;
-
-		due |= (lane_slots(flags >> p->bits, p->mul, p->mul_shift,
-				p->lanes) &
-			lane_slots(nz >> (f->fp_bits - 1), p->fp_mul,
-				p->fp_mul_shift, f->slots)) << (j * f->slots);
+		due |= (due_word_slots(p, cf_load64(v)) &
+			nonzero_fp_slots(f, p, cf_load64(fp) &
+				f->bucket_word_mask)) << (j * f->slots);
 		v += p->value_stride;
 		fp += f->pitch_bytes;
 	}
