@@ -158,6 +158,10 @@ static const struct option_def defs[] = {
 		STR(stats_json_period), "", "append a JSON object (time, "
 		"rates, counters) every --stats-period N s to FILE: JSON lines "
 		"(docs/usage.md)", SIZE(stats_json_period) },
+	{ "state-file", "run", "state_file", OPT_STRING, STR(state_file), "",
+		"warm restart: save every worker's flow table to FILE at "
+		"exit, take it over at start if saved by a run like this one "
+		"(docs/usage.md)", SIZE(state_file) },
 	{ "affinity", "workers", "affinity", OPT_CHOICE, OFF(affinity), 0, 0,
 		affinities, "auto", "how a flow reaches its one worker: rss "
 		"(symmetric RSS on every port), handoff (software hash and "
@@ -760,6 +764,44 @@ check_inline(struct app_config *cfg)
 }
 
 /*
+ * --state-file is written at the end of the run, through a temporary
+ * file beside it: its directory must exist and be writable now.
+ */
+static int
+check_state_dir(const char *path)
+{
+	char dir[sizeof(((struct app_config *)0)->state_file)];
+	char *slash;
+	struct stat sb;
+
+	if (path[0] == '\0')
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (path[strlen(path) - 1] == '/' || (stat(path, &sb) == 0 &&
+			!S_ISREG(sb.st_mode))) {
+		config_msg("cuckooflow: --state-file %s: want a regular file "
+			"(it is replaced at exit)\n", path);
+		return -EINVAL;
+	}
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+			access(dir, W_OK | X_OK) != 0) {
+		config_msg("cuckooflow: --state-file %s: directory %s: %s\n",
+			path, dir, stat(dir, &sb) != 0 ? strerror(errno) :
+			!S_ISDIR(sb.st_mode) ? "not a directory" :
+			"not writable");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
  * --stats-json is written at the end of the run: check now that it can
  * be, without truncating a file that is there (opened for append) or
  * leaving one that was not (created, then removed). A FIFO or socket is
@@ -922,6 +964,9 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 			cfg->stats_json_period);
 		return -EINVAL;
 	}
+	ret = check_state_dir(cfg->state_file);
+	if (ret < 0)
+		return ret;
 	return check_output(cfg->stats_json, where_json);
 }
 

@@ -95,6 +95,7 @@ struct app_config {
 	uint64_t stats_period_s;
 	char stats_json[256];
 	char stats_json_period[256]; /* JSON lines, one per stats period */
+	char state_file[256];  /* warm restart: flow tables saved and read */
 	uint64_t blocklist_unparsed; /* enum app_unparsed */
 	char blocklist[256];   /* text list or compiled filter file */
 	/* The inline flow filter (docs/firewall.md). */

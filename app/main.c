@@ -35,6 +35,7 @@
 #include "config.h"
 #include "blocklist_rcu.h"
 #include "ports.h"
+#include "state.h"
 #include "stats.h"
 #include "telemetry.h"
 #include "worker.h"
@@ -47,6 +48,7 @@ static struct app_topology topo;
 static struct app_worker workers[APP_MAX_WORKERS];
 static struct app_run run;
 static bool reload_requested;
+static struct app_state_run state_run;
 
 /* Lock-free atomic stores are async-signal-safe. */
 static void
@@ -205,6 +207,96 @@ workers_free(void)
 	app_handoff_rings_free(workers, run.nb_workers);
 }
 
+/*
+ * --state-file at start: read it before the trackers are made (a saved
+ * state brings its hash seed). Refused files are reported and ignored:
+ * the run starts with empty tables and replaces the file at exit.
+ */
+static struct app_state *
+state_read(void)
+{
+	struct app_state *s;
+	char err[512];
+
+	if (cfg.state_file[0] == '\0')
+		return NULL;
+	state_run = (struct app_state_run){
+		.nb_workers = run.nb_workers, .handoff = run.handoff,
+		.clock = cfg.clock, .seed_set = cfg.hash_seed_set,
+		.seed = cfg.hash_seed,
+	};
+	if (app_state_read(cfg.state_file, &state_run, &s, err,
+			sizeof(err)) < 0) {
+		fprintf(stderr, "cuckooflow: --state-file %s: ignored, starting "
+			"with empty flow tables\n", err);
+		return NULL;
+	}
+	if (s == NULL)
+		printf("state: %s: none yet, starting with empty flow "
+			"tables\n", cfg.state_file);
+	return s;
+}
+
+/* Each worker takes its saved table over, or none does; the clock goes
+ * on from the saved one. */
+static void
+state_restore(struct app_state *s)
+{
+	uint64_t flows = 0, down_ns;
+	char err[512];
+	unsigned int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < run.nb_workers; i++)
+		if (app_state_restore(s, i, workers[i].tracker, err,
+				sizeof(err)) < 0)
+			break;
+	if (i < run.nb_workers) {
+		fprintf(stderr, "cuckooflow: --state-file %s: %s: ignored, "
+			"starting with empty flow tables\n", cfg.state_file, err);
+		for (unsigned int k = 0; k <= i; k++) {
+			cflow_tracker_free(workers[k].tracker);
+			workers[k].tracker = tracker_create(workers[k].lcore);
+			workers[k].table = workers[k].tracker;
+		}
+		return;
+	}
+	for (i = 0; i < run.nb_workers; i++) {
+		struct cflow_counters c;
+
+		cflow_counters_get(workers[i].tracker, &c);
+		flows += c.flows_restored;
+	}
+	run.clock_offset_ns = app_state_clock_offset(s, app_tsc_ns(&run),
+		&down_ns);
+	printf("state: %s: took over %" PRIu64 " open flows of %u workers, "
+		"saved %.1f s ago\n", cfg.state_file, flows, run.nb_workers,
+		(double)down_ns / 1e9);
+}
+
+/* --state-file at exit, once the workers have stopped. */
+static int
+state_write(void)
+{
+	uint64_t flows, clock_ns;
+	char err[512];
+
+	if (cfg.state_file[0] == '\0')
+		return 0;
+	state_run.seed = run.hash_seed;
+	clock_ns = cfg.clock == APP_CLOCK_PKT ? last_packet_time() :
+		app_tsc_ns(&run);
+	if (app_state_write(cfg.state_file, &state_run, workers, clock_ns,
+			&flows, err, sizeof(err)) < 0) {
+		fprintf(stderr, "cuckooflow: --state-file: %s\n", err);
+		return -1;
+	}
+	printf("state: %s: saved %" PRIu64 " open flows of %u workers\n",
+		cfg.state_file, flows, run.nb_workers);
+	return 0;
+}
+
 /* Every worker (acquire) has @p flag set. */
 static bool
 all_workers(size_t flag_offset)
@@ -278,6 +370,7 @@ main(int argc, char **argv)
 	bool stats_lines_failed = false;
 	bool links_checked = false;
 	char **eal_argv, err[APP_BLOCKLIST_ERR_MAX], msg[8192];
+	struct app_state *state;
 	int ret;
 
 	eal_argv = eal_args(argc, argv, &argc);
@@ -313,11 +406,13 @@ main(int argc, char **argv)
 	memcpy(run.tx_port, topo.tx_port, sizeof(run.tx_port));
 	roles_setup();
 	app_run_reta_init(&run);
-	if (cfg.hash_seed_set) {
+	state = state_read();
+	if (cfg.hash_seed_set)
 		run.hash_seed = cfg.hash_seed;
-	} else {
+	else if (state != NULL)
+		run.hash_seed = app_state_seed(state);
+	else
 		run.hash_seed = cflow_random_seed();
-	}
 	run.tsc_hz = rte_get_tsc_hz();
 	run.timestamp_offset = rte_mbuf_dynfield_lookup(
 			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
@@ -334,6 +429,8 @@ main(int argc, char **argv)
 	run.parse.decap = (unsigned int)cfg.decap;
 	run.table_ops = &app_cflow_table_ops;
 	workers_setup();
+	state_restore(state);
+	app_state_free(state);
 	if (app_blocklist_init(cfg.blocklist, run.nb_workers, err,
 			sizeof(err)) != 0)
 		rte_exit(EXIT_FAILURE, "%s\n", err);
@@ -405,7 +502,7 @@ main(int argc, char **argv)
 			run.table_ops->sweep_all(workers[i].table,
 				last_packet_time());
 	app_stats_print(stdout);
-	ret = EXIT_SUCCESS;
+	ret = state_write() == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	/* A replay that lost packets must not look complete. */
 	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers, err,
 			sizeof(err)) != 0) {

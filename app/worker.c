@@ -157,12 +157,6 @@ app_run_reta_init(struct app_run *run)
 		run->reta[i] = (uint16_t)(i % run->nb_workers);
 }
 
-static inline uint64_t
-tsc_ns(const struct app_run *run)
-{
-	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)run->tsc_hz);
-}
-
 static inline bool
 quitting(const struct app_run *run)
 {
@@ -271,7 +265,7 @@ void
 app_worker_idle(struct app_worker *w)
 {
 	if (w->run->cfg->clock != APP_CLOCK_PKT)
-		last_ns_set(w, tsc_ns(w->run));
+		last_ns_set(w, app_tsc_ns(w->run));
 	sweep(w);
 }
 
@@ -399,7 +393,7 @@ drain_ring(struct app_worker *w, unsigned int j, unsigned int max)
 			uint64_t t = meta->time_ns;
 
 			if (run->cfg->clock != APP_CLOCK_PKT)
-				t = k == 0 ? tsc_ns(run) : p->in[p->n].time_ns;
+				t = k == 0 ? app_tsc_ns(run) : p->in[p->n].time_ns;
 			*in = mbuf_input(pkts[k], t);
 			in->has_hash = true;
 			in->hash = meta->hash;
@@ -641,7 +635,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		uint64_t t;
 
 		if (!pkt_clock) {
-			t = k == 0 ? tsc_ns(run) : in[0].time_ns;
+			t = k == 0 ? app_tsc_ns(run) : in[0].time_ns;
 		} else if (!packet_time(run, m, &t)) {
 			w->no_timestamp++;
 			t = latest;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -185,6 +186,8 @@ struct app_run {
 	int verdict_offset;     /* mbuf dynfield for enum cflow_verdict */
 	uint64_t timestamp_flag;
 	uint64_t tsc_hz;
+	uint64_t clock_offset_ns; /* added to TSC time: a warm restart's
+				   * clock goes on from the saved one */
 	struct cflow_parse_params parse;
 	const struct app_flow_table_ops *table_ops; /* NULL: lib/cflow's */
 	struct app_worker *workers;
@@ -209,6 +212,14 @@ struct app_run {
 	bool end_set;
 	uint64_t end_ns;
 };
+
+/* The run's TSC clock, ns. */
+static inline uint64_t
+app_tsc_ns(const struct app_run *run)
+{
+	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)run->tsc_hz) +
+		run->clock_offset_ns;
+}
 
 /* One single-producer, single-consumer ring of @p size packets from
  * each worker to each other one, on the consumer's socket. 0, or -1 with

@@ -623,10 +623,10 @@ struct cflow_tracker_params {
  *
  *   packets == cflow_packets_classified()
  *
- * Every flow counted new ends in exactly one of: still open (active),
- * closed, expired or evicted:
+ * Every flow counted new or restored ends in exactly one of: still open
+ * (active), closed, expired or evicted:
  *
- *   flows_new == cflow_flows_accounted()
+ *   flows_new + flows_restored == cflow_flows_accounted()
  */
 struct cflow_counters {
 	uint64_t packets;
@@ -650,6 +650,9 @@ struct cflow_counters {
 	uint64_t emergency_enter; /**< times emergency mode began */
 	uint64_t emergency_exit;  /**< and ended */
 	uint64_t emergency;      /**< 1 while in emergency mode */
+	/** open flows taken over from a saved table, cflow_tracker_restore():
+	 *  not counted new */
+	uint64_t flows_restored;
 };
 
 /** One packet handed to the tracker. */
@@ -814,13 +817,63 @@ uint64_t cflow_malformed_total(const struct cflow_counters *c);
  *  to packets whenever a burst is done. */
 uint64_t cflow_packets_classified(const struct cflow_counters *c);
 
-/** The flows counted new, by their fate so far: active + closed + expired
- *  + evicted, always equal to flows_new. */
+/** The flows counted new or restored, by their fate so far: active +
+ *  closed + expired + evicted, always equal to flows_new +
+ *  flows_restored. */
 uint64_t cflow_flows_accounted(const struct cflow_counters *c);
 
 /** Copy the counters. */
 void cflow_counters_get(const struct cflow_tracker *t,
 		struct cflow_counters *c);
+
+/**
+ * Warm restart: a tracker's flows and clock, to be taken over by a
+ * tracker of a later run (cflow_tracker_restore()), so that flows alive
+ * across a restart are not counted new again and the time spent down
+ * ages them.
+ *
+ * The format: a header (magic "CFLOWTRK", version, byte order, the
+ * parameters that give stored values their meaning, the clock) with its
+ * own XXH64, then the flow table in lib/cuckoo's checksummed format
+ * (cf_save_mem()). Counters are not saved: each run counts its own.
+ */
+
+/** Bytes cflow_tracker_save() writes. */
+size_t cflow_tracker_save_size(const struct cflow_tracker *t);
+
+/**
+ * Serialise @p t's table and clock into @p buf.
+ *
+ * @return
+ *   Bytes written, or -ENOSPC (errno set) if @p len is below
+ *   cflow_tracker_save_size().
+ */
+int64_t cflow_tracker_save(const struct cflow_tracker *t, void *buf,
+		size_t len);
+
+/**
+ * Take over the flows of cflow_tracker_save() output into @p t, a
+ * tracker that has tracked nothing yet. The input is untrusted. The
+ * saved table must have been made with the same table parameters
+ * (capacity, exact_size, fp_bits, value_bits, table layout, seed), the
+ * same hash mode, count_bits and tick (which the longest timeout or
+ * linger picks): timeouts may otherwise differ. On success @p t's clock
+ * is the saved clock (time never goes backwards: packets older than it
+ * count as at it), its open flows are counted in active and
+ * flows_restored, and @p saved_ns (if not NULL) receives the saved
+ * clock. On failure @p t is unchanged.
+ *
+ * @param err
+ *   If not NULL, receives why it was refused (@p errlen bytes).
+ * @return
+ *   0, or a negative errno (errno set): -EBUSY if @p t has tracked
+ *   packets; -ENODATA if the input is short; -EBADMSG if it is corrupt;
+ *   -EPROTONOSUPPORT for another format version; -ENOTSUP if written on
+ *   a host of the other byte order; -ESTALE if the parameters differ (@p
+ *   err names the first that does); -ENOMEM.
+ */
+int cflow_tracker_restore(struct cflow_tracker *t, const void *buf,
+		size_t len, uint64_t *saved_ns, char *err, size_t errlen);
 
 /** The tracker's filter, for its statistics. */
 const struct cf_filter *cflow_tracker_filter(const struct cflow_tracker *t);

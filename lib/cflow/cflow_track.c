@@ -41,6 +41,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <xxhash.h>
+
 #include "cflow.h"
 #include "cfutil.h"
 #include "cflow_state.h"
@@ -661,7 +663,7 @@ rss_hash(uint32_t rss, uint64_t seed)
 static inline bool
 flows_consistent(const struct cflow_counters *c)
 {
-	return c->flows_new == cflow_flows_accounted(c);
+	return c->flows_new + c->flows_restored == cflow_flows_accounted(c);
 }
 
 static inline bool
@@ -955,6 +957,174 @@ void
 cflow_counters_get(const struct cflow_tracker *t, struct cflow_counters *c)
 {
 	*c = t->c;
+}
+
+/* ------------------------------------------------------ warm restart */
+
+#define STATE_MAGIC "CFLOWTRK"
+#define STATE_VERSION 1
+#define STATE_BYTE_ORDER UINT32_C(0x01020304)
+
+/* The header of cflow_tracker_save() output, in the host's byte order;
+ * the table follows. */
+struct state_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t hash;          /* enum cflow_hash_mode */
+	uint32_t tick_shift;
+	uint32_t count_bits;
+	uint32_t reserved;      /* 0 */
+	uint64_t now_ns;        /* the clock */
+	uint64_t table_len;     /* bytes of cf_save_mem() output after it */
+	uint64_t checksum;      /* XXH64 of the bytes before it, seed 0 */
+};
+
+size_t
+cflow_tracker_save_size(const struct cflow_tracker *t)
+{
+	return sizeof(struct state_header) + cf_save_size(t->filter);
+}
+
+int64_t
+cflow_tracker_save(const struct cflow_tracker *t, void *buf, size_t len)
+{
+	struct state_header h;
+	int64_t n;
+
+	if (len < cflow_tracker_save_size(t)) {
+		errno = ENOSPC;
+		return -ENOSPC;
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, STATE_MAGIC, sizeof(h.magic));
+	h.version = STATE_VERSION;
+	h.byte_order = STATE_BYTE_ORDER;
+	h.hash = (uint32_t)t->params.hash;
+	h.tick_shift = t->tick_shift;
+	h.count_bits = t->params.count_bits;
+	h.now_ns = t->now_ns;
+	n = cf_save_mem(t->filter, (char *)buf + sizeof(h),
+		len - sizeof(h));
+	if (n < 0)
+		return n;
+	h.table_len = (uint64_t)n;
+	h.checksum = XXH64(&h, offsetof(struct state_header, checksum), 0);
+	memcpy(buf, &h, sizeof(h));
+	return (int64_t)(sizeof(h) + (size_t)n);
+}
+
+/* Open flows of a table, counted by their values. */
+static uint64_t
+count_open(uint32_t first, const uint64_t *values, uint64_t used,
+		unsigned int n, void *arg)
+{
+	uint64_t *open = arg;
+
+	(void)first;
+	for (unsigned int k = 0; k < n; k++)
+		if ((used >> k & 1) && !value_closing(values[k]))
+			(*open)++;
+	return 0;
+}
+
+/* The first table parameter of @p a that differs from @p b's, or NULL. */
+static const char *
+table_params_differ(const struct cf_params *a, const struct cf_params *b)
+{
+	if (a->capacity != b->capacity)
+		return "capacity (--flows)";
+	if (a->exact_size != b->exact_size)
+		return "exact_size (--exact-size)";
+	if (a->fp_bits != b->fp_bits)
+		return "fingerprint bits (--fp-bits)";
+	if (a->value_bits != b->value_bits)
+		return "value bits (--age-bits)";
+	if (a->table != b->table)
+		return "table layout (--table-layout)";
+	if (a->bucket_slots != b->bucket_slots)
+		return "bucket slots";
+	if (a->seed != b->seed)
+		return "seed (--hash-seed)";
+	return NULL;
+}
+
+int
+cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
+		uint64_t *saved_ns, char *err, size_t errlen)
+{
+	struct cf_params want, got;
+	struct state_header h;
+	struct cf_filter *f;
+	const char *differs;
+	uint64_t open = 0, cursor = 0;
+	struct cf_stats st;
+
+	if (t->c.packets != 0 || t->c.flows_restored != 0)
+		return cfu_fail(EBUSY, err, errlen, "the tracker has tracked "
+			"packets already");
+	if (len < sizeof(h))
+		return cfu_fail(ENODATA, err, errlen, "%zu bytes: shorter than "
+			"a header", len);
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, STATE_MAGIC, sizeof(h.magic)) != 0)
+		return cfu_fail(EBADMSG, err, errlen, "not a saved flow table "
+			"(magic)");
+	if (h.byte_order != STATE_BYTE_ORDER)
+		return cfu_fail(ENOTSUP, err, errlen, "written on a host of "
+			"the other byte order");
+	if (h.checksum != XXH64(&h, offsetof(struct state_header, checksum),
+			0))
+		return cfu_fail(EBADMSG, err, errlen, "header checksum");
+	if (h.version != STATE_VERSION)
+		return cfu_fail(EPROTONOSUPPORT, err, errlen, "format version "
+			"%u (this build reads %u)", h.version, STATE_VERSION);
+	if (h.table_len > len - sizeof(h))
+		return cfu_fail(ENODATA, err, errlen, "table of %llu bytes, "
+			"%zu present", (unsigned long long)h.table_len,
+			len - sizeof(h));
+	if (h.table_len < len - sizeof(h))
+		return cfu_fail(EBADMSG, err, errlen, "%zu bytes after the "
+			"table", len - sizeof(h) - (size_t)h.table_len);
+	if (h.hash != (uint32_t)t->params.hash)
+		return cfu_fail(ESTALE, err, errlen, "saved with another hash "
+			"mode (--hash)");
+	if (h.count_bits != t->params.count_bits)
+		return cfu_fail(ESTALE, err, errlen, "saved with another packet "
+			"count (%u bits, now %u: --mirror-first)", h.count_bits,
+			t->params.count_bits);
+	if (h.tick_shift != t->tick_shift)
+		return cfu_fail(ESTALE, err, errlen, "saved with another tick "
+			"(2^%u ns, now 2^%u ns: the longest timeout or linger "
+			"picks it)", h.tick_shift, t->tick_shift);
+	f = cf_load_mem((const char *)buf + sizeof(h), (size_t)h.table_len,
+		t->params.allocator, t->params.socket_id);
+	if (f == NULL) {
+		int e = errno;
+
+		return cfu_fail(e, err, errlen, "flow table: %s", strerror(e));
+	}
+	cf_get_params(f, &got);
+	cf_get_params(t->filter, &want);
+	differs = table_params_differ(&got, &want);
+	if (differs != NULL) {
+		cf_free(f);
+		return cfu_fail(ESTALE, err, errlen, "saved with another %s",
+			differs);
+	}
+	cf_stats(f, &st);
+	(void)cf_scan_batch(f, &cursor, st.buckets, count_open, &open);
+	cf_free(t->filter);
+	t->filter = f;
+	t->cursor = 0;
+	if (h.now_ns > t->now_ns)
+		clock_set(t, h.now_ns);
+	t->c.active += open;
+	t->c.flows_restored += open;
+	CFU_ASSERT(flows_consistent(&t->c));
+	if (saved_ns != NULL)
+		*saved_ns = h.now_ns;
+	return 0;
 }
 
 const struct cf_filter *

@@ -338,6 +338,25 @@ def test_two_lcores(nb):
     assert not bad, str(bad[:2])
 
 
+def udp_truth(pkts, timeout=2.0):
+    """The counters of an ordered replay of UDP packets (time, flow),
+    sorted, at a timeout, judged exactly."""
+    last, truth = {}, dict.fromkeys(("flows_new", "flows_seen",
+                                     "flows_expired", "active"), 0)
+    for t, f in pkts:
+        if f in last and t - last[f] <= timeout:
+            truth["flows_seen"] += 1
+        else:
+            truth["flows_expired"] += f in last
+            truth["flows_new"] += 1
+        last[f] = t
+    end = pkts[-1][0]
+    truth["active"] = sum(1 for t in last.values() if end - t <= timeout)
+    truth["flows_expired"] += len(last) - truth["active"]
+    truth["packets"] = len(pkts)
+    return truth
+
+
 def streams_capture():
     """UDP flows whose gaps are well under or well over a 2 s timeout,
     interleaved over 40 s; written merged and split by flow over two
@@ -357,8 +376,6 @@ def streams_capture():
     pkts.sort()
     frames = {}
     queues = ([], [])
-    last, truth = {}, dict.fromkeys(("flows_new", "flows_seen",
-                                     "flows_expired", "active"), 0)
     for t, f in pkts:
         if f not in frames:
             frames[f] = bytes(Ether() / IP(src="10.0.%d.%d" % (f >> 8, f & 255),
@@ -367,16 +384,7 @@ def streams_capture():
         fr = Ether(frames[f])
         fr.time = 1700000000 + t
         queues[f % 2].append(fr)
-        if f in last and t - last[f] <= 2.0:
-            truth["flows_seen"] += 1
-        else:
-            truth["flows_expired"] += f in last
-            truth["flows_new"] += 1
-        last[f] = t
-    end = pkts[-1][0]
-    truth["active"] = sum(1 for t in last.values() if end - t <= 2.0)
-    truth["flows_expired"] += len(last) - truth["active"]
-    truth["packets"] = len(pkts)
+    truth = udp_truth(pkts)
     write_pcap(files["q0"], queues[0])
     write_pcap(files["q1"], queues[1])
     _STREAMS_TRUTH.append(truth)
@@ -1880,3 +1888,180 @@ def test_prometheus_server_scrapes():
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+# ------------------------------------------------------------ warm restart
+
+def restart_capture():
+    """UDP flows on a 0.3 s grid (ages never near the 2 s timeout), gaps
+    under or over it, over 60 s; split in two captures at 30 s. Returns
+    (files, truth of the whole, open flows at the end of the first)."""
+    import random
+    from scapy.all import Ether, IP, UDP, Raw
+    files = {n: os.path.join(TMP, "rs_%s.pcap" % n) for n in ("a", "b")}
+    rng = random.Random(5)
+    pkts = []
+    for f in range(600):
+        t = rng.randrange(0, 100) * 0.3
+        for _ in range(rng.randint(2, 10)):
+            pkts.append((round(t, 1), f))
+            t += rng.choice((0.3, 0.6, 3.0, 4.5))
+    pkts.sort()
+    parts = ([], [])
+    for t, f in pkts:
+        fr = Ether() / IP(src="10.0.%d.%d" % (f >> 8, f & 255),
+                          dst="192.0.2.1") / UDP(sport=1000 + f, dport=53) / \
+            Raw(b"x" * 10)
+        fr.time = 1700000000 + t
+        parts[t >= 30].append(fr)
+    truth = udp_truth(pkts)
+    del truth["packets"]
+    open_a = udp_truth([p for p in pkts if p[0] < 30])["active"]
+    write_pcap(files["a"], parts[0])
+    write_pcap(files["b"], parts[1])
+    return files, truth, open_a
+
+
+def replay(nb, pcap, args=()):
+    rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        pcap, os.devnull)], list(args))
+    assert got is not None, "rc %d: %s" % (rc, log[-600:])
+    return log, got["total"]
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_restart_counts_flows_once(nb):
+    """--state-file across a replay split in two captures: the second run
+    takes over the flows open at the end of the first, finds them (not
+    new), and expires those whose gap spans the restart, so that the two
+    runs' counters add up to the whole capture's truth. Without the file
+    the second run counts the open flows new again."""
+    files, truth, open_a = restart_capture()
+    state = os.path.join(TMP, "restart%d.state" % nb)
+    if os.path.exists(state):
+        os.unlink(state)
+    args = ["--timeout-udp", "2", "--state-file", state]
+    log_a, a = replay(nb, files["a"], args)
+    assert "none yet, starting with empty flow tables" in log_a, log_a[:600]
+    assert re.search(r"state: .*: saved %d open flows of %d workers" %
+                     (open_a, nb), log_a), log_a[-600:]
+    assert a["active"] == open_a
+    log_b, b = replay(nb, files["b"], args)
+    assert re.search(r"took over %d open flows of %d workers" % (open_a, nb),
+                     log_b), log_b[:800]
+    assert b["flows_restored"] == open_a
+    got = {k: a[k] + b[k] for k in ("flows_new", "flows_seen",
+                                    "flows_expired")}
+    got["active"] = b["active"]
+    assert got == truth, (got, truth)
+    assert b["flows_new"] + b["flows_restored"] == b["active"] + \
+        b["flows_closed"] + b["flows_expired"] + b["flows_evicted"]
+    # The control: a cold start counts the flows open across it again.
+    _, cold = replay(nb, files["b"], ["--timeout-udp", "2"])
+    assert cold["flows_new"] > b["flows_new"], (cold, b)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_restart_tcp_split(nb, workers_reference):
+    """The TCP and UDP capture of the worker tests (90 flows, 60 closed by
+    a FIN) split in the middle: connections open, or closed and
+    lingering, across the restart add up to the one-run reference."""
+    files, stamped = workers_files()
+    frames = [p for f, p, s in stamped]
+    half = os.path.join(TMP, "rs_tcp_a.pcap"), os.path.join(TMP,
+                                                            "rs_tcp_b.pcap")
+    write_pcap(half[0], frames[:len(frames) // 2])
+    write_pcap(half[1], frames[len(frames) // 2:])
+    state = os.path.join(TMP, "restart_tcp%d.state" % nb)
+    if os.path.exists(state):
+        os.unlink(state)
+    _, a = replay(nb, half[0], ["--state-file", state])
+    _, b = replay(nb, half[1], ["--state-file", state])
+    want = workers_reference
+    got = {k: a[k] + b[k] for k in ("packets", "flows_new", "flows_seen",
+                                    "flows_closed", "flows_expired",
+                                    "orphan_close", "reused")}
+    got["active"] = b["active"]
+    assert b["flows_restored"] == a["active"] > 0
+    assert got == {k: want[k] for k in got}, (got, want)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_restart_tsc_clock(nb):
+    """With the TSC clock the time spent down ages the flows: a restart
+    within the timeout finds every flow of a replay again; one after it
+    (3 s down, 2 s timeout) expires them all and counts them new."""
+    files, _, _ = restart_capture()
+    state = os.path.join(TMP, "restart_tsc%d.state" % nb)
+    if os.path.exists(state):
+        os.unlink(state)
+    base = [x for x in ("--clock", "tsc")]
+    common = ["--timeout-udp", "2", "--state-file", state]
+
+    def run(extra=()):
+        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+            files["a"], os.devnull)], common + base + list(extra))
+        assert got is not None, "rc %d: %s" % (rc, log[-600:])
+        return got["total"]
+
+    first = run()
+    again = run()
+    assert again["flows_restored"] == first["active"] > 0
+    assert again["flows_new"] == 0, again
+    time.sleep(3)
+    late = run()
+    assert late["flows_restored"] == again["active"]
+    assert late["flows_new"] == first["flows_new"], (late, first)
+    assert late["flows_expired"] >= late["flows_restored"]
+
+
+def test_restart_refused(workers_reference):
+    """A state file saved by another kind of run, or damaged, is named
+    and ignored: the run starts empty, exits 0 and replaces the file."""
+    files, _, _ = restart_capture()
+    state = os.path.join(TMP, "restart_refused.state")
+    if os.path.exists(state):
+        os.unlink(state)
+    args = ["--timeout-udp", "2", "--state-file", state]
+    replay(1, files["a"], args)
+    cases = [
+        (2, [], "saved by 1 workers, this run has 2"),
+        (1, ["--flows", "5000"], "capacity (--flows)"),
+        (1, ["--fp-bits", "16"], "fingerprint bits (--fp-bits)"),
+        (1, ["--hash", "rss"], "hash mode"),
+        (1, ["--clock", "tsc"], "saved with --clock pkt, this run has tsc"),
+    ]
+    for nb, extra, why in cases:
+        saved = open(state, "rb").read()
+        log, got = replay(nb, files["a"], args + extra)
+        assert why in log and "ignored, starting with empty flow tables" \
+            in log, (extra, log[:800])
+        assert got["flows_restored"] == 0
+        with open(state, "wb") as f:
+            f.write(saved)
+    # --hash-seed other than the saved one (run_workers gives 7).
+    log, got = replay(1, files["a"], args[:-2] + ["--state-file", state,
+                                                  "--hash-seed", "8"])
+    assert "saved with another --hash-seed" in log, log[:800]
+    replay(1, files["a"], args)
+    data = bytearray(open(state, "rb").read())
+    for at, why in ((len(data) // 2, "checksum mismatch"),
+                    (0, "not a cuckooflow state file")):
+        bad = bytearray(data)
+        bad[at] ^= 0x40
+        with open(state, "wb") as f:
+            f.write(bad)
+        log, got = replay(1, files["a"], args)
+        assert why in log and got["flows_restored"] == 0, log[:800]
+    with open(state, "wb") as f:
+        f.write(data[:100])
+    log, got = replay(1, files["a"], args)
+    assert "ignored" in log and got["flows_restored"] == 0, log[:800]
+    # The file was replaced by a good one.
+    log, got = replay(1, files["a"], args)
+    assert got["flows_restored"] > 0, log[:800]
+    # A directory that is not there is an error before the run.
+    rc, log, _ = run_workers(1, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        files["a"], os.devnull)], ["--state-file", "/nonexistent/dir/s"])
+    assert rc != 0 and "--state-file /nonexistent/dir/s: directory " \
+        "/nonexistent/dir" in log, log[-400:]

@@ -28,7 +28,7 @@ check(const struct cflow_tracker *t)
 	struct cflow_counters c;
 
 	cflow_counters_get(t, &c);
-	if (c.flows_new != cflow_flows_accounted(&c) ||
+	if (c.flows_new + c.flows_restored != cflow_flows_accounted(&c) ||
 			c.packets != cflow_packets_classified(&c))
 		abort();
 	if (c.emergency > 1 || c.emergency_enter - c.emergency_exit !=

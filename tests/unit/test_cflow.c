@@ -534,9 +534,11 @@ invariants(const struct cflow_tracker *t)
 	struct cflow_counters c;
 
 	cflow_counters_get(t, &c);
-	TEST_ASSERT_EQ(c.flows_new, cflow_flows_accounted(&c), "flows_new %lu "
+	TEST_ASSERT_EQ(c.flows_new + c.flows_restored,
+		cflow_flows_accounted(&c), "flows_new %lu + restored %lu "
 		"!= active %lu + closed %lu + expired %lu + evicted %lu",
-		(unsigned long)c.flows_new, (unsigned long)c.active,
+		(unsigned long)c.flows_new, (unsigned long)c.flows_restored,
+		(unsigned long)c.active,
 		(unsigned long)c.flows_closed, (unsigned long)c.flows_expired,
 		(unsigned long)c.flows_evicted);
 	TEST_ASSERT_EQ(c.packets, cflow_packets_classified(&c), "packets %lu, "
@@ -4504,6 +4506,219 @@ test_parse_tunnel_max_hdr(void)
 	free(f);
 	return 0;
 }
+/* ------------------------------------------------------- warm restart */
+
+/* 40 UDP flows and one TCP flow at 1 s, the TCP flow closed (lingering)
+ * at 2 s: a table to save. */
+static struct cflow_tracker *
+restart_first_run(void)
+{
+	struct cflow_tracker *t = tracker(1000, 16, 10, CFLOW_FULL_EVICT);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, true);
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+
+	if (t == NULL)
+		return NULL;
+	for (uint16_t k = 0; k < 40; k++) {
+		struct spec u = { .family = 4, .src = 1, .dst = 2,
+			.sport = (uint16_t)(1000 + k), .dport = 53,
+			.proto = 17 };
+
+		if (send(t, &u, S) != CFLOW_NEW)
+			goto fail;
+	}
+	if (send(t, &syn, S) != CFLOW_NEW ||
+			send(t, &fin, 2 * S) != CFLOW_CLOSING)
+		goto fail;
+	return t;
+fail:
+	cflow_tracker_free(t);
+	return NULL;
+}
+
+static void *
+restart_save(const struct cflow_tracker *t, size_t *len)
+{
+	void *buf;
+
+	*len = cflow_tracker_save_size(t);
+	buf = malloc(*len);
+	if (buf != NULL && cflow_tracker_save(t, buf, *len) != (int64_t)*len) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * A tracker takes over a saved table: flows alive across the restart are
+ * found, not counted new; the saved clock goes on, so that the time
+ * spent down ages them; the closed flow still lingers.
+ */
+static int
+test_track_restore(void)
+{
+	struct cflow_tracker *a = restart_first_run(), *b, *c;
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec ack = tcp(CFLOW_TCP_ACK, false);
+	struct cflow_counters cb, cc;
+	uint64_t saved_ns = 0;
+	char err[128];
+	size_t len;
+	void *buf;
+
+	TEST_ASSERT(a != NULL, "first run");
+	buf = restart_save(a, &len);
+	TEST_ASSERT(buf != NULL, "save");
+	TEST_ASSERT_EQ(cflow_tracker_save(a, buf, len - 1), -ENOSPC, "short");
+
+	/* 10 s later: every UDP flow found; the TCP flow lingers (a late
+	 * ACK is seen, a SYN reuses it). */
+	b = tracker(1000, 16, 10, CFLOW_FULL_EVICT);
+	TEST_ASSERT(b != NULL, "second tracker");
+	TEST_ASSERT_EQ(cflow_tracker_restore(b, buf, len, &saved_ns, err,
+		sizeof(err)), 0, "restore: %s", err);
+	TEST_ASSERT_EQ(saved_ns, 2 * S, "saved clock");
+	cflow_counters_get(b, &cb);
+	TEST_ASSERT(cb.active == 40 && cb.flows_restored == 40 &&
+		cb.flows_new == 0, "restored: active %lu restored %lu",
+		(unsigned long)cb.active, (unsigned long)cb.flows_restored);
+	TEST_ASSERT_EQ(cflow_tracker_restore(b, buf, len, NULL, NULL, 0),
+		-EBUSY, "restored twice");
+	for (uint16_t k = 0; k < 40; k++) {
+		struct spec u = { .family = 4, .src = 2, .dst = 1, .sport = 53,
+			.dport = (uint16_t)(1000 + k), .proto = 17 };
+
+		TEST_ASSERT_EQ(send(b, &u, 10 * S), CFLOW_SEEN, "flow %u", k);
+	}
+	TEST_ASSERT_EQ(send(b, &ack, 10 * S), CFLOW_SEEN, "ACK while closing");
+	TEST_ASSERT_EQ(send(b, &syn, 11 * S), CFLOW_NEW, "SYN reuses it");
+	cflow_counters_get(b, &cb);
+	TEST_ASSERT(cb.flows_new == 1 && cb.reused == 1 && cb.active == 41 &&
+		cb.flows_seen == 41, "new %lu reused %lu active %lu seen %lu",
+		(unsigned long)cb.flows_new, (unsigned long)cb.reused,
+		(unsigned long)cb.active, (unsigned long)cb.flows_seen);
+	TEST_ASSERT_EQ(invariants(b), 0, "invariants after restore");
+
+	/* Down for 100 s, over the UDP timeout: every flow expires, none is
+	 * found again. */
+	c = tracker(1000, 16, 10, CFLOW_FULL_EVICT);
+	TEST_ASSERT(c != NULL, "third tracker");
+	TEST_ASSERT_EQ(cflow_tracker_restore(c, buf, len, NULL, NULL, 0), 0,
+		"restore");
+	cflow_sweep_all(c, 102 * S);
+	cflow_counters_get(c, &cc);
+	TEST_ASSERT(cc.flows_expired == 40 && cc.active == 0, "expired %lu "
+		"active %lu", (unsigned long)cc.flows_expired,
+		(unsigned long)cc.active);
+	TEST_ASSERT_EQ(invariants(c), 0, "invariants after expiry");
+	cflow_tracker_free(a);
+	cflow_tracker_free(b);
+	cflow_tracker_free(c);
+	free(buf);
+	return 0;
+}
+
+/* Untrusted input and other parameters: refused with the reason, the
+ * tracker unchanged. */
+static int
+test_track_restore_refused(void)
+{
+	struct cflow_tracker *a = restart_first_run(), *b;
+	struct cflow_tracker_params p;
+	struct cflow_counters c;
+	char err[128];
+	uint8_t *bad;
+	size_t len;
+	void *buf;
+
+	TEST_ASSERT(a != NULL, "first run");
+	buf = restart_save(a, &len);
+	TEST_ASSERT(buf != NULL, "save");
+	bad = malloc(len + 1);
+	TEST_ASSERT(bad != NULL, "malloc");
+	b = tracker(1000, 16, 10, CFLOW_FULL_EVICT);
+	TEST_ASSERT(b != NULL, "tracker");
+
+	TEST_ASSERT_EQ(cflow_tracker_restore(b, buf, 10, NULL, err,
+		sizeof(err)), -ENODATA, "a header cut");
+	TEST_ASSERT_EQ(cflow_tracker_restore(b, buf, len - 1, NULL, err,
+		sizeof(err)), -ENODATA, "a table cut");
+	memcpy(bad, buf, len);
+	bad[len] = 0;
+	TEST_ASSERT_EQ(cflow_tracker_restore(b, bad, len + 1, NULL, err,
+		sizeof(err)), -EBADMSG, "a byte after");
+	for (size_t at = 0; at < len; at += len / 97 + 1) {
+		int ret;
+
+		memcpy(bad, buf, len);
+		bad[at] ^= 0x20;
+		ret = cflow_tracker_restore(b, bad, len, NULL, err,
+			sizeof(err));
+		TEST_ASSERT(ret == -EBADMSG || ret == -ENODATA ||
+			ret == -ENOTSUP || ret == -EPROTONOSUPPORT,
+			"byte %zu flipped: %d (%s)", at, ret, err);
+	}
+	cflow_counters_get(b, &c);
+	TEST_ASSERT(c.active == 0 && c.flows_restored == 0, "unchanged");
+	cflow_tracker_free(b);
+
+	/* Other table parameters: each named. */
+	static const struct {
+		unsigned int fp_bits, value_bits;
+		uint64_t capacity, seed, linger_s;
+		const char *name;
+	} other[] = {
+		{ 12, 0, 1000, 42, 10, "fingerprint bits" },
+		{ 16, 0, 2000, 42, 10, "capacity" },
+		{ 16, 0, 1000, 43, 10, "seed" },
+		{ 16, 16, 1000, 42, 10, "tick" },
+	};
+	for (unsigned int i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		cflow_tracker_params_init(&p, other[i].capacity);
+		p.fp_bits = other[i].fp_bits;
+		p.seed = other[i].seed;
+		p.close_linger_ns = other[i].linger_s * S;
+		p.full_policy = CFLOW_FULL_EVICT;
+		if (other[i].value_bits != 0)
+			p.value_bits = other[i].value_bits;
+		b = cflow_tracker_create(&p);
+		TEST_ASSERT(b != NULL, "tracker %u", i);
+		err[0] = '\0';
+		TEST_ASSERT_EQ(cflow_tracker_restore(b, buf, len, NULL, err,
+			sizeof(err)), -ESTALE, "%s", other[i].name);
+		TEST_ASSERT(strstr(err, other[i].name) != NULL, "%s: \"%s\"",
+			other[i].name, err);
+		cflow_tracker_free(b);
+	}
+	/* Other timeouts on the same tick: taken over. */
+	cflow_tracker_params_init(&p, 1000);
+	p.fp_bits = 16;
+	p.seed = 42;
+	p.close_linger_ns = 10 * S;
+	p.timeout_ns[CFLOW_CLASS_UDP] = 5 * S;
+	b = cflow_tracker_create(&p);
+	TEST_ASSERT(b != NULL, "tracker");
+	TEST_ASSERT_EQ(cflow_tracker_restore(b, buf, len, NULL, err,
+		sizeof(err)), 0, "other timeouts: %s", err);
+	cflow_sweep_all(b, 9 * S);
+	cflow_counters_get(b, &c);
+	TEST_ASSERT_EQ(c.flows_expired, 40, "the new timeout applies");
+	cflow_tracker_free(b);
+	/* A tracker that has tracked a packet. */
+	b = tracker(1000, 16, 10, CFLOW_FULL_EVICT);
+	TEST_ASSERT(b != NULL, "tracker");
+	send(b, &(struct spec){ .family = 4, .src = 9, .dst = 8, .sport = 1,
+		.dport = 2, .proto = 17 }, S);
+	TEST_ASSERT_EQ(cflow_tracker_restore(b, buf, len, NULL, err,
+		sizeof(err)), -EBUSY, "a used tracker");
+	cflow_tracker_free(b);
+	cflow_tracker_free(a);
+	free(bad);
+	free(buf);
+	return 0;
+}
+
 
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
@@ -4563,6 +4778,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_linger_half_closed),
 	TEST_CASE(test_track_linger_reuse_after_restarts),
 	TEST_CASE(test_track_linger_flow_time),
+	TEST_CASE(test_track_restore),
+	TEST_CASE(test_track_restore_refused),
 	TEST_CASES_END()
 };
 

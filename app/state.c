@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "cflow.h"
+#include "cfutil.h"
+#include "config.h"
+#include "state.h"
+
+#define STATE_MAGIC "CFLWSTAT"
+#define STATE_VERSION 1
+#define STATE_BYTE_ORDER UINT32_C(0x01020304)
+/* A file is read whole: at most this much (64 workers of the largest
+ * tables are far below). */
+#define STATE_MAX_BYTES (UINT64_C(1) << 40)
+
+struct file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t nb_workers;
+	uint32_t handoff;
+	uint64_t clock;         /* enum app_clock */
+	uint64_t seed;
+	uint64_t saved_wall_ns; /* CLOCK_REALTIME at the save */
+	uint64_t saved_clock_ns; /* the run's clock at the save */
+};
+
+struct app_state {
+	char *buf;              /* the whole file */
+	size_t len;
+	struct file_header h;
+	const uint8_t *table[APP_MAX_WORKERS];
+	size_t table_len[APP_MAX_WORKERS];
+};
+
+static uint64_t
+wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const char *
+clock_name(uint64_t clock)
+{
+	return clock == APP_CLOCK_PKT ? "pkt" : "tsc";
+}
+
+/* The container's checks: framing, checksum, then the run's match. */
+static int
+state_parse(struct app_state *s, const char *path,
+		const struct app_state_run *run, char *err, size_t err_len)
+{
+	const struct file_header *h = &s->h;
+	size_t off = sizeof(*h);
+	uint64_t sum;
+
+	if (s->len < sizeof(*h) + sizeof(sum))
+		return cfu_fail(ENODATA, err, err_len, "%s: %zu bytes, too "
+			"short for a state file", path, s->len);
+	memcpy(&s->h, s->buf, sizeof(*h));
+	if (memcmp(h->magic, STATE_MAGIC, sizeof(h->magic)) != 0)
+		return cfu_fail(EBADMSG, err, err_len, "%s: not a cuckooflow "
+			"state file", path);
+	if (h->byte_order != STATE_BYTE_ORDER)
+		return cfu_fail(ENOTSUP, err, err_len, "%s: written on a host "
+			"of the other byte order", path);
+	memcpy(&sum, s->buf + s->len - sizeof(sum), sizeof(sum));
+	if (sum != XXH64(s->buf, s->len - sizeof(sum), 0))
+		return cfu_fail(EBADMSG, err, err_len, "%s: checksum mismatch "
+			"(a damaged or cut file)", path);
+	if (h->version != STATE_VERSION)
+		return cfu_fail(EPROTONOSUPPORT, err, err_len, "%s: format "
+			"version %u, this build reads %u", path, h->version,
+			STATE_VERSION);
+	if (h->nb_workers == 0 || h->nb_workers > APP_MAX_WORKERS)
+		return cfu_fail(EBADMSG, err, err_len, "%s: %u workers", path,
+			h->nb_workers);
+	for (unsigned int i = 0; i < h->nb_workers; i++) {
+		uint64_t n;
+
+		if (s->len - sizeof(sum) - off < sizeof(n))
+			return cfu_fail(EBADMSG, err, err_len, "%s: worker %u's "
+				"table cut", path, i);
+		memcpy(&n, s->buf + off, sizeof(n));
+		off += sizeof(n);
+		if (n > s->len - sizeof(sum) - off)
+			return cfu_fail(EBADMSG, err, err_len, "%s: worker %u's "
+				"table cut", path, i);
+		s->table[i] = (const uint8_t *)s->buf + off;
+		s->table_len[i] = (size_t)n;
+		off += (size_t)n;
+	}
+	if (off != s->len - sizeof(sum))
+		return cfu_fail(EBADMSG, err, err_len, "%s: %zu bytes after the "
+			"tables", path, s->len - sizeof(sum) - off);
+	/* Flows belong to workers by their hash: the same workers, the
+	 * same way of choosing one, the same seed. */
+	if (h->nb_workers != run->nb_workers)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved by %u "
+			"workers, this run has %u", path, h->nb_workers,
+			run->nb_workers);
+	if ((h->handoff != 0) != run->handoff)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with --affinity "
+			"%s, this run has %s", path, h->handoff ? "handoff" :
+			"rss", run->handoff ? "handoff" : "rss");
+	if (h->clock != run->clock)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with --clock "
+			"%s, this run has %s", path, clock_name(h->clock),
+			clock_name(run->clock));
+	if (run->seed_set && h->seed != run->seed)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with another "
+			"--hash-seed (%#" PRIx64 ")", path, h->seed);
+	return 0;
+}
+
+int
+app_state_read(const char *path, const struct app_state_run *run,
+		struct app_state **state, char *err, size_t err_len)
+{
+	struct app_state *s;
+	int ret;
+
+	*state = NULL;
+	if (access(path, F_OK) != 0 && errno == ENOENT)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return cfu_fail(ENOMEM, err, err_len, "%s: out of memory", path);
+	s->buf = cfu_file_read(path, STATE_MAX_BYTES, &s->len, err, err_len);
+	if (s->buf == NULL) {
+		ret = -errno;
+		free(s);
+		return ret;
+	}
+	ret = state_parse(s, path, run, err, err_len);
+	if (ret < 0) {
+		app_state_free(s);
+		return ret;
+	}
+	*state = s;
+	return 0;
+}
+
+uint64_t
+app_state_seed(const struct app_state *s)
+{
+	return s->h.seed;
+}
+
+uint64_t
+app_state_clock_offset(const struct app_state *s, uint64_t now_ns,
+		uint64_t *down_ns)
+{
+	uint64_t wall = wall_ns();
+
+	/* A wall clock set back counts as no time down. */
+	*down_ns = wall > s->h.saved_wall_ns ? wall - s->h.saved_wall_ns : 0;
+	if (s->h.clock == APP_CLOCK_PKT)
+		return 0;
+	/* Modulo 2^64: now_ns + offset = saved clock + time down. */
+	return s->h.saved_clock_ns + *down_ns - now_ns;
+}
+
+int
+app_state_restore(const struct app_state *s, unsigned int i,
+		struct cflow_tracker *t, char *err, size_t err_len)
+{
+	char why[200];
+	int ret;
+
+	ret = cflow_tracker_restore(t, s->table[i], s->table_len[i], NULL,
+		why, sizeof(why));
+	if (ret < 0)
+		cfu_fail(-ret, err, err_len, "worker %u's table: %s", i, why);
+	return ret;
+}
+
+void
+app_state_free(struct app_state *s)
+{
+	if (s == NULL)
+		return;
+	free(s->buf);
+	free(s);
+}
+
+struct state_fill {
+	const struct app_state_run *run;
+	const struct app_worker *workers;
+	uint64_t clock_ns;
+	uint64_t flows;
+};
+
+static int
+state_fill(int fd, void *arg)
+{
+	struct state_fill *f = arg;
+	struct file_header h;
+	XXH64_state_t *sum;
+	uint64_t digest;
+	int ret = 0;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, STATE_MAGIC, sizeof(h.magic));
+	h.version = STATE_VERSION;
+	h.byte_order = STATE_BYTE_ORDER;
+	h.nb_workers = f->run->nb_workers;
+	h.handoff = f->run->handoff;
+	h.clock = f->run->clock;
+	h.seed = f->run->seed;
+	h.saved_wall_ns = wall_ns();
+	h.saved_clock_ns = f->clock_ns;
+	sum = XXH64_createState();
+	if (sum == NULL)
+		return -ENOMEM;
+	XXH64_reset(sum, 0);
+	XXH64_update(sum, &h, sizeof(h));
+	ret = cfu_write_all(fd, &h, sizeof(h));
+	for (unsigned int i = 0; ret == 0 && i < h.nb_workers; i++) {
+		const struct cflow_tracker *t = f->workers[i].tracker;
+		uint64_t n = cflow_tracker_save_size(t);
+		struct cflow_counters c;
+		void *buf = malloc(n);
+
+		if (buf == NULL) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (cflow_tracker_save(t, buf, n) != (int64_t)n) {
+			free(buf);
+			ret = -EIO;
+			break;
+		}
+		XXH64_update(sum, &n, sizeof(n));
+		XXH64_update(sum, buf, n);
+		ret = cfu_write_all(fd, &n, sizeof(n));
+		if (ret == 0)
+			ret = cfu_write_all(fd, buf, n);
+		free(buf);
+		cflow_counters_get(t, &c);
+		f->flows += c.active;
+	}
+	digest = XXH64_digest(sum);
+	XXH64_freeState(sum);
+	if (ret == 0)
+		ret = cfu_write_all(fd, &digest, sizeof(digest));
+	return ret;
+}
+
+int
+app_state_write(const char *path, const struct app_state_run *run,
+		const struct app_worker *workers, uint64_t clock_ns,
+		uint64_t *flows, char *err, size_t err_len)
+{
+	struct state_fill f = {
+		.run = run, .workers = workers, .clock_ns = clock_ns,
+	};
+	int ret;
+
+	ret = cfu_write_durable(path, state_fill, &f, err, err_len);
+	*flows = f.flows;
+	return ret;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _APP_STATE_H_
+#define _APP_STATE_H_
+
+/*
+ * Warm restart (--state-file FILE): at shutdown every worker's flow
+ * table and the run's clock go to one file, written durably (a temporary
+ * file, fsync, rename); at start the file is read back, and if it was
+ * saved by a run like this one (workers, affinity, clock source, seed,
+ * then each table's parameters) each worker takes over its table.
+ * Flows alive across the restart are then found, not counted new again,
+ * and the time spent down ages them: with the TSC clock the run's clock
+ * goes on from the saved one plus the wall-clock time spent down; with
+ * packet times the packets tell.
+ *
+ * The file: a header (magic "CFLWSTAT", version, byte order, workers,
+ * affinity, clock source, seed, wall-clock and run-clock times of the
+ * save), each worker's cflow_tracker_save() output after its length,
+ * and an XXH64 of everything before it (docs/design.md).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "worker.h"
+
+struct app_state;
+
+/* What a run must match to take a saved state over. */
+struct app_state_run {
+	unsigned int nb_workers;
+	bool handoff;           /* software affinity */
+	uint64_t clock;         /* enum app_clock */
+	bool seed_set;          /* --hash-seed given: the file must match */
+	uint64_t seed;
+};
+
+/*
+ * Read and check @p path. 0 with *state set; 0 with *state NULL if there
+ * is no such file (a first start); else a negative errno with the reason
+ * in @p err: a file that cannot be read, is corrupt, or was saved by a
+ * run unlike @p run (other workers, affinity, clock source or seed).
+ */
+int app_state_read(const char *path, const struct app_state_run *run,
+		struct app_state **state, char *err, size_t err_len);
+
+/* The hash seed the state was saved with: the run's, if it restores. */
+uint64_t app_state_seed(const struct app_state *s);
+
+/*
+ * With the TSC clock, what to add to this run's TSC time so that its
+ * clock goes on from the saved one plus the wall-clock time spent down
+ * (@p now_ns: this run's TSC time now, unadjusted); 0 with packet times.
+ * @p down_ns receives the time spent down.
+ */
+uint64_t app_state_clock_offset(const struct app_state *s, uint64_t now_ns,
+		uint64_t *down_ns);
+
+/* Worker @p i takes over its table: cflow_tracker_restore()'s return,
+ * with the reason in @p err. */
+int app_state_restore(const struct app_state *s, unsigned int i,
+		struct cflow_tracker *t, char *err, size_t err_len);
+
+void app_state_free(struct app_state *s);
+
+/*
+ * Save the trackers of @p workers and @p clock_ns (the run's clock now:
+ * TSC time, or the last packet time) to @p path durably. 0, or a
+ * negative errno with the reason in @p err; *flows receives the open
+ * flows saved.
+ */
+int app_state_write(const char *path, const struct app_state_run *run,
+		const struct app_worker *workers, uint64_t clock_ns,
+		uint64_t *flows, char *err, size_t err_len);
+
+#endif /* _APP_STATE_H_ */
