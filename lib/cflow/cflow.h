@@ -450,6 +450,45 @@ enum cflow_verdict {
 	CFLOW_VERDICT_MAX,
 };
 
+/**
+ * Flow events: a new flow's first packet, and the TCP FIN or RST that
+ * closed a flow (CFLOW_NEW and CFLOW_CLOSING verdicts), with the 5-tuple
+ * of that packet in its own direction. Expiries have no event: a cuckoo
+ * filter keeps fingerprints, not keys, so an expired flow cannot be
+ * named (flows_expired counts them).
+ */
+enum cflow_event_type {
+	CFLOW_EVENT_NEW = 1,
+	CFLOW_EVENT_CLOSE = 2,
+};
+
+/** Why a flow closed (CFLOW_EVENT_CLOSE). */
+enum cflow_close_reason {
+	CFLOW_CLOSE_NONE = 0,     /**< a new-flow event */
+	CFLOW_CLOSE_FIN = 1,
+	CFLOW_CLOSE_RST = 2,
+};
+
+/** One flow event, 64 bytes. */
+struct cflow_event {
+	uint64_t time_ns;   /**< the packet's time, ns since the Unix epoch */
+	uint8_t src[16];    /**< the packet's source (IPv4: first 4 bytes) */
+	uint8_t dst[16];    /**< and destination */
+	uint16_t sport;     /**< host order; 0 for ICMP and others */
+	uint16_t dport;
+	uint8_t family;     /**< 4 or 6 */
+	uint8_t proto;      /**< IP protocol number */
+	uint8_t type;       /**< enum cflow_event_type */
+	uint8_t proto_class; /**< enum cflow_proto_class */
+	uint8_t reason;     /**< enum cflow_close_reason: the closing
+			     *  packet's source is the side that closed */
+	uint8_t tcp_flags;  /**< the packet's */
+	uint16_t port;      /**< ingress port */
+	uint16_t worker;    /**< the worker that tracks the flow */
+	uint16_t pad;       /**< 0 */
+	uint32_t wire_len;  /**< the packet's length on the wire */
+};
+
 /** What to do when a new flow finds the table full. */
 enum cflow_full_policy {
 	/** Evict a closing entry of the flow's two buckets, else the one
