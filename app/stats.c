@@ -72,7 +72,7 @@ static const struct {
 	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
 	FLOW(unsolicited), FLOW(not_syn), FLOW(new_flow_limited),
 	FLOW(emergency_enter), FLOW(emergency_exit), FLOW(emergency),
-	FLOW(flows_restored),
+	FLOW(flows_restored), FLOW(flows_flushed),
 	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
 	OWN(blocked_packets), OWN(blocked_bytes), OWN(blocked_address),
 	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),

@@ -663,7 +663,7 @@ struct cflow_tracker_params {
  *   packets == cflow_packets_classified()
  *
  * Every flow counted new or restored ends in exactly one of: still open
- * (active), closed, expired or evicted:
+ * (active), closed, expired, evicted or flushed:
  *
  *   flows_new + flows_restored == cflow_flows_accounted()
  */
@@ -692,6 +692,8 @@ struct cflow_counters {
 	/** open flows taken over from a saved table, cflow_tracker_restore():
 	 *  not counted new */
 	uint64_t flows_restored;
+	/** open flows removed by cflow_tracker_flush() */
+	uint64_t flows_flushed;
 };
 
 /** One packet handed to the tracker. */
@@ -857,7 +859,7 @@ uint64_t cflow_malformed_total(const struct cflow_counters *c);
 uint64_t cflow_packets_classified(const struct cflow_counters *c);
 
 /** The flows counted new or restored, by their fate so far: active +
- *  closed + expired + evicted, always equal to flows_new +
+ *  closed + expired + evicted + flushed, always equal to flows_new +
  *  flows_restored. */
 uint64_t cflow_flows_accounted(const struct cflow_counters *c);
 
@@ -913,6 +915,71 @@ int64_t cflow_tracker_save(const struct cflow_tracker *t, void *buf,
  */
 int cflow_tracker_restore(struct cflow_tracker *t, const void *buf,
 		size_t len, uint64_t *saved_ns, char *err, size_t errlen);
+
+/** What cflow_tracker_lookup() tells of one flow. */
+struct cflow_flow_info {
+	/** An entry with the flow's fingerprint is in one of its two
+	 *  buckets: the flow, or another with the same fingerprint there
+	 *  (a false positive, at the filter's rate). */
+	bool tracked;
+	bool closing;       /**< closed by a FIN/RST, lingering */
+	/** Idle past its timeout (or linger) and not swept yet: its next
+	 *  packet opens it anew. */
+	bool expired;
+	uint8_t proto_class; /**< enum cflow_proto_class, as stored */
+	uint64_t idle_ns;   /**< since its last packet, at the tracker's
+			     *  clock, in ticks (within one tick) */
+	uint32_t count;     /**< packets so far, saturating (count_bits) */
+};
+
+/**
+ * Look one flow up by its key, as a packet of it would find it, without
+ * changing anything. @p key is canonical (cflow_key_init()).
+ *
+ * @return
+ *   1 if tracked (see cflow_flow_info.tracked), 0 if not (never
+ *   wrong), -ENOTSUP (errno set) in CFLOW_HASH_RSS mode, where the
+ *   table's hash is the NIC's, which a key does not give.
+ */
+int cflow_tracker_lookup(const struct cflow_tracker *t,
+		const struct cflow_key *key, struct cflow_flow_info *info);
+
+/**
+ * Remove every flow. Open ones are counted in flows_flushed (and leave
+ * active); lingering closed ones just go. Not concurrently with tracking:
+ * the application's workers flush their own tables between bursts.
+ *
+ * @return
+ *   The open flows removed.
+ */
+uint64_t cflow_tracker_flush(struct cflow_tracker *t);
+
+/**
+ * An event of a packet whose verdict is CFLOW_NEW or CFLOW_CLOSING (else
+ * 0 is returned and @p e is untouched): @p pkt's 5-tuple in its own
+ * direction, @p time_ns and @p wire_len; port and worker are 0.
+ *
+ * @return
+ *   1 if @p e was filled, 0 if the verdict has no event.
+ */
+int cflow_event_init(struct cflow_event *e, const struct cflow_packet *pkt,
+		enum cflow_verdict verdict, uint64_t time_ns,
+		uint32_t wire_len);
+
+/**
+ * One JSON object for @p e, without a newline (docs/usage.md, "Flow
+ * events"): {"event":"new"|"close", "time":"<RFC 3339, ns>",
+ * "time_ns":N, "worker":N, "port":N, "proto":N, "class":"tcp"|..,
+ * "src":"..", "sport":N, "dst":"..", "dport":N, "len":N,
+ * "tcp_flags":N[, "reason":"fin"|"rst"]}.
+ *
+ * @return
+ *   Its length, or -ENOSPC (errno set) if it needs more than @p len - 1
+ *   bytes (CFLOW_EVENT_JSON_MAX always suffices).
+ */
+int cflow_event_json(const struct cflow_event *e, char *buf, size_t len);
+
+#define CFLOW_EVENT_JSON_MAX 384
 
 /** The tracker's filter, for its statistics. */
 const struct cf_filter *cflow_tracker_filter(const struct cflow_tracker *t);

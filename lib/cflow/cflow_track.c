@@ -950,7 +950,7 @@ uint64_t
 cflow_flows_accounted(const struct cflow_counters *c)
 {
 	return c->active + c->flows_closed + c->flows_expired +
-		c->flows_evicted;
+		c->flows_evicted + c->flows_flushed;
 }
 
 void
@@ -1125,6 +1125,53 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 	if (saved_ns != NULL)
 		*saved_ns = h.now_ns;
 	return 0;
+}
+
+/* ----------------------------------------------------- lookup, flush */
+
+int
+cflow_tracker_lookup(const struct cflow_tracker *t,
+		const struct cflow_key *key, struct cflow_flow_info *info)
+{
+	uint64_t v = 0;
+	uint32_t pos;
+
+	memset(info, 0, sizeof(*info));
+	if (t->params.hash == CFLOW_HASH_RSS) {
+		errno = ENOTSUP;
+		return -ENOTSUP;
+	}
+	if (!cf_lookup_with_hash(t->filter, cflow_hash_key(key,
+			t->params.seed), &pos) ||
+			cf_value_get(t->filter, pos, &v) != 0)
+		return 0;
+	info->tracked = true;
+	info->closing = value_closing(v);
+	info->expired = info->closing ? linger_done(t, v) :
+		idle_expired(t, v);
+	info->proto_class = (uint8_t)value_class(v);
+	info->idle_ns = (uint64_t)value_age(t, v) << t->tick_shift;
+	info->count = value_count(t, v);
+	return 1;
+}
+
+uint64_t
+cflow_tracker_flush(struct cflow_tracker *t)
+{
+	uint64_t open = 0, cursor = 0;
+
+	(void)cf_scan_batch(t->filter, &cursor, t->buckets, count_open,
+		&open);
+	cf_clear(t->filter);
+	t->cursor = 0;
+	/* Each open flow is one entry (a packet that finds its
+	 * fingerprint adds none). */
+	CFU_ASSERT(open == t->c.active);
+	(void)open;
+	open = t->c.active;
+	t->c.flows_flushed += open;
+	t->c.active = 0;
+	return open;
 }
 
 const struct cf_filter *

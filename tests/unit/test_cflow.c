@@ -4720,6 +4720,133 @@ test_track_restore_refused(void)
 }
 
 
+/* ------------------------------------------------ lookup, flush, events */
+
+static struct cflow_packet
+parsed(const struct spec *s)
+{
+	struct cflow_packet p;
+	uint8_t buf[256];
+
+	memset(&p, 0, sizeof(p));
+	(void)cflow_parse(buf, build(buf, s), NULL, &p);
+	return p;
+}
+
+/* One flow looked up by its key as the table holds it: open, idle,
+ * closing, expired, unknown; a flush empties the table and counts the
+ * open flows it removed. */
+static int
+test_track_lookup_flush(void)
+{
+	struct cflow_tracker *t = tracker(1000, 16, 10, CFLOW_FULL_EVICT);
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec fin = tcp(CFLOW_TCP_FIN | CFLOW_TCP_ACK, true);
+	struct spec u = { .family = 6, .src = 1, .dst = 2, .sport = 5353,
+		.dport = 53, .proto = 17 };
+	struct spec other = { .family = 4, .src = 7, .dst = 8, .sport = 1,
+		.dport = 2, .proto = 17 };
+	struct cflow_packet ps = parsed(&syn), pu = parsed(&u);
+	struct cflow_tracker_params p;
+	struct cflow_flow_info fi;
+	struct cflow_counters c;
+
+	TEST_ASSERT(t != NULL, "tracker");
+	TEST_ASSERT_EQ(cflow_tracker_lookup(t, &ps.key, &fi), 0, "unknown");
+	TEST_ASSERT(!fi.tracked, "unknown: not tracked");
+	TEST_ASSERT_EQ(send(t, &syn, S), CFLOW_NEW, "SYN");
+	TEST_ASSERT_EQ(send(t, &u, S), CFLOW_NEW, "UDP");
+	TEST_ASSERT_EQ(send(t, &other, 5 * S), CFLOW_NEW, "clock to 5 s");
+	TEST_ASSERT_EQ(cflow_tracker_lookup(t, &ps.key, &fi), 1, "TCP");
+	TEST_ASSERT(fi.tracked && !fi.closing && !fi.expired &&
+		fi.proto_class == CFLOW_CLASS_TCP, "TCP open");
+	TEST_ASSERT(fi.idle_ns > 39 * S / 10 && fi.idle_ns < 41 * S / 10,
+		"idle %lu ns", (unsigned long)fi.idle_ns);
+	TEST_ASSERT_EQ(send(t, &fin, 6 * S), CFLOW_CLOSING, "FIN");
+	TEST_ASSERT_EQ(cflow_tracker_lookup(t, &ps.key, &fi), 1, "closing");
+	TEST_ASSERT(fi.closing && !fi.expired && fi.idle_ns < S / 10,
+		"closing, just now");
+	/* 64 s: the UDP flow is past its 60 s, the FIN's linger (10 s)
+	 * is over; not swept yet. */
+	TEST_ASSERT_EQ(send(t, &other, 64 * S), CFLOW_SEEN, "clock to 64 s");
+	TEST_ASSERT_EQ(cflow_tracker_lookup(t, &pu.key, &fi), 1, "UDP");
+	TEST_ASSERT(fi.expired && !fi.closing &&
+		fi.proto_class == CFLOW_CLASS_UDP, "UDP expired");
+	TEST_ASSERT_EQ(cflow_tracker_lookup(t, &ps.key, &fi), 1, "TCP");
+	TEST_ASSERT(fi.expired && fi.closing, "linger over");
+
+	TEST_ASSERT_EQ(cflow_tracker_flush(t), 2, "two open flows flushed");
+	cflow_counters_get(t, &c);
+	TEST_ASSERT(c.flows_flushed == 2 && c.active == 0, "flushed %lu "
+		"active %lu", (unsigned long)c.flows_flushed,
+		(unsigned long)c.active);
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants after a flush");
+	TEST_ASSERT_EQ(cflow_tracker_lookup(t, &pu.key, &fi), 0, "gone");
+	TEST_ASSERT_EQ(send(t, &other, 65 * S), CFLOW_NEW, "opened anew");
+	TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+	cflow_tracker_free(t);
+
+	cflow_tracker_params_init(&p, 1000);
+	p.hash = CFLOW_HASH_RSS;
+	t = cflow_tracker_create(&p);
+	TEST_ASSERT(t != NULL, "rss tracker");
+	TEST_ASSERT_EQ(cflow_tracker_lookup(t, &ps.key, &fi), -ENOTSUP,
+		"no key lookup with the NIC's hash");
+	cflow_tracker_free(t);
+	return 0;
+}
+
+/* Events carry the packet's own direction; JSON is one object. */
+static int
+test_event_json(void)
+{
+	struct spec syn = tcp(CFLOW_TCP_SYN, false);
+	struct spec rst = tcp(CFLOW_TCP_RST | CFLOW_TCP_ACK, true);
+	struct spec u6 = { .family = 6, .src = 1, .dst = 2, .sport = 5353,
+		.dport = 53, .proto = 17 };
+	struct cflow_packet ps = parsed(&syn), pr = parsed(&rst);
+	struct cflow_packet pu = parsed(&u6);
+	struct cflow_event e, er;
+	char buf[CFLOW_EVENT_JSON_MAX], small[40];
+	int n;
+
+	TEST_ASSERT_EQ(cflow_event_init(&e, &ps, CFLOW_SEEN, 1, 60), 0,
+		"no event for SEEN");
+	TEST_ASSERT_EQ(cflow_event_init(&e, &ps, CFLOW_NEW,
+		UINT64_C(1700000000123456789), 60), 1, "NEW");
+	TEST_ASSERT_EQ(cflow_event_init(&er, &pr, CFLOW_CLOSING, 2, 54), 1,
+		"CLOSING");
+	/* The reply's source is the SYN's destination. */
+	TEST_ASSERT(memcmp(er.src, e.dst, 16) == 0 &&
+		memcmp(er.dst, e.src, 16) == 0 && er.sport == 443 &&
+		er.dport == 40000 && e.sport == 40000 && e.dport == 443,
+		"directions");
+	TEST_ASSERT(e.type == CFLOW_EVENT_NEW && e.reason == CFLOW_CLOSE_NONE &&
+		er.type == CFLOW_EVENT_CLOSE && er.reason == CFLOW_CLOSE_RST,
+		"types");
+	e.worker = 3;
+	e.port = 1;
+	n = cflow_event_json(&e, buf, sizeof(buf));
+	TEST_ASSERT(n > 0 && (size_t)n == strlen(buf), "json");
+	TEST_ASSERT(strstr(buf, "\"event\":\"new\",\"time\":"
+		"\"2023-11-14T22:13:20.123456789Z\",\"time_ns\":"
+		"1700000000123456789,\"worker\":3,\"port\":1,\"proto\":6,"
+		"\"class\":\"tcp\"") != NULL && strstr(buf, "\"sport\":40000,")
+		&& strstr(buf, "\"dport\":443,\"len\":60,\"tcp_flags\":2}"),
+		"%s", buf);
+	n = cflow_event_json(&er, buf, sizeof(buf));
+	TEST_ASSERT(n > 0 && strstr(buf, "\"reason\":\"rst\"}") != NULL, "%s",
+		buf);
+	TEST_ASSERT_EQ(cflow_event_json(&er, small, sizeof(small)), -ENOSPC,
+		"small buffer");
+	TEST_ASSERT_EQ(cflow_event_init(&e, &pu, CFLOW_NEW, 0, 80), 1, "v6");
+	n = cflow_event_json(&e, buf, sizeof(buf));
+	TEST_ASSERT(n > 0 && strstr(buf, "\"class\":\"udp\"") &&
+		strstr(buf, "\"src\":\"") && strchr(strstr(buf, "\"src\":\""),
+		':') != NULL, "%s", buf);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
@@ -4780,6 +4907,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_linger_flow_time),
 	TEST_CASE(test_track_restore),
 	TEST_CASE(test_track_restore_refused),
+	TEST_CASE(test_track_lookup_flush),
+	TEST_CASE(test_event_json),
 	TEST_CASES_END()
 };
 
