@@ -162,6 +162,16 @@ static const struct option_def defs[] = {
 		"warm restart: save every worker's flow table to FILE at "
 		"exit, take it over at start if saved by a run like this one "
 		"(docs/usage.md)", SIZE(state_file) },
+	{ "events", "events", "json", OPT_STRING, STR(events), "",
+		"append a JSON line for each new flow and each FIN/RST close "
+		"to FILE (reopened when moved away: logrotate)",
+		SIZE(events) },
+	{ "new-flow-pcap", "events", "new_flow_pcap", OPT_STRING,
+		STR(new_flow_pcap), "", "write the first packet of each new "
+		"flow to FILE, pcapng (rte_pcapng)", SIZE(new_flow_pcap) },
+	{ "event-ring", "events", "ring", OPT_UINT, OFF(event_ring), 64,
+		1u << 24, NULL, "16384", "events each worker's ring holds "
+		"for the main lcore; a full ring drops them (events_dropped)" },
 	{ "affinity", "workers", "affinity", OPT_CHOICE, OFF(affinity), 0, 0,
 		affinities, "auto", "how a flow reaches its one worker: rss "
 		"(symmetric RSS on every port), handoff (software hash and "

@@ -96,6 +96,9 @@ struct app_config {
 	char stats_json[256];
 	char stats_json_period[256]; /* JSON lines, one per stats period */
 	char state_file[256];  /* warm restart: flow tables saved and read */
+	char events[256];      /* flow events as JSON lines */
+	char new_flow_pcap[256]; /* each new flow's first packet, pcapng */
+	uint64_t event_ring;   /* events per worker ring */
 	uint64_t blocklist_unparsed; /* enum app_unparsed */
 	char blocklist[256];   /* text list or compiled filter file */
 	/* The inline flow filter (docs/firewall.md). */

@@ -33,6 +33,9 @@
 #include <rte_mbuf_dyn.h>
 
 #include "config.h"
+#include "control.h"
+#include "cfutil.h"
+#include "events.h"
 #include "blocklist_rcu.h"
 #include "ports.h"
 #include "state.h"
@@ -436,6 +439,13 @@ main(int argc, char **argv)
 		rte_exit(EXIT_FAILURE, "%s\n", err);
 	app_blocklist_telemetry();
 	app_stats_setup(&cfg, workers, run.nb_workers, &topo);
+	/* Events carry epoch times: the TSC clock's offset to the wall
+	 * clock, taken once. */
+	if (cfg.clock != APP_CLOCK_PKT)
+		run.epoch_offset_ns = cfu_clock_ns(CLOCK_REALTIME) -
+			app_tsc_ns(&run);
+	app_events_setup(&cfg, &run);
+	app_control_setup(&run);
 	if (cfg.stats_json_period[0] != '\0') {
 		/* appended to: log shippers follow the file */
 		stats_lines = fopen(cfg.stats_json_period, "a");
@@ -486,8 +496,11 @@ main(int argc, char **argv)
 		}
 		if (cfg.emergency_load != 0)
 			app_stats_emergency_log(stdout);
-		/* Sleep, not spin: the main lcore has no datapath work. */
-		rte_delay_us_sleep(10000);
+		/* Sleep, not spin: the main lcore has no datapath work but
+		 * the events, drained every millisecond. */
+		if (app_events_enabled(&cfg))
+			app_events_drain();
+		rte_delay_us_sleep(app_events_enabled(&cfg) ? 1000 : 10000);
 	}
 	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
@@ -503,6 +516,8 @@ main(int argc, char **argv)
 				last_packet_time());
 	app_stats_print(stdout);
 	ret = state_write() == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	if (app_events_close() != 0)
+		ret = EXIT_FAILURE;
 	/* A replay that lost packets must not look complete. */
 	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers, err,
 			sizeof(err)) != 0) {

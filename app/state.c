@@ -41,15 +41,6 @@ struct app_state {
 	size_t table_len[APP_MAX_WORKERS];
 };
 
-static uint64_t
-wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static const char *
 clock_name(uint64_t clock)
 {
@@ -162,7 +153,7 @@ uint64_t
 app_state_clock_offset(const struct app_state *s, uint64_t now_ns,
 		uint64_t *down_ns)
 {
-	uint64_t wall = wall_ns();
+	uint64_t wall = cfu_clock_ns(CLOCK_REALTIME);
 
 	/* A wall clock set back counts as no time down. */
 	*down_ns = wall > s->h.saved_wall_ns ? wall - s->h.saved_wall_ns : 0;
@@ -219,7 +210,7 @@ state_fill(int fd, void *arg)
 	h.handoff = f->run->handoff;
 	h.clock = f->run->clock;
 	h.seed = f->run->seed;
-	h.saved_wall_ns = wall_ns();
+	h.saved_wall_ns = cfu_clock_ns(CLOCK_REALTIME);
 	h.saved_clock_ns = f->clock_ns;
 	sum = XXH64_createState();
 	if (sum == NULL)

@@ -57,6 +57,9 @@ struct lcore_counters {
 	uint64_t dropped_mirror_rx;
 	uint64_t mirrored;
 	uint64_t mirror_dropped;
+	uint64_t events_queued;
+	uint64_t events_dropped;
+	uint64_t flushes;
 };
 
 #define FLOW(f) { #f, offsetof(struct lcore_counters, flow.f) }
@@ -82,7 +85,8 @@ static const struct {
 	OWN(dropped_unsolicited), OWN(dropped_not_syn), OWN(dropped_limited),
 	OWN(dropped_table_full), OWN(dropped_malformed),
 	OWN(dropped_fragment), OWN(dropped_mirror_rx), OWN(mirrored),
-	OWN(mirror_dropped),
+	OWN(mirror_dropped), OWN(events_queued), OWN(events_dropped),
+	OWN(flushes),
 };
 #define NB_COUNTERS RTE_DIM(counters)
 
@@ -122,6 +126,9 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->dropped_mirror_rx = w->dropped[APP_DROP_MIRROR_RX];
 	c->mirrored = w->mirrored;
 	c->mirror_dropped = w->mirror_dropped;
+	c->events_queued = w->events_queued;
+	c->events_dropped = w->events_dropped;
+	c->flushes = w->flushes;
 }
 
 /*
@@ -136,15 +143,6 @@ struct snapshot {
 	struct lcore_counters lcore[APP_MAX_WORKERS];
 };
 
-static uint64_t
-clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void ports_add(struct lcore_counters *sum);
 
 static void
@@ -152,8 +150,8 @@ snapshot_read(struct snapshot *s)
 {
 	struct lcore_counters *sum = &s->total;
 
-	s->time_ns = clock_ns(CLOCK_REALTIME);
-	s->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	s->time_ns = cfu_clock_ns(CLOCK_REALTIME);
+	s->mono_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	memset(sum, 0, sizeof(*sum));
 	for (unsigned int i = 0; i < nb_workers; i++) {
 		const struct lcore_counters *c = &s->lcore[i];
@@ -714,7 +712,7 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 	period_prev = calloc(1, sizeof(*period_prev));
 	if (period_prev == NULL)
 		rte_exit(EXIT_FAILURE, "cuckooflow: out of memory\n");
-	period_prev->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	period_prev->mono_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	for (unsigned int i = 0; i < RTE_DIM(cmds); i++)
 		app_telemetry_register(cmds[i].cmd, cmds[i].fn, cmds[i].help);
 }

@@ -304,6 +304,71 @@ set_input_flags(const struct app_run *run, struct rte_mbuf **pkts,
 			CFLOW_IN_NO_CREATE : 0;
 }
 
+/* Pass the flow events of a tracked burst to the main lcore (app/events.c):
+ * a new flow's first packet and the FIN/RST that closed one, with a
+ * reference to the first packet if they are captured. A full ring drops
+ * them, counted: the datapath never waits. */
+static void
+events_queue(struct app_worker *w, struct rte_mbuf **pkts,
+		const struct cflow_input *in, const struct cflow_packet *parsed,
+		const enum cflow_verdict *verdicts, uint16_t n)
+{
+	const struct app_run *run = w->run;
+	struct app_event ev[CF_BULK_MAX];
+	unsigned int ne = 0, done;
+
+	for (uint16_t k = 0; k < n; k++) {
+		struct app_event *e = &ev[ne];
+
+		if (!cflow_event_init(&e->ev, &parsed[k], verdicts[k],
+				in[k].time_ns + run->epoch_offset_ns,
+				in[k].wire_len))
+			continue;
+		e->ev.port = pkts[k]->port;
+		e->ev.worker = (uint16_t)w->index;
+		e->m = NULL;
+		if (run->first_packets && e->ev.type == CFLOW_EVENT_NEW) {
+			rte_pktmbuf_refcnt_update(pkts[k], 1);
+			e->m = pkts[k];
+		}
+		ne++;
+	}
+	if (ne == 0)
+		return;
+	done = rte_ring_sp_enqueue_burst_elem(w->event_ring, ev, sizeof(*ev),
+		ne, NULL);
+	w->events_queued += done;
+	w->events_dropped += ne - done;
+	for (unsigned int k = done; k < ne; k++)
+		if (ev[k].m != NULL)
+			rte_pktmbuf_free(ev[k].m);
+}
+
+/* Serve a control request (app_ctl), if one waits. */
+static void
+ctl_serve(struct app_worker *w)
+{
+	struct app_ctl *c = &w->ctl;
+	uint32_t req = __atomic_load_n(&c->req, __ATOMIC_ACQUIRE);
+
+	if (req == c->done)
+		return;
+	switch (c->op) {
+	case APP_CTL_LOOKUP:
+		c->ret = cflow_tracker_lookup(w->tracker, &c->key, &c->info);
+		break;
+	case APP_CTL_FLUSH:
+		c->flushed = cflow_tracker_flush(w->tracker);
+		w->flushes++;
+		c->ret = 0;
+		break;
+	default:
+		c->ret = -EINVAL;
+		break;
+	}
+	__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
+}
+
 /* Track @p n packets this worker owns, then act on each verdict
  * (app_actions): forward, or drop counted by reason; mirror the first
  * packets of each flow. */
@@ -325,6 +390,8 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 	set_input_flags(run, pkts, in, parsed, status, n);
 	run->table_ops->track(w->table, in, parsed, status, n, verdicts,
 			run->mirror ? counts : NULL);
+	if (w->event_ring != NULL)
+		events_queue(w, pkts, in, parsed, verdicts, n);
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
 		uint8_t act = app_actions[run->role[m->port]][verdicts[k]];
@@ -779,6 +846,7 @@ app_worker_main(void *arg)
 		if (received == 0)
 			/* Idle: expire flows all the same. */
 			app_worker_idle(w);
+		ctl_serve(w);
 		rte_rcu_qsbr_quiescent(rcu, w->index);
 		if (live != 0)
 			continue;
@@ -805,6 +873,7 @@ app_worker_main(void *arg)
 		} else if (w->swept && !pkt_clock) {
 			app_worker_idle(w);
 		}
+		ctl_serve(w);
 		rte_rcu_qsbr_quiescent(rcu, w->index);
 		rte_delay_us_sleep(1000);
 	}

@@ -136,6 +136,35 @@ struct app_pending {
  * lcore and telemetry. The flags are the end-of-run handshake, written
  * with release and read with acquire (__atomic builtins).
  */
+/*
+ * A control thread's request (telemetry: one flow's lookup, a flush),
+ * served by the worker between bursts, so that only the worker ever
+ * touches its table: the requester fills the request, then publishes
+ * req (release); the worker serves it and publishes done = req
+ * (release). One request at a time per worker (app/control.c).
+ */
+enum app_ctl_op {
+	APP_CTL_LOOKUP = 1,
+	APP_CTL_FLUSH,
+};
+
+struct app_ctl {
+	uint32_t req;
+	uint32_t done;
+	uint32_t op;            /* enum app_ctl_op */
+	int ret;
+	struct cflow_key key;   /* lookup */
+	struct cflow_flow_info info;
+	uint64_t flushed;       /* flush: open flows removed */
+};
+
+/* A flow event on its way to the main lcore (app/events.c): with a
+ * reference to the packet when first packets are captured. */
+struct app_event {
+	struct cflow_event ev;
+	struct rte_mbuf *m;
+};
+
 struct app_worker {
 	const struct app_run *run;
 	unsigned int lcore;
@@ -168,6 +197,11 @@ struct app_worker {
 	uint64_t dropped[APP_DROP_MAX]; /* by reason ([APP_FORWARD]: 0) */
 	uint64_t mirrored;      /* copies sent out of the mirror port */
 	uint64_t mirror_dropped; /* copies the mirror port did not take */
+	struct rte_ring *event_ring; /* to the main lcore, or NULL */
+	uint64_t events_queued; /* flow events passed to the main lcore */
+	uint64_t events_dropped; /* not queued: the ring was full */
+	uint64_t flushes;       /* flush requests served */
+	struct app_ctl ctl;
 	uint64_t last_ns;       /* time of the last packet or sweep (atomic) */
 	/* Sweeps judge idleness at this time: last_ns, but when replaying
 	 * several streams (app_run.watermark), a watermark no packet still
@@ -188,6 +222,9 @@ struct app_run {
 	uint64_t tsc_hz;
 	uint64_t clock_offset_ns; /* added to TSC time: a warm restart's
 				   * clock goes on from the saved one */
+	uint64_t epoch_offset_ns; /* run clock + this = ns since the epoch
+				   * (0 with packet times) */
+	bool first_packets;     /* --new-flow-pcap: events hold the mbuf */
 	struct cflow_parse_params parse;
 	const struct app_flow_table_ops *table_ops; /* NULL: lib/cflow's */
 	struct app_worker *workers;

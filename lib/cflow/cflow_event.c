@@ -25,8 +25,14 @@ cflow_event_init(struct cflow_event *e, const struct cflow_packet *pkt,
 		return 0;
 	memset(e, 0, sizeof(*e));
 	e->time_ns = time_ns;
-	memcpy(e->src, rev ? k->addr_hi : k->addr_lo, sizeof(e->src));
-	memcpy(e->dst, rev ? k->addr_lo : k->addr_hi, sizeof(e->dst));
+	if (k->family == 4) {
+		/* the key's are IPv4-mapped */
+		memcpy(e->src, (rev ? k->addr_hi : k->addr_lo) + 12, 4);
+		memcpy(e->dst, (rev ? k->addr_lo : k->addr_hi) + 12, 4);
+	} else {
+		memcpy(e->src, rev ? k->addr_hi : k->addr_lo, 16);
+		memcpy(e->dst, rev ? k->addr_lo : k->addr_hi, 16);
+	}
 	e->sport = rev ? k->port_hi : k->port_lo;
 	e->dport = rev ? k->port_lo : k->port_hi;
 	e->family = k->family;

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /*
  * The libraries' invariants, checked in debug and sanitizer builds and
@@ -102,6 +103,16 @@ typedef int (*cfu_fill_fn)(int fd, void *ctx);
  */
 int cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx,
 		char *err, size_t err_len);
+
+/** clock_gettime(@p id) in ns. */
+static inline uint64_t
+cfu_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /** splitmix64's finaliser (Stafford's mix 13): a bijection of 64-bit
  *  words whose every output bit depends on every input bit. */

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_debug.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_pcapng.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#include <rte_telemetry.h>
+
+#include "cfutil.h"
+#include "events.h"
+#include "telemetry.h"
+
+#define DRAIN_BURST 256
+/* Copies for rte_pcapng in flight: one drain burst's. */
+#define PCAPNG_POOL (2 * DRAIN_BURST - 1)
+/* An Enhanced Packet Block's timestamp words, after its type, length
+ * and interface id (pcapng, section 4.3). */
+#define EPB_TIMESTAMP_HI 12
+#define EPB_TIMESTAMP_LO 16
+
+static struct {
+	const struct app_config *cfg;
+	struct app_run *run;
+	/* --events: JSON lines, reopened when the path is moved away */
+	FILE *json;
+	uint64_t json_checked_ns;
+	uint64_t json_lines;
+	uint64_t json_errors;
+	/* --new-flow-pcap */
+	rte_pcapng_t *pcapng;
+	struct rte_mempool *pcapng_pool;
+	uint64_t pcapng_packets;
+	uint64_t pcapng_errors;
+	bool failed;            /* an output failed: said once */
+} ev;
+
+bool
+app_events_enabled(const struct app_config *cfg)
+{
+	return cfg->events[0] != '\0' || cfg->new_flow_pcap[0] != '\0';
+}
+
+static void
+output_failed(const char *what, const char *path, const char *why)
+{
+	if (!ev.failed)
+		fprintf(stderr, "cuckooflow: %s %s: %s (further errors are "
+			"counted in /cuckooflow/events)\n", what, path, why);
+	ev.failed = true;
+}
+
+/* logrotate's way: once a second, if the path no longer names the file
+ * written to, open it anew. */
+static void
+json_reopen_if_moved(void)
+{
+	struct stat at_path, open_file;
+	uint64_t now = cfu_clock_ns(CLOCK_MONOTONIC);
+	FILE *f;
+
+	if (now - ev.json_checked_ns < 1000000000u)
+		return;
+	ev.json_checked_ns = now;
+	if (fstat(fileno(ev.json), &open_file) != 0)
+		return;
+	if (stat(ev.cfg->events, &at_path) == 0 &&
+			at_path.st_ino == open_file.st_ino &&
+			at_path.st_dev == open_file.st_dev)
+		return;
+	f = fopen(ev.cfg->events, "a");
+	if (f == NULL) {
+		output_failed("--events", ev.cfg->events, strerror(errno));
+		return;
+	}
+	if (fclose(ev.json) != 0)
+		ev.json_errors++;
+	ev.json = f;
+}
+
+static int
+tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t queued = 0, dropped = 0;
+
+	(void)cmd;
+	if (params != NULL && params[0] != '\0')
+		return -EINVAL;
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
+		queued += __atomic_load_n(&ev.run->workers[i].events_queued,
+			__ATOMIC_RELAXED);
+		dropped += __atomic_load_n(&ev.run->workers[i].events_dropped,
+			__ATOMIC_RELAXED);
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "events_queued", queued);
+	rte_tel_data_add_dict_u64(d, "events_dropped", dropped);
+	rte_tel_data_add_dict_u64(d, "json_lines", ev.json_lines);
+	rte_tel_data_add_dict_u64(d, "json_errors", ev.json_errors);
+	rte_tel_data_add_dict_u64(d, "pcapng_packets", ev.pcapng_packets);
+	rte_tel_data_add_dict_u64(d, "pcapng_errors", ev.pcapng_errors);
+	return 0;
+}
+
+static void
+pcapng_open(const char *path)
+{
+	uint32_t room = rte_pcapng_mbuf_size((uint32_t)ev.cfg->max_pkt_len);
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		rte_exit(EXIT_FAILURE, "--new-flow-pcap %s: %s\n", path,
+			strerror(errno));
+	ev.pcapng = rte_pcapng_fdopen(fd, NULL, NULL, "cuckooflow",
+		"the first packet of each new flow");
+	if (ev.pcapng == NULL)
+		rte_exit(EXIT_FAILURE, "--new-flow-pcap %s: %s\n", path,
+			rte_strerror(rte_errno));
+	if (room > UINT16_MAX)
+		room = UINT16_MAX;
+	ev.pcapng_pool = rte_pktmbuf_pool_create("cf_pcapng", PCAPNG_POOL, 0,
+		0, (uint16_t)room, (int)rte_socket_id());
+	if (ev.pcapng_pool == NULL)
+		rte_exit(EXIT_FAILURE, "--new-flow-pcap: a pool of %u mbufs: "
+			"%s\n", PCAPNG_POOL, rte_strerror(rte_errno));
+}
+
+void
+app_events_setup(const struct app_config *cfg, struct app_run *run)
+{
+	ev.cfg = cfg;
+	ev.run = run;
+	if (!app_events_enabled(cfg))
+		return;
+	if (cfg->events[0] != '\0') {
+		/* appended to: log shippers follow the file */
+		ev.json = fopen(cfg->events, "a");
+		if (ev.json == NULL)
+			rte_exit(EXIT_FAILURE, "--events %s: %s\n", cfg->events,
+				strerror(errno));
+		ev.json_checked_ns = cfu_clock_ns(CLOCK_MONOTONIC);
+	}
+	if (cfg->new_flow_pcap[0] != '\0') {
+		pcapng_open(cfg->new_flow_pcap);
+		run->first_packets = true;
+	}
+	for (unsigned int i = 0; i < run->nb_workers; i++) {
+		struct app_worker *w = &run->workers[i];
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "cf_events%u", i);
+		w->event_ring = rte_ring_create_elem(name,
+			sizeof(struct app_event), (unsigned int)cfg->event_ring,
+			(int)rte_lcore_to_socket_id(w->lcore),
+			RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (w->event_ring == NULL)
+			rte_exit(EXIT_FAILURE, "--event-ring %" PRIu64 ": a ring "
+				"for worker %u: %s\n", cfg->event_ring, i,
+				rte_strerror(rte_errno));
+	}
+	app_telemetry_register("/cuckooflow/events", tel_events,
+		"Flow events queued, dropped, written (JSON lines, pcapng), "
+		"errors. Takes no parameters");
+}
+
+static void
+json_write(const struct cflow_event *e)
+{
+	char line[CFLOW_EVENT_JSON_MAX];
+	int n = cflow_event_json(e, line, sizeof(line));
+
+	if (n < 0 || fprintf(ev.json, "%s\n", line) < 0) {
+		ev.json_errors++;
+		output_failed("--events", ev.cfg->events, strerror(errno));
+		return;
+	}
+	ev.json_lines++;
+}
+
+/*
+ * The first packet, copied by rte_pcapng (its interface is the port), at
+ * the event's time: rte_pcapng_copy() stamps the time it is called at
+ * (from the TSC), so the block's timestamp words are set to the packet's
+ * time instead, in the library's nanosecond resolution.
+ */
+static struct rte_mbuf *
+pcapng_copy(const struct app_event *e)
+{
+	struct rte_mbuf *c;
+	uint32_t hi = (uint32_t)(e->ev.time_ns >> 32);
+	uint32_t lo = (uint32_t)e->ev.time_ns;
+
+	c = rte_pcapng_copy(e->ev.port, 0, e->m, ev.pcapng_pool, UINT32_MAX,
+		rte_rdtsc(), RTE_PCAPNG_DIRECTION_IN);
+	if (c == NULL)
+		return NULL;
+	memcpy(rte_pktmbuf_mtod_offset(c, uint8_t *, EPB_TIMESTAMP_HI), &hi,
+		sizeof(hi));
+	memcpy(rte_pktmbuf_mtod_offset(c, uint8_t *, EPB_TIMESTAMP_LO), &lo,
+		sizeof(lo));
+	return c;
+}
+
+static unsigned int
+drain_one(struct app_worker *w)
+{
+	struct app_event batch[DRAIN_BURST];
+	struct rte_mbuf *copies[DRAIN_BURST];
+	unsigned int n, nc = 0;
+
+	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch,
+		sizeof(batch[0]), DRAIN_BURST, NULL);
+	for (unsigned int k = 0; k < n; k++) {
+		if (ev.json != NULL)
+			json_write(&batch[k].ev);
+		if (batch[k].m == NULL)
+			continue;
+		if (ev.pcapng != NULL) {
+			copies[nc] = pcapng_copy(&batch[k]);
+			if (copies[nc] != NULL)
+				nc++;
+			else
+				ev.pcapng_errors++;
+		}
+		rte_pktmbuf_free(batch[k].m);
+	}
+	if (nc != 0) {
+		if (rte_pcapng_write_packets(ev.pcapng, copies,
+				(uint16_t)nc) < 0) {
+			ev.pcapng_errors += nc;
+			output_failed("--new-flow-pcap", ev.cfg->new_flow_pcap,
+				strerror(errno));
+		} else {
+			ev.pcapng_packets += nc;
+		}
+	}
+	return n;
+}
+
+unsigned int
+app_events_drain(void)
+{
+	unsigned int total = 0, n;
+
+	if (ev.run == NULL || !app_events_enabled(ev.cfg))
+		return 0;
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
+		do {
+			n = drain_one(&ev.run->workers[i]);
+			total += n;
+		} while (n == DRAIN_BURST);
+	if (ev.json != NULL) {
+		if (total != 0 && fflush(ev.json) != 0) {
+			ev.json_errors++;
+			output_failed("--events", ev.cfg->events,
+				strerror(errno));
+		}
+		json_reopen_if_moved();
+	}
+	return total;
+}
+
+int
+app_events_close(void)
+{
+	if (ev.run == NULL || !app_events_enabled(ev.cfg))
+		return 0;
+	app_events_drain();
+	if (ev.json != NULL && fclose(ev.json) != 0) {
+		ev.json_errors++;
+		output_failed("--events", ev.cfg->events, strerror(errno));
+	}
+	ev.json = NULL;
+	if (ev.pcapng != NULL)
+		rte_pcapng_close(ev.pcapng);
+	ev.pcapng = NULL;
+	rte_mempool_free(ev.pcapng_pool);
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
+		rte_ring_free(ev.run->workers[i].event_ring);
+		ev.run->workers[i].event_ring = NULL;
+	}
+	return ev.failed ? -EIO : 0;
+}
