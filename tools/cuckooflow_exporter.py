@@ -32,6 +32,14 @@ GAUGES = {"active", "emergency"}  # the others only grow
 # Counted by the ports, not by an lcore: exported once, without a label
 # (the per-lcore replies hold 0 for them).
 PORT_COUNTERS = {"rx_nombuf", "rx_missed", "rx_errors"}
+# Help beyond "flow table <figure>" (units: docs/usage.md)
+TABLE_HELP = {
+    "load_ppm": "items / slots, parts per million",
+    "bits_per_flow_milli": "table bytes * 8000 / capacity: memory per "
+                           "flow of capacity, thousandths of a bit",
+    "expected_fpr_ppb": "false positive rate at this load, parts per "
+                        "billion",
+}
 BLOCKLIST_GAUGES = ("entries", "addresses", "prefixes", "flows",
                     "prefix_lengths_v4", "prefix_lengths_v6",
                     "bits_per_entry_milli")
@@ -81,7 +89,10 @@ class Collector:
         keys = sorted({k for v in table.values() for k in v})
         for key in keys:
             g = GaugeMetricFamily("cuckooflow_table_" + key,
-                                  "flow table " + key, labels=["lcore"])
+                                  "flow table " + key + (
+                                      ": " + TABLE_HELP[key]
+                                      if key in TABLE_HELP else ""),
+                                  labels=["lcore"])
             for lc in lcores:
                 g.add_metric([str(lc)], table["lcore_%d" % lc].get(key, 0))
             yield g
