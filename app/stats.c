@@ -203,9 +203,9 @@ ports_add(struct lcore_counters *sum)
  * (integers: telemetry has no floats): an lcore's (or the total's)
  * counters, then malformed_total and the "malformed" group of one count
  * per reason; a flow table's figures. The table print, the JSON file and
- * telemetry are sinks of these walks. A group is an object in JSON, and
- * flat "malformed_<reason>" keys in telemetry (the exporter takes every
- * key of /cuckooflow/stats for a number).
+ * telemetry are sinks of these walks. A group is an object in JSON and a
+ * dict in telemetry, under the same key (the schema: docs/usage.md,
+ * "Counters: the schema"); indented rows in the print.
  */
 struct stats_sink {
 	void (*u64)(void *ctx, const char *name, uint64_t value);
@@ -566,23 +566,22 @@ app_stats_write_json(const char *path)
 
 /* --------------------------------------------------------- telemetry */
 
-/* Telemetry dicts are flat: a group's values are "<group>_<name>". */
+/* A group is a dict of its own inside the reply's, as in JSON. */
 struct tel_out {
 	struct rte_tel_data *d;
-	const char *group; /* NULL outside a group */
+	struct rte_tel_data *group; /* the group's dict, NULL outside one */
+	bool lost;                  /* a group's dict not allocated */
 };
 
 static void
 tel_u64(void *ctx, const char *name, uint64_t value)
 {
 	struct tel_out *t = ctx;
-	char key[RTE_TEL_MAX_STRING_LEN];
 
-	if (t->group != NULL) {
-		snprintf(key, sizeof(key), "%s_%s", t->group, name);
-		name = key;
-	}
-	rte_tel_data_add_dict_u64(t->d, name, value);
+	if (t->group != NULL)
+		rte_tel_data_add_dict_u64(t->group, name, value);
+	else if (!t->lost)
+		rte_tel_data_add_dict_u64(t->d, name, value);
 }
 
 static void
@@ -590,13 +589,24 @@ tel_group(void *ctx, const char *name, bool begin)
 {
 	struct tel_out *t = ctx;
 
-	t->group = begin ? name : NULL;
+	if (begin) {
+		t->group = rte_tel_data_alloc();
+		t->lost = t->group == NULL;
+		if (t->group != NULL)
+			rte_tel_data_start_dict(t->group);
+	} else if (t->group != NULL) {
+		if (rte_tel_data_add_dict_container(t->d, name, t->group, 0))
+			rte_tel_data_free(t->group);
+		t->group = NULL;
+	} else {
+		t->lost = false;
+	}
 }
 
 static void
 tel_counters(struct rte_tel_data *d, const struct lcore_counters *c)
 {
-	struct tel_out t = { d, NULL };
+	struct tel_out t = { d, NULL, false };
 	const struct stats_sink sink = { tel_u64, tel_group, &t };
 
 	rte_tel_data_start_dict(d);
@@ -656,7 +666,7 @@ tel_table(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (unsigned int i = 0; i < nb_workers; i++) {
 		struct rte_tel_data *l = rte_tel_data_alloc();
-		struct tel_out t = { NULL, NULL };
+		struct tel_out t = { NULL, NULL, false };
 		const struct stats_sink sink = { tel_u64, tel_group, &t };
 		char key[16];
 

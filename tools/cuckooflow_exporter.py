@@ -45,6 +45,18 @@ BLOCKLIST_GAUGES = ("entries", "addresses", "prefixes", "flows",
                     "bits_per_entry_milli")
 
 
+def flat(counters):
+    """A counters reply of /cuckooflow/stats or /cuckooflow/lcore with
+    its groups ("malformed": {reason: n}) as "<group>_<key>" numbers."""
+    out = {}
+    for name, value in (counters or {}).items():
+        if isinstance(value, dict):
+            out.update(("%s_%s" % (name, k), v) for k, v in value.items())
+        else:
+            out[name] = value
+    return out
+
+
 class Collector:
     """One scrape: cuckooflow_up, then (when cuckooflow answers) every
     counter per lcore only (sum() over lcore gives the total), the ports'
@@ -57,10 +69,10 @@ class Collector:
         up = GaugeMetricFamily("cuckooflow_up", "1 if cuckooflow answered "
                                "this scrape's telemetry queries, else 0")
         try:
-            total = self.tel.query("/cuckooflow/stats") or {}
+            total = flat(self.tel.query("/cuckooflow/stats"))
             table = self.tel.query("/cuckooflow/table") or {}
             lcores = sorted(int(k.split("_")[1]) for k in table)
-            per = {lc: self.tel.query("/cuckooflow/lcore,%d" % lc) or {}
+            per = {lc: flat(self.tel.query("/cuckooflow/lcore,%d" % lc))
                    for lc in lcores}
             bl = self.tel.query("/cuckooflow/blocklist") or {}
         except (OSError, ValueError):

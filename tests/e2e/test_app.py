@@ -578,6 +578,10 @@ def test_prometheus_exporter(telemetry_run):
     assert up == 1 and len(missed) == 1 and missed[0].labels == {}
     assert families["cuckooflow_table_load_ppm"].samples[0].labels == \
         {"lcore": "1"}
+    # the malformed group of /cuckooflow/lcore, a series a reason
+    assert [(s.labels, s.value) for s in
+            families["cuckooflow_malformed_trunc_l2"].samples
+            if s.name.endswith("_total")] == [({"lcore": "1"}, 3.0)]
     assert families["cuckooflow_blocklist_loaded"].samples[0].value == 0
     assert "cuckooflow_blocklist_reload_failures" in families
     down = {f.name: f for f in
@@ -1804,6 +1808,74 @@ def test_stats_json_period_needs_period():
                   ["--stats-json-period", os.path.join(TMP, "x.jsonl")])
     assert rc != 0 and "--stats-json-period" in log and \
         "--stats-period" in log, log[-300:]
+
+
+def schema(obj):
+    """The shape of a JSON value: a dict's keys with their shapes, a
+    list's elements' shapes, "number" or "string"."""
+    if isinstance(obj, dict):
+        return {k: schema(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [schema(v) for v in obj]
+    return "string" if isinstance(obj, str) else "number"
+
+
+def test_stats_json_schema_is_telemetry():
+    """One schema, documented once (docs/usage.md): a --stats-json-period
+    line's "total" is /cuckooflow/stats, each of its "lcores" is
+    /cuckooflow/lcore,<id> with "lcore" first, its "table" is
+    /cuckooflow/table, the malformed reasons a "malformed" object in
+    each (telemetry had flat malformed_<reason> keys); the same keys and
+    nesting in the final --stats-json, and, once the capture is read,
+    the same values too. 2 workers."""
+    global runs
+    runs += 1
+    prefix = "cfe2eschema%d_%d" % (os.getpid(), runs)
+    lines_path = os.path.join(TMP, "schema.jsonl")
+    final_path = os.path.join(TMP, "schema.json")
+    for f in (lines_path, final_path):
+        if os.path.exists(f):
+            os.unlink(f)
+    proc = subprocess.Popen(
+        [APP, "--lcores", WORKER_LCORES[2], "--no-pci", "--no-huge", "-m",
+         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix,
+         "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (MIXED, os.devnull),
+         "--", "--clock", "pkt", "--stats-period", "1",
+         "--stats-json-period", lines_path, "--stats-json", final_path],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = tel = None
+        for _ in range(100):  # up to 10 s: a line after the capture's end
+            time.sleep(0.1)
+            try:
+                tel = {"total": telemetry(prefix, "/cuckooflow/stats"),
+                       "table": telemetry(prefix, "/cuckooflow/table")}
+                tel["lcores"] = [
+                    dict([("lcore", lc)] + list(telemetry(
+                        prefix, "/cuckooflow/lcore,%d" % lc).items()))
+                    for lc in (1, 2)]
+                with open(lines_path) as f:
+                    line = json.loads(f.readlines()[-1])
+            except (OSError, ValueError, IndexError, AttributeError):
+                continue
+            if line["total"]["packets"] == mixed_count() and \
+                    line["total"] == tel["total"]:
+                break
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        no_crash(proc.returncode, log=proc.stderr.read())
+        with open(final_path) as f:
+            final = json.load(f)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and line is not None and tel is not None
+    got = {k: line[k] for k in ("total", "lcores", "table")}
+    assert schema(got) == schema(tel) == schema(final), \
+        (schema(got), schema(tel))
+    assert isinstance(tel["total"]["malformed"], dict) and \
+        tel["total"]["malformed"]["trunc_l2"] == 3
+    assert got["total"] == tel["total"] and got["table"] == tel["table"]
 
 
 def test_alert_rules_promtool():
