@@ -2,7 +2,8 @@
 """Serve cuckooflow's counters to Prometheus.
 
 Reads DPDK telemetry (/cuckooflow/stats, /cuckooflow/lcore,<id>,
-/cuckooflow/table and /cuckooflow/blocklist) on every scrape, and serves
+/cuckooflow/table, /cuckooflow/blocklist, and /ethdev/list,
+/ethdev/stats,<port> and /ethdev/info,<port>) on every scrape, and serves
 them as Prometheus text on http://ADDRESS:PORT/metrics (the series:
 docs/usage.md). The address defaults to 127.0.0.1.
 
@@ -40,6 +41,17 @@ TABLE_HELP = {
     "expected_fpr_ppb": "false positive rate at this load, parts per "
                         "billion",
 }
+# Each ethdev port's counters, from /ethdev/stats,<port>
+PORT_STATS = {
+    "ipackets": "packets received",
+    "opackets": "packets sent",
+    "ibytes": "bytes received",
+    "obytes": "bytes sent",
+    "imissed": "packets dropped by the device (rx queues full)",
+    "ierrors": "packets received in error",
+    "oerrors": "packets not sent",
+    "rx_nombuf": "packets not received for want of an mbuf",
+}
 BLOCKLIST_GAUGES = ("entries", "addresses", "prefixes", "flows",
                     "prefix_lengths_v4", "prefix_lengths_v6",
                     "bits_per_entry_milli")
@@ -60,7 +72,8 @@ def flat(counters):
 class Collector:
     """One scrape: cuckooflow_up, then (when cuckooflow answers) every
     counter per lcore only (sum() over lcore gives the total), the ports'
-    counters unlabelled, each flow table's figures and the blocklist's."""
+    counters unlabelled, each flow table's figures, the blocklist's and
+    each ethdev port's counters."""
 
     def __init__(self, tel):
         self.tel = tel
@@ -75,6 +88,11 @@ class Collector:
             per = {lc: flat(self.tel.query("/cuckooflow/lcore,%d" % lc))
                    for lc in lcores}
             bl = self.tel.query("/cuckooflow/blocklist") or {}
+            ports = self.tel.query("/ethdev/list") or []
+            port_stats = {p: self.tel.query("/ethdev/stats,%d" % p) or {}
+                          for p in ports}
+            port_names = {p: (self.tel.query("/ethdev/info,%d" % p) or
+                              {}).get("name", "") for p in ports}
         except (OSError, ValueError):
             up.add_metric([], 0)
             yield up
@@ -124,6 +142,14 @@ class Collector:
                                       "blocklist " + key)
                 g.add_metric([], bl[key])
                 yield g
+        for key, what in PORT_STATS.items():
+            c = CounterMetricFamily("cuckooflow_port_" + key, "ethdev " +
+                                    key + ": " + what + ", by port",
+                                    labels=["port", "name"])
+            for p in ports:
+                if key in port_stats[p]:
+                    c.add_metric([str(p), port_names[p]], port_stats[p][key])
+            yield c
 
 
 def main():

@@ -560,8 +560,9 @@ def test_prometheus_exporter(telemetry_run):
     """prometheus exporter: /metrics parses; cuckooflow_up 1; counters
     per lcore only (no lcore="all" total beside them, which sum()
     counted twice), matching the run; the ports' counters once, without
-    a label; table and blocklist gauges; after cuckooflow stops,
-    cuckooflow_up 0 and nothing else."""
+    a label; each ethdev port's counters by port and name; table and
+    blocklist gauges; after cuckooflow stops, cuckooflow_up 0 and
+    nothing else."""
     families = {f.name: f for f in
                 text_string_to_metric_families(telemetry_run["metrics"])}
     packets = families.get("cuckooflow_packets")
@@ -582,6 +583,17 @@ def test_prometheus_exporter(telemetry_run):
     assert [(s.labels, s.value) for s in
             families["cuckooflow_malformed_trunc_l2"].samples
             if s.name.endswith("_total")] == [({"lcore": "1"}, 3.0)]
+    # each ethdev port's counters, labelled by port id and name
+    port = {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for k in ("ipackets", "opackets", "imissed", "rx_nombuf")
+            for s in families["cuckooflow_port_" + k].samples
+            if s.name.endswith("_total")}
+    label = (("name", "net_pcap0"), ("port", "0"))
+    assert port == {("cuckooflow_port_ipackets_total", label):
+                    float(mixed_count()),
+                    ("cuckooflow_port_opackets_total", label): 0.0,
+                    ("cuckooflow_port_imissed_total", label): 0.0,
+                    ("cuckooflow_port_rx_nombuf_total", label): 0.0}, port
     assert families["cuckooflow_blocklist_loaded"].samples[0].value == 0
     assert "cuckooflow_blocklist_reload_failures" in families
     down = {f.name: f for f in
@@ -1965,6 +1977,16 @@ def test_prometheus_server_scrapes():
                 break
             time.sleep(0.1)
         assert not empty, empty
+        # Every series an alert rule reads (config/cuckooflow-alerts.yml)
+        # is one this exporter serves: a misspelt name never fires.
+        with open(os.path.join(os.path.dirname(__file__), "..", "..",
+                               "config", "cuckooflow-alerts.yml")) as f:
+            names = {n for expr in re.findall(r"^\s+expr: (.*)", f.read(),
+                                              re.M)
+                     for n in re.findall(r"\b(up|cuckooflow_\w+)", expr)}
+        assert len(names) >= 6, names
+        missing = [n for n in sorted(names) if not prom_query(prom_port, n)]
+        assert not missing, missing
     finally:
         for p in reversed(procs):
             p.send_signal(signal.SIGINT if p is procs[0] else signal.SIGTERM)
