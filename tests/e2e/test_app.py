@@ -25,7 +25,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
-from harness import links_up, memif_peer_argv, no_crash
+from harness import (empty_pcap, hugepages_free, links_up, memif_peer_argv,
+                     no_crash)
 
 APP = PCAPS = MIXED = TMP = None
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -119,13 +120,6 @@ def stderr_end(proc):
     return proc.stderr.read()[-300:] if proc.poll() is not None else ""
 
 
-def empty_pcap(path):
-    """A pcap file with no packets (Ethernet)."""
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    return path
-
-
 def truth_of(truth_file):
     """(capture, truth, the options the truth holds for (--decap))."""
     with open(truth_file) as f:
@@ -163,14 +157,6 @@ def test_truth_compact_table():
     diff = differences(got["total"], want)
     assert not diff and got["table"]["lcore_1"]["slots"] == 13021 * 4, \
         "%s %s" % (diff, got["table"]["lcore_1"])
-
-
-def hugepages_free():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("HugePages_Free:"):
-                return int(line.split()[1])
-    return 0
 
 
 def test_hugepages():
