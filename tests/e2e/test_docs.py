@@ -6,20 +6,22 @@ usage: /usr/bin/python3 -m pytest tests/e2e/test_docs.py
            [--cuckooflow BIN] [--cuckooflow-filter BIN] [--pcaps DIR]
 
 A fenced block whose info string is `sh` is a list of commands (a `\\`
-ends a continued line, `#` starts a comment). An HTML comment on the
-line before a block (blank lines between allowed) says what the test
-does with it (docs/usage.md, Examples):
+ends a continued line, `#` starts a comment, `&&` separates two). An
+HTML comment on the line before a block (blank lines between allowed)
+says what the test does with it (docs/usage.md, Examples):
 
     <!-- doc-test: skip REASON -->   not run (the test reports it skipped)
     <!-- doc-test: status N -->      run; each command must exit N
     <!-- doc-test: serve [S][; FILE = COUNTER]...[; peer first] -->
         long-running commands: those of a DPDK program are started in
-        the background (the others run first, in order), an interactive
-        dpdk-testpmd (-i) is driven as usage.md says (`show port summary
-        all` until its memif or virtio-user ports are up, `start`, `stop`
-        once cuckooflow's rx_packets stand still), S seconds more (1 by
-        default), then SIGINT to each cuckooflow, `quit` to testpmd, in
-        the order started (`peer first`: testpmd first); each must exit 0.
+        the background, in order, each cuckooflow answering telemetry
+        before the next starts (the others run to their end); an
+        interactive dpdk-testpmd (-i) is driven as usage.md says (`show
+        port summary all` until its memif or virtio-user ports are up,
+        `start`, `stop` once cuckooflow's rx_packets stand still); S
+        seconds more (1 by default), then SIGINT to each cuckooflow,
+        `quit` to testpmd, in the order started (`peer first`: testpmd
+        first); each must exit 0.
         FILE = COUNTER: the capture FILE then has as many frames as
         cuckooflow's final COUNTER.
     <!-- doc-test: file NAME -->     the block is written to NAME
@@ -116,16 +118,25 @@ def acted(doc):
 
 
 def commands(text):
-    """Each command of a sh block: (environment, argv)."""
+    """Each command of a sh block: (environment, argv); `a && b` is two.
+    Other shell syntax (pipes, redirections, `;`) is refused."""
     out = []
     for line in re.sub(r"\\\n", " ", text).splitlines():
-        argv = shlex.split(line, comments=True)
-        env = {}
-        while argv and re.match(r"^[A-Za-z_]\w*=", argv[0]):
-            k, v = argv.pop(0).split("=", 1)
-            env[k] = v
-        if argv:
-            out.append((env, argv))
+        words = shlex.split(line, comments=True)
+        bad = [w for w in words if w in ("|", "||", ";", "&", ">", ">>",
+                                          "<", "2>", "2>&1")]
+        if bad:
+            raise AssertionError("%r: shell syntax the test does not run: "
+                                 "%s" % (line, bad))
+        while words:
+            argv = words[:words.index("&&")] if "&&" in words else words
+            words = words[len(argv) + 1:]
+            env = {}
+            while argv and re.match(r"^[A-Za-z_]\w*=", argv[0]):
+                k, v = argv.pop(0).split("=", 1)
+                env[k] = v
+            if argv:
+                out.append((env, argv))
     return out
 
 
@@ -262,9 +273,9 @@ class Page:
                             shlex.join(argv), p.returncode, p.stderr))
                     continue
                 procs.append(self.start(argv, cmd, prefix, env))
+                if argv[0] == "cuckooflow":  # up before its peer starts
+                    self.wait_telemetry(procs[-1])
             cf = [x for x in procs if x[0][0] == "cuckooflow"]
-            for x in cf:
-                self.wait_telemetry(x)
             peers = [x for x in procs if x[0][0] == "dpdk-testpmd" and
                      "-i" in x[0]]
             for x in peers:
@@ -348,7 +359,7 @@ class Page:
             if links and all(re.search(r"\bup\b", ln) for ln in links):
                 return
         raise AssertionError("testpmd: links not up after 10 s: %s" %
-                             x[3].text()[-600:])
+                             x[3].text()[:3000])
 
     def settle(self, cf):
         """Until every cuckooflow's rx_packets stand still for 1 s (at
