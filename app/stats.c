@@ -202,9 +202,9 @@ ports_add(struct lcore_counters *sum)
  * (integers: telemetry has no floats): an lcore's (or the total's)
  * counters, then malformed_total and the "malformed" group of one count
  * per reason; a flow table's figures. The table print, the JSON file and
- * telemetry are sinks of these walks. A group is an object in JSON, and
- * flat "malformed_<reason>" keys in telemetry (the exporter takes every
- * key of /cuckooflow/stats for a number).
+ * telemetry are sinks of these walks. A group is an object in JSON and a
+ * dict in telemetry, under the same key (the schema: docs/usage.md,
+ * "Counters: the schema"); indented rows in the print.
  */
 struct stats_sink {
 	void (*u64)(void *ctx, const char *name, uint64_t value);
@@ -227,8 +227,15 @@ counters_visit(const struct lcore_counters *c, const struct stats_sink *s)
 	s->group(s->ctx, "malformed", false);
 }
 
-/* A worker's flow table: load in parts per million, bits per flow in
- * thousandths, the expected false positive rate in parts per billion. */
+/*
+ * A worker's flow table: load in parts per million, bits per flow in
+ * thousandths, the expected false positive rate in parts per billion.
+ * Bits per flow are what the table costs per flow of its capacity
+ * (--flows): all its bytes, fingerprints, state and the rest, over
+ * capacity. Not cf_stats' bits_per_item, fingerprint bits per item
+ * stored, which grows without bound as the table empties (25165 bits
+ * a flow with a thousand flows in a table for a million).
+ */
 static void
 table_visit(const struct app_worker *w, const struct stats_sink *s)
 {
@@ -241,7 +248,7 @@ table_visit(const struct app_worker *w, const struct stats_sink *s)
 	s->u64(s->ctx, "load_ppm", (uint64_t)(st.load_factor * 1e6));
 	s->u64(s->ctx, "bytes", st.bytes);
 	s->u64(s->ctx, "bits_per_flow_milli",
-		(uint64_t)(st.bits_per_item * 1e3));
+		st.bytes * 8000 / config->flows);
 	s->u64(s->ctx, "expected_fpr_ppb", (uint64_t)(st.expected_fpr * 1e9));
 	s->u64(s->ctx, "stash", st.stash_used);
 }
@@ -558,23 +565,22 @@ app_stats_write_json(const char *path)
 
 /* --------------------------------------------------------- telemetry */
 
-/* Telemetry dicts are flat: a group's values are "<group>_<name>". */
+/* A group is a dict of its own inside the reply's, as in JSON. */
 struct tel_out {
 	struct rte_tel_data *d;
-	const char *group; /* NULL outside a group */
+	struct rte_tel_data *group; /* the group's dict, NULL outside one */
+	bool lost;                  /* a group's dict not allocated */
 };
 
 static void
 tel_u64(void *ctx, const char *name, uint64_t value)
 {
 	struct tel_out *t = ctx;
-	char key[RTE_TEL_MAX_STRING_LEN];
 
-	if (t->group != NULL) {
-		snprintf(key, sizeof(key), "%s_%s", t->group, name);
-		name = key;
-	}
-	rte_tel_data_add_dict_u64(t->d, name, value);
+	if (t->group != NULL)
+		rte_tel_data_add_dict_u64(t->group, name, value);
+	else if (!t->lost)
+		rte_tel_data_add_dict_u64(t->d, name, value);
 }
 
 static void
@@ -582,13 +588,24 @@ tel_group(void *ctx, const char *name, bool begin)
 {
 	struct tel_out *t = ctx;
 
-	t->group = begin ? name : NULL;
+	if (begin) {
+		t->group = rte_tel_data_alloc();
+		t->lost = t->group == NULL;
+		if (t->group != NULL)
+			rte_tel_data_start_dict(t->group);
+	} else if (t->group != NULL) {
+		if (rte_tel_data_add_dict_container(t->d, name, t->group, 0))
+			rte_tel_data_free(t->group);
+		t->group = NULL;
+	} else {
+		t->lost = false;
+	}
 }
 
 static void
 tel_counters(struct rte_tel_data *d, const struct lcore_counters *c)
 {
-	struct tel_out t = { d, NULL };
+	struct tel_out t = { d, NULL, false };
 	const struct stats_sink sink = { tel_u64, tel_group, &t };
 
 	rte_tel_data_start_dict(d);
@@ -648,7 +665,7 @@ tel_table(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (unsigned int i = 0; i < nb_workers; i++) {
 		struct rte_tel_data *l = rte_tel_data_alloc();
-		struct tel_out t = { NULL, NULL };
+		struct tel_out t = { NULL, NULL, false };
 		const struct stats_sink sink = { tel_u64, tel_group, &t };
 		char key[16];
 

@@ -1,5 +1,6 @@
 """Helpers of the Python suites (tests/ is on sys.path: conftest.py)."""
 import signal
+import struct
 import time
 
 import pytest
@@ -15,6 +16,22 @@ def no_crash(rc, what="cuckooflow", log=""):
         pytest.fail("%s killed by %s: %s" % (
             what, signal.Signals(-rc).name, log.strip()[-400:]))
     return rc
+
+
+def empty_pcap(path):
+    """A pcap file with no packets (Ethernet)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    return path
+
+
+def hugepages_free():
+    """Free hugepages of the default size (/proc/meminfo)."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("HugePages_Free:"):
+                return int(line.split()[1])
+    return 0
 
 
 def stats(prefix):

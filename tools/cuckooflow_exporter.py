@@ -2,7 +2,8 @@
 """Serve cuckooflow's counters to Prometheus.
 
 Reads DPDK telemetry (/cuckooflow/stats, /cuckooflow/lcore,<id>,
-/cuckooflow/table and /cuckooflow/blocklist) on every scrape, and serves
+/cuckooflow/table, /cuckooflow/blocklist, and /ethdev/list,
+/ethdev/stats,<port> and /ethdev/info,<port>) on every scrape, and serves
 them as Prometheus text on http://ADDRESS:PORT/metrics (the series:
 docs/usage.md). The address defaults to 127.0.0.1.
 
@@ -32,15 +33,47 @@ GAUGES = {"active", "emergency"}  # the others only grow
 # Counted by the ports, not by an lcore: exported once, without a label
 # (the per-lcore replies hold 0 for them).
 PORT_COUNTERS = {"rx_nombuf", "rx_missed", "rx_errors"}
+# Help beyond "flow table <figure>" (units: docs/usage.md)
+TABLE_HELP = {
+    "load_ppm": "items / slots, parts per million",
+    "bits_per_flow_milli": "table bytes * 8000 / capacity: memory per "
+                           "flow of capacity, thousandths of a bit",
+    "expected_fpr_ppb": "false positive rate at this load, parts per "
+                        "billion",
+}
+# Each ethdev port's counters, from /ethdev/stats,<port>
+PORT_STATS = {
+    "ipackets": "packets received",
+    "opackets": "packets sent",
+    "ibytes": "bytes received",
+    "obytes": "bytes sent",
+    "imissed": "packets dropped by the device (rx queues full)",
+    "ierrors": "packets received in error",
+    "oerrors": "packets not sent",
+    "rx_nombuf": "packets not received for want of an mbuf",
+}
 BLOCKLIST_GAUGES = ("entries", "addresses", "prefixes", "flows",
                     "prefix_lengths_v4", "prefix_lengths_v6",
                     "bits_per_entry_milli")
 
 
+def flat(counters):
+    """A counters reply of /cuckooflow/stats or /cuckooflow/lcore with
+    its groups ("malformed": {reason: n}) as "<group>_<key>" numbers."""
+    out = {}
+    for name, value in (counters or {}).items():
+        if isinstance(value, dict):
+            out.update(("%s_%s" % (name, k), v) for k, v in value.items())
+        else:
+            out[name] = value
+    return out
+
+
 class Collector:
     """One scrape: cuckooflow_up, then (when cuckooflow answers) every
     counter per lcore only (sum() over lcore gives the total), the ports'
-    counters unlabelled, each flow table's figures and the blocklist's."""
+    counters unlabelled, each flow table's figures, the blocklist's and
+    each ethdev port's counters."""
 
     def __init__(self, tel):
         self.tel = tel
@@ -49,12 +82,17 @@ class Collector:
         up = GaugeMetricFamily("cuckooflow_up", "1 if cuckooflow answered "
                                "this scrape's telemetry queries, else 0")
         try:
-            total = self.tel.query("/cuckooflow/stats") or {}
+            total = flat(self.tel.query("/cuckooflow/stats"))
             table = self.tel.query("/cuckooflow/table") or {}
             lcores = sorted(int(k.split("_")[1]) for k in table)
-            per = {lc: self.tel.query("/cuckooflow/lcore,%d" % lc) or {}
+            per = {lc: flat(self.tel.query("/cuckooflow/lcore,%d" % lc))
                    for lc in lcores}
             bl = self.tel.query("/cuckooflow/blocklist") or {}
+            ports = self.tel.query("/ethdev/list") or []
+            port_stats = {p: self.tel.query("/ethdev/stats,%d" % p) or {}
+                          for p in ports}
+            port_names = {p: (self.tel.query("/ethdev/info,%d" % p) or
+                              {}).get("name", "") for p in ports}
         except (OSError, ValueError):
             up.add_metric([], 0)
             yield up
@@ -81,7 +119,10 @@ class Collector:
         keys = sorted({k for v in table.values() for k in v})
         for key in keys:
             g = GaugeMetricFamily("cuckooflow_table_" + key,
-                                  "flow table " + key, labels=["lcore"])
+                                  "flow table " + key + (
+                                      ": " + TABLE_HELP[key]
+                                      if key in TABLE_HELP else ""),
+                                  labels=["lcore"])
             for lc in lcores:
                 g.add_metric([str(lc)], table["lcore_%d" % lc].get(key, 0))
             yield g
@@ -101,6 +142,14 @@ class Collector:
                                       "blocklist " + key)
                 g.add_metric([], bl[key])
                 yield g
+        for key, what in PORT_STATS.items():
+            c = CounterMetricFamily("cuckooflow_port_" + key, "ethdev " +
+                                    key + ": " + what + ", by port",
+                                    labels=["port", "name"])
+            for p in ports:
+                if key in port_stats[p]:
+                    c.add_metric([str(p), port_names[p]], port_stats[p][key])
+            yield c
 
 
 def main():

@@ -25,7 +25,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
-from harness import links_up, memif_peer_argv, no_crash
+from harness import (empty_pcap, hugepages_free, links_up, memif_peer_argv,
+                     no_crash)
 
 APP = PCAPS = MIXED = TMP = None
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -119,13 +120,6 @@ def stderr_end(proc):
     return proc.stderr.read()[-300:] if proc.poll() is not None else ""
 
 
-def empty_pcap(path):
-    """A pcap file with no packets (Ethernet)."""
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    return path
-
-
 def truth_of(truth_file):
     """(capture, truth, the options the truth holds for (--decap))."""
     with open(truth_file) as f:
@@ -163,14 +157,6 @@ def test_truth_compact_table():
     diff = differences(got["total"], want)
     assert not diff and got["table"]["lcore_1"]["slots"] == 13021 * 4, \
         "%s %s" % (diff, got["table"]["lcore_1"])
-
-
-def hugepages_free():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("HugePages_Free:"):
-                return int(line.split()[1])
-    return 0
 
 
 def test_hugepages():
@@ -458,6 +444,26 @@ def test_table_layout_auto(args, word, mib):
                      % (re.escape(mib), word), log), log[:600]
 
 
+@pytest.mark.parametrize("args,bits", (([], 88.06), (["--exact-size"], 45.90)))
+def test_table_bits_per_flow(args, bits):
+    """bits_per_flow_milli is what the table costs per flow of its
+    capacity, bytes * 8 / capacity, whatever its load: 88 bits a flow
+    for 1 M flows (2^21 slots of 5.5 bytes), 46 with --exact-size. It
+    read fingerprint bits per flow stored, 25165952 thousandths with a
+    thousand flows in the table and billions with six."""
+    out = os.path.join(TMP, "bits.json")
+    rc, log = app(os.path.join(PCAPS, "mixed.pcap"),
+                  ["--exit-on-eof", "--clock", "pkt", "--stats-json", out] +
+                  args)
+    assert rc == 0, log[-300:]
+    with open(out) as f:
+        table = json.load(f)["table"]["lcore_1"]
+    assert 0 < table["items"] < 100 and \
+        table["bits_per_flow_milli"] == \
+        table["bytes"] * 8000 // table["capacity"] and \
+        abs(table["bits_per_flow_milli"] / 1e3 - bits) < 0.01, table
+
+
 def telemetry(prefix, cmd):
     """The value of cuckooflow's reply to @cmd."""
     return dpdk_telemetry.query(prefix, cmd)
@@ -550,8 +556,9 @@ def test_prometheus_exporter(telemetry_run):
     """prometheus exporter: /metrics parses; cuckooflow_up 1; counters
     per lcore only (no lcore="all" total beside them, which sum()
     counted twice), matching the run; the ports' counters once, without
-    a label; table and blocklist gauges; after cuckooflow stops,
-    cuckooflow_up 0 and nothing else."""
+    a label; each ethdev port's counters by port and name; table and
+    blocklist gauges; after cuckooflow stops, cuckooflow_up 0 and
+    nothing else."""
     families = {f.name: f for f in
                 text_string_to_metric_families(telemetry_run["metrics"])}
     packets = families.get("cuckooflow_packets")
@@ -568,6 +575,21 @@ def test_prometheus_exporter(telemetry_run):
     assert up == 1 and len(missed) == 1 and missed[0].labels == {}
     assert families["cuckooflow_table_load_ppm"].samples[0].labels == \
         {"lcore": "1"}
+    # the malformed group of /cuckooflow/lcore, a series a reason
+    assert [(s.labels, s.value) for s in
+            families["cuckooflow_malformed_trunc_l2"].samples
+            if s.name.endswith("_total")] == [({"lcore": "1"}, 3.0)]
+    # each ethdev port's counters, labelled by port id and name
+    port = {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for k in ("ipackets", "opackets", "imissed", "rx_nombuf")
+            for s in families["cuckooflow_port_" + k].samples
+            if s.name.endswith("_total")}
+    label = (("name", "net_pcap0"), ("port", "0"))
+    assert port == {("cuckooflow_port_ipackets_total", label):
+                    float(mixed_count()),
+                    ("cuckooflow_port_opackets_total", label): 0.0,
+                    ("cuckooflow_port_imissed_total", label): 0.0,
+                    ("cuckooflow_port_rx_nombuf_total", label): 0.0}, port
     assert families["cuckooflow_blocklist_loaded"].samples[0].value == 0
     assert "cuckooflow_blocklist_reload_failures" in families
     down = {f.name: f for f in
@@ -1798,6 +1820,74 @@ def test_stats_json_period_needs_period():
         "--stats-period" in log, log[-300:]
 
 
+def schema(obj):
+    """The shape of a JSON value: a dict's keys with their shapes, a
+    list's elements' shapes, "number" or "string"."""
+    if isinstance(obj, dict):
+        return {k: schema(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [schema(v) for v in obj]
+    return "string" if isinstance(obj, str) else "number"
+
+
+def test_stats_json_schema_is_telemetry():
+    """One schema, documented once (docs/usage.md): a --stats-json-period
+    line's "total" is /cuckooflow/stats, each of its "lcores" is
+    /cuckooflow/lcore,<id> with "lcore" first, its "table" is
+    /cuckooflow/table, the malformed reasons a "malformed" object in
+    each (telemetry had flat malformed_<reason> keys); the same keys and
+    nesting in the final --stats-json, and, once the capture is read,
+    the same values too. 2 workers."""
+    global runs
+    runs += 1
+    prefix = "cfe2eschema%d_%d" % (os.getpid(), runs)
+    lines_path = os.path.join(TMP, "schema.jsonl")
+    final_path = os.path.join(TMP, "schema.json")
+    for f in (lines_path, final_path):
+        if os.path.exists(f):
+            os.unlink(f)
+    proc = subprocess.Popen(
+        [APP, "--lcores", WORKER_LCORES[2], "--no-pci", "--no-huge", "-m",
+         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix,
+         "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (MIXED, os.devnull),
+         "--", "--clock", "pkt", "--stats-period", "1",
+         "--stats-json-period", lines_path, "--stats-json", final_path],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = tel = None
+        for _ in range(100):  # up to 10 s: a line after the capture's end
+            time.sleep(0.1)
+            try:
+                tel = {"total": telemetry(prefix, "/cuckooflow/stats"),
+                       "table": telemetry(prefix, "/cuckooflow/table")}
+                tel["lcores"] = [
+                    dict([("lcore", lc)] + list(telemetry(
+                        prefix, "/cuckooflow/lcore,%d" % lc).items()))
+                    for lc in (1, 2)]
+                with open(lines_path) as f:
+                    line = json.loads(f.readlines()[-1])
+            except (OSError, ValueError, IndexError, AttributeError):
+                continue
+            if line["total"]["packets"] == mixed_count() and \
+                    line["total"] == tel["total"]:
+                break
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        no_crash(proc.returncode, log=proc.stderr.read())
+        with open(final_path) as f:
+            final = json.load(f)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and line is not None and tel is not None
+    got = {k: line[k] for k in ("total", "lcores", "table")}
+    assert schema(got) == schema(tel) == schema(final), \
+        (schema(got), schema(tel))
+    assert isinstance(tel["total"]["malformed"], dict) and \
+        tel["total"]["malformed"]["trunc_l2"] == 3
+    assert got["total"] == tel["total"] and got["table"] == tel["table"]
+
+
 def test_alert_rules_promtool():
     """config/cuckooflow-alerts.yml passes promtool's check, and its unit
     tests (each alert fires on its series, not on quiet ones) pass."""
@@ -1885,6 +1975,16 @@ def test_prometheus_server_scrapes():
                 break
             time.sleep(0.1)
         assert not empty, empty
+        # Every series an alert rule reads (config/cuckooflow-alerts.yml)
+        # is one this exporter serves: a misspelt name never fires.
+        with open(os.path.join(os.path.dirname(__file__), "..", "..",
+                               "config", "cuckooflow-alerts.yml")) as f:
+            names = {n for expr in re.findall(r"^\s+expr: (.*)", f.read(),
+                                              re.M)
+                     for n in re.findall(r"\b(up|cuckooflow_\w+)", expr)}
+        assert len(names) >= 6, names
+        missing = [n for n in sorted(names) if not prom_query(prom_port, n)]
+        assert not missing, missing
     finally:
         for p in reversed(procs):
             p.send_signal(signal.SIGINT if p is procs[0] else signal.SIGTERM)
