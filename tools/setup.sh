@@ -7,7 +7,7 @@ PKGS="build-essential meson ninja-build pkg-config \
 libdpdk-dev dpdk dpdk-dev libpcap-dev libxxhash-dev \
 python3-scapy python3-pytest tshark python3-matplotlib python3-prometheus-client \
 tcpreplay tcpdump iproute2 prometheus \
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev scdoc"
 
 missing=""
 for p in $PKGS; do

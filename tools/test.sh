@@ -92,8 +92,13 @@ suite() {
 	tally "$name" "$1" "$2" "$3"
 }
 
-suite release build "unit unit-slow fuzz-replay pcap app" -Dwerror=true
-suite asan build-asan "unit unit-slow fuzz-replay pcap app" -Dwerror=true -Dbuildtype=debugoptimized \
+# install: meson install into a DESTDIR and a program built against it
+# (static and shared libraries: -Ddefault_library=both, also in build
+# directories set up before it was the default).
+suite release build "unit unit-slow fuzz-replay pcap app install" -Dwerror=true \
+	-Ddefault_library=both
+suite asan build-asan "unit unit-slow fuzz-replay pcap app install" -Dwerror=true \
+	-Ddefault_library=both -Dbuildtype=debugoptimized \
 	-Db_sanitize=address,undefined -Db_lundef=false \
 	-Dc_args=-fno-sanitize-recover=all -Dbench=disabled
 
