@@ -10,6 +10,12 @@
  * carries one, a Data Set per template with records) only when emitted.
  * Records of one template share a set whatever the order of the events:
  * no set header for every switch between new and close events.
+ *
+ * tcpControlBits (unsigned16 since RFC 7125) goes in one byte, the
+ * reduced-size encoding of RFC 7011 6.2: the flags of an event are 8
+ * bits, and decoders that take the field for NetFlow v9's one-byte
+ * TCP_FLAGS whatever the template says (scapy 2.5's) read the record
+ * right.
  */
 
 #include <errno.h>
@@ -67,7 +73,7 @@ struct tmpl {
 	{ IE_SOURCE_TRANSPORT_PORT, 2 }, \
 	{ IE_DESTINATION_TRANSPORT_PORT, 2 }, \
 	{ IE_PROTOCOL_IDENTIFIER, 1 }, \
-	{ IE_TCP_CONTROL_BITS, 2 }, \
+	{ IE_TCP_CONTROL_BITS, 1 }, \
 	{ IE_INGRESS_INTERFACE, 4 }, \
 	{ IE_FLOW_START_MILLISECONDS, 8 }, \
 	{ IE_FLOW_END_MILLISECONDS, 8 }, \
@@ -182,7 +188,7 @@ write_record(uint8_t *p, const struct tmpl *t, const struct cflow_event *e)
 			*p++ = e->proto;
 			break;
 		case IE_TCP_CONTROL_BITS:
-			p = put16(p, e->tcp_flags);
+			*p++ = e->tcp_flags;
 			break;
 		case IE_INGRESS_INTERFACE:
 			p = put32(p, e->port);

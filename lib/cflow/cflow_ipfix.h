@@ -18,7 +18,7 @@
  *   destinationIPv4Address (12) or destinationIPv6Address (28)  4 / 16
  *   sourceTransportPort (7), destinationTransportPort (11)      2, 2
  *   protocolIdentifier (4)                                      1
- *   tcpControlBits (6): the packet's flags                      2
+ *   tcpControlBits (6): the packet's flags (reduced size)       1
  *   ingressInterface (10): the event's ingress port             4
  *   flowStartMilliseconds (152), flowEndMilliseconds (153)      8, 8
  *   octetDeltaCount (1): the packet's wire length               8
@@ -58,10 +58,10 @@ extern "C" {
 
 /** Template IDs, in the order of their Data Sets within a message. */
 enum cflow_ipfix_template {
-	CFLOW_IPFIX_TMPL_NEW4 = 256,   /**< new flow, IPv4: 11 IEs, 51 bytes */
-	CFLOW_IPFIX_TMPL_CLOSE4 = 257, /**< close, IPv4: 12 IEs, 52 bytes */
-	CFLOW_IPFIX_TMPL_NEW6 = 258,   /**< new flow, IPv6: 11 IEs, 75 bytes */
-	CFLOW_IPFIX_TMPL_CLOSE6 = 259, /**< close, IPv6: 12 IEs, 76 bytes */
+	CFLOW_IPFIX_TMPL_NEW4 = 256,   /**< new flow, IPv4: 11 IEs, 50 bytes */
+	CFLOW_IPFIX_TMPL_CLOSE4 = 257, /**< close, IPv4: 12 IEs, 51 bytes */
+	CFLOW_IPFIX_TMPL_NEW6 = 258,   /**< new flow, IPv6: 11 IEs, 74 bytes */
+	CFLOW_IPFIX_TMPL_CLOSE6 = 259, /**< close, IPv6: 12 IEs, 75 bytes */
 };
 
 /** Templates: CFLOW_IPFIX_TMPL_NEW4 .. + CFLOW_IPFIX_TEMPLATES - 1. */

@@ -96,24 +96,25 @@ struct ie {
 
 /* IANA: sourceIPv4Address 8, destinationIPv4Address 12,
  * sourceTransportPort 7, destinationTransportPort 11, protocolIdentifier
- * 4, tcpControlBits 6 (unsigned16, RFC 7125), ingressInterface 10,
+ * 4, tcpControlBits 6 (unsigned16, RFC 7125: one byte, reduced size),
+ * ingressInterface 10,
  * flowStartMilliseconds 152, flowEndMilliseconds 153, octetDeltaCount 1,
  * packetDeltaCount 2, flowEndReason 136; sourceIPv6Address 27,
  * destinationIPv6Address 28. */
 static const struct ie want_new4[] = {
-	{8, 4}, {12, 4}, {7, 2}, {11, 2}, {4, 1}, {6, 2}, {10, 4},
+	{8, 4}, {12, 4}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
 	{152, 8}, {153, 8}, {1, 8}, {2, 8},
 };
 static const struct ie want_close4[] = {
-	{8, 4}, {12, 4}, {7, 2}, {11, 2}, {4, 1}, {6, 2}, {10, 4},
+	{8, 4}, {12, 4}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
 	{152, 8}, {153, 8}, {1, 8}, {2, 8}, {136, 1},
 };
 static const struct ie want_new6[] = {
-	{27, 16}, {28, 16}, {7, 2}, {11, 2}, {4, 1}, {6, 2}, {10, 4},
+	{27, 16}, {28, 16}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
 	{152, 8}, {153, 8}, {1, 8}, {2, 8},
 };
 static const struct ie want_close6[] = {
-	{27, 16}, {28, 16}, {7, 2}, {11, 2}, {4, 1}, {6, 2}, {10, 4},
+	{27, 16}, {28, 16}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
 	{152, 8}, {153, 8}, {1, 8}, {2, 8}, {136, 1},
 };
 
@@ -123,10 +124,10 @@ static const struct {
 	unsigned int n;
 	unsigned int rec_len;
 } want_tmpl[4] = {
-	{256, want_new4, 11, 51},
-	{257, want_close4, 12, 52},
-	{258, want_new6, 11, 75},
-	{259, want_close6, 12, 76},
+	{256, want_new4, 11, 50},
+	{257, want_close4, 12, 51},
+	{258, want_new6, 11, 74},
+	{259, want_close6, 12, 75},
 };
 
 /* The Template Set the exporter must send, built from the lists above. */
@@ -259,15 +260,15 @@ decode(const uint8_t *m, size_t len, struct decoded *d)
 				e->sport = rd16(q);
 				e->dport = rd16(q + 2);
 				e->proto = q[4];
-				e->tcp_flags = (uint8_t)rd16(q + 5);
-				e->port = (uint16_t)rd32(q + 7);
-				e->time_ns = rd64(q + 11) * 1000000;
-				TEST_ASSERT_EQ(rd64(q + 19), rd64(q + 11),
+				e->tcp_flags = q[5];
+				e->port = (uint16_t)rd32(q + 6);
+				e->time_ns = rd64(q + 10) * 1000000;
+				TEST_ASSERT_EQ(rd64(q + 18), rd64(q + 10),
 					"end != start");
-				e->wire_len = (uint32_t)rd64(q + 27);
-				TEST_ASSERT_EQ(rd64(q + 35), 1, "packets");
+				e->wire_len = (uint32_t)rd64(q + 26);
+				TEST_ASSERT_EQ(rd64(q + 34), 1, "packets");
 				if (t & 1)
-					TEST_ASSERT_EQ(q[43], 3, "end reason");
+					TEST_ASSERT_EQ(q[42], 3, "end reason");
 				d->records++;
 				d->by_tmpl[t]++;
 			}
@@ -367,12 +368,12 @@ test_ipfix_templates_only(void)
 	return 0;
 }
 
-static const uint8_t rec_new4[51] = {
+static const uint8_t rec_new4[50] = {
 	0xc0, 0x00, 0x02, 0x01,                         /* 192.0.2.1 */
 	0xc6, 0x33, 0x64, 0x07,                         /* 198.51.100.7 */
 	0x9c, 0x40, 0x01, 0xbb,                         /* 40000, 443 */
 	0x06,                                           /* TCP */
-	0x00, 0x02,                                     /* SYN */
+	0x02,                                           /* SYN */
 	0x00, 0x00, 0x00, 0x03,                         /* port 3 */
 	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x4c, 0x7b, /* 1764067200123 */
 	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x4c, 0x7b, /* ms */
@@ -380,14 +381,14 @@ static const uint8_t rec_new4[51] = {
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* 1 packet */
 };
 
-static const uint8_t rec_close6[76] = {
+static const uint8_t rec_close6[75] = {
 	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00, /* 2001:db8::1 */
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
 	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00, /* 2001:db8::2:3 */
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x03,
 	0x00, 0x35, 0x14, 0xe9,                         /* 53, 5353 */
 	0x06,                                           /* TCP */
-	0x00, 0x14,                                     /* RST ACK */
+	0x14,                                           /* RST ACK */
 	0x00, 0x00, 0xff, 0xff,                         /* port 65535 */
 	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x50, 0x62, /* 1764067201122 */
 	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x50, 0x62, /* ms */
@@ -437,7 +438,7 @@ test_ipfix_records(void)
 	TEST_ASSERT_EQ(cflow_ipfix_flush(x, NOW + 1), 1, "flush");
 	TEST_ASSERT_EQ(s.n, 1u, "%u messages", s.n);
 	m = s.msg[0];
-	TEST_ASSERT_EQ(s.len[0], 16 + set_len + 4 + 51 + 4 + 76,
+	TEST_ASSERT_EQ(s.len[0], 16 + set_len + 4 + 50 + 4 + 75,
 		"length %zu", s.len[0]);
 	TEST_ASSERT_EQ(rd16(m + 2), s.len[0], "length field");
 	TEST_ASSERT_EQ(rd32(m + 4), NOW + 1, "export time: the flush's");
@@ -445,13 +446,13 @@ test_ipfix_records(void)
 	TEST_ASSERT_EQ(rd32(m + 12), 0xdeadbeefu, "domain");
 	TEST_ASSERT(memcmp(m + 16, set, set_len) == 0, "template set");
 	off = 16 + set_len;
-	TEST_ASSERT(rd16(m + off) == 256 && rd16(m + off + 2) == 4 + 51,
+	TEST_ASSERT(rd16(m + off) == 256 && rd16(m + off + 2) == 4 + 50,
 		"set 256 header: %u %u", rd16(m + off), rd16(m + off + 2));
-	TEST_ASSERT(memcmp(m + off + 4, rec_new4, 51) == 0, "IPv4 record");
-	off += 4 + 51;
-	TEST_ASSERT(rd16(m + off) == 259 && rd16(m + off + 2) == 4 + 76,
+	TEST_ASSERT(memcmp(m + off + 4, rec_new4, 50) == 0, "IPv4 record");
+	off += 4 + 50;
+	TEST_ASSERT(rd16(m + off) == 259 && rd16(m + off + 2) == 4 + 75,
 		"set 259 header: %u %u", rd16(m + off), rd16(m + off + 2));
-	TEST_ASSERT(memcmp(m + off + 4, rec_close6, 76) == 0, "IPv6 record");
+	TEST_ASSERT(memcmp(m + off + 4, rec_close6, 75) == 0, "IPv6 record");
 	cflow_ipfix_stats_get(x, &st);
 	TEST_ASSERT(st.messages == 1 && st.records == 2 &&
 		st.template_msgs == 1 && st.bytes == s.len[0] &&
@@ -583,7 +584,7 @@ static int
 exact_fit(void)
 {
 	struct cflow_event e = ev4(CFLOW_EVENT_NEW, 1, 1000, 0);
-	const uint16_t mtu = 16 + 204 + 4 + 6 * 51;
+	const uint16_t mtu = 16 + 204 + 4 + 6 * 50;
 	struct cflow_ipfix *x;
 	struct sink s;
 
