@@ -1,10 +1,11 @@
 """pytest's setup for every Python suite.
 
 - The programs under test and the captures: --cuckooflow,
-  --cuckooflow-filter, --cflow-replay and --pcaps (meson passes them),
-  else $CUCKOOFLOW, $CUCKOOFLOW_FILTER, $CFLOW_REPLAY and $PCAPS, else
-  their places in build/ and pcaps/ of this tree; fixtures of the same
-  names (dashes as underscores), as absolute paths.
+  --cuckooflow-filter, --cflow-replay, --ipfix-send and --pcaps (meson
+  passes them), else $CUCKOOFLOW, $CUCKOOFLOW_FILTER, $CFLOW_REPLAY,
+  $IPFIX_SEND and $PCAPS, else their places in build/ and pcaps/ of this
+  tree; fixtures of the same names (dashes as underscores), as absolute
+  paths.
 - tools/ on sys.path (dpdk_telemetry).
 - A test function taking `truth_file` runs once for each
   pcaps/*.truth.json.
@@ -33,6 +34,8 @@ PATHS = {
     "cflow-replay": ("CFLOW_REPLAY", "build/tests/replay/cflow_replay",
                      "the cflow_replay binary"),
     "pcaps": ("PCAPS", "pcaps", "the captures and their truths"),
+    "ipfix-send": ("IPFIX_SEND", "build/tests/ipfix/ipfix_send",
+                   "the ipfix_send test program"),
 }
 
 
@@ -65,6 +68,11 @@ def cuckooflow_filter(request):
 @pytest.fixture(scope="session")
 def cflow_replay(request):
     return _path(request, "cflow-replay")
+
+
+@pytest.fixture(scope="session")
+def ipfix_send(request):
+    return _path(request, "ipfix-send")
 
 
 @pytest.fixture(scope="session")
