@@ -21,7 +21,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV = os.environ
 LIBS = ("cuckoo", "cflow", "blocklist")
-HEADERS = ("blocklist.h", "cflow.h", "cflow_state.h", "cuckoo_filter.h")
+HEADERS = ("blocklist.h", "cflow.h", "cflow_ipfix.h", "cflow_state.h",
+           "cflow_topk.h", "cuckoo_filter.h")
 WANT = ("cuckoo: added 1000, found 1000, odd keys left 500\n"
         "cflow: ok, proto 6, ports 1234-80; packets 4, new 1, closed 1\n"
         "blocklist: packet address, 203.0.113.9 not listed\n")
