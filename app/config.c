@@ -169,6 +169,12 @@ static const struct option_def defs[] = {
 	{ "new-flow-pcap", "events", "new_flow_pcap", OPT_STRING,
 		STR(new_flow_pcap), "", "write the first packet of each new "
 		"flow to FILE, pcapng (rte_pcapng)", SIZE(new_flow_pcap) },
+	{ "ipfix", "events", "ipfix", OPT_STRING, STR(ipfix), "",
+		"export the events as IPFIX over UDP to HOST:PORT "
+		"([ADDR]:PORT for IPv6)", SIZE(ipfix), .arg = "HOST:PORT" },
+	{ "ipfix-domain", "events", "ipfix_domain", OPT_UINT,
+		OFF(ipfix_domain), 0, UINT32_MAX, NULL, "1", "the IPFIX "
+		"observation domain id of the messages" },
 	{ "event-ring", "events", "ring", OPT_UINT, OFF(event_ring), 64,
 		1u << 24, NULL, "16384", "events each worker's ring holds "
 		"for the main lcore; a full ring drops them (events_dropped)" },

@@ -99,6 +99,8 @@ struct app_config {
 	char events[256];      /* flow events as JSON lines */
 	char new_flow_pcap[256]; /* each new flow's first packet, pcapng */
 	uint64_t event_ring;   /* events per worker ring */
+	char ipfix[256];       /* collector HOST:PORT */
+	uint64_t ipfix_domain; /* observation domain id */
 	uint64_t blocklist_unparsed; /* enum app_unparsed */
 	char blocklist[256];   /* text list or compiled filter file */
 	/* The inline flow filter (docs/firewall.md). */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 #include <errno.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <rte_ring_elem.h>
 #include <rte_telemetry.h>
 
+#include "cflow_ipfix.h"
 #include "cfutil.h"
 #include "events.h"
 #include "telemetry.h"
@@ -45,13 +48,18 @@ static struct {
 	struct rte_mempool *pcapng_pool;
 	uint64_t pcapng_packets;
 	uint64_t pcapng_errors;
+	/* --ipfix: a connected UDP socket */
+	int ipfix_fd;
+	struct cflow_ipfix *ipfix;
+	uint64_t ipfix_send_errors;
 	bool failed;            /* an output failed: said once */
 } ev;
 
 bool
 app_events_enabled(const struct app_config *cfg)
 {
-	return cfg->events[0] != '\0' || cfg->new_flow_pcap[0] != '\0';
+	return cfg->events[0] != '\0' || cfg->new_flow_pcap[0] != '\0' ||
+		cfg->ipfix[0] != '\0';
 }
 
 static void
@@ -112,6 +120,16 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "json_errors", ev.json_errors);
 	rte_tel_data_add_dict_u64(d, "pcapng_packets", ev.pcapng_packets);
 	rte_tel_data_add_dict_u64(d, "pcapng_errors", ev.pcapng_errors);
+	if (ev.ipfix != NULL) {
+		struct cflow_ipfix_stats st;
+
+		cflow_ipfix_stats_get(ev.ipfix, &st);
+		rte_tel_data_add_dict_u64(d, "ipfix_messages", st.messages);
+		rte_tel_data_add_dict_u64(d, "ipfix_records", st.records);
+		rte_tel_data_add_dict_u64(d, "ipfix_failed", st.failed);
+		rte_tel_data_add_dict_u64(d, "ipfix_records_lost",
+			st.records_lost);
+	}
 	return 0;
 }
 
@@ -139,6 +157,59 @@ pcapng_open(const char *path)
 			"%s\n", PCAPNG_POOL, rte_strerror(rte_errno));
 }
 
+/* A message to the collector; never waits (a full socket buffer loses
+ * it, counted by the encoder, whose sequence numbers show the gap). */
+static int
+ipfix_emit(const uint8_t *msg, size_t len, void *arg)
+{
+	(void)arg;
+	if (send(ev.ipfix_fd, msg, len, MSG_DONTWAIT) == (ssize_t)len)
+		return 0;
+	ev.ipfix_send_errors++;
+	return errno != 0 ? -errno : -EIO;
+}
+
+/* HOST:PORT, [IPV6]:PORT or IPV6 literal with the port after its last
+ * colon; a name is resolved once, here. */
+static void
+ipfix_open(const char *target)
+{
+	char host[256], *port;
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
+		.ai_flags = AI_NUMERICSERV,
+	}, *ai;
+	int ret;
+
+	snprintf(host, sizeof(host), "%s", target);
+	port = strrchr(host, ':');
+	if (port == NULL || port[1] == '\0')
+		rte_exit(EXIT_FAILURE, "--ipfix %s: want HOST:PORT (IPv6: "
+			"[ADDR]:PORT)\n", target);
+	*port++ = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	ret = getaddrinfo(host, port, &hints, &ai);
+	if (ret != 0)
+		rte_exit(EXIT_FAILURE, "--ipfix %s: %s\n", target,
+			gai_strerror(ret));
+	ev.ipfix_fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (ev.ipfix_fd < 0 || connect(ev.ipfix_fd, ai->ai_addr,
+			ai->ai_addrlen) != 0)
+		rte_exit(EXIT_FAILURE, "--ipfix %s: %s\n", target,
+			strerror(errno));
+	freeaddrinfo(ai);
+	ev.ipfix = cflow_ipfix_create(&(struct cflow_ipfix_params){
+		.observation_domain = (uint32_t)ev.cfg->ipfix_domain,
+		.emit = ipfix_emit,
+	});
+	if (ev.ipfix == NULL)
+		rte_exit(EXIT_FAILURE, "--ipfix %s: %s\n", target,
+			strerror(errno));
+}
+
 void
 app_events_setup(const struct app_config *cfg, struct app_run *run)
 {
@@ -154,6 +225,9 @@ app_events_setup(const struct app_config *cfg, struct app_run *run)
 				strerror(errno));
 		ev.json_checked_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	}
+	ev.ipfix_fd = -1;
+	if (cfg->ipfix[0] != '\0')
+		ipfix_open(cfg->ipfix);
 	if (cfg->new_flow_pcap[0] != '\0') {
 		pcapng_open(cfg->new_flow_pcap);
 		run->first_packets = true;
@@ -216,7 +290,7 @@ pcapng_copy(const struct app_event *e)
 }
 
 static unsigned int
-drain_one(struct app_worker *w)
+drain_one(struct app_worker *w, uint64_t now_s)
 {
 	struct app_event batch[DRAIN_BURST];
 	struct rte_mbuf *copies[DRAIN_BURST];
@@ -227,6 +301,8 @@ drain_one(struct app_worker *w)
 	for (unsigned int k = 0; k < n; k++) {
 		if (ev.json != NULL)
 			json_write(&batch[k].ev);
+		if (ev.ipfix != NULL)
+			(void)cflow_ipfix_add(ev.ipfix, &batch[k].ev, now_s);
 		if (batch[k].m == NULL)
 			continue;
 		if (ev.pcapng != NULL) {
@@ -254,15 +330,19 @@ drain_one(struct app_worker *w)
 unsigned int
 app_events_drain(void)
 {
+	uint64_t now_s = cfu_clock_ns(CLOCK_REALTIME) / 1000000000u;
 	unsigned int total = 0, n;
 
 	if (ev.run == NULL || !app_events_enabled(ev.cfg))
 		return 0;
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
 		do {
-			n = drain_one(&ev.run->workers[i]);
+			n = drain_one(&ev.run->workers[i], now_s);
 			total += n;
 		} while (n == DRAIN_BURST);
+	/* What was drained leaves now (and the templates when due). */
+	if (ev.ipfix != NULL)
+		(void)cflow_ipfix_flush(ev.ipfix, now_s);
 	if (ev.json != NULL) {
 		if (total != 0 && fflush(ev.json) != 0) {
 			ev.json_errors++;
@@ -285,6 +365,11 @@ app_events_close(void)
 		output_failed("--events", ev.cfg->events, strerror(errno));
 	}
 	ev.json = NULL;
+	if (ev.ipfix != NULL) {
+		cflow_ipfix_free(ev.ipfix);
+		close(ev.ipfix_fd);
+		ev.ipfix = NULL;
+	}
 	if (ev.pcapng != NULL)
 		rte_pcapng_close(ev.pcapng);
 	ev.pcapng = NULL;

@@ -1,5 +1,9 @@
 """Helpers of the Python suites (tests/ is on sys.path: conftest.py)."""
+import os
+import shutil
 import signal
+import socket
+import subprocess
 import struct
 import time
 
@@ -91,3 +95,116 @@ def memif_peer_argv(testpmd, prefix, sock, side0, side1):
         [pcap_vdev(1, side1), "--", "-i", "--forward-mode=io",
          "--total-num-mbufs=16384", "--rxq=2", "--txq=2", "--rxd=1024",
          "--txd=1024", "--no-flush-rx"]
+
+
+# ------------------------------------------------- an IPFIX collector
+
+
+def udp_row(port):
+    """/proc/net/udp's row of a socket bound to 127.0.0.1:port, or None."""
+    local = "0100007F:%04X" % port
+    with open("/proc/net/udp") as f:
+        for line in f.readlines()[1:]:
+            cols = line.split()
+            if cols[1] == local:
+                return cols
+    return None
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(cond, what, timeout=10):
+    end = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < end, "timed out: " + what
+        time.sleep(0.02)
+
+
+class nfcapd:
+    """Debian's nfcapd on 127.0.0.1 and a free port, in a directory of
+    @tmp_path, for a with block (skips the test without nfdump): .port
+    inside; .files, the flow files it wrote, after. On leaving, it
+    waits until every datagram is read, then stops it."""
+
+    def __init__(self, tmp_path):
+        for tool in ("nfcapd", "nfdump"):
+            if shutil.which(tool) is None:
+                pytest.skip(tool + " not installed (Debian: nfdump)")
+        self.dir = os.path.join(str(tmp_path), "flows")
+        os.makedirs(self.dir, exist_ok=True)
+        self.port = free_udp_port()
+        self.files = []
+
+    def __enter__(self):
+        self.logpath = os.path.join(self.dir, "..", "nfcapd.log")
+        self.log = open(self.logpath, "w+")
+        self.proc = subprocess.Popen(
+            ["nfcapd", "-w", self.dir, "-b", "127.0.0.1", "-p",
+             str(self.port)], stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for(lambda: self.proc.poll() is not None or
+                 udp_row(self.port), "nfcapd to bind port %d" % self.port)
+        assert self.proc.poll() is None, "nfcapd exited: " + \
+            open(self.logpath).read()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if exc[0] is None:
+                # Every datagram read (rx_queue 0), then a moment to
+                # write.
+                wait_for(lambda: int(udp_row(self.port)[4].split(":")[1],
+                                     16) == 0, "nfcapd to read")
+                time.sleep(0.2)
+        finally:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=10)
+            self.log.close()
+        self.files = sorted(os.path.join(self.dir, p)
+                            for p in os.listdir(self.dir)
+                            if p.startswith("nfcapd.2"))
+        if exc[0] is None:
+            assert self.files, "nfcapd wrote no file: " + \
+                open(self.logpath).read()
+        return False
+
+
+def nfdump_flows(files):
+    """nfdump -o raw's records: (src, dst, sport, dport, proto, tcp
+    flags, input, first ms, last ms, bytes, packets, end reason) (raw:
+    nfdump 1.7.1's %ter prints the milliseconds modulo 100)."""
+    flows = []
+    for path in files:
+        out = subprocess.run(["nfdump", "-r", path, "-q", "-o", "raw"],
+                             capture_output=True, text=True, timeout=30,
+                             check=True).stdout
+        for block in out.split("Flow Record:")[1:]:
+            f = {}
+            for line in block.splitlines():
+                if "=" in line:
+                    k, v = line.split("=", 1)
+                    f[k.strip()] = v.split()[0] if v.split() else ""
+            flows.append((
+                f["src addr"], f["dst addr"], int(f.get("src port", 0)),
+                int(f.get("dst port", 0)), int(f["proto"]),
+                int(f["tcp flags"], 16), int(f["input"]), int(f["first"]),
+                int(f["last"]), int(f["in bytes"]), int(f["in packets"]),
+                int(f["end reason"], 16)))
+    return flows
+
+
+def sequence_failures(files):
+    """nfdump -I's count of IPFIX sequence number gaps."""
+    n = 0
+    for path in files:
+        out = subprocess.run(["nfdump", "-r", path, "-I"],
+                             capture_output=True, text=True, timeout=30,
+                             check=True).stdout
+        line = [x for x in out.splitlines()
+                if x.startswith("Sequence failures:")]
+        assert line, out
+        n += int(line[0].split(":")[1])
+    return n

@@ -26,7 +26,7 @@ from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
 from harness import (empty_pcap, hugepages_free, links_up, memif_peer_argv,
-                     no_crash)
+                     nfcapd, nfdump_flows, no_crash, sequence_failures)
 
 APP = PCAPS = MIXED = TMP = None
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -2190,6 +2190,7 @@ def event_truth(path):
         key = (tuple(ends), ip.proto if IP in p else ip.nh)
         ev = {"time_ns": meta.sec * 10**9 + meta.usec * 1000,
               "src": ip.src, "dst": ip.dst,
+              "flags": int(p[TCP].flags) if TCP in p else 0,
               "sport": l4.sport if l4 else 0,
               "dport": l4.dport if l4 else 0, "proto": key[1],
               "len": len(frame)}
@@ -2265,6 +2266,27 @@ def test_events_json_and_pcapng(nb):
     # Forwarding is untouched by the events.
     assert sorted(f for t in tx for f in pcap_frames(t)) == \
         sorted(pcap_frames(files["merged"]))
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_events_ipfix_nfcapd(nb, tmp_path):
+    """--ipfix to a real collector, Debian's nfcapd on 127.0.0.1, with 1
+    and 2 workers: nfdump lists exactly the capture's events, as one-packet
+    flows with the packet's tuple, TCP flags, ingress port, time (ms) and
+    length, FIN/RST closes with end reason 3; no sequence gap."""
+    files, stamped = workers_files()
+    want, _ = event_truth(files["merged"])
+    with nfcapd(tmp_path) as cap:
+        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+            files["merged"], os.devnull)], ["--ipfix", "127.0.0.1:%d" %
+                                            cap.port])
+        assert got is not None, "rc %d: %s" % (rc, log[-600:])
+    flows = nfdump_flows(cap.files)
+    expect = [(e["src"], e["dst"], e["sport"], e["dport"], e["proto"],
+               e["flags"], 0, e["time_ns"] // 10**6, e["time_ns"] // 10**6,
+               e["len"], 1, 0 if e["event"] == "new" else 3) for e in want]
+    assert sorted(flows) == sorted(expect)
+    assert sequence_failures(cap.files) == 0
 
 
 def test_events_ring_overflow():

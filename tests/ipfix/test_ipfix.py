@@ -13,14 +13,12 @@ ipfix_send turns known flow events into the exporter's messages; then
 """
 import ipaddress
 import os
-import shutil
-import signal
-import socket
 import struct
 import subprocess
-import time
 
 import pytest
+
+from harness import nfcapd, nfdump_flows, sequence_failures
 
 # A fixed past time: 2025-11-25 10:40:00 UTC, in ns.
 T0 = 1764067200 * 10**9
@@ -191,98 +189,12 @@ def test_decode_many_messages(ipfix_send, tmp_path):
 # ----------------------------------------------------------- nfcapd
 
 
-def udp_row(port):
-    """/proc/net/udp's row of a socket bound to 127.0.0.1:port, or None."""
-    local = "0100007F:%04X" % port
-    with open("/proc/net/udp") as f:
-        for line in f.readlines()[1:]:
-            cols = line.split()
-            if cols[1] == local:
-                return cols
-    return None
-
-
-def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(cond, what, timeout=10):
-    end = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < end, "timed out: " + what
-        time.sleep(0.02)
-
-
 def collect(ipfix_send, tmp_path, events, *args):
     """Send @events to a fresh nfcapd; the flow files it wrote."""
-    for tool in ("nfcapd", "nfdump"):
-        if shutil.which(tool) is None:
-            pytest.skip(tool + " not installed (Debian: nfdump)")
-    flows = tmp_path / "flows"
-    flows.mkdir()
-    port = free_udp_port()
-    log = open(tmp_path / "nfcapd.log", "w+")
-    cap = subprocess.Popen(["nfcapd", "-w", str(flows), "-b", "127.0.0.1",
-                            "-p", str(port)], stdout=log,
-                           stderr=subprocess.STDOUT)
-    try:
-        wait_for(lambda: cap.poll() is not None or udp_row(port),
-                 "nfcapd to bind port %d" % port)
-        assert cap.poll() is None, "nfcapd exited: " + \
-            (tmp_path / "nfcapd.log").read_text()
+    with nfcapd(tmp_path) as cap:
         print(run_send(ipfix_send, tmp_path, events, "--to",
-                       "127.0.0.1:%d" % port, *args).strip())
-        # Every datagram read (rx_queue 0), then a moment to write.
-        wait_for(lambda: int(udp_row(port)[4].split(":")[1], 16) == 0,
-                 "nfcapd to read the datagrams")
-        time.sleep(0.2)
-    finally:
-        cap.send_signal(signal.SIGTERM)
-        cap.wait(timeout=10)
-        log.close()
-    print((tmp_path / "nfcapd.log").read_text())
-    files = sorted(str(p) for p in flows.iterdir()
-                   if p.name.startswith("nfcapd.2"))
-    assert files, "nfcapd wrote no file"
-    return files
-
-
-def nfdump_flows(files):
-    """nfdump -o raw's records, as expected() tuples (raw: nfdump 1.7.1's
-    %ter prints the milliseconds modulo 100)."""
-    flows = []
-    for path in files:
-        out = subprocess.run(["nfdump", "-r", path, "-q", "-o", "raw"],
-                             capture_output=True, text=True, timeout=30,
-                             check=True).stdout
-        for block in out.split("Flow Record:")[1:]:
-            f = {}
-            for line in block.splitlines():
-                if "=" in line:
-                    k, v = line.split("=", 1)
-                    f[k.strip()] = v.split()[0] if v.split() else ""
-            flows.append((
-                f["src addr"], f["dst addr"], int(f.get("src port", 0)),
-                int(f.get("dst port", 0)), int(f["proto"]),
-                int(f["tcp flags"], 16), int(f["input"]), int(f["first"]),
-                int(f["last"]), int(f["in bytes"]), int(f["in packets"]),
-                int(f["end reason"], 16)))
-    return flows
-
-
-def sequence_failures(files):
-    n = 0
-    for path in files:
-        out = subprocess.run(["nfdump", "-r", path, "-I"],
-                             capture_output=True, text=True, timeout=30,
-                             check=True).stdout
-        line = [x for x in out.splitlines()
-                if x.startswith("Sequence failures:")]
-        assert line, out
-        n += int(line[0].split(":")[1])
-    return n
+                       "127.0.0.1:%d" % cap.port, *args).strip())
+    return cap.files
 
 
 def test_nfdump_events(ipfix_send, tmp_path):
