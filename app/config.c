@@ -175,6 +175,13 @@ static const struct option_def defs[] = {
 	{ "ipfix-domain", "events", "ipfix_domain", OPT_UINT,
 		OFF(ipfix_domain), 0, UINT32_MAX, NULL, "1", "the IPFIX "
 		"observation domain id of the messages" },
+	{ "top-sources", "top", "counters", OPT_UINT, OFF(top_sources), 0,
+		1u << 24, NULL, "1024", "counters of each worker's sketch of "
+		"the sources opening the most flows (0: off; "
+		"/cuckooflow/top_new_sources)" },
+	{ "top-period", "top", "period", OPT_UINT, OFF(top_period_s), 1, 3600,
+		NULL, "60", "seconds the top sources are counted over before "
+		"they are reported and counted anew" },
 	{ "event-ring", "events", "ring", OPT_UINT, OFF(event_ring), 64,
 		1u << 24, NULL, "16384", "events each worker's ring holds "
 		"for the main lcore; a full ring drops them (events_dropped)" },

@@ -101,6 +101,8 @@ struct app_config {
 	uint64_t event_ring;   /* events per worker ring */
 	char ipfix[256];       /* collector HOST:PORT */
 	uint64_t ipfix_domain; /* observation domain id */
+	uint64_t top_sources;  /* counters of each top-sources sketch */
+	uint64_t top_period_s;
 	uint64_t blocklist_unparsed; /* enum app_unparsed */
 	char blocklist[256];   /* text list or compiled filter file */
 	/* The inline flow filter (docs/firewall.md). */

@@ -41,6 +41,7 @@
 #include "state.h"
 #include "stats.h"
 #include "telemetry.h"
+#include "top.h"
 #include "worker.h"
 
 /* How long links may take to come up before a warning. */
@@ -446,6 +447,7 @@ main(int argc, char **argv)
 			app_tsc_ns(&run);
 	app_events_setup(&cfg, &run);
 	app_control_setup(&run);
+	app_top_setup(&cfg, &run);
 	if (cfg.stats_json_period[0] != '\0') {
 		/* appended to: log shippers follow the file */
 		stats_lines = fopen(cfg.stats_json_period, "a");
@@ -500,6 +502,7 @@ main(int argc, char **argv)
 		 * the events, drained every millisecond. */
 		if (app_events_enabled(&cfg))
 			app_events_drain();
+		app_top_period();
 		rte_delay_us_sleep(app_events_enabled(&cfg) ? 1000 : 10000);
 	}
 	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
@@ -515,6 +518,7 @@ main(int argc, char **argv)
 			run.table_ops->sweep_all(workers[i].table,
 				last_packet_time());
 	app_stats_print(stdout);
+	app_top_print_final(stdout);
 	ret = state_write() == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	if (app_events_close() != 0)
 		ret = EXIT_FAILURE;
@@ -545,6 +549,7 @@ main(int argc, char **argv)
 	}
 	/* Nothing telemetry reads may go before its handlers stop. */
 	app_telemetry_stop();
+	app_top_fini();
 	app_topology_close(&topo);
 	workers_free();
 	app_blocklist_fini();

@@ -344,6 +344,39 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 			rte_pktmbuf_free(ev[k].m);
 }
 
+/* The sources of the new flows of a tracked burst, into this period's
+ * sketch. */
+static void
+top_add(struct app_worker *w, const struct cflow_packet *parsed,
+		const enum cflow_verdict *verdicts, uint16_t n)
+{
+	struct cflow_topk *top = w->top[w->top_idx];
+
+	for (uint16_t k = 0; k < n; k++) {
+		const struct cflow_key *key = &parsed[k].key;
+		const uint8_t *src;
+
+		if (verdicts[k] != CFLOW_NEW)
+			continue;
+		src = parsed[k].reversed ? key->addr_hi : key->addr_lo;
+		/* IPv4: the key's are mapped, the sketch takes 4 bytes */
+		(void)cflow_topk_add(top, key->family, key->family == 4 ?
+			src + 12 : src);
+	}
+}
+
+/* Switch to the sketch the main lcore chose, and say so. */
+static inline void
+top_sync(struct app_worker *w)
+{
+	uint32_t cur = __atomic_load_n(&w->top_cur, __ATOMIC_ACQUIRE);
+
+	if (cur != w->top_idx) {
+		w->top_idx = cur;
+		__atomic_store_n(&w->top_ack, cur, __ATOMIC_RELEASE);
+	}
+}
+
 /* Serve a control request (app_ctl), if one waits. */
 static void
 ctl_serve(struct app_worker *w)
@@ -392,6 +425,8 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 			run->mirror ? counts : NULL);
 	if (w->event_ring != NULL)
 		events_queue(w, pkts, in, parsed, verdicts, n);
+	if (w->top[0] != NULL)
+		top_add(w, parsed, verdicts, n);
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
 		uint8_t act = app_actions[run->role[m->port]][verdicts[k]];
@@ -847,6 +882,7 @@ app_worker_main(void *arg)
 			/* Idle: expire flows all the same. */
 			app_worker_idle(w);
 		ctl_serve(w);
+		top_sync(w);
 		rte_rcu_qsbr_quiescent(rcu, w->index);
 		if (live != 0)
 			continue;
@@ -874,6 +910,7 @@ app_worker_main(void *arg)
 			app_worker_idle(w);
 		}
 		ctl_serve(w);
+		top_sync(w);
 		rte_rcu_qsbr_quiescent(rcu, w->index);
 		rte_delay_us_sleep(1000);
 	}

@@ -29,6 +29,7 @@
 
 #include "blocklist.h"
 #include "cflow.h"
+#include "cflow_topk.h"
 #include "cfutil.h"
 #include "config.h"
 
@@ -202,6 +203,13 @@ struct app_worker {
 	uint64_t events_dropped; /* not queued: the ring was full */
 	uint64_t flushes;       /* flush requests served */
 	struct app_ctl ctl;
+	/* Top sources of new flows (app/top.c): the worker adds to
+	 * top[top_idx]; the main lcore sets top_cur each period, and reads
+	 * the other sketch once the worker has published top_ack. */
+	struct cflow_topk *top[2];
+	unsigned int top_idx;
+	uint32_t top_cur;
+	uint32_t top_ack;
 	uint64_t last_ns;       /* time of the last packet or sweep (atomic) */
 	/* Sweeps judge idleness at this time: last_ns, but when replaying
 	 * several streams (app_run.watermark), a watermark no packet still

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """A client of DPDK's telemetry socket (v2), for cuckooflow_exporter.py
 and the tests.
 
@@ -65,3 +66,25 @@ def query(prefix, cmd, timeout=5.0):
     """The value of the reply to @cmd from the process with EAL
     --file-prefix @prefix."""
     return Telemetry.of_prefix(prefix, timeout).query(cmd)
+
+
+def main(argv=None):
+    """dpdk_telemetry.py [-f PREFIX] COMMAND...: each reply as one JSON
+    line (the value, without the command's key), for scripts."""
+    import argparse
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("-f", "--file-prefix", default="rte",
+                    help="the EAL --file-prefix of the process (rte)")
+    ap.add_argument("commands", nargs="+", metavar="COMMAND")
+    args = ap.parse_args(argv)
+    try:
+        t = Telemetry.of_prefix(args.file_prefix)
+    except OSError as e:
+        raise SystemExit("dpdk_telemetry.py: %s: %s" % (
+            socket_path(args.file_prefix), e.strerror))
+    for cmd in args.commands:
+        print(json.dumps(t.query(cmd)))
+
+
+if __name__ == "__main__":
+    main()

@@ -2436,3 +2436,142 @@ def test_flush_under_traffic(nb):
         t["fragments"] + t["orphan_close"] + t["insert_failed"] + \
         t["unsolicited"] + t["not_syn"] + t["new_flow_limited"] + \
         t["flows_new"] + t["flows_seen"] + t["flows_closed"], t
+
+
+# ------------------------------------------------ top sources of new flows
+
+def write_udp_flows(path, flows, t0=1700000000):
+    """A pcap of one UDP packet a flow, (src, dst, sport, dport) each,
+    1 us apart, written with struct (scapy is too slow for a million)."""
+    base = bytearray(bytes(Ether(src=MAC_A, dst=MAC_B) /
+                           IP(src="10.0.0.1", dst="10.0.0.2") /
+                           UDP(sport=1, dport=2)))
+    with open(path, "wb") as w:
+        w.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for i, (src, dst, sport, dport) in enumerate(flows):
+            base[24:26] = b"\0\0"
+            base[26:30] = src
+            base[30:34] = dst
+            base[34:38] = struct.pack("!HH", sport, dport)
+            total = sum(struct.unpack("!10H", bytes(base[14:34])))
+            total = (total & 0xffff) + (total >> 16)
+            total = (total & 0xffff) + (total >> 16)
+            base[24:26] = struct.pack("!H", ~total & 0xffff)
+            w.write(struct.pack("<IIII", t0 + i // 10**6, i % 10**6,
+                                len(base), len(base)) + bytes(base))
+
+
+from scapy.all import Ether, IP, UDP  # noqa: E402 (write_udp_flows)
+
+TOP_PLANTED = {"203.0.113.1": 150000, "203.0.113.2": 100000,
+               "203.0.113.3": 70000, "203.0.113.4": 45000}
+
+
+def zipf_capture():
+    """1 M new flows: sources drawn from a Zipf(1.1) mix of 100 000 hosts,
+    and 4 planted scanners. Returns (path, true counts)."""
+    import random
+    path = os.path.join(TMP, "zipf_1m.pcap")
+    rng = random.Random(17)
+    hosts = 100000
+    n = 10**6 - sum(TOP_PLANTED.values())
+    cw, acc = [], 0.0
+    for k in range(1, hosts + 1):
+        acc += k ** -1.1
+        cw.append(acc)
+    picks = rng.choices(range(hosts), cum_weights=cw, k=n)
+    srcs = [bytes((10, h >> 16, (h >> 8) & 255, h & 255)) for h in picks]
+    for a, c in TOP_PLANTED.items():
+        srcs += [ipaddress.ip_address(a).packed] * c
+    rng.shuffle(srcs)
+    truth, flows = {}, []
+    for s in srcs:
+        j = truth.get(s, 0)
+        truth[s] = j + 1
+        flows.append((s, bytes((192, 0, 2, 1 + j // 60000)),
+                      1024 + j % 60000, 53))
+    if not os.path.exists(path):
+        write_udp_flows(path, flows)
+    return path, {str(ipaddress.ip_address(s)): c for s, c in truth.items()}
+
+
+_ZIPF = []
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_top_sources_zipf(nb):
+    """A capture of 1 M new flows from a Zipf source mix with 4 planted
+    scanners, 1 and 2 workers (their sketches merged): the top sources
+    printed at the end list the planted ones, and every listed count's
+    bounds hold the true count."""
+    if not _ZIPF:
+        _ZIPF.append(zipf_capture())
+    path, truth = _ZIPF[0]
+    rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        path, os.devnull)], ["--flows", "2000000", "--top-period", "3600"],
+        timeout=300)
+    assert got is not None, "rc %d: %s" % (rc, log[-600:])
+    m = re.search(r"top sources of new flows, last [\d.]+ s: (\d+) new "
+                  r"flows, an unlisted source at most (\d+)\n((?:  .*\n)+)",
+                  log)
+    assert m and int(m.group(1)) == 10**6, log[-1500:]
+    listed = {}
+    for line in m.group(3).splitlines():
+        a, count, err = re.match(r"\s+(\S+)\s+(\d+) \(error (\d+)", line
+                                 ).groups()
+        listed[a] = (int(count), int(err))
+    assert len(listed) == 10
+    for a, (count, err) in listed.items():
+        assert count - err <= truth[a] <= count, (a, count, err, truth[a])
+    assert set(TOP_PLANTED) <= set(listed), listed
+    # the true top 10, with margins wider than the bound here
+    top10 = sorted(truth, key=truth.get, reverse=True)[:10]
+    assert set(listed) == set(top10), (listed, top10)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_top_sources_telemetry(nb):
+    """/cuckooflow/top_new_sources,N answers the last period's sources:
+    a scanner opening 2000 flows among 1000 others, summed over the
+    periods the replay fell in, is counted exactly (fewer sources than
+    counters), first, certainly in the top."""
+    path = os.path.join(TMP, "scanner.pcap")
+    scanner = ipaddress.ip_address("198.51.100.7").packed
+    flows = [(scanner, bytes((192, 0, 2, 1)), 1024 + j, 80)
+             for j in range(2000)]
+    flows += [(bytes((10, 1, j >> 8, j & 255)), bytes((192, 0, 2, 1)), 999,
+               80) for j in range(1000)]
+    write_udp_flows(path, flows)
+    proc, prefix = start_workers(nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                 % path, ["--clock", "pkt", "--top-period",
+                                          "1"])
+    answers = {}
+    try:
+        read_at = None
+        for _ in range(200):
+            time.sleep(0.1)
+            try:
+                s = telemetry(prefix, "/cuckooflow/stats")
+                r = telemetry(prefix, "/cuckooflow/top_new_sources,5")
+            except (OSError, ValueError):
+                continue
+            if not s or not r:
+                continue
+            answers[r["periods"]] = r
+            if read_at is None and s["packets"] == 3000:
+                read_at = r["periods"]
+            if read_at is not None and r["periods"] >= read_at + 1:
+                break
+        assert read_at is not None, answers
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    def count_of(a, addr):
+        return dict(zip(a["sources"], a["counts"])).get(addr, 0)
+    got = sum(count_of(a, "198.51.100.7") for a in answers.values())
+    assert got == 2000, answers
+    assert sum(a["new_flows"] for a in answers.values()) == 3000
+    best = max(answers.values(), key=lambda a: a["new_flows"])
+    assert best["sources"][0] == "198.51.100.7" and \
+        best["guaranteed"][0] == 1 and best["errors"][0] == 0, best
+    assert len(best["sources"]) <= 5

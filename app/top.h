@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _APP_TOP_H_
+#define _APP_TOP_H_
+
+/*
+ * Top sources of new flows (--top-sources, --top-period): each worker
+ * feeds a Space-Saving sketch (lib/cflow's cflow_topk) with the source
+ * of every new flow; each period the main lcore switches the workers to
+ * their other sketch, and once each has switched (app_worker.top_ack)
+ * merges the ones they left into the period's answer, served by
+ * /cuckooflow/top_new_sources[,N]. No sketch is read while written.
+ */
+
+#include <stdio.h>
+
+#include "config.h"
+#include "worker.h"
+
+void app_top_setup(const struct app_config *cfg, struct app_run *run);
+
+/* The main lcore, every loop: rotate when a period is over. */
+void app_top_period(void);
+
+/* After the workers stopped: the top sources since the last period's
+ * end (the whole run if none ended), to @p out. */
+void app_top_print_final(FILE *out);
+
+/* After the workers stopped. */
+void app_top_fini(void);
+
+#endif /* _APP_TOP_H_ */
