@@ -2296,22 +2296,9 @@ def test_events_ring_overflow():
     from scapy.all import Ether, IP, UDP
     flood = os.path.join(TMP, "flood_events.pcap")
     if not os.path.exists(flood):
-        # one frame built, its source address and checksum patched
-        base = bytearray(bytes(Ether(src=MAC_A, dst=MAC_B) /
-                               IP(src="10.0.0.0", dst="192.0.2.9") /
-                               UDP(sport=1024, dport=53)))
-        w = open(flood, "wb")
-        w.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-        for f in range(20000):
-            base[26:30] = bytes((10, f >> 16, (f >> 8) & 255, f & 255))
-            base[24:26] = b"\0\0"
-            total = sum(struct.unpack("!10H", bytes(base[14:34])))
-            while total > 0xffff:
-                total = (total & 0xffff) + (total >> 16)
-            base[24:26] = struct.pack("!H", ~total & 0xffff)
-            w.write(struct.pack("<IIII", 1700000000, f, len(base),
-                                len(base)) + bytes(base))
-        w.close()
+        write_udp_flows(flood, [(bytes((10, f >> 16, (f >> 8) & 255,
+                                        f & 255)), bytes((192, 0, 2, 9)),
+                                 1024, 53) for f in range(20000)])
     events = os.path.join(TMP, "events_flood.json")
     if os.path.exists(events):
         os.unlink(events)
