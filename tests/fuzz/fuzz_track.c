@@ -36,6 +36,36 @@ check(const struct cflow_tracker *t)
 		abort();
 }
 
+/* A warm restart: a tracker made with @p t's resolved parameters takes
+ * its table over, every open flow and entry. */
+static void
+restart(const struct cflow_tracker *t)
+{
+	struct cflow_tracker_params q;
+	struct cflow_counters a, b;
+	struct cf_stats sa, sb;
+	struct cflow_tracker *t2;
+	size_t len = cflow_tracker_save_size(t);
+	void *buf = malloc(len);
+
+	cflow_tracker_params_get(t, &q);
+	t2 = cflow_tracker_create(&q);
+	if (buf == NULL || t2 == NULL ||
+			cflow_tracker_save(t, buf, len) != (int64_t)len ||
+			cflow_tracker_restore(t2, buf, len, NULL, NULL, 0) != 0)
+		abort();
+	cflow_counters_get(t, &a);
+	cflow_counters_get(t2, &b);
+	cf_stats(cflow_tracker_filter(t), &sa);
+	cf_stats(cflow_tracker_filter(t2), &sb);
+	if (b.active != a.active || b.flows_restored != a.active ||
+			sb.items != sa.items)
+		abort();
+	check(t2);
+	cflow_tracker_free(t2);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -101,12 +131,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(t);
 			cflow_sweep(t, now);
 			check(t);
+			/* a burst ending in a 255-byte frame: a flush */
+			if (len == 255) {
+				cflow_tracker_flush(t);
+				check(t);
+			}
 		}
 	}
 	for (unsigned int k = 0; k < n; k++)
 		free(frames[k]);
 	cflow_sweep_all(t, now + 10000 * MS);
 	check(t);
+	restart(t);
 	cflow_tracker_free(t);
 	return 0;
 }
