@@ -323,6 +323,10 @@ drain_one(struct app_worker *w, uint64_t now_s)
 		} else {
 			ev.pcapng_packets += nc;
 		}
+		/* DPDK 22.11's rte_pcapng_write_packets() does not free the
+		 * copies, whatever its header says (dpdk-dumpcap frees them
+		 * itself): give them back or the pool runs dry after 511. */
+		rte_pktmbuf_free_bulk(copies, nc);
 	}
 	return n;
 }
