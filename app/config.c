@@ -364,6 +364,7 @@ set_value(struct app_config *cfg, const struct option_def *d,
 {
 	unsigned long long v;
 	char *end;
+	bool hex;
 
 	switch (d->type) {
 	case OPT_STRING:
@@ -404,11 +405,13 @@ set_value(struct app_config *cfg, const struct option_def *d,
 			return 0;
 		}
 		errno = 0;
-		/* A port mask is hex, 0x or not, as testpmd's and l3fwd's. */
-		v = strtoull(value, &end, d->offset == OFF(portmask) ? 16 : 0);
+		/* A port mask is hex, 0x or not, as testpmd's and l3fwd's.
+		 * (By name: --idle-timeout has no field, so offset 0 too.) */
+		hex = strcmp(d->name, "portmask") == 0;
+		v = strtoull(value, &end, hex ? 16 : 0);
 		if (value[0] == '-' || value[0] == '\0' || *end != '\0' ||
 				errno != 0 || v < d->min || v > d->max) {
-			if (d->offset == OFF(portmask))
+			if (hex)
 				config_msg("cuckooflow: %s %s: want a hex "
 					"bitmask of port ids (1 is port 0, 0x3 "
 					"ports 0 and 1), or all\n", where,

@@ -2413,6 +2413,61 @@ def test_flow_lookup_and_flush():
         t["flows_expired"] + t["flows_evicted"] + t["flows_flushed"]
 
 
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_idle_timeout_lookup(nb):
+    """--idle-timeout 20 is 20 s for every class, read in decimal, with 1
+    and 2 workers: packet clock, the capture ends 20.5 s after the only
+    packet of one UDP flow and 19.5 s after another's: the first is
+    expired and swept (/cuckooflow/flow: untracked; counted expired), the
+    second is open with its idle time, from the worker that tracks it.
+    (Before the fix, --idle-timeout 20 was read as hex, 32 s: both open.
+    An expired flow the sweep has not reached yet is answered "expired":
+    test_cflow; here the sweep reaches it within ms of its expiry.)"""
+    from scapy.all import Ether, IP, UDP, wrpcap
+    cap = os.path.join(TMP, "idle_timeout.pcap")
+    t0 = 1700000000.0
+    pkts = []
+
+    def udp(src, sport, t):
+        p = Ether(src=MAC_A, dst=MAC_B) / IP(src=src, dst="10.9.0.9") / \
+            UDP(sport=sport, dport=53)
+        p.time = t
+        pkts.append(p)
+    udp("10.8.0.1", 4000, t0)           # idle 20.5 s at the end
+    udp("10.8.0.2", 4000, t0 + 1)       # idle 19.5 s at the end
+    for step in range(0, 83):           # others every 0.25 s to +20.5 s
+        for f in range(40):
+            udp("10.7.0.%d" % (f + 1), 5000, t0 + 0.25 * step)
+    wrpcap(cap, pkts)
+    out = os.path.join(TMP, "idle_timeout%d.json" % nb)
+    proc, prefix = start_workers(nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                 % cap, ["--clock", "pkt", "--hash-seed", "7",
+                                         "--idle-timeout", "20",
+                                         "--stats-json", out])
+    try:
+        for _ in range(100):
+            time.sleep(0.1)
+            try:
+                s = telemetry(prefix, "/cuckooflow/stats")
+            except (OSError, ValueError):
+                continue
+            if s and s["packets"] == len(pkts):
+                break
+        gone = telemetry(prefix, "/cuckooflow/flow,udp,10.8.0.1,4000,"
+                         "10.9.0.9,53")
+        assert gone["state"] == "untracked", gone
+        idle = telemetry(prefix, "/cuckooflow/flow,udp,10.8.0.2,4000,"
+                         "10.9.0.9,53")
+        assert idle["state"] == "open" and idle["worker"] in range(nb) \
+            and 19400 <= idle["idle_ms"] <= 19600, idle
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    with open(out) as f:
+        t = json.load(f)["total"]
+    assert t["flows_new"] == 42 and t["flows_expired"] == 1, t
+
 @pytest.mark.parametrize("nb", (1, 2))
 def test_flush_under_traffic(nb):
     """Flushes while a capture loops through the workers (net_pcap
