@@ -2358,6 +2358,20 @@ def start_workers(nb, vdev, args):
     return proc, prefix
 
 
+
+def wait_packets(prefix, n):
+    """Wait up to 10 s until a started cuckooflow has counted @n packets."""
+    s = None
+    for _ in range(100):
+        time.sleep(0.1)
+        try:
+            s = telemetry(prefix, "/cuckooflow/stats")
+        except (OSError, ValueError):
+            continue
+        if s and s["packets"] == n:
+            return s
+    pytest.fail("%d packets expected, telemetry says %s" % (n, s))
+
 def test_flow_lookup_and_flush():
     """/cuckooflow/flow answers for a tracked, a closing and an unknown
     flow, with 2 workers handing flows off (the owner answers), and a
@@ -2373,14 +2387,7 @@ def test_flow_lookup_and_flush():
                                                    "--hash-seed", "7",
                                                    "--stats-json", out])
     try:
-        for _ in range(100):
-            time.sleep(0.1)
-            try:
-                s = telemetry(prefix, "/cuckooflow/stats")
-            except (OSError, ValueError):
-                continue
-            if s and s["packets"] == len(stamped):
-                break
+        wait_packets(prefix, len(stamped))
         udp = telemetry(prefix, "/cuckooflow/flow,udp,10.2.0.3,80,"
                         "10.1.0.3,20002")
         assert udp["state"] == "open" and udp["class"] == "udp" and \
@@ -2446,14 +2453,7 @@ def test_idle_timeout_lookup(nb):
                                          "--idle-timeout", "20",
                                          "--stats-json", out])
     try:
-        for _ in range(100):
-            time.sleep(0.1)
-            try:
-                s = telemetry(prefix, "/cuckooflow/stats")
-            except (OSError, ValueError):
-                continue
-            if s and s["packets"] == len(pkts):
-                break
+        wait_packets(prefix, len(pkts))
         gone = telemetry(prefix, "/cuckooflow/flow,udp,10.8.0.1,4000,"
                          "10.9.0.9,53")
         assert gone["state"] == "untracked", gone
