@@ -290,14 +290,15 @@ pcapng_copy(const struct app_event *e)
 }
 
 static unsigned int
-drain_one(struct app_worker *w, uint64_t now_s)
+drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 {
 	struct app_event batch[DRAIN_BURST];
 	struct rte_mbuf *copies[DRAIN_BURST];
 	unsigned int n, nc = 0;
 
 	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch,
-		sizeof(batch[0]), DRAIN_BURST, NULL);
+		sizeof(batch[0]), RTE_MIN(max, (unsigned int)DRAIN_BURST),
+		NULL);
 	for (unsigned int k = 0; k < n; k++) {
 		if (ev.json != NULL)
 			json_write(&batch[k].ev);
@@ -339,11 +340,22 @@ app_events_drain(void)
 
 	if (ev.run == NULL || !app_events_enabled(ev.cfg))
 		return 0;
-	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
-		do {
-			n = drain_one(&ev.run->workers[i], now_s);
+	/* What each ring holds now, no more: a worker that queues events
+	 * faster than they are written must not keep the main lcore here
+	 * (its other rings, the stats and top periods, reloads wait); what
+	 * it adds meanwhile is for the next call, or dropped and counted. */
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
+		struct app_worker *w = &ev.run->workers[i];
+		unsigned int left = rte_ring_count(w->event_ring);
+
+		while (left != 0) {
+			n = drain_one(w, left, now_s);
+			if (n == 0)
+				break;
 			total += n;
-		} while (n == DRAIN_BURST);
+			left -= n;
+		}
+	}
 	/* What was drained leaves now (and the templates when due). */
 	if (ev.ipfix != NULL)
 		(void)cflow_ipfix_flush(ev.ipfix, now_s);

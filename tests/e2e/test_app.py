@@ -2316,6 +2316,51 @@ def test_events_ring_overflow():
         assert t[k] == base["total"][k], k
 
 
+def flood_events_capture():
+    """20 000 one-packet UDP flows (test_events_ring_overflow's flood)."""
+    flood = os.path.join(TMP, "flood_events.pcap")
+    if not os.path.exists(flood):
+        write_udp_flows(flood, [(bytes((10, f >> 16, (f >> 8) & 255,
+                                        f & 255)), bytes((192, 0, 2, 9)),
+                                 1024, 53) for f in range(20000)])
+    return flood
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_events_flood_main_lcore_free(nb):
+    """A worker queueing events faster than the main lcore writes them
+    (a looping capture of 20 000 flows through a 1000-flow table: every
+    packet a new flow) does not keep the main lcore in the drain: the
+    --stats-period lines still come every second, and every worker's
+    events are written. (Before the fix the drain emptied a ring until a
+    burst came short, which a flood never does: no period line in 4 s.)"""
+    flood = flood_events_capture()
+    events = os.path.join(TMP, "events_main%d.json" % nb)
+    lines = os.path.join(TMP, "events_main%d.lines" % nb)
+    for f in (events, lines):
+        if os.path.exists(f):
+            os.unlink(f)
+    proc, prefix = start_workers(
+        nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1" % flood,
+        ["--flows", "1000", "--mbufs", "30000", "--events", events,
+         "--stats-period", "1", "--stats-json-period", lines])
+    try:
+        time.sleep(5)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read()[-600:]
+    periods = [json.loads(l) for l in open(lines)]
+    assert len(periods) >= 2, periods
+    if nb == 1:  # a flood indeed (two workers on one CPU are slower)
+        assert periods[-1]["total"]["events_dropped"] > 0
+    workers = set()
+    with open(events) as f:
+        for _, l in zip(range(200000), f):
+            workers.add(json.loads(l)["worker"])
+    assert workers == set(range(nb)), workers
+
+
 
 @pytest.mark.parametrize("nb", (1, 2))
 def test_new_flow_pcap_many(nb):
