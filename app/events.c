@@ -48,6 +48,7 @@ static struct {
 	struct rte_mempool *pcapng_pool;
 	uint64_t pcapng_packets;
 	uint64_t pcapng_errors;
+	uint64_t pcapng_skipped;        /* new flows queued without it */
 	/* --ipfix: a connected UDP socket */
 	int ipfix_fd;
 	struct cflow_ipfix *ipfix;
@@ -120,6 +121,7 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "json_errors", ev.json_errors);
 	rte_tel_data_add_dict_u64(d, "pcapng_packets", ev.pcapng_packets);
 	rte_tel_data_add_dict_u64(d, "pcapng_errors", ev.pcapng_errors);
+	rte_tel_data_add_dict_u64(d, "pcapng_skipped", ev.pcapng_skipped);
 	if (ev.ipfix != NULL) {
 		struct cflow_ipfix_stats st;
 
@@ -208,6 +210,17 @@ ipfix_open(const char *target)
 	if (ev.ipfix == NULL)
 		rte_exit(EXIT_FAILURE, "--ipfix %s: %s\n", target,
 			strerror(errno));
+}
+
+uint64_t
+app_events_mbufs(const struct app_config *cfg, unsigned int nb_workers)
+{
+	/* what the rings may hold, and a drain burst's in the main lcore */
+	if (cfg->new_flow_pcap[0] == '\0')
+		return 0;
+	return (uint64_t)nb_workers *
+		(RTE_MIN(cfg->event_ring, (uint64_t)APP_EVENT_PACKETS_MAX) +
+		DRAIN_BURST);
 }
 
 void
@@ -304,8 +317,13 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 			json_write(&batch[k].ev);
 		if (ev.ipfix != NULL)
 			(void)cflow_ipfix_add(ev.ipfix, &batch[k].ev, now_s);
-		if (batch[k].m == NULL)
+		if (batch[k].m == NULL) {
+			/* too many first packets were waiting */
+			if (ev.pcapng != NULL &&
+					batch[k].ev.type == CFLOW_EVENT_NEW)
+				ev.pcapng_skipped++;
 			continue;
+		}
 		if (ev.pcapng != NULL) {
 			copies[nc] = pcapng_copy(&batch[k]);
 			if (copies[nc] != NULL)

@@ -315,7 +315,15 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 {
 	const struct app_run *run = w->run;
 	struct app_event ev[CF_BULK_MAX];
-	unsigned int ne = 0, done;
+	unsigned int ne = 0, done, room = 0;
+
+	if (run->first_packets) {
+		/* Each event in the ring may hold a packet. */
+		unsigned int queued = rte_ring_count(w->event_ring);
+
+		room = queued < APP_EVENT_PACKETS_MAX ?
+			APP_EVENT_PACKETS_MAX - queued : 0;
+	}
 
 	for (uint16_t k = 0; k < n; k++) {
 		struct app_event *e = &ev[ne];
@@ -327,9 +335,10 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 		e->ev.port = pkts[k]->port;
 		e->ev.worker = (uint16_t)w->index;
 		e->m = NULL;
-		if (run->first_packets && e->ev.type == CFLOW_EVENT_NEW) {
+		if (room != 0 && e->ev.type == CFLOW_EVENT_NEW) {
 			rte_pktmbuf_refcnt_update(pkts[k], 1);
 			e->m = pkts[k];
+			room--;
 		}
 		ne++;
 	}

@@ -220,6 +220,15 @@ struct app_worker {
 	bool swept;             /* final sweep made at app_run.end_ns */
 } __rte_cache_aligned;
 
+/*
+ * --new-flow-pcap: a worker's ring holds the mbufs of at most this many
+ * first packets for the main lcore (the events beyond it go without
+ * theirs, counted pcapng_skipped): a main lcore that falls behind (a
+ * slow disk) must not take the rx pool's mbufs, which the pool is sized
+ * for (app_events_mbufs()).
+ */
+#define APP_EVENT_PACKETS_MAX 2048
+
 /* The run's settings, shared by the workers; read-only once they start,
  * but for the handshake fields. */
 struct app_run {
