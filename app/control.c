@@ -96,7 +96,7 @@ parse_flow(const char *params, struct cflow_key *key, char *err,
 		size_t err_len)
 {
 	uint8_t src[16] = { 0 }, dst[16] = { 0 }, proto;
-	char buf[256], *f[6], *save = NULL;
+	char buf[256], *f[6], *rest = buf, *t;
 	uint16_t sport, dport;
 	unsigned int n = 0;
 	int family;
@@ -105,12 +105,20 @@ parse_flow(const char *params, struct cflow_key *key, char *err,
 		return cfu_fail(EINVAL, err, err_len, "want "
 			"<proto>,<src>,<sport>,<dst>,<dport>");
 	strcpy(buf, params);
-	for (char *t = strtok_r(buf, ",", &save); t != NULL && n < 6;
-			t = strtok_r(NULL, ",", &save))
+	/* Every field, empty ones too: strtok_r() would skip those, and
+	 * take "tcp,,a,1,b,2" for a well-formed request. */
+	while (n < RTE_DIM(f) && (t = strsep(&rest, ",")) != NULL)
 		f[n++] = t;
 	if (n != 5)
 		return cfu_fail(EINVAL, err, err_len, "want 5 fields "
-			"<proto>,<src>,<sport>,<dst>,<dport>, got %u", n);
+			"<proto>,<src>,<sport>,<dst>,<dport>, got %s%u",
+			n == RTE_DIM(f) ? "more than " : "", n == RTE_DIM(f) ?
+			n - 1 : n);
+	for (unsigned int i = 0; i < n; i++)
+		if (f[i][0] == '\0')
+			return cfu_fail(EINVAL, err, err_len, "field %u of "
+				"<proto>,<src>,<sport>,<dst>,<dport> is empty",
+				i + 1);
 	if (parse_proto(f[0], &proto) < 0)
 		return cfu_fail(EINVAL, err, err_len, "protocol %s: want tcp, "
 			"udp, icmp, icmpv6, sctp, udplite, gre or 0..255", f[0]);

@@ -2482,6 +2482,18 @@ def test_flow_lookup_and_flush():
         bad = telemetry(prefix, "/cuckooflow/flow,tcp,10.1.0.1,x,"
                         "10.2.0.1,53")
         assert "ports" in bad["error"], bad
+        # Malformed requests are refused, never answered as another flow:
+        # empty fields (strtok_r skipped them), ports over 65535, mixed
+        # families, a request too long.
+        for params in ("tcp,10.1.0.1,,20000,10.2.0.1,53",
+                       "tcp,10.1.0.1,20000,10.2.0.1,53,",
+                       ",tcp,10.1.0.1,20000,10.2.0.1,53",
+                       "tcp,,10.1.0.1,20000,10.2.0.1,53",
+                       "udp,10.2.0.3,80,10.1.0.3,65536",
+                       "udp,10.2.0.3,80,::1,20002",
+                       "udp,10.2.0.3,80,10.1.0.3,20002" + " " * 300):
+            r = telemetry(prefix, "/cuckooflow/flow," + params)
+            assert "error" in r and "state" not in r, (params, r)
         flushed = telemetry(prefix, "/cuckooflow/flush")
         assert flushed["workers"] == 2 and flushed["flushed"] == 90 - 60, \
             flushed
