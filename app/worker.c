@@ -391,13 +391,24 @@ static void
 ctl_serve(struct app_worker *w)
 {
 	struct app_ctl *c = &w->ctl;
-	uint32_t req = __atomic_load_n(&c->req, __ATOMIC_ACQUIRE);
+	uint32_t req = __atomic_load_n(&c->req, __ATOMIC_ACQUIRE), claim, op;
+	struct cflow_key key;
 
 	if (req == c->done)
 		return;
-	switch (c->op) {
+	/* Take it, unless its requester withdrew it (claim == req). */
+	claim = __atomic_load_n(&c->claim, __ATOMIC_ACQUIRE);
+	if (claim == req || !__atomic_compare_exchange_n(&c->claim, &claim,
+			req, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
+		return;
+	}
+	/* Ours: the next request may rewrite them once done is out. */
+	op = c->op;
+	key = c->key;
+	switch (op) {
 	case APP_CTL_LOOKUP:
-		c->ret = cflow_tracker_lookup(w->tracker, &c->key, &c->info);
+		c->ret = cflow_tracker_lookup(w->tracker, &key, &c->info);
 		break;
 	case APP_CTL_FLUSH:
 		c->flushed = cflow_tracker_flush(w->tracker);

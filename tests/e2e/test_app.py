@@ -2550,6 +2550,68 @@ def test_flush_under_traffic(nb):
         t["flows_new"] + t["flows_seen"] + t["flows_closed"], t
 
 
+def thread_stopped(pid, name):
+    """A context manager: thread @name of process @pid stopped (ptrace
+    seize and interrupt: that thread only), resumed at exit."""
+    import contextlib
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
+                            ctypes.c_void_p]
+    tids = [int(t) for t in os.listdir("/proc/%d/task" % pid)
+            if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() ==
+            name]
+    assert len(tids) == 1, name
+
+    @contextlib.contextmanager
+    def stopped():
+        if libc.ptrace(0x4206, tids[0], None, None) != 0:  # PTRACE_SEIZE
+            pytest.skip("ptrace: %s" % os.strerror(ctypes.get_errno()))
+        try:
+            assert libc.ptrace(0x4207, tids[0], None, None) == 0  # INTERRUPT
+            os.waitpid(tids[0], 0x40000000)  # __WALL
+            yield
+        finally:
+            assert libc.ptrace(17, tids[0], None, None) == 0  # DETACH
+    return stopped()
+
+
+def test_control_request_withdrawn():
+    """A worker that does not answer in 2 s (its thread stopped): the
+    flush is reported not done, and it is not done when the worker goes
+    on; the mailbox serves the next requests. (Before the fix the worker
+    flushed its table once resumed, after the error was answered.)"""
+    proc, prefix = start_workers(1, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                 % MIXED, ["--clock", "pkt"])
+    try:
+        s = None
+        for _ in range(100):
+            time.sleep(0.1)
+            try:
+                s = telemetry(prefix, "/cuckooflow/stats")
+            except (OSError, ValueError):
+                continue
+            if s and s["packets"] == mixed_count():
+                break
+        assert s and s["active"] > 0, s
+        with thread_stopped(proc.pid, "rte-worker-1"):
+            r = telemetry(prefix, "/cuckooflow/flow,udp,10.0.0.1,1,"
+                          "10.0.0.2,2")
+            assert "did not answer" in r["error"], r
+            # the last request left: what a late worker would serve
+            r = telemetry(prefix, "/cuckooflow/flush")
+            assert r["workers"] == 0 and "error" in r, r
+        time.sleep(0.5)
+        s = telemetry(prefix, "/cuckooflow/stats")
+        assert s["flows_flushed"] == 0 and s["active"] > 0, s
+        r = telemetry(prefix, "/cuckooflow/flush")
+        assert r == {"flushed": s["active"], "workers": 1}, r
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read()[-600:]
+
+
 # ------------------------------------------------ top sources of new flows
 
 def write_udp_flows(path, flows, t0=1700000000):
