@@ -24,18 +24,31 @@ static const struct app_run *run;
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Post the request in @p w->ctl (filled by the caller, under ctl_lock)
- * and wait for the worker to serve it: 0, or -ETIMEDOUT. */
+ * and wait for the worker to serve it: 0, or -ETIMEDOUT (withdrawn:
+ * never served), or -EINPROGRESS (taken by the worker, which has not
+ * finished in twice the wait: it will be served). */
 static int
 ctl_call(struct app_worker *w)
 {
-	uint32_t req = w->ctl.req + 1;
+	uint32_t req = w->ctl.req + 1, claim;
 	uint64_t until = cfu_clock_ns(CLOCK_MONOTONIC) + CTL_WAIT_NS;
+	bool withdrawing = false;
 
 	__atomic_store_n(&w->ctl.req, req, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&w->ctl.done, __ATOMIC_ACQUIRE) != req) {
 		if (cfu_clock_ns(CLOCK_MONOTONIC) > until) {
-			/* Withdrawn: a late worker serves a no-op. */
-			return -ETIMEDOUT;
+			if (withdrawing)
+				return -EINPROGRESS;
+			/* Withdraw it, unless the worker has taken it: then
+			 * it is being served, and answered shortly. */
+			claim = __atomic_load_n(&w->ctl.claim,
+				__ATOMIC_ACQUIRE);
+			if (claim != req && __atomic_compare_exchange_n(
+					&w->ctl.claim, &claim, req, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return -ETIMEDOUT;
+			withdrawing = true;
+			until += CTL_WAIT_NS;
 		}
 		nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
 	}
@@ -96,7 +109,7 @@ parse_flow(const char *params, struct cflow_key *key, char *err,
 		size_t err_len)
 {
 	uint8_t src[16] = { 0 }, dst[16] = { 0 }, proto;
-	char buf[256], *f[6], *save = NULL;
+	char buf[256], *f[6], *rest = buf, *t;
 	uint16_t sport, dport;
 	unsigned int n = 0;
 	int family;
@@ -105,12 +118,20 @@ parse_flow(const char *params, struct cflow_key *key, char *err,
 		return cfu_fail(EINVAL, err, err_len, "want "
 			"<proto>,<src>,<sport>,<dst>,<dport>");
 	strcpy(buf, params);
-	for (char *t = strtok_r(buf, ",", &save); t != NULL && n < 6;
-			t = strtok_r(NULL, ",", &save))
+	/* Every field, empty ones too: strtok_r() would skip those, and
+	 * take "tcp,,a,1,b,2" for a well-formed request. */
+	while (n < RTE_DIM(f) && (t = strsep(&rest, ",")) != NULL)
 		f[n++] = t;
 	if (n != 5)
 		return cfu_fail(EINVAL, err, err_len, "want 5 fields "
-			"<proto>,<src>,<sport>,<dst>,<dport>, got %u", n);
+			"<proto>,<src>,<sport>,<dst>,<dport>, got %s%u",
+			n == RTE_DIM(f) ? "more than " : "", n == RTE_DIM(f) ?
+			n - 1 : n);
+	for (unsigned int i = 0; i < n; i++)
+		if (f[i][0] == '\0')
+			return cfu_fail(EINVAL, err, err_len, "field %u of "
+				"<proto>,<src>,<sport>,<dst>,<dport> is empty",
+				i + 1);
 	if (parse_proto(f[0], &proto) < 0)
 		return cfu_fail(EINVAL, err, err_len, "protocol %s: want tcp, "
 			"udp, icmp, icmpv6, sctp, udplite, gre or 0..255", f[0]);
@@ -191,7 +212,9 @@ tel_flow(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(d, "error", ret == -ENOTSUP ?
 			"--hash rss: the table is keyed by the NIC's hash, which "
 			"a 5-tuple does not give" : ret == -ETIMEDOUT ?
-			"a worker did not answer (stopped?)" : strerror(-ret));
+			"a worker did not answer (stopped?)" :
+			ret == -EINPROGRESS ? "a worker took the request but "
+			"has not answered yet (stuck?)" : strerror(-ret));
 		return 0;
 	}
 	rte_tel_data_add_dict_string(d, "flow", params);

@@ -48,6 +48,7 @@ static struct {
 	struct rte_mempool *pcapng_pool;
 	uint64_t pcapng_packets;
 	uint64_t pcapng_errors;
+	uint64_t pcapng_skipped;        /* new flows queued without it */
 	/* --ipfix: a connected UDP socket */
 	int ipfix_fd;
 	struct cflow_ipfix *ipfix;
@@ -120,6 +121,7 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "json_errors", ev.json_errors);
 	rte_tel_data_add_dict_u64(d, "pcapng_packets", ev.pcapng_packets);
 	rte_tel_data_add_dict_u64(d, "pcapng_errors", ev.pcapng_errors);
+	rte_tel_data_add_dict_u64(d, "pcapng_skipped", ev.pcapng_skipped);
 	if (ev.ipfix != NULL) {
 		struct cflow_ipfix_stats st;
 
@@ -210,6 +212,17 @@ ipfix_open(const char *target)
 			strerror(errno));
 }
 
+uint64_t
+app_events_mbufs(const struct app_config *cfg, unsigned int nb_workers)
+{
+	/* what the rings may hold, and a drain burst's in the main lcore */
+	if (cfg->new_flow_pcap[0] == '\0')
+		return 0;
+	return (uint64_t)nb_workers *
+		(RTE_MIN(cfg->event_ring, (uint64_t)APP_EVENT_PACKETS_MAX) +
+		DRAIN_BURST);
+}
+
 void
 app_events_setup(const struct app_config *cfg, struct app_run *run)
 {
@@ -290,21 +303,27 @@ pcapng_copy(const struct app_event *e)
 }
 
 static unsigned int
-drain_one(struct app_worker *w, uint64_t now_s)
+drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 {
 	struct app_event batch[DRAIN_BURST];
 	struct rte_mbuf *copies[DRAIN_BURST];
 	unsigned int n, nc = 0;
 
 	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch,
-		sizeof(batch[0]), DRAIN_BURST, NULL);
+		sizeof(batch[0]), RTE_MIN(max, (unsigned int)DRAIN_BURST),
+		NULL);
 	for (unsigned int k = 0; k < n; k++) {
 		if (ev.json != NULL)
 			json_write(&batch[k].ev);
 		if (ev.ipfix != NULL)
 			(void)cflow_ipfix_add(ev.ipfix, &batch[k].ev, now_s);
-		if (batch[k].m == NULL)
+		if (batch[k].m == NULL) {
+			/* too many first packets were waiting */
+			if (ev.pcapng != NULL &&
+					batch[k].ev.type == CFLOW_EVENT_NEW)
+				ev.pcapng_skipped++;
 			continue;
+		}
 		if (ev.pcapng != NULL) {
 			copies[nc] = pcapng_copy(&batch[k]);
 			if (copies[nc] != NULL)
@@ -339,11 +358,22 @@ app_events_drain(void)
 
 	if (ev.run == NULL || !app_events_enabled(ev.cfg))
 		return 0;
-	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
-		do {
-			n = drain_one(&ev.run->workers[i], now_s);
+	/* What each ring holds now, no more: a worker that queues events
+	 * faster than they are written must not keep the main lcore here
+	 * (its other rings, the stats and top periods, reloads wait); what
+	 * it adds meanwhile is for the next call, or dropped and counted. */
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
+		struct app_worker *w = &ev.run->workers[i];
+		unsigned int left = rte_ring_count(w->event_ring);
+
+		while (left != 0) {
+			n = drain_one(w, left, now_s);
+			if (n == 0)
+				break;
 			total += n;
-		} while (n == DRAIN_BURST);
+			left -= n;
+		}
+	}
 	/* What was drained leaves now (and the templates when due). */
 	if (ev.ipfix != NULL)
 		(void)cflow_ipfix_flush(ev.ipfix, now_s);

@@ -20,6 +20,11 @@
 /* Whether any output is on. */
 bool app_events_enabled(const struct app_config *cfg);
 
+/* The rx mbufs that events may hold at once (--new-flow-pcap), for the
+ * pool's size. */
+uint64_t app_events_mbufs(const struct app_config *cfg,
+		unsigned int nb_workers);
+
 /*
  * Open the outputs and give every worker its ring (before the workers
  * start). Exits with a message on failure, as the other setup steps.

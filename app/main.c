@@ -520,6 +520,9 @@ main(int argc, char **argv)
 	app_stats_print(stdout);
 	app_top_print_final(stdout);
 	ret = state_write() == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	/* Nothing telemetry reads may go before its handlers stop: the
+	 * events' encoder (/cuckooflow/events) goes next. */
+	app_telemetry_stop();
 	if (app_events_close() != 0)
 		ret = EXIT_FAILURE;
 	/* A replay that lost packets must not look complete. */
@@ -547,8 +550,6 @@ main(int argc, char **argv)
 			"error\n", cfg.stats_json_period);
 		ret = EXIT_FAILURE;
 	}
-	/* Nothing telemetry reads may go before its handlers stop. */
-	app_telemetry_stop();
 	app_top_fini();
 	app_topology_close(&topo);
 	workers_free();

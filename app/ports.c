@@ -15,6 +15,7 @@
 
 #include <pcap/pcap.h>
 
+#include "events.h"
 #include "ports.h"
 
 #define MBUF_CACHE 256
@@ -456,6 +457,7 @@ create_pools(struct app_topology *t, const struct app_config *cfg)
 	if (t->handoff)
 		nb += (uint64_t)t->nb_workers * (t->nb_workers - 1) *
 			cfg->handoff_ring;
+	nb += app_events_mbufs(cfg, t->nb_workers);
 	if (cfg->mbufs != 0)
 		nb = cfg->mbufs;
 	for (unsigned int i = 0; i < t->nb_workers; i++) {

@@ -315,7 +315,15 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 {
 	const struct app_run *run = w->run;
 	struct app_event ev[CF_BULK_MAX];
-	unsigned int ne = 0, done;
+	unsigned int ne = 0, done, room = 0;
+
+	if (run->first_packets) {
+		/* Each event in the ring may hold a packet. */
+		unsigned int queued = rte_ring_count(w->event_ring);
+
+		room = queued < APP_EVENT_PACKETS_MAX ?
+			APP_EVENT_PACKETS_MAX - queued : 0;
+	}
 
 	for (uint16_t k = 0; k < n; k++) {
 		struct app_event *e = &ev[ne];
@@ -327,9 +335,10 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 		e->ev.port = pkts[k]->port;
 		e->ev.worker = (uint16_t)w->index;
 		e->m = NULL;
-		if (run->first_packets && e->ev.type == CFLOW_EVENT_NEW) {
+		if (room != 0 && e->ev.type == CFLOW_EVENT_NEW) {
 			rte_pktmbuf_refcnt_update(pkts[k], 1);
 			e->m = pkts[k];
+			room--;
 		}
 		ne++;
 	}
@@ -382,13 +391,24 @@ static void
 ctl_serve(struct app_worker *w)
 {
 	struct app_ctl *c = &w->ctl;
-	uint32_t req = __atomic_load_n(&c->req, __ATOMIC_ACQUIRE);
+	uint32_t req = __atomic_load_n(&c->req, __ATOMIC_ACQUIRE), claim, op;
+	struct cflow_key key;
 
 	if (req == c->done)
 		return;
-	switch (c->op) {
+	/* Take it, unless its requester withdrew it (claim == req). */
+	claim = __atomic_load_n(&c->claim, __ATOMIC_ACQUIRE);
+	if (claim == req || !__atomic_compare_exchange_n(&c->claim, &claim,
+			req, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
+		return;
+	}
+	/* Ours: the next request may rewrite them once done is out. */
+	op = c->op;
+	key = c->key;
+	switch (op) {
 	case APP_CTL_LOOKUP:
-		c->ret = cflow_tracker_lookup(w->tracker, &c->key, &c->info);
+		c->ret = cflow_tracker_lookup(w->tracker, &key, &c->info);
 		break;
 	case APP_CTL_FLUSH:
 		c->flushed = cflow_tracker_flush(w->tracker);

@@ -141,8 +141,12 @@ struct app_pending {
  * A control thread's request (telemetry: one flow's lookup, a flush),
  * served by the worker between bursts, so that only the worker ever
  * touches its table: the requester fills the request, then publishes
- * req (release); the worker serves it and publishes done = req
- * (release). One request at a time per worker (app/control.c).
+ * req (release); the worker takes it (claim = req, compare-and-swap),
+ * copies it, serves it and publishes done = req (release). A requester
+ * that gives up waiting withdraws it by taking it first (the same
+ * compare-and-swap): the worker then skips it, so that a flush reported
+ * as not done is never done later. One request at a time per worker
+ * (app/control.c).
  */
 enum app_ctl_op {
 	APP_CTL_LOOKUP = 1,
@@ -152,6 +156,7 @@ enum app_ctl_op {
 struct app_ctl {
 	uint32_t req;
 	uint32_t done;
+	uint32_t claim;         /* the last request taken, by either side */
 	uint32_t op;            /* enum app_ctl_op */
 	int ret;
 	struct cflow_key key;   /* lookup */
@@ -219,6 +224,15 @@ struct app_worker {
 	bool done;              /* and every packet handed to it tracked */
 	bool swept;             /* final sweep made at app_run.end_ns */
 } __rte_cache_aligned;
+
+/*
+ * --new-flow-pcap: a worker's ring holds the mbufs of at most this many
+ * first packets for the main lcore (the events beyond it go without
+ * theirs, counted pcapng_skipped): a main lcore that falls behind (a
+ * slow disk) must not take the rx pool's mbufs, which the pool is sized
+ * for (app_events_mbufs()).
+ */
+#define APP_EVENT_PACKETS_MAX 2048
 
 /* The run's settings, shared by the workers; read-only once they start,
  * but for the handshake fields. */

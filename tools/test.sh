@@ -107,7 +107,7 @@ suite asan build-asan "unit unit-slow fuzz-replay pcap app install" -Dwerror=tru
 CC=clang suite fuzz build-fuzz fuzz-replay -Dwerror=true -Dfuzz=true \
 	-Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all -Dbench=disabled
-for target in ops load track parse; do
+for target in ops load track parse restore; do
 	bin=build-fuzz/tests/fuzz/fuzz_$target
 	[ -x "$bin" ] || { tally "fuzz_$target" 0 1; continue; }
 	work=$(mktemp -d)

@@ -16,6 +16,7 @@ import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -547,7 +548,7 @@ def test_telemetry_commands_and_final_stats(telemetry_run):
     diff = {k: (v, r["final"].get(k)) for k, v in r["stats"].items()
             if k in r["final"] and not isinstance(r["final"][k], dict)
             and r["final"][k] != v}
-    assert not r["bad"] and r["alive"] and len(ours) == 8 and not diff and \
+    assert not r["bad"] and r["alive"] and len(ours) == 9 and not diff and \
         r["rc"] == 0, "bad %s alive %s cmds %s diff %s rc %s" % (
             r["bad"][:3], r["alive"], ours, diff, r["rc"])
 
@@ -2316,6 +2317,51 @@ def test_events_ring_overflow():
         assert t[k] == base["total"][k], k
 
 
+def flood_events_capture():
+    """20 000 one-packet UDP flows (test_events_ring_overflow's flood)."""
+    flood = os.path.join(TMP, "flood_events.pcap")
+    if not os.path.exists(flood):
+        write_udp_flows(flood, [(bytes((10, f >> 16, (f >> 8) & 255,
+                                        f & 255)), bytes((192, 0, 2, 9)),
+                                 1024, 53) for f in range(20000)])
+    return flood
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_events_flood_main_lcore_free(nb):
+    """A worker queueing events faster than the main lcore writes them
+    (a looping capture of 20 000 flows through a 1000-flow table: every
+    packet a new flow) does not keep the main lcore in the drain: the
+    --stats-period lines still come every second, and every worker's
+    events are written. (Before the fix the drain emptied a ring until a
+    burst came short, which a flood never does: no period line in 4 s.)"""
+    flood = flood_events_capture()
+    events = os.path.join(TMP, "events_main%d.json" % nb)
+    lines = os.path.join(TMP, "events_main%d.lines" % nb)
+    for f in (events, lines):
+        if os.path.exists(f):
+            os.unlink(f)
+    proc, prefix = start_workers(
+        nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1" % flood,
+        ["--flows", "1000", "--mbufs", "30000", "--events", events,
+         "--stats-period", "1", "--stats-json-period", lines])
+    try:
+        time.sleep(5)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read()[-600:]
+    periods = [json.loads(l) for l in open(lines)]
+    assert len(periods) >= 2, periods
+    if nb == 1:  # a flood indeed (two workers on one CPU are slower)
+        assert periods[-1]["total"]["events_dropped"] > 0
+    workers = set()
+    with open(events) as f:
+        for _, l in zip(range(200000), f):
+            workers.add(json.loads(l)["worker"])
+    assert workers == set(range(nb)), workers
+
+
 
 @pytest.mark.parametrize("nb", (1, 2))
 def test_new_flow_pcap_many(nb):
@@ -2343,6 +2389,45 @@ def test_new_flow_pcap_many(nb):
         sorted(pcap_frames(many))
     assert sorted(f for t in tx for f in pcap_frames(t)) == \
         sorted(pcap_frames(many))
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_new_flow_pcap_slow_disk(nb):
+    """--new-flow-pcap to a FIFO nobody reads for 3 s (a stalled disk: the
+    main lcore blocks in its write) while 20 000 new flows arrive: the
+    first packets waiting in the rings never take the mbufs the port
+    receives into, so every packet is received and tracked; the pcapng
+    read back holds only capture frames, one per new flow at most. (Before
+    the fix the event rings held the pool's mbufs: 15 968 packets of
+    20 000 lost to rx_nombuf with one worker.)"""
+    from scapy.utils import rdpcap
+    flood = flood_events_capture()
+    fifo = os.path.join(TMP, "first_slow%d.fifo" % nb)
+    pcapng = os.path.join(TMP, "first_slow%d.pcapng" % nb)
+    if os.path.exists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+
+    def reader():
+        with open(fifo, "rb") as f, open(pcapng, "wb") as out:
+            time.sleep(3)
+            shutil.copyfileobj(f, out)
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+            flood, os.devnull)], ["--new-flow-pcap", fifo], timeout=120)
+    finally:
+        t.join(timeout=130)
+        os.unlink(fifo)
+    assert got is not None, "rc %d: %s" % (rc, log[-600:])
+    tot = got["total"]
+    assert tot["packets"] == tot["flows_new"] == 20000, tot
+    assert tot["rx_nombuf"] == 0, tot
+    frames = set(pcap_frames(flood))
+    firsts = [bytes(p) for p in rdpcap(pcapng)]
+    assert 0 < len(firsts) <= tot["events_queued"]
+    assert set(firsts) <= frames and len(set(firsts)) == len(firsts)
+
 
 def start_workers(nb, vdev, args):
     """cuckooflow with @nb workers, left running; returns (process,
@@ -2404,6 +2489,18 @@ def test_flow_lookup_and_flush():
         bad = telemetry(prefix, "/cuckooflow/flow,tcp,10.1.0.1,x,"
                         "10.2.0.1,53")
         assert "ports" in bad["error"], bad
+        # Malformed requests are refused, never answered as another flow:
+        # empty fields (strtok_r skipped them), ports over 65535, mixed
+        # families, a request too long.
+        for params in ("tcp,10.1.0.1,,20000,10.2.0.1,53",
+                       "tcp,10.1.0.1,20000,10.2.0.1,53,",
+                       ",tcp,10.1.0.1,20000,10.2.0.1,53",
+                       "tcp,,10.1.0.1,20000,10.2.0.1,53",
+                       "udp,10.2.0.3,80,10.1.0.3,65536",
+                       "udp,10.2.0.3,80,::1,20002",
+                       "udp,10.2.0.3,80,10.1.0.3,20002" + " " * 300):
+            r = telemetry(prefix, "/cuckooflow/flow," + params)
+            assert "error" in r and "state" not in r, (params, r)
         flushed = telemetry(prefix, "/cuckooflow/flush")
         assert flushed["workers"] == 2 and flushed["flushed"] == 90 - 60, \
             flushed
@@ -2506,6 +2603,68 @@ def test_flush_under_traffic(nb):
         t["fragments"] + t["orphan_close"] + t["insert_failed"] + \
         t["unsolicited"] + t["not_syn"] + t["new_flow_limited"] + \
         t["flows_new"] + t["flows_seen"] + t["flows_closed"], t
+
+
+def thread_stopped(pid, name):
+    """A context manager: thread @name of process @pid stopped (ptrace
+    seize and interrupt: that thread only), resumed at exit."""
+    import contextlib
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
+                            ctypes.c_void_p]
+    tids = [int(t) for t in os.listdir("/proc/%d/task" % pid)
+            if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() ==
+            name]
+    assert len(tids) == 1, name
+
+    @contextlib.contextmanager
+    def stopped():
+        if libc.ptrace(0x4206, tids[0], None, None) != 0:  # PTRACE_SEIZE
+            pytest.skip("ptrace: %s" % os.strerror(ctypes.get_errno()))
+        try:
+            assert libc.ptrace(0x4207, tids[0], None, None) == 0  # INTERRUPT
+            os.waitpid(tids[0], 0x40000000)  # __WALL
+            yield
+        finally:
+            assert libc.ptrace(17, tids[0], None, None) == 0  # DETACH
+    return stopped()
+
+
+def test_control_request_withdrawn():
+    """A worker that does not answer in 2 s (its thread stopped): the
+    flush is reported not done, and it is not done when the worker goes
+    on; the mailbox serves the next requests. (Before the fix the worker
+    flushed its table once resumed, after the error was answered.)"""
+    proc, prefix = start_workers(1, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                 % MIXED, ["--clock", "pkt"])
+    try:
+        s = None
+        for _ in range(100):
+            time.sleep(0.1)
+            try:
+                s = telemetry(prefix, "/cuckooflow/stats")
+            except (OSError, ValueError):
+                continue
+            if s and s["packets"] == mixed_count():
+                break
+        assert s and s["active"] > 0, s
+        with thread_stopped(proc.pid, "rte-worker-1"):
+            r = telemetry(prefix, "/cuckooflow/flow,udp,10.0.0.1,1,"
+                          "10.0.0.2,2")
+            assert "did not answer" in r["error"], r
+            # the last request left: what a late worker would serve
+            r = telemetry(prefix, "/cuckooflow/flush")
+            assert r["workers"] == 0 and "error" in r, r
+        time.sleep(0.5)
+        s = telemetry(prefix, "/cuckooflow/stats")
+        assert s["flows_flushed"] == 0 and s["active"] > 0, s
+        r = telemetry(prefix, "/cuckooflow/flush")
+        assert r == {"flushed": s["active"], "workers": 1}, r
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read()[-600:]
 
 
 # ------------------------------------------------ top sources of new flows
