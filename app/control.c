@@ -102,36 +102,67 @@ parse_port(const char *s, uint16_t *port)
 	return 0;
 }
 
-/* "<proto>,<src>,<sport>,<dst>,<dport>" into a canonical key; the
- * packet's own direction does not matter. */
+/* A VLAN field of the key: "VID" (one tag) or "OUTER.INNER" (QinQ), each
+ * 0..4095; 0: untagged. */
 static int
-parse_flow(const char *params, struct cflow_key *key, char *err,
-		size_t err_len)
+parse_vlan(const char *s, uint32_t *vlan)
+{
+	unsigned long outer = 0, inner;
+	char *end;
+
+	/* As the parser builds it: each tag shifts the ones before up. */
+	errno = 0;
+	inner = strtoul(s, &end, 10);
+	if (*end == '.') {
+		outer = inner;
+		inner = strtoul(end + 1, &end, 10);
+	}
+	if (errno != 0 || *end != '\0' || s[0] < '0' || s[0] > '9' ||
+			outer > 4095 || inner > 4095)
+		return -EINVAL;
+	*vlan = (uint32_t)(outer << 12 | inner);
+	return 0;
+}
+
+#define FLOW_FIELDS "<proto>,<src>,<sport>,<dst>,<dport>"
+#define FLOW_VLAN_FIELDS "[,<vlan>[,<tunnel>]]"
+
+/* FLOW_FIELDS (and with --vlan-in-key FLOW_VLAN_FIELDS) into a canonical
+ * key; the packet's own direction does not matter. */
+static int
+parse_flow(const char *params, bool vlan_in_key, struct cflow_key *key,
+		char *err, size_t err_len)
 {
 	uint8_t src[16] = { 0 }, dst[16] = { 0 }, proto;
-	char buf[256], *f[6], *rest = buf, *t;
+	char buf[256], *f[8], *rest = buf, *t;
+	unsigned int n = 0, most = vlan_in_key ? 7 : 5;
+	uint32_t vlan = 0, tunnel = 0;
 	uint16_t sport, dport;
-	unsigned int n = 0;
 	int family;
 
 	if (params == NULL || strlen(params) >= sizeof(buf))
-		return cfu_fail(EINVAL, err, err_len, "want "
-			"<proto>,<src>,<sport>,<dst>,<dport>");
+		return cfu_fail(EINVAL, err, err_len, "want %s%s",
+			FLOW_FIELDS, vlan_in_key ? FLOW_VLAN_FIELDS : "");
 	strcpy(buf, params);
 	/* Every field, empty ones too: strtok_r() would skip those, and
 	 * take "tcp,,a,1,b,2" for a well-formed request. */
 	while (n < RTE_DIM(f) && (t = strsep(&rest, ",")) != NULL)
 		f[n++] = t;
-	if (n != 5)
-		return cfu_fail(EINVAL, err, err_len, "want 5 fields "
-			"<proto>,<src>,<sport>,<dst>,<dport>, got %s%u",
-			n == RTE_DIM(f) ? "more than " : "", n == RTE_DIM(f) ?
-			n - 1 : n);
+	if (n > 5 && !vlan_in_key)
+		return cfu_fail(EINVAL, err, err_len, "want 5 fields %s, got "
+			"%s%u (VLAN and tunnel ids are not in the key without "
+			"--vlan-in-key)", FLOW_FIELDS, n == RTE_DIM(f) ?
+			"more than " : "", n == RTE_DIM(f) ? n - 1 : n);
+	if (n < 5 || n > most)
+		return cfu_fail(EINVAL, err, err_len, "want %s fields %s%s, "
+			"got %s%u", vlan_in_key ? "5 to 7" : "5", FLOW_FIELDS,
+			vlan_in_key ? FLOW_VLAN_FIELDS : "", n == RTE_DIM(f) ?
+			"more than " : "", n == RTE_DIM(f) ? n - 1 : n);
 	for (unsigned int i = 0; i < n; i++)
 		if (f[i][0] == '\0')
 			return cfu_fail(EINVAL, err, err_len, "field %u of "
-				"<proto>,<src>,<sport>,<dst>,<dport> is empty",
-				i + 1);
+				"%s%s is empty", i + 1, FLOW_FIELDS,
+				vlan_in_key ? FLOW_VLAN_FIELDS : "");
 	if (parse_proto(f[0], &proto) < 0)
 		return cfu_fail(EINVAL, err, err_len, "protocol %s: want tcp, "
 			"udp, icmp, icmpv6, sctp, udplite, gre or 0..255", f[0]);
@@ -148,9 +179,27 @@ parse_flow(const char *params, struct cflow_key *key, char *err,
 	if (parse_port(f[2], &sport) < 0 || parse_port(f[4], &dport) < 0)
 		return cfu_fail(EINVAL, err, err_len, "ports %s and %s: want "
 			"0..65535", f[2], f[4]);
+	if (n > 5 && parse_vlan(f[5], &vlan) < 0)
+		return cfu_fail(EINVAL, err, err_len, "vlan %s: want VID or "
+			"OUTER.INNER, 0..4095 each (0: untagged)", f[5]);
+	if (n > 6) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(f[6], &end, 10);
+		if (errno != 0 || *end != '\0' || f[6][0] < '0' ||
+				f[6][0] > '9' || v > UINT32_MAX)
+			return cfu_fail(EINVAL, err, err_len, "tunnel %s: want "
+				"the VNI, GRE key or TEID, 0..4294967295",
+				f[6]);
+		tunnel = (uint32_t)v;
+	}
 	if (!has_ports(proto))
 		sport = dport = 0; /* keyed without ports */
 	cflow_key_init(key, (uint8_t)family, src, dst, sport, dport, proto);
+	key->vlan = vlan;
+	key->tunnel = tunnel;
 	return 0;
 }
 
@@ -181,7 +230,8 @@ tel_flow(const char *cmd, const char *params, struct rte_tel_data *d)
 
 	(void)cmd;
 	rte_tel_data_start_dict(d);
-	if (parse_flow(params, &key, err, sizeof(err)) < 0) {
+	if (parse_flow(params, run->cfg->vlan_in_key, &key, err,
+			sizeof(err)) < 0) {
 		rte_tel_data_add_dict_string(d, "error", err);
 		return 0;
 	}

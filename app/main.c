@@ -228,6 +228,9 @@ state_read(void)
 		.nb_workers = run.nb_workers, .handoff = run.handoff,
 		.clock = cfg.clock, .seed_set = cfg.hash_seed_set,
 		.seed = cfg.hash_seed,
+		/* Only where it chooses among several workers. */
+		.queue_map = run.nb_workers > 1 && !run.handoff ?
+			app_state_queue_map(topo.map, topo.nb_map) : 0,
 	};
 	if (app_state_read(cfg.state_file, &state_run, &s, err,
 			sizeof(err)) < 0) {

@@ -15,7 +15,7 @@
 #include "state.h"
 
 #define STATE_MAGIC "CFLWSTAT"
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 #define STATE_BYTE_ORDER UINT32_C(0x01020304)
 /* A file is read whole: at most this much (64 workers of the largest
  * tables are far below). */
@@ -27,6 +27,7 @@ struct file_header {
 	uint32_t byte_order;
 	uint32_t nb_workers;
 	uint32_t handoff;
+	uint64_t queue_map;     /* app_state_run.queue_map */
 	uint64_t clock;         /* enum app_clock */
 	uint64_t seed;
 	uint64_t saved_wall_ns; /* CLOCK_REALTIME at the save */
@@ -105,6 +106,10 @@ state_parse(struct app_state *s, const char *path,
 		return cfu_fail(ESTALE, err, err_len, "%s: saved with --affinity "
 			"%s, this run has %s", path, h->handoff ? "handoff" :
 			"rss", run->handoff ? "handoff" : "rss");
+	if (h->queue_map != run->queue_map)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with another "
+			"queue map (--config, --rxq, ports or workers): flows "
+			"would reach other workers", path);
 	if (h->clock != run->clock)
 		return cfu_fail(ESTALE, err, err_len, "%s: saved with --clock "
 			"%s, this run has %s", path, clock_name(h->clock),
@@ -113,6 +118,43 @@ state_parse(struct app_state *s, const char *path,
 		return cfu_fail(ESTALE, err, err_len, "%s: saved with another "
 			"--hash-seed (%#" PRIx64 ")", path, h->seed);
 	return 0;
+}
+
+static int
+map_entry_cmp(const void *a, const void *b)
+{
+	const struct app_queue_map *x = a, *y = b;
+
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	if (x->queue != y->queue)
+		return x->queue < y->queue ? -1 : 1;
+	return (x->lcore > y->lcore) - (x->lcore < y->lcore);
+}
+
+uint64_t
+app_state_queue_map(const struct app_queue_map *map, unsigned int n)
+{
+	struct app_queue_map sorted[APP_MAX_QUEUE_MAP];
+	XXH64_state_t *sum = XXH64_createState();
+	uint64_t digest;
+
+	if (sum == NULL || n > APP_MAX_QUEUE_MAP) {
+		XXH64_freeState(sum);
+		return 0;
+	}
+	memcpy(sorted, map, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), map_entry_cmp);
+	XXH64_reset(sum, 0);
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t e[3] = { sorted[i].port, sorted[i].queue,
+			sorted[i].lcore };
+
+		XXH64_update(sum, e, sizeof(e));
+	}
+	digest = XXH64_digest(sum);
+	XXH64_freeState(sum);
+	return digest;
 }
 
 int
@@ -208,6 +250,7 @@ state_fill(int fd, void *arg)
 	h.byte_order = STATE_BYTE_ORDER;
 	h.nb_workers = f->run->nb_workers;
 	h.handoff = f->run->handoff;
+	h.queue_map = f->run->queue_map;
 	h.clock = f->run->clock;
 	h.seed = f->run->seed;
 	h.saved_wall_ns = cfu_clock_ns(CLOCK_REALTIME);

@@ -15,8 +15,8 @@
  * packet times the packets tell.
  *
  * The file: a header (magic "CFLWSTAT", version, byte order, workers,
- * affinity, clock source, seed, wall-clock and run-clock times of the
- * save), each worker's cflow_tracker_save() output after its length,
+ * affinity, queue map digest, clock source, seed, wall-clock and
+ * run-clock times of the save), each worker's cflow_tracker_save() output after its length,
  * and an XXH64 of everything before it (docs/design.md).
  */
 
@@ -35,13 +35,23 @@ struct app_state_run {
 	uint64_t clock;         /* enum app_clock */
 	bool seed_set;          /* --hash-seed given: the file must match */
 	uint64_t seed;
+	/* With hardware affinity (!handoff) and several workers, the NIC's
+	 * RSS and the queue map choose each flow's worker: a digest of the
+	 * map (port, queue, worker), app_state_queue_map(); else 0. */
+	uint64_t queue_map;
 };
+
+/* The digest of a queue map for app_state_run.queue_map: @p n entries of
+ * port, queue and worker index (app_topology.map), in any order. */
+uint64_t app_state_queue_map(const struct app_queue_map *map,
+		unsigned int n);
 
 /*
  * Read and check @p path. 0 with *state set; 0 with *state NULL if there
  * is no such file (a first start); else a negative errno with the reason
  * in @p err: a file that cannot be read, is corrupt, or was saved by a
- * run unlike @p run (other workers, affinity, clock source or seed).
+ * run unlike @p run (other workers, affinity, queue map with hardware
+ * affinity, clock source or seed).
  */
 int app_state_read(const char *path, const struct app_state_run *run,
 		struct app_state **state, char *err, size_t err_len);

@@ -3,8 +3,10 @@
 /* User files: regular only, opened non-blocking, sizes bounded; durable
  * writes. See cfutil.h. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -197,6 +199,58 @@ sync_dir(const char *path)
 	return ret;
 }
 
+/*
+ * Remove the temporary files of @p path that a writer killed mid-way left
+ * ("PATH.tmp.PID.N" of a process that is gone): each is as large as the
+ * file, and a service stopped by SIGKILL again and again would fill its
+ * directory. A live process's file (another writer, or a PID reused) is
+ * left alone. Best effort: nothing is reported.
+ */
+static void
+remove_stale_temps(const char *path)
+{
+	char dir[PATH_MAX], prefix[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash != NULL ? slash + 1 : path;
+	size_t plen;
+	struct dirent *de;
+	DIR *d;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
+			(int)(slash - path), path);
+	if ((size_t)snprintf(prefix, sizeof(prefix), "%s.tmp.", base) >=
+			sizeof(prefix))
+		return;
+	plen = strlen(prefix);
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char *end, full[PATH_MAX];
+		long pid;
+
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + plen, &end, 10);
+		if (errno != 0 || pid <= 0 || pid > INT_MAX || *end != '.' ||
+				end[1] < '0' || end[1] > '9')
+			continue;
+		if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
+				errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir,
+				de->d_name) < sizeof(full))
+			(void)unlink(full);
+	}
+	closedir(d);
+}
+
 int
 cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx, char *err,
 		size_t err_len)
@@ -214,6 +268,7 @@ cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx, char *err,
 		e = errno;
 		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
 	}
+	remove_stale_temps(path);
 	for (int tries = 0; fd < 0; tries++) {
 		unsigned int k = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
 

@@ -95,7 +95,9 @@ typedef int (*cfu_fill_fn)(int fd, void *ctx);
  * Write @p path durably: a new temporary file next to it (O_EXCL: never
  * an existing file, FIFO or link), filled by @p fill, fsync()ed, renamed
  * over @p path, then the directory fsync()ed. On failure @p path is
- * untouched and the temporary file removed. An existing @p path that is
+ * untouched and the temporary file removed. Temporary files of @p path
+ * that a writer killed mid-way left (their process is gone) are removed
+ * first. An existing @p path that is
  * not a regular file is refused.
  *
  * @return

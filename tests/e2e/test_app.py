@@ -2172,6 +2172,28 @@ def test_restart_refused(workers_reference):
         "/nonexistent/dir" in log, log[-400:]
 
 
+def test_restart_stale_temps():
+    """A state file's temporary files left by a writer killed mid-way (its
+    process gone) are removed by the next save; a live process's, and
+    names not of that form, are left. (Before, each SIGKILL during a save
+    left a file as large as the tables.)"""
+    files, _, _ = restart_capture()
+    state = os.path.join(TMP, "restart_stale.state")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = "%s.tmp.%d.0" % (state, dead.pid)
+    alive = "%s.tmp.%d.3" % (state, os.getpid())
+    other = state + ".tmp.notapid.0"
+    for f in (stale, alive, other):
+        with open(f, "wb") as w:
+            w.write(b"x" * 4096)
+    log, got = replay(1, files["a"], ["--state-file", state])
+    assert os.path.exists(state) and not os.path.exists(stale), log[-400:]
+    assert os.path.exists(alive) and os.path.exists(other)
+    for f in (alive, other):
+        os.unlink(f)
+
+
 # -------------------------------------------------------------- flow events
 
 def event_truth(path):
@@ -2564,6 +2586,55 @@ def test_idle_timeout_lookup(nb):
     with open(out) as f:
         t = json.load(f)["total"]
     assert t["flows_new"] == 42 and t["flows_expired"] == 1, t
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_flow_lookup_vlan(nb):
+    """With --vlan-in-key, /cuckooflow/flow takes the key's VLAN ids (and
+    tunnel id) after the 5-tuple: vlan.pcap's flow on VLAN 100 and its
+    QinQ flow on 200.301 are found with them, not without or with another
+    id; without --vlan-in-key the extra fields are refused by name.
+    (Before, the lookup had no VLAN field: every flow of a --vlan-in-key
+    run answered untracked.)"""
+    cap = os.path.join(PCAPS, "vlan.pcap")
+    flow = "tcp,10.0.6.64,20800,10.0.6.65,443"
+    qinq = "tcp,10.0.6.66,20801,10.0.6.67,443"
+    proc, prefix = start_workers(nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                 % cap, ["--clock", "pkt", "--hash-seed", "7",
+                                         "--vlan-in-key"])
+    try:
+        wait_packets(prefix, 59)
+
+        def state(req):
+            r = telemetry(prefix, "/cuckooflow/flow," + req)
+            assert "error" not in r, (req, r)
+            return r["state"]
+        assert state(flow + ",100") == "closing"
+        assert state(flow + ",100,0") == "closing"
+        assert state(qinq + ",200.301") == "closing"
+        for req in (flow, flow + ",101", qinq + ",200", qinq + ",301",
+                    flow + ",100,7"):
+            assert state(req) == "untracked", req
+        for req, why in ((flow + ",4096", "vlan 4096"),
+                         (flow + ",1.2.3", "vlan 1.2.3"),
+                         (flow + ",100,x", "tunnel x"),
+                         (flow + ",100,0,1", "want 5 to 7 fields")):
+            r = telemetry(prefix, "/cuckooflow/flow," + req)
+            assert why in r.get("error", ""), (req, r)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    proc, prefix = start_workers(nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                 % cap, ["--clock", "pkt", "--hash-seed", "7"])
+    try:
+        wait_packets(prefix, 59)
+        assert telemetry(prefix, "/cuckooflow/flow," + flow)["state"] == \
+            "closing"
+        r = telemetry(prefix, "/cuckooflow/flow," + flow + ",100")
+        assert "without --vlan-in-key" in r.get("error", ""), r
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
 
 @pytest.mark.parametrize("nb", (1, 2))
 def test_flush_under_traffic(nb):
