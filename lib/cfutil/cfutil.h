@@ -56,19 +56,17 @@
  * cf_dispatch_isa() (lib/cuckoo); -Ddispatch=false leaves one version.
  *
  * gcc clones for the x86-64 levels (v3: AVX2, BMI2, FMA...; v4: AVX-512
- * F/BW/CD/DQ/VL). clang 14 accepts arch=x86-64-v3 in target_clones but
- * its resolver tests the CPU's vendor field, not its flags (it took the
- * default clone on an AVX-512 Intel CPU): clang clones for avx2 and
- * avx512bw alone, which its resolver tests right.
+ * F/BW/CD/DQ/VL). Not clang (the fuzz builds), whose version 14 (Debian
+ * 12) does not carry them across files: it names the ifunc f.ifunc and
+ * leaves f undefined for the other files' calls (and with
+ * arch=x86-64-v3 its resolver tests the CPU's vendor field, not its
+ * flags). CFU_CLONES is defined where the clones are made.
  */
-#if defined(CFU_DISPATCH) && defined(__x86_64__) && defined(__linux__)
-#if defined(__clang__)
-#define CFU_TARGET_CLONES \
-	__attribute__((target_clones("default", "avx2", "avx512bw")))
-#else
+#if defined(CFU_DISPATCH) && defined(__x86_64__) && defined(__linux__) && \
+	defined(__GNUC__) && !defined(__clang__)
+#define CFU_CLONES 1
 #define CFU_TARGET_CLONES __attribute__((target_clones("default", \
 	"arch=x86-64-v3", "arch=x86-64-v4")))
-#endif
 #else
 #define CFU_TARGET_CLONES
 #endif

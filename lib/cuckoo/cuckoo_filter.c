@@ -855,21 +855,6 @@ cf_add(struct cf_filter *f, const void *key, size_t len)
 			0, NULL));
 }
 
-int
-cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
-		uint32_t *pos)
-{
-	if (cf_lookup_with_hash(f, hash, pos))
-		return cf_err(EEXIST);
-	return cf_add_with_hash(f, hash, value, pos);
-}
-
-int
-cf_add_unique(struct cf_filter *f, const void *key, size_t len)
-{
-	return cf_add_unique_with_hash(f, key_hash(f, key, len), 0, NULL);
-}
-
 /* ------------------------------------------------------------- lookup */
 
 static inline __attribute__((always_inline)) int
@@ -960,6 +945,23 @@ CFU_TARGET_CLONES int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
 	return contains(f, key_hash(f, key, len));
+}
+
+/* After cf_lookup_with_hash(): clang wants a multiversioned function
+ * defined before its first call. */
+int
+cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint32_t *pos)
+{
+	if (cf_lookup_with_hash(f, hash, pos))
+		return cf_err(EEXIST);
+	return cf_add_with_hash(f, hash, value, pos);
+}
+
+int
+cf_add_unique(struct cf_filter *f, const void *key, size_t len)
+{
+	return cf_add_unique_with_hash(f, key_hash(f, key, len), 0, NULL);
 }
 
 unsigned int
@@ -1926,19 +1928,12 @@ cf_get_params(const struct cf_filter *f, struct cf_params *params)
 const char *
 cf_dispatch_isa(void)
 {
-#if defined(CFU_DISPATCH) && defined(__x86_64__) && defined(__linux__)
+#ifdef CFU_CLONES
 	__builtin_cpu_init();
-#if defined(__clang__)
-	if (__builtin_cpu_supports("avx512bw"))
-		return "avx512bw";
-	if (__builtin_cpu_supports("avx2"))
-		return "avx2";
-#else
 	if (__builtin_cpu_supports("x86-64-v4"))
 		return "x86-64-v4 (AVX-512)";
 	if (__builtin_cpu_supports("x86-64-v3"))
 		return "x86-64-v3 (AVX2)";
-#endif
 	return "baseline (-march=" CFU_MARCH ")";
 #else
 	return "no dispatch (-march=" CFU_MARCH ")";

@@ -571,9 +571,9 @@ void cf_get_params(const struct cf_filter *f, struct cf_params *params);
  *
  * @return
  *   A static string: "x86-64-v4 (AVX-512)" or "x86-64-v3 (AVX2)" for a
- *   clone (with clang: "avx512bw" or "avx2"), else "baseline
- *   (-march=M)" with the build's -march, "no dispatch (-march=M)"
- *   without clones.
+ *   clone, else "baseline (-march=M)" with the build's -march; "no
+ *   dispatch (-march=M)" in a build without clones (-Ddispatch=false,
+ *   clang, not x86-64).
  */
 const char *cf_dispatch_isa(void);
 
