@@ -460,6 +460,8 @@ main(int argc, char **argv)
 				strerror(errno));
 	}
 	app_topology_print(&topo, &cfg, workers, stdout);
+	/* the clone of lib/cuckoo's hot functions this CPU runs */
+	printf("cuckooflow: code path %s\n", cf_dispatch_isa());
 
 	for (unsigned int i = 0; i < run.nb_workers; i++)
 		rte_eal_remote_launch(app_worker_main, &workers[i],

@@ -45,6 +45,32 @@
 #define CFU_ASSERT(cond) assert(cond)
 #endif
 
+/*
+ * CFU_TARGET_CLONES: compile a hot function once for the build's -march
+ * (the default build: x86-64-v2, SSE4.2, Debian's DPDK baseline) and
+ * again for AVX2 and AVX-512 CPUs; the loader picks one through an ifunc
+ * resolver (glibc) by the CPU's flags, once, before main(). Only the
+ * function itself is cloned: what it calls stays at the build's -march
+ * unless inlined into it, so the hot paths mark their helpers
+ * always_inline. The clones are named by the levels of
+ * cf_dispatch_isa() (lib/cuckoo); -Ddispatch=false leaves one version.
+ *
+ * gcc clones for the x86-64 levels (v3: AVX2, BMI2, FMA...; v4: AVX-512
+ * F/BW/CD/DQ/VL). Not clang (the fuzz builds), whose version 14 (Debian
+ * 12) does not carry them across files: it names the ifunc f.ifunc and
+ * leaves f undefined for the other files' calls (and with
+ * arch=x86-64-v3 its resolver tests the CPU's vendor field, not its
+ * flags). CFU_CLONES is defined where the clones are made.
+ */
+#if defined(CFU_DISPATCH) && defined(__x86_64__) && defined(__linux__) && \
+	defined(__GNUC__) && !defined(__clang__)
+#define CFU_CLONES 1
+#define CFU_TARGET_CLONES __attribute__((target_clones("default", \
+	"arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define CFU_TARGET_CLONES
+#endif
+
 /**
  * Format @p fmt into @p err (if not NULL and @p len > 0), set errno to
  * @p e and return -e: callers fail in one line.

@@ -403,7 +403,7 @@ cf_sort_key(uint32_t fp)
 extern uint16_t cf_semisort_decode[4096];
 
 /* Expand a semi-sorted bucket word to 4 lanes of f bits. */
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 cf_semisort_lanes(const struct cf_filter *f, uint64_t word)
 {
 	uint32_t nibbles = cf_semisort_decode[word & 0xfff];
@@ -426,7 +426,7 @@ void cf_semisort_write(struct cf_filter *f, uint32_t i, struct cf_bucket *b,
 void cf_semisort_init(void);
 
 /* Bucket i as b lanes of f bits (word and semi-sorted modes). */
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 cf_bucket_lanes(const struct cf_filter *f, uint32_t i, enum cf_mode mode)
 {
 	uint64_t w;
@@ -440,7 +440,7 @@ cf_bucket_lanes(const struct cf_filter *f, uint32_t i, enum cf_mode mode)
 }
 
 /* Lane flags of the slots of bucket i holding fp (word/semisort modes). */
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 cf_match_lanes(const struct cf_filter *f, uint32_t i, uint32_t fp,
 		enum cf_mode mode)
 {
@@ -457,7 +457,7 @@ cf_slot_fp(const struct cf_filter *f, uint32_t i, uint32_t s)
 }
 
 /* Slot of bucket i holding fp, or -1. */
-static inline int
+static inline __attribute__((always_inline)) int
 cf_find_in_bucket(const struct cf_filter *f, uint32_t i, uint32_t fp,
 		enum cf_mode mode)
 {

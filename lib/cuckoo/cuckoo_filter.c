@@ -835,7 +835,10 @@ add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	return ret;
 }
 
-int
+/* The per-key calls are cloned too: a bucket is fields of run-time
+ * widths, and BMI2's shifts (shlx, shrx) take 1 uop where a shift by
+ * %cl takes 3 on Intel cores. */
+CFU_TARGET_CLONES int
 cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 		uint32_t *pos)
 {
@@ -843,25 +846,13 @@ cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 			value, pos));
 }
 
-int
+CFU_TARGET_CLONES int
 cf_add(struct cf_filter *f, const void *key, size_t len)
 {
-	return cf_add_with_hash(f, key_hash(f, key, len), 0, NULL);
-}
+	uint64_t hash = key_hash(f, key, len);
 
-int
-cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
-		uint32_t *pos)
-{
-	if (cf_lookup_with_hash(f, hash, pos))
-		return cf_err(EEXIST);
-	return cf_add_with_hash(f, hash, value, pos);
-}
-
-int
-cf_add_unique(struct cf_filter *f, const void *key, size_t len)
-{
-	return cf_add_unique_with_hash(f, key_hash(f, key, len), 0, NULL);
+	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
+			0, NULL));
 }
 
 /* ------------------------------------------------------------- lookup */
@@ -933,7 +924,7 @@ contains(const struct cf_filter *f, uint64_t hash)
 	}
 }
 
-int
+CFU_TARGET_CLONES int
 cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 {
 	if (pos == NULL)
@@ -950,10 +941,27 @@ cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 	}
 }
 
-int
+CFU_TARGET_CLONES int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
 	return contains(f, key_hash(f, key, len));
+}
+
+/* After cf_lookup_with_hash(): clang wants a multiversioned function
+ * defined before its first call. */
+int
+cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint32_t *pos)
+{
+	if (cf_lookup_with_hash(f, hash, pos))
+		return cf_err(EEXIST);
+	return cf_add_with_hash(f, hash, value, pos);
+}
+
+int
+cf_add_unique(struct cf_filter *f, const void *key, size_t len)
+{
+	return cf_add_unique_with_hash(f, key_hash(f, key, len), 0, NULL);
 }
 
 unsigned int
@@ -1080,7 +1088,7 @@ stash_bulk(const struct cf_filter *f, unsigned int n, const uint32_t *b1,
 
 /* The compare pass of whole-byte buckets as straight-line arithmetic
  * on arrays, which the compiler turns into SIMD gathers and compares. */
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 bytes_match_burst(const struct cf_filter *f, unsigned int n,
 		const uint32_t *b1, const uint32_t *b2, const uint32_t *fps)
 {
@@ -1176,8 +1184,10 @@ stash:
 	return __builtin_popcountll(hits);
 }
 
-int
-cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
+/* cf_lookup_bulk(), inlined into each clone of it and of
+ * cf_lookup_bulk_values(). */
+static inline __attribute__((always_inline)) int
+lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n, uint64_t *hit_mask, uint32_t *pos)
 {
 	if (n == 0 || n > CF_BULK_MAX)
@@ -1198,6 +1208,16 @@ cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
 	}
 }
 
+/* The hot functions (bulk lookups, scans) are cloned for AVX2 and
+ * AVX-512 (CFU_TARGET_CLONES): their compare and gather loops are
+ * vectorized by the compiler. */
+CFU_TARGET_CLONES int
+cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
+		unsigned int n, uint64_t *hit_mask, uint32_t *pos)
+{
+	return lookup_bulk(f, hashes, n, hit_mask, pos);
+}
+
 void
 cf_prefetch_bulk(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n)
@@ -1214,13 +1234,13 @@ cf_prefetch_bulk(const struct cf_filter *f, const uint64_t *hashes,
 	}
 }
 
-int
+CFU_TARGET_CLONES int
 cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
 		unsigned int n, uint64_t *hit_mask, uint32_t *pos,
 		uint64_t *values)
 {
 	uint32_t slots = table_slots(f);
-	int ret = cf_lookup_bulk(f, hashes, n, hit_mask, pos);
+	int ret = lookup_bulk(f, hashes, n, hit_mask, pos);
 
 	if (ret < 0)
 		return ret;
@@ -1431,7 +1451,7 @@ cf_bucket_positions(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
  */
 #define SCAN_PREFETCH_AHEAD 128
 
-static void
+static inline __attribute__((always_inline)) void
 scan_prefetch(const struct cf_filter *f, uint64_t c, uint64_t nb)
 {
 	const uint8_t *p, *end;
@@ -1452,7 +1472,7 @@ scan_prefetch(const struct cf_filter *f, uint64_t c, uint64_t nb)
 
 /* Occupancy and values of buckets c..c+nb-1 into a batch: slot k of the
  * batch is bucket c + k / slots, slot k % slots. */
-static uint64_t
+static inline __attribute__((always_inline)) uint64_t
 scan_gather(const struct cf_filter *f, uint64_t c, uint32_t nb,
 		uint64_t *values)
 {
@@ -1703,7 +1723,7 @@ used_slots(const struct cf_filter *f, const struct due_prep *p, uint32_t i)
 
 /* The due items of buckets c..c+nb-1 (bit j * slots + s) when a
  * bucket's values and its fingerprints are a word each: branch-free. */
-static uint64_t
+static inline __attribute__((always_inline)) uint64_t
 due_batch_words(const struct cf_filter *f, const struct due_prep *p,
 		uint64_t c, uint32_t nb)
 {
@@ -1723,7 +1743,7 @@ due_batch_words(const struct cf_filter *f, const struct due_prep *p,
 
 /* The due items of buckets c..c+nb-1, as a batch's used mask, and their
  * values (the others' left unset). */
-static uint64_t
+static inline __attribute__((always_inline)) uint64_t
 due_gather(const struct cf_filter *f, const struct due_prep *p, uint64_t c,
 		uint32_t nb, uint64_t *values)
 {
@@ -1748,7 +1768,7 @@ due_gather(const struct cf_filter *f, const struct due_prep *p, uint64_t c,
 	return due;
 }
 
-static uint64_t
+static inline __attribute__((always_inline)) uint64_t
 scan_run(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 		const struct due_prep *p, cf_scan_batch_fn fn, void *arg)
 {
@@ -1804,14 +1824,14 @@ scan_run(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 	return deleted;
 }
 
-uint64_t
+CFU_TARGET_CLONES uint64_t
 cf_scan_batch(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 		cf_scan_batch_fn fn, void *arg)
 {
 	return scan_run(f, cursor, nb_buckets, NULL, fn, arg);
 }
 
-int64_t
+CFU_TARGET_CLONES int64_t
 cf_scan_due(struct cf_filter *f, uint64_t *cursor, uint64_t nb_buckets,
 		const struct cf_scan_due *due, cf_scan_batch_fn fn, void *arg)
 {
@@ -1895,4 +1915,27 @@ void
 cf_get_params(const struct cf_filter *f, struct cf_params *params)
 {
 	*params = f->params;
+}
+
+#ifndef CFU_MARCH
+#define CFU_MARCH "the compiler's default"
+#endif
+
+/*
+ * The clone CFU_TARGET_CLONES's resolvers pick, by the same test of the
+ * same flags (libgcc's __cpu_model, which they read), highest first.
+ */
+const char *
+cf_dispatch_isa(void)
+{
+#ifdef CFU_CLONES
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("x86-64-v4"))
+		return "x86-64-v4 (AVX-512)";
+	if (__builtin_cpu_supports("x86-64-v3"))
+		return "x86-64-v3 (AVX2)";
+	return "baseline (-march=" CFU_MARCH ")";
+#else
+	return "no dispatch (-march=" CFU_MARCH ")";
+#endif
 }

@@ -563,6 +563,21 @@ void cf_stats(const struct cf_filter *f, struct cf_stats *stats);
 void cf_get_params(const struct cf_filter *f, struct cf_params *params);
 
 /**
+ * The code path lib/cuckoo's hot functions (bulk lookups, the scans) run
+ * on this CPU. The library is built for a baseline (-Dmarch, x86-64-v2
+ * by default) and, unless built with -Ddispatch=false, carries clones of
+ * those functions for AVX2 and AVX-512 CPUs, one of which the loader
+ * chose by the CPU's flags (docs/design.md, "Portable build").
+ *
+ * @return
+ *   A static string: "x86-64-v4 (AVX-512)" or "x86-64-v3 (AVX2)" for a
+ *   clone, else "baseline (-march=M)" with the build's -march; "no
+ *   dispatch (-march=M)" in a build without clones (-Ddispatch=false,
+ *   clang, not x86-64).
+ */
+const char *cf_dispatch_isa(void);
+
+/**
  * A count that changes whenever an item other than the one being added or
  * deleted may have changed position: kicks, stash moves, semi-sorted
  * re-sorts, cf_clear(). A caller holding positions from an earlier lookup

@@ -1833,7 +1833,71 @@ test_errno_convention(void)
 	return 0;
 }
 
+/* Whether every word of @p want is a flag of the first "flags" line of
+ * /proc/cpuinfo: the kernel's view, not libgcc's __cpu_model that the
+ * clones' resolvers and cf_dispatch_isa() read. */
+static bool
+cpuinfo_has(const char *want)
+{
+	char line[8192], word[64];
+	const char *w = want;
+	bool all = true;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	int n;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL &&
+			strncmp(line, "flags", 5) != 0)
+		;
+	fclose(f);
+	if (strncmp(line, "flags", 5) != 0)
+		return false;
+	while (sscanf(w, "%63s%n", word, &n) == 1) {
+		char pad[80];
+
+		snprintf(pad, sizeof(pad), " %s ", word);
+		line[strcspn(line, "\n")] = ' ';
+		all &= strstr(line, pad) != NULL;
+		w += n;
+	}
+	return all;
+}
+
+/* cf_dispatch_isa() names the clone this CPU's flags call for: the
+ * x86-64 levels' flags as the kernel lists them (abm: LZCNT). */
+static int
+test_dispatch_isa(void)
+{
+	const char *isa = cf_dispatch_isa();
+	bool v3 = cpuinfo_has("avx avx2 bmi1 bmi2 f16c fma abm movbe xsave");
+	bool v4 = v3 && cpuinfo_has("avx512f avx512bw avx512cd avx512dq "
+			"avx512vl");
+	const char *want;
+
+	TEST_ASSERT(isa != NULL && isa == cf_dispatch_isa(), "%p", isa);
+	printf("# code path: %s; /proc/cpuinfo: %s\n", isa,
+		v4 ? "x86-64-v4" : v3 ? "x86-64-v3" : "below x86-64-v3");
+#ifdef CFU_CLONES
+	__builtin_cpu_init();
+	/* libgcc's flags agree with the kernel's */
+	TEST_ASSERT_EQ(!!__builtin_cpu_supports("avx2"),
+		cpuinfo_has("avx2"), "avx2");
+	TEST_ASSERT_EQ(!!__builtin_cpu_supports("avx512bw"),
+		cpuinfo_has("avx512bw"), "avx512bw");
+	want = v4 ? "x86-64-v4 (AVX-512)" : v3 ? "x86-64-v3 (AVX2)" :
+		"baseline (-march=";
+#else
+	want = "no dispatch (-march=";
+#endif
+	TEST_ASSERT(strncmp(isa, want, strlen(want)) == 0 &&
+		(want[strlen(want) - 1] != '=' || isa[strlen(isa) - 1] == ')'),
+		"%s, want %s", isa, want);
+	return 0;
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(test_dispatch_isa),
 	TEST_CASE(test_errno_convention),
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
