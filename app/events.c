@@ -378,6 +378,7 @@ app_events_close(void)
 		rte_pcapng_close(ev.pcapng);
 	ev.pcapng = NULL;
 	rte_mempool_free(ev.pcapng_pool);
+	ev.pcapng_pool = NULL;
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
 		rte_ring_free(ev.run->workers[i].event_ring);
 		ev.run->workers[i].event_ring = NULL;
