@@ -125,14 +125,14 @@
 /* TOP to EV_ALL_TOP: the cuckoo variant's table and loop, with the
  * top-sources sketch and the event outputs of the application (the main
  * lcore drains: see "Flow events" above). */
-enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, TOP, EV_JSON,
-	EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP, FORWARD, FIREWALL, FW_MIRROR,
-	VARIANTS };
+enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, MAIN_SPIN, TOP,
+	EV_RING, EV_JSON, EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP, FORWARD,
+	FIREWALL, FW_MIRROR, VARIANTS };
 static const char *const variant_names[] = { "ceiling", "cuckoo",
-	"rte_hash", "cuckoo_il", "probe", "top", "ev_json", "ev_ipfix",
-	"ev_pcapng", "ev_all", "ev_all_top", "forward", "firewall",
-	"fw_mirror" };
-#define IS_EVENTS(v) ((v) >= TOP && (v) <= EV_ALL_TOP)
+	"rte_hash", "cuckoo_il", "probe", "main_spin", "top", "ev_ring",
+	"ev_json", "ev_ipfix", "ev_pcapng", "ev_all", "ev_all_top", "forward",
+	"firewall", "fw_mirror" };
+#define IS_EVENTS(v) ((v) >= MAIN_SPIN && (v) <= EV_ALL_TOP)
 #define FWD_VARIANTS (VARIANTS - FORWARD)
 
 static struct {
@@ -249,6 +249,7 @@ static bool drain_mode;
 static unsigned int lanes_finished;
 static double main_cpu_s[SLOTS], main_wall_s[SLOTS];
 static uint16_t ipfix_port;     /* the bench's own receiver's */
+static struct rte_ring *bare_ring; /* ev_ring's */
 
 /* ------------------------------------------------------------ source */
 
@@ -907,6 +908,29 @@ events_setup(enum variant v, bool fill)
 		app_tsc_ns(&bench_run);
 	app_events_setup(&app_cfg, &bench_run);
 	app_top_setup(&app_cfg, &bench_run);
+	/* ev_ring: the worker's side alone, into a ring as the app's */
+	if (v == EV_RING && !fill) {
+		if (bare_ring == NULL)
+			bare_ring = rte_ring_create_elem("bench_ev_ring",
+				sizeof(struct app_event),
+				(unsigned int)opt.event_ring, (int)rte_socket_id(),
+				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (bare_ring == NULL)
+			rte_exit(EXIT_FAILURE, "ev_ring: %s\n",
+				rte_strerror(rte_errno));
+		workers[0].event_ring = bare_ring;
+	}
+}
+
+/* ev_ring's drain: take every event, do nothing with it. */
+static void
+bare_drain(void)
+{
+	struct app_event e[256];
+
+	while (rte_ring_sc_dequeue_burst_elem(bare_ring, e, sizeof(e[0]),
+			RTE_DIM(e), NULL) != 0)
+		;
 }
 
 /* Events mode: the application's main lcore loop while the lane runs
@@ -923,7 +947,16 @@ main_loop(void)
 		if (events)
 			app_events_drain();
 		app_top_period();
-		rte_delay_us_sleep(events ? 1000 : 10000);
+		if (current == EV_RING && !filling) {
+			bare_drain();
+			rte_delay_us_sleep(1000);
+		} else if (current == MAIN_SPIN && !filling) {
+			/* the main lcore busy, no memory: does that slow
+			 * the lane's core? (SMT siblings on the host) */
+			rte_delay_us_block(1000);
+		} else {
+			rte_delay_us_sleep(events ? 1000 : 10000);
+		}
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	clock_gettime(CLOCK_MONOTONIC, &w1);
@@ -960,6 +993,10 @@ launch(enum variant v, bool fill)
 	rte_eal_mp_remote_launch(lane_entry, NULL, SKIP_MAIN);
 	main_loop();
 	rte_eal_mp_wait_lcore();
+	if (v == EV_RING && !fill) {
+		bare_drain();
+		workers[0].event_ring = NULL;
+	}
 	if (app_events_close() != 0)
 		rte_exit(EXIT_FAILURE, "%s: an event output failed\n",
 			variant_names[v]);
@@ -1699,6 +1736,11 @@ usage(const char *prog)
 		"  --firewall       --variants forward,firewall,fw_mirror\n"
 		"  --mirror-first N fw_mirror's copies of each flow's first N "
 		"packets (default 4)\n"
+		"                   main_spin: cuckoo, the main lcore busy "
+		"(a spin, no memory);\n"
+		"                   ev_ring: cuckoo, events queued to a ring "
+		"the main lcore\n"
+		"                   empties without writing them;\n"
 		"                   top, ev_json, ev_ipfix, ev_pcapng, ev_all, "
 		"ev_all_top: the cuckoo\n"
 		"                   loop and table with the app's top-sources "
