@@ -117,6 +117,7 @@
 #define FLOW_MASK (FLOW_SYN - 1)
 #define SLOTS 16                /* variants, or --handoff cases */
 #define HANDOFF_RING 1024       /* the application's default */
+#define MAX_TURNS 64u           /* --rounds, events mode */
 #define HANDOFF_SEED UINT64_C(0x5eed) /* every tracker's, with --handoff */
 
 /* FORWARD and later: the application in forward mode, lib/cflow's
@@ -220,6 +221,9 @@ struct lane {
 	 * closes; the worker's events queued and dropped */
 	uint64_t tpackets[SLOTS], tnew[SLOTS], tclosed[SLOTS];
 	uint64_t ev_queued[SLOTS], ev_dropped[SLOTS];
+	/* events mode: each turn's rate, packets a wall second and a CPU
+	 * second of the lane's thread */
+	double turn_wall[SLOTS][MAX_TURNS], turn_cpu[SLOTS][MAX_TURNS];
 	/* the last slice alone, for --handoff's clean slices */
 	uint64_t last_packets, last_cycles, last_preempted;
 	double last_cpu_share;
@@ -247,6 +251,7 @@ static struct rte_ring *mirror_tx[MAX_LCORES];
  * main lcore's CPU time and wall time per variant */
 static bool drain_mode;
 static unsigned int lanes_finished;
+static unsigned int turn;       /* the round being measured */
 static double main_cpu_s[SLOTS], main_wall_s[SLOTS];
 static uint16_t ipfix_port;     /* the bench's own receiver's */
 static struct rte_ring *bare_ring; /* ev_ring's */
@@ -652,6 +657,12 @@ lane_main(void *arg)
 		l->tnew[slot] += c1.flows_new - c0.flows_new;
 		l->tclosed[slot] += c1.flows_closed - c0.flows_closed;
 	}
+	if (turn < MAX_TURNS) {
+		l->turn_wall[slot][turn] = (double)(l->packets[slot] - start) /
+			((double)(t1 - t0) / (double)hz);
+		l->turn_cpu[slot][turn] = cpu1 > cpu0 ?
+			(double)(l->packets[slot] - start) / (cpu1 - cpu0) : 0;
+	}
 	l->ev_queued[slot] += l->w->events_queued - q0;
 	l->ev_dropped[slot] += l->w->events_dropped - d0;
 	l->last_packets = l->packets[slot] - start;
@@ -810,7 +821,32 @@ struct result {
 	 * second (what it did while it ran: a shared machine's other jobs
 	 * take turns on its core) */
 	double lane_cpu, mpps_cpu;
+	/* events mode: the turns' ratios to cuckoo's turn of the same
+	 * round, median and quartiles; by wall and by CPU time */
+	double turn_ratio[3], turn_ratio_cpu[3];
 };
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median and quartiles of @p n values (sorted in place). */
+static void
+quartiles(double *v, unsigned int n, double q[3])
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (int k = 0; k < 3; k++) {
+		double at = (double)(n - 1) * (k + 1) / 4;
+		unsigned int i = (unsigned int)at;
+		double f = at - i;
+
+		q[k] = i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+	}
+}
 
 /* Whether variant @p v runs on lanes[].tracker: cuckoo and the events
  * variants share it. */
@@ -1122,6 +1158,7 @@ run_config(struct result *res)
 	 * variant always follows the same one. */
 	for (unsigned int round = 0; round < opt.rounds; round++)
 		for (int k = 0; k < VARIANTS; k++) {
+			turn = round;
 			int v = drain_mode ? (int)(k + round) % VARIANTS : k;
 
 			if (opt.variant[v])
@@ -1184,6 +1221,21 @@ run_config(struct result *res)
 			r->lane_cpu = wall > 0 ? cpu / wall : 0;
 			r->mpps_cpu = cpu > 0 ? (double)packets / cpu / 1e6 /
 				nb_lanes : 0;
+		}
+		if (drain_mode && opt.variant[CUCKOO]) {
+			double rw[MAX_TURNS], rc[MAX_TURNS];
+			unsigned int nt = RTE_MIN(opt.rounds, MAX_TURNS);
+			const struct lane *l = &lanes[0];
+
+			for (unsigned int t = 0; t < nt; t++) {
+				rw[t] = l->turn_wall[v][t] /
+					l->turn_wall[CUCKOO][t];
+				rc[t] = l->turn_cpu[CUCKOO][t] > 0 ?
+					l->turn_cpu[v][t] /
+					l->turn_cpu[CUCKOO][t] : 0;
+			}
+			quartiles(rw, nt, r->turn_ratio);
+			quartiles(rc, nt, r->turn_ratio_cpu);
 		}
 	}
 	for (unsigned int i = 0; i < nb_lanes; i++) {
@@ -1603,7 +1655,8 @@ events_main(FILE *csv)
 			"mpps_per_lcore,cycles_per_pkt,of_cuckoo,new_per_pkt,"
 			"close_per_pkt,events_queued,events_dropped,"
 			"dropped_share,main_cpu,lane_cpu,mpps_per_cpu_s,"
-			"of_cuckoo_cpu\n");
+			"turns_median,turns_q1,turns_q3,turns_cpu_median,"
+			"turns_cpu_q1,turns_cpu_q3\n");
 	printf("# bench_pipeline, events: 64-byte TCP/UDP frames, one lane "
 		"on lcore 1, the main lcore draining; cuckoo with %u-bit "
 		"fingerprints and %u-bit state%s, sweep <= %u buckets a "
@@ -1613,9 +1666,10 @@ events_main(FILE *csv)
 		opt.sweep_buckets, opt.rounds, opt.seconds, opt.event_ring,
 		opt.top_sources, opt.ev_dir, rte_get_tsc_hz() / 1e9);
 	printf("| flows | dist | new share (asked) | variant | Mpps/lcore | "
-		"cycles/pkt | of cuckoo | Mpps per lane CPU s | of cuckoo | "
-		"lane CPU | new/pkt | close/pkt | events queued | events "
-		"dropped | main lcore CPU |\n");
+		"cycles/pkt | of cuckoo | of cuckoo, turns: median (quartiles) "
+		"| by lane CPU time: median (quartiles) | lane CPU | new/pkt | "
+		"close/pkt | events queued | events dropped | main lcore CPU "
+		"|\n");
 	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 		"---:|---:|---:|\n");
 	nb_lanes = 1;
@@ -1646,24 +1700,32 @@ events_main(FILE *csv)
 				for (int v = 0; v < VARIANTS; v++) {
 					const struct result *r = &res[v];
 					uint64_t all = r->ev_queued + r->ev_dropped;
-					char of[16] = "", ofc[16] = "";
+					char of[16] = "", ofc[48] = "", oft[48] = "";
 
 					if (!opt.variant[v])
 						continue;
 					if (res[CUCKOO].mpps > 0)
 						snprintf(of, sizeof(of), "%.3f",
 							r->mpps / res[CUCKOO].mpps);
-					if (res[CUCKOO].mpps_cpu > 0)
-						snprintf(ofc, sizeof(ofc), "%.3f",
-							r->mpps_cpu /
-							res[CUCKOO].mpps_cpu);
+					if (opt.variant[CUCKOO]) {
+						snprintf(oft, sizeof(oft),
+							"%.3f (%.3f-%.3f)",
+							r->turn_ratio[1],
+							r->turn_ratio[0],
+							r->turn_ratio[2]);
+						snprintf(ofc, sizeof(ofc),
+							"%.3f (%.3f-%.3f)",
+							r->turn_ratio_cpu[1],
+							r->turn_ratio_cpu[0],
+							r->turn_ratio_cpu[2]);
+					}
 					printf("| %" PRIu64 " | %s | %s | %s | %.2f "
-						"| %.0f | %s | %.2f | %s | %.1f%% | "
+						"| %.0f | %s | %s | %s | %.1f%% | "
 						"%.4f | %.4f | %" PRIu64
 						" | %" PRIu64 " (%.1f%%) | %.1f%% |\n",
 						opt.flows[fi], d ? "zipf" : "uniform",
 						asked, variant_names[v], r->mpps,
-						r->cycles_per_pkt, of, r->mpps_cpu,
+						r->cycles_per_pkt, of, oft,
 						ofc, 100 * r->lane_cpu,
 						r->new_per_pkt,
 						r->close_per_pkt, r->ev_queued,
@@ -1675,7 +1737,8 @@ events_main(FILE *csv)
 						fprintf(csv, "%" PRIu64 ",%s,%.4f,"
 							"%.4f,%s,%.3f,%.1f,%.4f,%.5f,"
 							"%.5f,%" PRIu64 ",%" PRIu64
-							",%.5f,%.4f,%.4f,%.3f,%.4f\n",
+							",%.5f,%.4f,%.4f,%.3f,%.4f,%.4f,"
+							"%.4f,%.4f,%.4f,%.4f\n",
 							opt.flows[fi],
 							d ? "zipf" : "uniform", share,
 							opt.churn, variant_names[v],
@@ -1688,9 +1751,12 @@ events_main(FILE *csv)
 							(double)r->ev_dropped /
 							(double)all : 0, r->main_cpu,
 							r->lane_cpu, r->mpps_cpu,
-							res[CUCKOO].mpps_cpu > 0 ?
-							r->mpps_cpu /
-							res[CUCKOO].mpps_cpu : 0);
+							r->turn_ratio[1],
+							r->turn_ratio[0],
+							r->turn_ratio[2],
+							r->turn_ratio_cpu[1],
+							r->turn_ratio_cpu[0],
+							r->turn_ratio_cpu[2]);
 				}
 			}
 }
@@ -2012,6 +2078,11 @@ bad:
 		}
 		opt.lcores[0] = 1;
 		opt.nb_lcore_counts = 1;
+		if (opt.rounds > MAX_TURNS) {
+			fprintf(stderr, "bench_pipeline: events mode: at most "
+				"%d rounds\n", MAX_TURNS);
+			return -1;
+		}
 	}
 	if (opt.nb_new_shares == 0)
 		opt.new_share[opt.nb_new_shares++] = -1;    /* --churn's */
