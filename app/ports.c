@@ -456,6 +456,12 @@ create_pools(struct app_topology *t, const struct app_config *cfg)
 	if (t->handoff)
 		nb += (uint64_t)t->nb_workers * (t->nb_workers - 1) *
 			cfg->handoff_ring;
+	/* --new-flow-pcap: each event in a worker's ring may hold its first
+	 * packet until the main lcore has written it; without room for
+	 * them, a drain that falls behind would starve the rx rings instead
+	 * of dropping events. */
+	if (cfg->new_flow_pcap[0] != '\0')
+		nb += (uint64_t)t->nb_workers * cfg->event_ring;
 	if (cfg->mbufs != 0)
 		nb = cfg->mbufs;
 	for (unsigned int i = 0; i < t->nb_workers; i++) {

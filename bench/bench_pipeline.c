@@ -767,7 +767,10 @@ lane_setup(unsigned int i)
 
 	l->w = &workers[i];
 	snprintf(name, sizeof(name), "bench_pool%u", i);
-	l->pool = rte_pktmbuf_pool_create(name, POOL_MBUFS, 256, priv,
+	/* events mode: room for the first packets the event ring holds,
+	 * as the application's pool has with --new-flow-pcap */
+	l->pool = rte_pktmbuf_pool_create(name, POOL_MBUFS + (drain_mode ?
+			(unsigned int)opt.event_ring : 0), 256, priv,
 			RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	snprintf(name, sizeof(name), "bench_ring%u", i);
 	l->ring = rte_ring_create(name, 1024, socket,
