@@ -319,6 +319,24 @@ event_packets(const enum cflow_verdict *verdicts, uint16_t n, uint16_t *idx)
 	return ne;
 }
 
+/* A new flow's first packet into its event: a short one copied, else
+ * its mbuf referenced (the reference counts of its segments raised). */
+static inline void
+event_packet(struct app_event *e, struct rte_mbuf *m)
+{
+	if (m->nb_segs == 1 && m->data_len <= APP_EVENT_PKT_INLINE &&
+			!(m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)) {
+		memcpy(e->pkt, rte_pktmbuf_mtod(m, const uint8_t *),
+			m->data_len);
+		e->pkt_len = m->data_len;
+		e->has_rss = !!(m->ol_flags & RTE_MBUF_F_RX_RSS_HASH);
+		e->rss = m->hash.rss;
+		return;
+	}
+	rte_pktmbuf_refcnt_update(m, 1);
+	e->m = m;
+}
+
 /* Pass the @p ne flow events of a tracked burst (packets @p idx) to the
  * main lcore (app/events.c), with a reference to the first packet if
  * they are captured: built in the ring's own slots (zero-copy enqueue).
@@ -346,10 +364,9 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 		e->ev.port = pkts[k]->port;
 		e->ev.worker = (uint16_t)w->index;
 		e->m = NULL;
-		if (run->first_packets && verdicts[k] == CFLOW_NEW) {
-			rte_pktmbuf_refcnt_update(pkts[k], 1);
-			e->m = pkts[k];
-		}
+		e->pkt_len = 0;
+		if (run->first_packets && verdicts[k] == CFLOW_NEW)
+			event_packet(e, pkts[k]);
 	}
 	rte_ring_enqueue_zc_elem_finish(w->event_ring, done);
 	w->events_queued += done;

@@ -127,11 +127,11 @@
  * top-sources sketch and the event outputs of the application (the main
  * lcore drains: see "Flow events" above). */
 enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, MAIN_SPIN, TOP,
-	EV_RING, EV_JSON, EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP, FORWARD,
+	EV_RING, EV_MREF, EV_JSON, EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP, FORWARD,
 	FIREWALL, FW_MIRROR, VARIANTS };
 static const char *const variant_names[] = { "ceiling", "cuckoo",
 	"rte_hash", "cuckoo_il", "probe", "main_spin", "top", "ev_ring",
-	"ev_json", "ev_ipfix", "ev_pcapng", "ev_all", "ev_all_top", "forward",
+	"ev_mref", "ev_json", "ev_ipfix", "ev_pcapng", "ev_all", "ev_all_top", "forward",
 	"firewall", "fw_mirror" };
 #define IS_EVENTS(v) ((v) >= MAIN_SPIN && (v) <= EV_ALL_TOP)
 #define FWD_VARIANTS (VARIANTS - FORWARD)
@@ -948,7 +948,8 @@ events_setup(enum variant v, bool fill)
 	app_events_setup(&app_cfg, &bench_run);
 	app_top_setup(&app_cfg, &bench_run);
 	/* ev_ring: the worker's side alone, into a ring as the app's */
-	if (v == EV_RING && !fill) {
+	if ((v == EV_RING || v == EV_MREF) && !fill) {
+		bench_run.first_packets = v == EV_MREF;
 		if (bare_ring == NULL)
 			bare_ring = rte_ring_create_elem("bench_ev_ring",
 				sizeof(struct app_event),
@@ -967,9 +968,12 @@ bare_drain(void)
 {
 	struct app_event e[256];
 
-	while (rte_ring_sc_dequeue_burst_elem(bare_ring, e, sizeof(e[0]),
-			RTE_DIM(e), NULL) != 0)
-		;
+	unsigned int n;
+
+	while ((n = rte_ring_sc_dequeue_burst_elem(bare_ring, e, sizeof(e[0]),
+			RTE_DIM(e), NULL)) != 0)
+		for (unsigned int k = 0; k < n; k++)
+			rte_pktmbuf_free(e[k].m);   /* ev_mref's */
 }
 
 /* Events mode: the application's main lcore loop while the lane runs
@@ -986,7 +990,7 @@ main_loop(void)
 		if (events)
 			app_events_drain();
 		app_top_period();
-		if (current == EV_RING && !filling) {
+		if ((current == EV_RING || current == EV_MREF) && !filling) {
 			bare_drain();
 			rte_delay_us_sleep(1000);
 		} else if (current == MAIN_SPIN && !filling) {
@@ -1032,7 +1036,7 @@ launch(enum variant v, bool fill)
 	rte_eal_mp_remote_launch(lane_entry, NULL, SKIP_MAIN);
 	main_loop();
 	rte_eal_mp_wait_lcore();
-	if (v == EV_RING && !fill) {
+	if ((v == EV_RING || v == EV_MREF) && !fill) {
 		bare_drain();
 		workers[0].event_ring = NULL;
 	}
@@ -1809,7 +1813,11 @@ usage(const char *prog)
 		"(a spin, no memory);\n"
 		"                   ev_ring: cuckoo, events queued to a ring "
 		"the main lcore\n"
-		"                   empties without writing them;\n"
+		"                   empties without writing them; ev_mref: "
+		"the same with each\n"
+		"                   new flow's mbuf passed (as for "
+		"--new-flow-pcap) and freed\n"
+		"                   there;\n"
 		"                   top, ev_json, ev_ipfix, ev_pcapng, ev_all, "
 		"ev_all_top: the cuckoo\n"
 		"                   loop and table with the app's top-sources "

@@ -2344,6 +2344,42 @@ def test_new_flow_pcap_many(nb):
     assert sorted(f for t in tx for f in pcap_frames(t)) == \
         sorted(pcap_frames(many))
 
+@pytest.mark.parametrize("nb", (1, 2))
+def test_new_flow_pcap_sizes(nb):
+    """--new-flow-pcap with first packets of every size around the
+    worker's inline copy (APP_EVENT_PKT_INLINE, 128 bytes: shorter ones
+    travel in the event, longer ones by their mbuf): the pcapng holds each
+    flow's first packet exactly, whichever way it came, and the later
+    packets of the flows are not in it."""
+    from scapy.utils import rdpcap, wrpcap
+    from scapy.all import Raw
+    sizes = (60, 127, 128, 129, 200, 600, 1514)
+    path = os.path.join(TMP, "sizes_flows.pcap")
+    first, pkts = [], []
+    for f in range(700):
+        size = sizes[f % len(sizes)]
+        p = Ether(src=MAC_A, dst=MAC_B) / IP(
+            src="10.9.%d.%d" % (f >> 8, f & 255), dst="192.0.2.9") / \
+            UDP(sport=3000 + f, dport=53)
+        p = p / Raw(b"x" * max(0, size - len(p)))
+        p.time = 1700000000 + f * 1e-3
+        first.append(bytes(p))
+        again = p.copy()
+        again.time = p.time + 0.5e-3
+        pkts += [p, again]
+    pkts.sort(key=lambda p: p.time)
+    wrpcap(path, pkts)
+    pcapng = os.path.join(TMP, "sizes%d.pcapng" % nb)
+    if os.path.exists(pcapng):
+        os.unlink(pcapng)
+    rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                    % path], ["--new-flow-pcap", pcapng])
+    assert got is not None, "rc %d: %s" % (rc, log[-600:])
+    assert got["total"]["flows_new"] == 700
+    assert got["total"]["events_dropped"] == 0
+    assert sorted(bytes(p) for p in rdpcap(pcapng)) == sorted(first)
+
+
 def start_workers(nb, vdev, args):
     """cuckooflow with @nb workers, left running; returns (process,
     telemetry prefix)."""
