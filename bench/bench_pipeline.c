@@ -60,7 +60,13 @@
  * one turn is opened again by its SYN in the next. --new-share S sets
  * the FIN share for S new flows a packet (see sequence_build()); the
  * new flows a packet reported are the tracker's counters over the
- * measured parts.
+ * measured parts. Also: main_spin (no events, the main lcore spinning
+ * instead of sleeping), ev_ring (events into a ring as the app's, which
+ * the main lcore empties without writing them) and ev_mref (the same
+ * with the first packets as --new-flow-pcap passes them). Each turn's
+ * rate is also divided by cuckoo's turn of the same round: the median
+ * and quartiles of these ratios, by wall time and by the lane's CPU
+ * time.
  *
  * --handoff measures the application's software flow affinity instead:
  * two lanes, lib/cflow's tracker, app_worker_burst() then
@@ -1814,10 +1820,9 @@ usage(const char *prog)
 		"                   ev_ring: cuckoo, events queued to a ring "
 		"the main lcore\n"
 		"                   empties without writing them; ev_mref: "
-		"the same with each\n"
-		"                   new flow's mbuf passed (as for "
-		"--new-flow-pcap) and freed\n"
-		"                   there;\n"
+		"the same with first\n"
+		"                   packets passed as for --new-flow-pcap "
+		"(mbufs freed there);\n"
 		"                   top, ev_json, ev_ipfix, ev_pcapng, ev_all, "
 		"ev_all_top: the cuckoo\n"
 		"                   loop and table with the app's top-sources "
