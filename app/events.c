@@ -46,6 +46,8 @@ static struct {
 	/* --new-flow-pcap */
 	rte_pcapng_t *pcapng;
 	struct rte_mempool *pcapng_pool;
+	struct rte_mbuf *pcapng_src; /* an inline first packet, for
+				      * rte_pcapng_copy() to copy */
 	uint64_t pcapng_packets;
 	uint64_t pcapng_errors;
 	uint64_t pcapng_skipped;        /* new flows queued without it */
@@ -157,6 +159,9 @@ pcapng_open(const char *path)
 	if (ev.pcapng_pool == NULL)
 		rte_exit(EXIT_FAILURE, "--new-flow-pcap: a pool of %u mbufs: "
 			"%s\n", PCAPNG_POOL, rte_strerror(rte_errno));
+	ev.pcapng_src = rte_pktmbuf_alloc(ev.pcapng_pool);
+	if (ev.pcapng_src == NULL)
+		rte_exit(EXIT_FAILURE, "--new-flow-pcap: no mbuf\n");
 }
 
 /* A message to the collector; never waits (a full socket buffer loses
@@ -287,11 +292,28 @@ json_write(const struct cflow_event *e)
 static struct rte_mbuf *
 pcapng_copy(const struct app_event *e)
 {
+	const struct rte_mbuf *md = e->m;
 	struct rte_mbuf *c;
 	uint32_t hi = (uint32_t)(e->ev.time_ns >> 32);
 	uint32_t lo = (uint32_t)e->ev.time_ns;
 
-	c = rte_pcapng_copy(e->ev.port, 0, e->m, ev.pcapng_pool, UINT32_MAX,
+	if (md == NULL) {
+		/* the packet came in the event: into an mbuf, which is
+		 * what rte_pcapng copies from (with the NIC's hash) */
+		struct rte_mbuf *s = ev.pcapng_src;
+
+		rte_pktmbuf_reset(s);
+		if (rte_pktmbuf_append(s, e->pkt_len) == NULL)
+			return NULL;
+		memcpy(rte_pktmbuf_mtod(s, uint8_t *), e->pkt, e->pkt_len);
+		s->port = e->ev.port;
+		if (e->has_rss) {
+			s->ol_flags |= RTE_MBUF_F_RX_RSS_HASH;
+			s->hash.rss = e->rss;
+		}
+		md = s;
+	}
+	c = rte_pcapng_copy(e->ev.port, 0, md, ev.pcapng_pool, UINT32_MAX,
 		rte_rdtsc(), RTE_PCAPNG_DIRECTION_IN);
 	if (c == NULL)
 		return NULL;
@@ -317,7 +339,7 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 			json_write(&batch[k].ev);
 		if (ev.ipfix != NULL)
 			(void)cflow_ipfix_add(ev.ipfix, &batch[k].ev, now_s);
-		if (batch[k].m == NULL) {
+		if (batch[k].m == NULL && batch[k].pkt_len == 0) {
 			/* too many first packets were waiting */
 			if (ev.pcapng != NULL &&
 					batch[k].ev.type == CFLOW_EVENT_NEW)
@@ -331,7 +353,8 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 			else
 				ev.pcapng_errors++;
 		}
-		rte_pktmbuf_free(batch[k].m);
+		if (batch[k].m != NULL)
+			rte_pktmbuf_free(batch[k].m);
 	}
 	if (nc != 0) {
 		if (rte_pcapng_write_packets(ev.pcapng, copies,
@@ -407,7 +430,10 @@ app_events_close(void)
 	if (ev.pcapng != NULL)
 		rte_pcapng_close(ev.pcapng);
 	ev.pcapng = NULL;
+	rte_pktmbuf_free(ev.pcapng_src);
+	ev.pcapng_src = NULL;
 	rte_mempool_free(ev.pcapng_pool);
+	ev.pcapng_pool = NULL;
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
 		rte_ring_free(ev.run->workers[i].event_ring);
 		ev.run->workers[i].event_ring = NULL;

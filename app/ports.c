@@ -457,6 +457,9 @@ create_pools(struct app_topology *t, const struct app_config *cfg)
 	if (t->handoff)
 		nb += (uint64_t)t->nb_workers * (t->nb_workers - 1) *
 			cfg->handoff_ring;
+	/* --new-flow-pcap: long first packets wait in the event rings
+	 * by their mbufs, a bounded number (app_events_mbufs()), so that a
+	 * drain falling behind drops them rather than starve the rx rings */
 	nb += app_events_mbufs(cfg, t->nb_workers);
 	if (cfg->mbufs != 0)
 		nb = cfg->mbufs;

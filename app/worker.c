@@ -308,64 +308,99 @@ set_input_flags(const struct app_run *run, struct rte_mbuf **pkts,
 			CFLOW_IN_NO_CREATE : 0;
 }
 
-/* Pass the flow events of a tracked burst to the main lcore (app/events.c):
- * a new flow's first packet and the FIN/RST that closed one, with a
- * reference to the first packet if they are captured. A full ring drops
- * them, counted: the datapath never waits. */
+/* The packets of a tracked burst that make an event (a new flow's first
+ * packet, the FIN/RST that closed one), their indexes into @p idx; most
+ * bursts have none. */
+static inline unsigned int
+event_packets(const enum cflow_verdict *verdicts, uint16_t n, uint16_t *idx)
+{
+	unsigned int ne = 0;
+
+	for (uint16_t k = 0; k < n; k++) {
+		idx[ne] = k;
+		ne += verdicts[k] == CFLOW_NEW || verdicts[k] == CFLOW_CLOSING;
+	}
+	return ne;
+}
+
+/* A new flow's first packet into its event: a short one copied, else
+ * its mbuf referenced (the reference counts of its segments raised) if
+ * @p room allows (app_events_mbufs() sized the pool for so many). 1 if
+ * it took an mbuf. */
+static inline unsigned int
+event_packet(struct app_event *e, struct rte_mbuf *m, unsigned int room)
+{
+	if (m->nb_segs == 1 && m->data_len <= APP_EVENT_PKT_INLINE &&
+			!(m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)) {
+		memcpy(e->pkt, rte_pktmbuf_mtod(m, const uint8_t *),
+			m->data_len);
+		e->pkt_len = m->data_len;
+		e->has_rss = !!(m->ol_flags & RTE_MBUF_F_RX_RSS_HASH);
+		e->rss = m->hash.rss;
+		return 0;
+	}
+	if (room == 0)
+		return 0; /* too many waiting: without it, pcapng_skipped */
+	rte_pktmbuf_refcnt_update(m, 1);
+	e->m = m;
+	return 1;
+}
+
+/* Pass the @p ne flow events of a tracked burst (packets @p idx) to the
+ * main lcore (app/events.c), with a reference to the first packet if
+ * they are captured: built in the ring's own slots (zero-copy enqueue).
+ * A full ring drops them, counted: the datapath never waits. */
 static void
 events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 		const struct cflow_input *in, const struct cflow_packet *parsed,
-		const enum cflow_verdict *verdicts, uint16_t n)
+		const enum cflow_verdict *verdicts, const uint16_t *idx,
+		unsigned int ne)
 {
 	const struct app_run *run = w->run;
-	struct app_event ev[CF_BULK_MAX];
-	unsigned int ne = 0, done, room = 0;
+	struct rte_ring_zc_data zcd;
+	unsigned int done, room = 0;
 
 	if (run->first_packets) {
-		/* Each event in the ring may hold a packet. */
+		/* Events in the ring may hold that many packets' mbufs. */
 		unsigned int queued = rte_ring_count(w->event_ring);
 
 		room = queued < APP_EVENT_PACKETS_MAX ?
 			APP_EVENT_PACKETS_MAX - queued : 0;
 	}
 
-	for (uint16_t k = 0; k < n; k++) {
-		struct app_event *e = &ev[ne];
+	done = rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
+		sizeof(struct app_event), ne, &zcd, NULL);
+	for (unsigned int j = 0; j < done; j++) {
+		struct app_event *e = j < zcd.n1 ?
+			(struct app_event *)zcd.ptr1 + j :
+			(struct app_event *)zcd.ptr2 + (j - zcd.n1);
+		uint16_t k = idx[j];
 
-		if (!cflow_event_init(&e->ev, &parsed[k], verdicts[k],
-				in[k].time_ns + run->epoch_offset_ns,
-				in[k].wire_len))
-			continue;
+		(void)cflow_event_init(&e->ev, &parsed[k], verdicts[k],
+			in[k].time_ns + run->epoch_offset_ns, in[k].wire_len);
 		e->ev.port = pkts[k]->port;
 		e->ev.worker = (uint16_t)w->index;
 		e->m = NULL;
-		if (room != 0 && e->ev.type == CFLOW_EVENT_NEW) {
-			rte_pktmbuf_refcnt_update(pkts[k], 1);
-			e->m = pkts[k];
-			room--;
-		}
-		ne++;
+		e->pkt_len = 0;
+		if (run->first_packets && verdicts[k] == CFLOW_NEW)
+			room -= event_packet(e, pkts[k], room);
 	}
-	if (ne == 0)
-		return;
-	done = rte_ring_sp_enqueue_burst_elem(w->event_ring, ev, sizeof(*ev),
-		ne, NULL);
+	rte_ring_enqueue_zc_elem_finish(w->event_ring, done);
 	w->events_queued += done;
 	w->events_dropped += ne - done;
-	for (unsigned int k = done; k < ne; k++)
-		if (ev[k].m != NULL)
-			rte_pktmbuf_free(ev[k].m);
 }
 
-/* The sources of the new flows of a tracked burst, into this period's
- * sketch. */
+/* The sources of the new flows among a tracked burst's @p ne event
+ * packets @p idx, into this period's sketch. */
 static void
 top_add(struct app_worker *w, const struct cflow_packet *parsed,
-		const enum cflow_verdict *verdicts, uint16_t n)
+		const enum cflow_verdict *verdicts, const uint16_t *idx,
+		unsigned int ne)
 {
 	struct cflow_topk *top = w->top[w->top_idx];
 
-	for (uint16_t k = 0; k < n; k++) {
+	for (unsigned int j = 0; j < ne; j++) {
+		uint16_t k = idx[j];
 		const struct cflow_key *key = &parsed[k].key;
 		const uint8_t *src;
 
@@ -447,10 +482,15 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 	set_input_flags(run, pkts, in, parsed, status, n);
 	run->table_ops->track(w->table, in, parsed, status, n, verdicts,
 			run->mirror ? counts : NULL);
-	if (w->event_ring != NULL)
-		events_queue(w, pkts, in, parsed, verdicts, n);
-	if (w->top[0] != NULL)
-		top_add(w, parsed, verdicts, n);
+	if (w->event_ring != NULL || w->top[0] != NULL) {
+		uint16_t idx[CF_BULK_MAX];
+		unsigned int ne = event_packets(verdicts, n, idx);
+
+		if (ne != 0 && w->event_ring != NULL)
+			events_queue(w, pkts, in, parsed, verdicts, idx, ne);
+		if (ne != 0 && w->top[0] != NULL)
+			top_add(w, parsed, verdicts, idx, ne);
+	}
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
 		uint8_t act = app_actions[run->role[m->port]][verdicts[k]];

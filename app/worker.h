@@ -164,11 +164,23 @@ struct app_ctl {
 	uint64_t flushed;       /* flush: open flows removed */
 };
 
-/* A flow event on its way to the main lcore (app/events.c): with a
- * reference to the packet when first packets are captured. */
+/* A first packet of at most this many bytes (one segment, no stripped
+ * VLAN tag) travels in its event, copied by the worker: passing the mbuf
+ * itself costs more, as it then returns to the pool from the main
+ * lcore (docs/benchmarks.md, "Flow events and top sources"). */
+#define APP_EVENT_PKT_INLINE 128
+
+/* A flow event on its way to the main lcore (app/events.c): when first
+ * packets are captured, a new flow's packet, inline (pkt_len != 0) or
+ * by a reference to its mbuf (m). */
 struct app_event {
 	struct cflow_event ev;
 	struct rte_mbuf *m;
+	uint16_t pkt_len;       /* bytes in pkt */
+	uint8_t has_rss;        /* rss: the NIC's hash (rte_pcapng keeps it) */
+	uint8_t reserved;
+	uint32_t rss;
+	uint8_t pkt[APP_EVENT_PKT_INLINE];
 };
 
 struct app_worker {
@@ -227,8 +239,9 @@ struct app_worker {
 
 /*
  * --new-flow-pcap: a worker's ring holds the mbufs of at most this many
- * first packets for the main lcore (the events beyond it go without
- * theirs, counted pcapng_skipped): a main lcore that falls behind (a
+ * first packets longer than APP_EVENT_PKT_INLINE (shorter ones travel in
+ * the event) for the main lcore (the events beyond it go without theirs,
+ * counted pcapng_skipped): a main lcore that falls behind (a
  * slow disk) must not take the rx pool's mbufs, which the pool is sized
  * for (app_events_mbufs()).
  */

@@ -26,7 +26,7 @@
  * each with its own table of half the flows.
  *
  * All the variants' tables are built and filled first; then the variants
- * take turns (ROUNDS slices each), so that the drift of a shared machine
+ * take turns (--rounds slices each, default 4), so that the drift of a shared machine
  * falls on all of them alike.
  *
  * The sequence draws flows uniformly or by a Zipf law. A share of TCP
@@ -46,6 +46,28 @@
  * --mirror-port (a shared port, a tx ring per lane) and --mirror-first.
  * The tables are filled from inside.
  *
+ * Flow events and top sources (variants top, ev_json, ev_ipfix,
+ * ev_pcapng, ev_all, ev_all_top; one lane, -l 0,1): the cuckoo variant's
+ * loop and table, with the application's own app/events.c and app/top.c
+ * set up for each turn as the app sets them up for --events FILE (in
+ * --ev-dir), --ipfix 127.0.0.1:PORT (a UDP socket of this process bound
+ * there, never read: the kernel drops what its buffer does not hold),
+ * --new-flow-pcap FILE, all three, and --top-sources N (top: the sketch
+ * alone; ev_all_top: everything). The lane then runs on lcore 1 for
+ * every variant and the main lcore loops as the app's does: drain the
+ * rings (app_events_drain), app_top_period, sleep 1 ms (10 ms with no
+ * event output). The variants share one table, so that a flow closed in
+ * one turn is opened again by its SYN in the next. --new-share S sets
+ * the FIN share for S new flows a packet (see sequence_build()); the
+ * new flows a packet reported are the tracker's counters over the
+ * measured parts. Also: main_spin (no events, the main lcore spinning
+ * instead of sleeping), ev_ring (events into a ring as the app's, which
+ * the main lcore empties without writing them) and ev_mref (the same
+ * with the first packets as --new-flow-pcap passes them). Each turn's
+ * rate is also divided by cuckoo's turn of the same round: the median
+ * and quartiles of these ratios, by wall time and by the lane's CPU
+ * time.
+ *
  * --handoff measures the application's software flow affinity instead:
  * two lanes, lib/cflow's tracker, app_worker_burst() then
  * app_worker_drain() each iteration, and each lane's flows drawn so that
@@ -56,6 +78,10 @@
  */
 
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -82,7 +108,9 @@
 
 #include "bench_util.h"
 #include "cflow.h"
+#include "events.h"
 #include "exact_table.h"
+#include "top.h"
 #include "worker.h"
 
 #define BURST 32
@@ -93,18 +121,25 @@
 #define FLOW_SYN (UINT32_C(1) << 30)
 #define FLOW_FIN (UINT32_C(1) << 31)
 #define FLOW_MASK (FLOW_SYN - 1)
-#define SLOTS 8                 /* variants, or --handoff cases */
+#define SLOTS 16                /* variants, or --handoff cases */
 #define HANDOFF_RING 1024       /* the application's default */
+#define MAX_TURNS 64u           /* --rounds, events mode */
 #define HANDOFF_SEED UINT64_C(0x5eed) /* every tracker's, with --handoff */
 
 /* FORWARD and later: the application in forward mode, lib/cflow's
  * tracker, each lane's packets alternately on its two ports (see "forward
  * mode" below). */
-enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, FORWARD,
+/* TOP to EV_ALL_TOP: the cuckoo variant's table and loop, with the
+ * top-sources sketch and the event outputs of the application (the main
+ * lcore drains: see "Flow events" above). */
+enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, MAIN_SPIN, TOP,
+	EV_RING, EV_MREF, EV_JSON, EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP, FORWARD,
 	FIREWALL, FW_MIRROR, VARIANTS };
 static const char *const variant_names[] = { "ceiling", "cuckoo",
-	"rte_hash", "cuckoo_il", "probe", "forward", "firewall",
-	"fw_mirror" };
+	"rte_hash", "cuckoo_il", "probe", "main_spin", "top", "ev_ring",
+	"ev_mref", "ev_json", "ev_ipfix", "ev_pcapng", "ev_all", "ev_all_top", "forward",
+	"firewall", "fw_mirror" };
+#define IS_EVENTS(v) ((v) >= MAIN_SPIN && (v) <= EV_ALL_TOP)
 #define FWD_VARIANTS (VARIANTS - FORWARD)
 
 static struct {
@@ -127,6 +162,12 @@ static struct {
 	unsigned int nb_shares;
 	double slice_ms;
 	unsigned int mirror_first;
+	unsigned int rounds;
+	double new_share[4];    /* --new-share: a configuration each */
+	unsigned int nb_new_shares;
+	uint64_t event_ring;
+	uint64_t top_sources;
+	const char *ev_dir;
 } opt = {
 	.flows = { 1000, 100000, 1000000, 10000000, 100000000 },
 	.nb_flows = 5,
@@ -142,6 +183,10 @@ static struct {
 	.nb_shares = 3,
 	.slice_ms = 10,
 	.mirror_first = 4,
+	.rounds = 4,
+	.event_ring = 16384,    /* the application's defaults */
+	.top_sources = 1024,
+	.ev_dir = "/dev/shm",
 };
 
 /* One lcore's source, port and table. */
@@ -178,14 +223,20 @@ struct lane {
 	 * in the measured parts (a shared machine: was it all ours?) */
 	double cpu_s[SLOTS], wall_s[SLOTS];
 	uint64_t preempted[SLOTS];
+	/* measured parts, lib/cflow's tracker: its packets, new flows and
+	 * closes; the worker's events queued and dropped */
+	uint64_t tpackets[SLOTS], tnew[SLOTS], tclosed[SLOTS];
+	uint64_t ev_queued[SLOTS], ev_dropped[SLOTS];
+	/* events mode: each turn's rate, packets a wall second and a CPU
+	 * second of the lane's thread */
+	double turn_wall[SLOTS][MAX_TURNS], turn_cpu[SLOTS][MAX_TURNS];
 	/* the last slice alone, for --handoff's clean slices */
 	uint64_t last_packets, last_cycles, last_preempted;
 	double last_cpu_share;
 } __rte_cache_aligned;
 
-/* The variants take turns, ROUNDS times, so that a slow spell of this
- * shared machine hits them all alike. */
-#define ROUNDS 4
+/* The variants take turns, opt.rounds times (--rounds), so that a slow
+ * spell of this shared machine hits them all alike. */
 
 static struct lane lanes[MAX_LCORES];
 /* the lanes' workers, in one array as app_run.workers wants them */
@@ -202,6 +253,14 @@ static struct app_run bench_run;   /* the workers' shared settings */
 /* fw_mirror's mirror port, shared: tx queue i (lane i) into ring i */
 static uint16_t mirror_port;
 static struct rte_ring *mirror_tx[MAX_LCORES];
+/* Events mode: the lane runs on lcore 1, the main lcore drains; the
+ * main lcore's CPU time and wall time per variant */
+static bool drain_mode;
+static unsigned int lanes_finished;
+static unsigned int turn;       /* the round being measured */
+static double main_cpu_s[SLOTS], main_wall_s[SLOTS];
+static uint16_t ipfix_port;     /* the bench's own receiver's */
+static struct rte_ring *bare_ring; /* ev_ring's */
 
 /* ------------------------------------------------------------ source */
 
@@ -545,9 +604,14 @@ thread_usage(double *cpu_s, uint64_t *nivcsw)
 static int
 lane_main(void *arg)
 {
-	unsigned int i = (unsigned int)rte_lcore_index(rte_lcore_id());
+	/* events mode: lane 0 on lcore 1, the main lcore drains */
+	unsigned int i = (unsigned int)rte_lcore_index(rte_lcore_id()) -
+		(drain_mode ? 1 : 0);
 	uint64_t hz = rte_get_tsc_hz(), t0, t1, end, start, csw0, csw1;
-	uint64_t mirrored0, sent0;
+	uint64_t mirrored0, sent0, q0, d0;
+	struct cflow_counters c0 = { 0 }, c1 = { 0 };
+	bool tracked = current == CUCKOO || current == CUCKOO_IL ||
+		IS_EVENTS(current);
 	double cpu0, cpu1;
 	double slice = slice_s;
 	struct lane *l = &lanes[i];
@@ -574,6 +638,10 @@ lane_main(void *arg)
 	l->packets[slot] = start; /* the warm-up does not count */
 	mirrored0 = l->w->mirrored;
 	sent0 = l->w->tx_packets;
+	q0 = l->w->events_queued;
+	d0 = l->w->events_dropped;
+	if (tracked)
+		cflow_counters_get(l->w->table, &c0);
 	thread_usage(&cpu0, &csw0);
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(slice * (double)hz);
@@ -589,12 +657,34 @@ lane_main(void *arg)
 	l->cpu_s[slot] += cpu1 - cpu0;
 	l->wall_s[slot] += (double)(t1 - t0) / (double)hz;
 	l->preempted[slot] += csw1 - csw0;
+	if (tracked) {
+		cflow_counters_get(l->w->table, &c1);
+		l->tpackets[slot] += c1.packets - c0.packets;
+		l->tnew[slot] += c1.flows_new - c0.flows_new;
+		l->tclosed[slot] += c1.flows_closed - c0.flows_closed;
+	}
+	if (turn < MAX_TURNS) {
+		l->turn_wall[slot][turn] = (double)(l->packets[slot] - start) /
+			((double)(t1 - t0) / (double)hz);
+		l->turn_cpu[slot][turn] = cpu1 > cpu0 ?
+			(double)(l->packets[slot] - start) / (cpu1 - cpu0) : 0;
+	}
+	l->ev_queued[slot] += l->w->events_queued - q0;
+	l->ev_dropped[slot] += l->w->events_dropped - d0;
 	l->last_packets = l->packets[slot] - start;
 	l->last_cycles = t1 - t0;
 	l->last_preempted = csw1 - csw0;
 	l->last_cpu_share = (cpu1 - cpu0) / ((double)(t1 - t0) /
 		(double)hz);
 	handoff_quiesce(l);
+	return 0;
+}
+
+static int
+lane_entry(void *arg)
+{
+	lane_main(arg);
+	__atomic_add_fetch(&lanes_finished, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -683,7 +773,10 @@ lane_setup(unsigned int i)
 
 	l->w = &workers[i];
 	snprintf(name, sizeof(name), "bench_pool%u", i);
-	l->pool = rte_pktmbuf_pool_create(name, POOL_MBUFS, 256, priv,
+	/* events mode: room for the first packets the event ring holds,
+	 * as the application's pool has with --new-flow-pcap */
+	l->pool = rte_pktmbuf_pool_create(name, POOL_MBUFS + (drain_mode ?
+			(unsigned int)opt.event_ring : 0), 256, priv,
 			RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	snprintf(name, sizeof(name), "bench_ring%u", i);
 	l->ring = rte_ring_create(name, 1024, socket,
@@ -709,7 +802,7 @@ lane_setup(unsigned int i)
 			rte_eth_dev_start(l->port) != 0)
 		rte_exit(EXIT_FAILURE, "net_ring port %u setup\n", l->port);
 	l->lane = i;
-	l->w->lcore = i;
+	l->w->lcore = drain_mode ? i + 1 : i;
 	l->w->nb_rxq = 1;
 	l->w->rxq[0] = (struct app_rxq){ .port = l->port };
 	l->w->index = i;
@@ -728,7 +821,49 @@ struct result {
 	double unsolicited_share; /* of packets: the firewall's drops */
 	double mirrored_share;  /* copies / packets (fw_mirror) */
 	double sent_share;      /* forwarded / packets (forward mode) */
+	/* measured parts: the tracker's new flows and closes a packet,
+	 * events queued and dropped, the main lcore's CPU share */
+	double new_per_pkt, close_per_pkt;
+	uint64_t ev_queued, ev_dropped;
+	double main_cpu;
+	/* the lane's thread: CPU time / wall time, and packets per CPU
+	 * second (what it did while it ran: a shared machine's other jobs
+	 * take turns on its core) */
+	double lane_cpu, mpps_cpu;
+	/* events mode: the turns' ratios to cuckoo's turn of the same
+	 * round, median and quartiles; by wall and by CPU time */
+	double turn_ratio[3], turn_ratio_cpu[3];
 };
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median and quartiles of @p n values (sorted in place). */
+static void
+quartiles(double *v, unsigned int n, double q[3])
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (int k = 0; k < 3; k++) {
+		double at = (double)(n - 1) * (k + 1) / 4;
+		unsigned int i = (unsigned int)at;
+		double f = at - i;
+
+		q[k] = i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+	}
+}
+
+/* Whether variant @p v runs on lanes[].tracker: cuckoo and the events
+ * variants share it. */
+static bool
+uses_tracker(int v)
+{
+	return opt.variant[v] && (v == CUCKOO || IS_EVENTS(v));
+}
 
 static void
 tracker_params(struct cflow_tracker_params *p, uint64_t flows,
@@ -787,6 +922,101 @@ fwd_run_init(struct app_run *run, enum variant v)
 	}
 }
 
+/* Events mode: the outputs of variant @p v, set up as the application
+ * sets them up (app_events_setup, app_top_setup): fresh files in
+ * --ev-dir, the bench's own UDP receiver for IPFIX. */
+static void
+events_setup(enum variant v, bool fill)
+{
+	bool json = v == EV_JSON || v == EV_ALL || v == EV_ALL_TOP;
+	bool ipfix = v == EV_IPFIX || v == EV_ALL || v == EV_ALL_TOP;
+	bool pcap = v == EV_PCAPNG || v == EV_ALL || v == EV_ALL_TOP;
+
+	if (fill)
+		json = ipfix = pcap = false;
+	app_cfg.events[0] = app_cfg.ipfix[0] = app_cfg.new_flow_pcap[0] = '\0';
+	if (json) {
+		snprintf(app_cfg.events, sizeof(app_cfg.events),
+			"%s/bench_pipeline_events.jsonl", opt.ev_dir);
+		unlink(app_cfg.events);    /* the app appends */
+	}
+	if (ipfix)
+		snprintf(app_cfg.ipfix, sizeof(app_cfg.ipfix),
+			"127.0.0.1:%u", ipfix_port);
+	if (pcap)
+		snprintf(app_cfg.new_flow_pcap, sizeof(app_cfg.new_flow_pcap),
+			"%s/bench_pipeline_first.pcapng", opt.ev_dir);
+	app_cfg.top_sources = !fill && (v == TOP || v == EV_ALL_TOP) ?
+		opt.top_sources : 0;
+	/* as main.c: events carry epoch times */
+	bench_run.epoch_offset_ns = cfu_clock_ns(CLOCK_REALTIME) -
+		app_tsc_ns(&bench_run);
+	app_events_setup(&app_cfg, &bench_run);
+	app_top_setup(&app_cfg, &bench_run);
+	/* ev_ring: the worker's side alone, into a ring as the app's */
+	if ((v == EV_RING || v == EV_MREF) && !fill) {
+		bench_run.first_packets = v == EV_MREF;
+		if (bare_ring == NULL)
+			bare_ring = rte_ring_create_elem("bench_ev_ring",
+				sizeof(struct app_event),
+				(unsigned int)opt.event_ring, (int)rte_socket_id(),
+				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (bare_ring == NULL)
+			rte_exit(EXIT_FAILURE, "ev_ring: %s\n",
+				rte_strerror(rte_errno));
+		workers[0].event_ring = bare_ring;
+	}
+}
+
+/* ev_ring's drain: take every event, do nothing with it. */
+static void
+bare_drain(void)
+{
+	struct app_event e[256];
+
+	unsigned int n;
+
+	while ((n = rte_ring_sc_dequeue_burst_elem(bare_ring, e, sizeof(e[0]),
+			RTE_DIM(e), NULL)) != 0)
+		for (unsigned int k = 0; k < n; k++)
+			rte_pktmbuf_free(e[k].m);   /* ev_mref's */
+}
+
+/* Events mode: the application's main lcore loop while the lane runs
+ * (main.c): drain the events, the top-sources period, sleep. */
+static void
+main_loop(void)
+{
+	bool events = app_events_enabled(&app_cfg);
+	struct timespec c0, c1, w0, w1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	while (__atomic_load_n(&lanes_finished, __ATOMIC_ACQUIRE) < nb_lanes) {
+		if (events)
+			app_events_drain();
+		app_top_period();
+		if ((current == EV_RING || current == EV_MREF) && !filling) {
+			bare_drain();
+			rte_delay_us_sleep(1000);
+		} else if (current == MAIN_SPIN && !filling) {
+			/* the main lcore busy, no memory: does that slow
+			 * the lane's core? (SMT siblings on the host) */
+			rte_delay_us_block(1000);
+		} else {
+			rte_delay_us_sleep(events ? 1000 : 10000);
+		}
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	if (filling)
+		return;
+	main_cpu_s[slot] += (double)(c1.tv_sec - c0.tv_sec) +
+		(double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
+	main_wall_s[slot] += (double)(w1.tv_sec - w0.tv_sec) +
+		(double)(w1.tv_nsec - w0.tv_nsec) * 1e-9;
+}
+
 static void
 launch(enum variant v, bool fill)
 {
@@ -794,6 +1024,7 @@ launch(enum variant v, bool fill)
 	slot = v;
 	filling = fill;
 	ready = go = quiet = 0;
+	lanes_finished = 0;
 	run_init(&bench_run, v == RTE_HASH ? &exact_table_ops :
 		&app_cflow_table_ops);
 	fwd_run_init(&bench_run, v);
@@ -802,8 +1033,23 @@ launch(enum variant v, bool fill)
 			v >= FORWARD ? lanes[i].fwd_tracker[v - FORWARD] :
 			v == CUCKOO_IL ? lanes[i].tracker_il :
 			lanes[i].tracker;
-	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
+	if (!drain_mode) {
+		rte_eal_mp_remote_launch(lane_entry, NULL, CALL_MAIN);
+		rte_eal_mp_wait_lcore();
+		return;
+	}
+	events_setup(v, fill);
+	rte_eal_mp_remote_launch(lane_entry, NULL, SKIP_MAIN);
+	main_loop();
 	rte_eal_mp_wait_lcore();
+	if ((v == EV_RING || v == EV_MREF) && !fill) {
+		bare_drain();
+		workers[0].event_ring = NULL;
+	}
+	if (app_events_close() != 0)
+		rte_exit(EXIT_FAILURE, "%s: an event output failed\n",
+			variant_names[v]);
+	app_top_fini();
 }
 
 /* One configuration: every enabled variant's tables built and filled,
@@ -813,20 +1059,25 @@ run_config(struct result *res)
 {
 	uint64_t flows = 0, bytes[VARIANTS] = { 0 };
 
-	slice_s = opt.seconds / ROUNDS;
+	bool tracker = false;
+
+	for (int v = 0; v < VARIANTS; v++)
+		tracker |= uses_tracker(v);
+	slice_s = opt.seconds / opt.rounds;
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		struct lane *l = &lanes[i];
 		struct cflow_tracker_params p;
 		uint64_t heap0 = heap_bytes();
 
 		tracker_params(&p, l->flows, i);
-		l->tracker = opt.variant[CUCKOO] ?
-			cflow_tracker_create(&p) : NULL;
-		if (opt.variant[CUCKOO] && l->tracker == NULL)
+		l->tracker = tracker ? cflow_tracker_create(&p) : NULL;
+		if (tracker && l->tracker == NULL)
 			rte_exit(EXIT_FAILURE, "cuckoo table of %" PRIu64
 				" flows: %s (reserve more hugepages)\n",
 				l->flows, strerror(errno));
-		bytes[CUCKOO] += heap_bytes() - heap0;
+		for (int v = 0; v < VARIANTS; v++)
+			if (uses_tracker(v))
+				bytes[v] += heap_bytes() - heap0;
 		heap0 = heap_bytes();
 		l->exact = opt.variant[RTE_HASH] ?
 			exact_table_create(&p, p.socket_id) : NULL;
@@ -892,20 +1143,40 @@ run_config(struct result *res)
 		memset(l->cycles, 0, sizeof(l->cycles));
 		flows += l->flows;
 	}
+	/* cuckoo and the events variants share one table: filled once */
+	if (tracker)
+		launch(CUCKOO, true);
 	for (int v = CUCKOO; v < VARIANTS; v++)
-		if (opt.variant[v] && v != PROBE)
+		if (opt.variant[v] && v != PROBE && !uses_tracker(v))
 			launch((enum variant)v, true);
 
 	/* Only the measured slices count. */
 	for (unsigned int i = 0; i < nb_lanes; i++) {
-		memset(lanes[i].packets, 0, sizeof(lanes[i].packets));
-		memset(lanes[i].mirrored, 0, sizeof(lanes[i].mirrored));
-		memset(lanes[i].sent, 0, sizeof(lanes[i].sent));
+		struct lane *l = &lanes[i];
+
+		memset(l->packets, 0, sizeof(l->packets));
+		memset(l->mirrored, 0, sizeof(l->mirrored));
+		memset(l->sent, 0, sizeof(l->sent));
+		memset(l->tpackets, 0, sizeof(l->tpackets));
+		memset(l->tnew, 0, sizeof(l->tnew));
+		memset(l->tclosed, 0, sizeof(l->tclosed));
+		memset(l->ev_queued, 0, sizeof(l->ev_queued));
+		memset(l->ev_dropped, 0, sizeof(l->ev_dropped));
+		memset(l->cpu_s, 0, sizeof(l->cpu_s));
+		memset(l->wall_s, 0, sizeof(l->wall_s));
 	}
-	for (int round = 0; round < ROUNDS; round++)
-		for (int v = 0; v < VARIANTS; v++)
+	memset(main_cpu_s, 0, sizeof(main_cpu_s));
+	memset(main_wall_s, 0, sizeof(main_wall_s));
+	/* Events mode: each round starts one variant later, so that no
+	 * variant always follows the same one. */
+	for (unsigned int round = 0; round < opt.rounds; round++)
+		for (int k = 0; k < VARIANTS; k++) {
+			turn = round;
+			int v = drain_mode ? (int)(k + round) % VARIANTS : k;
+
 			if (opt.variant[v])
 				launch((enum variant)v, false);
+		}
 	for (int v = 0; v < VARIANTS; v++) {
 		struct result *r = &res[v];
 		uint64_t packets = 0, cycles = 0, mirrored = 0, sent = 0;
@@ -919,7 +1190,7 @@ run_config(struct result *res)
 
 			packets += l->packets[v];
 			cycles += l->cycles[v];
-			if (v == CUCKOO)
+			if (v == CUCKOO || IS_EVENTS(v))
 				cflow_counters_get(l->tracker, &c);
 			else if (v == CUCKOO_IL)
 				cflow_counters_get(l->tracker_il, &c);
@@ -929,6 +1200,13 @@ run_config(struct result *res)
 				cflow_counters_get(l->fwd_tracker[v - FORWARD],
 					&c);
 			r->tracked += c.active;
+			r->ev_queued += l->ev_queued[v];
+			r->ev_dropped += l->ev_dropped[v];
+			r->new_per_pkt += l->tpackets[v] ? (double)l->tnew[v] /
+				(double)l->tpackets[v] / nb_lanes : 0;
+			r->close_per_pkt += l->tpackets[v] ?
+				(double)l->tclosed[v] / (double)l->tpackets[v] /
+				nb_lanes : 0;
 			r->new_share += c.packets ? (double)c.flows_new /
 				(double)c.packets / nb_lanes : 0;
 			r->unsolicited_share += c.packets ?
@@ -944,6 +1222,34 @@ run_config(struct result *res)
 			(double)rte_get_tsc_hz()) / 1e6;
 		r->cycles_per_pkt = (double)cycles / (double)packets;
 		r->bytes_per_flow = (double)bytes[v] / (double)flows;
+		r->main_cpu = main_wall_s[v] > 0 ? main_cpu_s[v] /
+			main_wall_s[v] : 0;
+		{
+			double cpu = 0, wall = 0;
+
+			for (unsigned int i = 0; i < nb_lanes; i++) {
+				cpu += lanes[i].cpu_s[v];
+				wall += lanes[i].wall_s[v];
+			}
+			r->lane_cpu = wall > 0 ? cpu / wall : 0;
+			r->mpps_cpu = cpu > 0 ? (double)packets / cpu / 1e6 /
+				nb_lanes : 0;
+		}
+		if (drain_mode && opt.variant[CUCKOO]) {
+			double rw[MAX_TURNS], rc[MAX_TURNS];
+			unsigned int nt = RTE_MIN(opt.rounds, MAX_TURNS);
+			const struct lane *l = &lanes[0];
+
+			for (unsigned int t = 0; t < nt; t++) {
+				rw[t] = l->turn_wall[v][t] /
+					l->turn_wall[CUCKOO][t];
+				rc[t] = l->turn_cpu[CUCKOO][t] > 0 ?
+					l->turn_cpu[v][t] /
+					l->turn_cpu[CUCKOO][t] : 0;
+			}
+			quartiles(rw, nt, r->turn_ratio);
+			quartiles(rc, nt, r->turn_ratio_cpu);
+		}
 	}
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		cflow_tracker_free(lanes[i].tracker);
@@ -1174,7 +1480,7 @@ run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 	for (unsigned int i = 0; i < nb_lanes; i++)
 		memset(lanes[i].packets, 0, sizeof(lanes[i].packets));
 	/* Short slices: most fit between two preemptions of a lane */
-	slice_s = RTE_MIN(opt.seconds / ROUNDS, opt.slice_ms * 1e-3);
+	slice_s = RTE_MIN(opt.seconds / opt.rounds, opt.slice_ms * 1e-3);
 	rounds = (unsigned int)(opt.seconds / slice_s + 0.5);
 	for (unsigned int round = 0; round < rounds; round++)
 		for (unsigned int k = 0; k < nb_hcases; k++)
@@ -1245,7 +1551,7 @@ handoff_main(FILE *csv)
 		"turn\n\n", HANDOFF_RING,
 		opt.churn * 100, opt.fp_bits, opt.age_bits,
 		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
-		opt.seconds, RTE_MIN(opt.seconds / ROUNDS, opt.slice_ms * 1e-3) *
+		opt.seconds, RTE_MIN(opt.seconds / opt.rounds, opt.slice_ms * 1e-3) *
 		1e3, rte_get_tsc_hz() / 1e9);
 	printf("| flows | dist | foreign | handed off | Mpps w0 | Mpps w1 | "
 		"Mpps/worker | cycles/pkt | of 0%% | of no handoff | "
@@ -1326,6 +1632,148 @@ handoff_main(FILE *csv)
 		}
 }
 
+/* ----------------------------------------------------------- events */
+
+/* A UDP socket on 127.0.0.1, never read, for --ipfix to send to: the
+ * kernel drops what its buffer does not hold. Its port. */
+static uint16_t
+ipfix_receiver(void)
+{
+	struct sockaddr_in a = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+			getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		rte_exit(EXIT_FAILURE, "IPFIX receiver: %s\n", strerror(errno));
+	return ntohs(a.sin_port);
+}
+
+/*
+ * Events mode: one lane on lcore 1, uniform or Zipf flows, a
+ * configuration per --new-share; per variant its rate, its ratio to
+ * cuckoo (no events, no sketch), the tracker's new flows and closes a
+ * packet, events queued and dropped (a full ring), the main lcore's CPU
+ * share.
+ */
+static void
+events_main(FILE *csv)
+{
+	ipfix_port = ipfix_receiver();
+	if (csv != NULL)
+		fprintf(csv, "flows,dist,new_share_asked,churn,variant,"
+			"mpps_per_lcore,cycles_per_pkt,of_cuckoo,new_per_pkt,"
+			"close_per_pkt,events_queued,events_dropped,"
+			"dropped_share,main_cpu,lane_cpu,mpps_per_cpu_s,"
+			"turns_median,turns_q1,turns_q3,turns_cpu_median,"
+			"turns_cpu_q1,turns_cpu_q3\n");
+	printf("# bench_pipeline, events: 64-byte TCP/UDP frames, one lane "
+		"on lcore 1, the main lcore draining; cuckoo with %u-bit "
+		"fingerprints and %u-bit state%s, sweep <= %u buckets a "
+		"burst, %u turns, %.1f s a row; event ring %" PRIu64 ", "
+		"top sources %" PRIu64 "; files in %s; TSC %.2f GHz\n\n",
+		opt.fp_bits, opt.age_bits, opt.exact_size ? ", exact size" : "",
+		opt.sweep_buckets, opt.rounds, opt.seconds, opt.event_ring,
+		opt.top_sources, opt.ev_dir, rte_get_tsc_hz() / 1e9);
+	printf("| flows | dist | new share (asked) | variant | Mpps/lcore | "
+		"cycles/pkt | of cuckoo | of cuckoo, turns: median (quartiles) "
+		"| by lane CPU time: median (quartiles) | lane CPU | new/pkt | "
+		"close/pkt | events queued | events dropped | main lcore CPU "
+		"|\n");
+	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+		"---:|---:|---:|\n");
+	nb_lanes = 1;
+	lanes[0].nb_lanes = 1;
+	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
+		for (int d = 0; d < 2; d++)
+			for (unsigned int si = 0; si < opt.nb_new_shares; si++) {
+				struct result res[VARIANTS] = { { 0 } };
+				double share = opt.new_share[si];
+				char asked[16] = "";
+
+				if (!opt.zipf[d])
+					continue;
+				/* TCP packets are half; of them a share c/(1+c)
+				 * are a SYN after a FIN at churn c */
+				if (share >= 0) {
+					opt.churn = 2 * share / (1 - 2 * share);
+					snprintf(asked, sizeof(asked), "%.1f%%",
+						100 * share);
+				} else {
+					snprintf(asked, sizeof(asked),
+						"churn %.3f", opt.churn);
+				}
+				lanes[0].flows = opt.flows[fi];
+				if (sequence_build(&lanes[0], d == 1, 99) != 0)
+					rte_exit(EXIT_FAILURE, "out of memory\n");
+				run_config(res);
+				for (int v = 0; v < VARIANTS; v++) {
+					const struct result *r = &res[v];
+					uint64_t all = r->ev_queued + r->ev_dropped;
+					char of[16] = "", ofc[48] = "", oft[48] = "";
+
+					if (!opt.variant[v])
+						continue;
+					if (res[CUCKOO].mpps > 0)
+						snprintf(of, sizeof(of), "%.3f",
+							r->mpps / res[CUCKOO].mpps);
+					if (opt.variant[CUCKOO]) {
+						snprintf(oft, sizeof(oft),
+							"%.3f (%.3f-%.3f)",
+							r->turn_ratio[1],
+							r->turn_ratio[0],
+							r->turn_ratio[2]);
+						snprintf(ofc, sizeof(ofc),
+							"%.3f (%.3f-%.3f)",
+							r->turn_ratio_cpu[1],
+							r->turn_ratio_cpu[0],
+							r->turn_ratio_cpu[2]);
+					}
+					printf("| %" PRIu64 " | %s | %s | %s | %.2f "
+						"| %.0f | %s | %s | %s | %.1f%% | "
+						"%.4f | %.4f | %" PRIu64
+						" | %" PRIu64 " (%.1f%%) | %.1f%% |\n",
+						opt.flows[fi], d ? "zipf" : "uniform",
+						asked, variant_names[v], r->mpps,
+						r->cycles_per_pkt, of, oft,
+						ofc, 100 * r->lane_cpu,
+						r->new_per_pkt,
+						r->close_per_pkt, r->ev_queued,
+						r->ev_dropped, all ? 100.0 *
+						(double)r->ev_dropped / (double)all :
+						0, 100 * r->main_cpu);
+					fflush(stdout);
+					if (csv != NULL)
+						fprintf(csv, "%" PRIu64 ",%s,%.4f,"
+							"%.4f,%s,%.3f,%.1f,%.4f,%.5f,"
+							"%.5f,%" PRIu64 ",%" PRIu64
+							",%.5f,%.4f,%.4f,%.3f,%.4f,%.4f,"
+							"%.4f,%.4f,%.4f,%.4f\n",
+							opt.flows[fi],
+							d ? "zipf" : "uniform", share,
+							opt.churn, variant_names[v],
+							r->mpps, r->cycles_per_pkt,
+							res[CUCKOO].mpps > 0 ? r->mpps /
+							res[CUCKOO].mpps : 0,
+							r->new_per_pkt,
+							r->close_per_pkt, r->ev_queued,
+							r->ev_dropped, all ?
+							(double)r->ev_dropped /
+							(double)all : 0, r->main_cpu,
+							r->lane_cpu, r->mpps_cpu,
+							r->turn_ratio[1],
+							r->turn_ratio[0],
+							r->turn_ratio[2],
+							r->turn_ratio_cpu[1],
+							r->turn_ratio_cpu[0],
+							r->turn_ratio_cpu[2]);
+				}
+			}
+}
+
 /* ------------------------------------------------------------- main */
 
 static void
@@ -1367,6 +1815,33 @@ usage(const char *prog)
 		"  --firewall       --variants forward,firewall,fw_mirror\n"
 		"  --mirror-first N fw_mirror's copies of each flow's first N "
 		"packets (default 4)\n"
+		"                   main_spin: cuckoo, the main lcore busy "
+		"(a spin, no memory);\n"
+		"                   ev_ring: cuckoo, events queued to a ring "
+		"the main lcore\n"
+		"                   empties without writing them; ev_mref: "
+		"the same with first\n"
+		"                   packets passed as for --new-flow-pcap "
+		"(mbufs freed there);\n"
+		"                   top, ev_json, ev_ipfix, ev_pcapng, ev_all, "
+		"ev_all_top: the cuckoo\n"
+		"                   loop and table with the app's top-sources "
+		"sketch, flow\n"
+		"                   events as JSON lines, IPFIX, first-packet "
+		"pcapng, all three,\n"
+		"                   all and the sketch; the main lcore drains "
+		"them (needs -l 0,1;\n"
+		"                   one lane, on lcore 1, for every variant)\n"
+		"  --new-share LIST events mode: new flows a packet, a "
+		"configuration each (sets\n"
+		"                   --churn to 2S / (1 - 2S): half the packets "
+		"are TCP)\n"
+		"  --top-sources N  the top and ev_all_top sketch's counters "
+		"(default 1024)\n"
+		"  --event-ring N   events a worker's ring holds (default "
+		"16384)\n"
+		"  --ev-dir DIR     where the event files go (default /dev/shm)\n"
+		"  --rounds N       turns of each variant (default 4)\n"
 		"  --csv FILE       also write the rows as CSV\n"
 		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n"
 		"  --handoff        instead of the variants: 2 lcores, cuckoo, "
@@ -1399,6 +1874,9 @@ parse_options(int argc, char **argv)
 		{ "handoff", 0, NULL, 'H' }, { "shares", 1, NULL, 'S' },
 		{ "slice-ms", 1, NULL, 'm' }, { "firewall", 0, NULL, 'F' },
 		{ "mirror-first", 1, NULL, 'M' },
+		{ "new-share", 1, NULL, 'N' }, { "top-sources", 1, NULL, 'T' },
+		{ "event-ring", 1, NULL, 'R' }, { "ev-dir", 1, NULL, 'D' },
+		{ "rounds", 1, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -1547,6 +2025,41 @@ parse_options(int argc, char **argv)
 			if (opt.nb_shares == 0)
 				goto bad;
 			break;
+		case 'N':
+			opt.nb_new_shares = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok != NULL;
+					tok = strtok_r(NULL, ",", &save)) {
+				double v = strtod(tok, &end);
+
+				if (*end != '\0' || !(v >= 0 && v <= 0.2) ||
+						opt.nb_new_shares ==
+						RTE_DIM(opt.new_share))
+					goto bad;
+				opt.new_share[opt.nb_new_shares++] = v;
+			}
+			if (opt.nb_new_shares == 0)
+				goto bad;
+			break;
+		case 'T':
+			opt.top_sources = strtoull(optarg, &end, 0);
+			if (*end != '\0' || opt.top_sources < 1 ||
+					opt.top_sources > (1u << 24))
+				goto bad;
+			break;
+		case 'R':
+			opt.event_ring = strtoull(optarg, &end, 0);
+			if (*end != '\0' || opt.event_ring < 64 ||
+					opt.event_ring > (1u << 24))
+				goto bad;
+			break;
+		case 'D':
+			opt.ev_dir = optarg;
+			break;
+		case 'r':
+			opt.rounds = (unsigned int)strtoul(optarg, &end, 0);
+			if (*end != '\0' || opt.rounds < 1 || opt.rounds > 1000)
+				goto bad;
+			break;
 		case 'h':
 			usage(argv[0]);
 			exit(0);
@@ -1570,6 +2083,25 @@ bad:
 			"have 2 lcores (-l 0,1)\n");
 		return -1;
 	}
+	for (int v = TOP; v <= EV_ALL_TOP; v++)
+		drain_mode |= opt.variant[v];
+	if (drain_mode) {
+		if (rte_lcore_count() < 2 || opt.handoff) {
+			fprintf(stderr, "bench_pipeline: the events variants "
+				"need -l 0,1 (the main lcore drains, one lane "
+				"on lcore 1), without --handoff\n");
+			return -1;
+		}
+		opt.lcores[0] = 1;
+		opt.nb_lcore_counts = 1;
+		if (opt.rounds > MAX_TURNS) {
+			fprintf(stderr, "bench_pipeline: events mode: at most "
+				"%d rounds\n", MAX_TURNS);
+			return -1;
+		}
+	}
+	if (opt.nb_new_shares == 0)
+		opt.new_share[opt.nb_new_shares++] = -1;    /* --churn's */
 	/* --handoff's cases: no handoff, then each share */
 	hcases[nb_hcases++] = (struct hcase){ .share = 0 };
 	for (unsigned int k = 0; k < opt.nb_shares; k++)
@@ -1596,6 +2128,11 @@ main(int argc, char **argv)
 	app_cfg.mode = APP_MODE_MONITOR;
 	app_cfg.clock = APP_CLOCK_TSC;
 	app_cfg.burst = BURST;
+	/* the application's defaults, for app/events.c and app/top.c */
+	app_cfg.max_pkt_len = 1518;
+	app_cfg.event_ring = opt.event_ring;
+	app_cfg.ipfix_domain = 1;
+	app_cfg.top_period_s = 60;
 	for (unsigned int i = 0; i < RTE_MIN(rte_lcore_count(),
 			(unsigned int)MAX_LCORES); i++)
 		lane_setup(i);
@@ -1604,6 +2141,10 @@ main(int argc, char **argv)
 	if (opt.handoff) {
 		handoff_setup();
 		handoff_main(csv);
+		goto out;
+	}
+	if (drain_mode) {
+		events_main(csv);
 		goto out;
 	}
 	if (csv != NULL)

@@ -2339,13 +2339,16 @@ def test_events_ring_overflow():
         assert t[k] == base["total"][k], k
 
 
-def flood_events_capture():
-    """20 000 one-packet UDP flows (test_events_ring_overflow's flood)."""
-    flood = os.path.join(TMP, "flood_events.pcap")
+def flood_events_capture(payload=0):
+    """20 000 one-packet UDP flows (test_events_ring_overflow's flood),
+    with @payload bytes of UDP payload."""
+    flood = os.path.join(TMP, "flood_events%s.pcap" % (
+        "_%d" % payload if payload else ""))
     if not os.path.exists(flood):
         write_udp_flows(flood, [(bytes((10, f >> 16, (f >> 8) & 255,
                                         f & 255)), bytes((192, 0, 2, 9)),
-                                 1024, 53) for f in range(20000)])
+                                 1024, 53) for f in range(20000)],
+                        payload=payload)
     return flood
 
 
@@ -2415,14 +2418,15 @@ def test_new_flow_pcap_many(nb):
 @pytest.mark.parametrize("nb", (1, 2))
 def test_new_flow_pcap_slow_disk(nb):
     """--new-flow-pcap to a FIFO nobody reads for 3 s (a stalled disk: the
-    main lcore blocks in its write) while 20 000 new flows arrive: the
+    main lcore blocks in its write) while 20 000 new flows arrive, their
+    first packets 200 bytes (past the inline copy: by their mbufs): the
     first packets waiting in the rings never take the mbufs the port
     receives into, so every packet is received and tracked; the pcapng
     read back holds only capture frames, one per new flow at most. (Before
     the fix the event rings held the pool's mbufs: 15 968 packets of
     20 000 lost to rx_nombuf with one worker.)"""
     from scapy.utils import rdpcap
-    flood = flood_events_capture()
+    flood = flood_events_capture(payload=158)
     fifo = os.path.join(TMP, "first_slow%d.fifo" % nb)
     pcapng = os.path.join(TMP, "first_slow%d.pcapng" % nb)
     if os.path.exists(fifo):
@@ -2449,6 +2453,42 @@ def test_new_flow_pcap_slow_disk(nb):
     firsts = [bytes(p) for p in rdpcap(pcapng)]
     assert 0 < len(firsts) <= tot["events_queued"]
     assert set(firsts) <= frames and len(set(firsts)) == len(firsts)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_new_flow_pcap_sizes(nb):
+    """--new-flow-pcap with first packets of every size around the
+    worker's inline copy (APP_EVENT_PKT_INLINE, 128 bytes: shorter ones
+    travel in the event, longer ones by their mbuf): the pcapng holds each
+    flow's first packet exactly, whichever way it came, and the later
+    packets of the flows are not in it."""
+    from scapy.utils import rdpcap, wrpcap
+    from scapy.all import Raw
+    sizes = (60, 127, 128, 129, 200, 600, 1514)
+    path = os.path.join(TMP, "sizes_flows.pcap")
+    first, pkts = [], []
+    for f in range(700):
+        size = sizes[f % len(sizes)]
+        p = Ether(src=MAC_A, dst=MAC_B) / IP(
+            src="10.9.%d.%d" % (f >> 8, f & 255), dst="192.0.2.9") / \
+            UDP(sport=3000 + f, dport=53)
+        p = p / Raw(b"x" * max(0, size - len(p)))
+        p.time = 1700000000 + f * 1e-3
+        first.append(bytes(p))
+        again = p.copy()
+        again.time = p.time + 0.5e-3
+        pkts += [p, again]
+    pkts.sort(key=lambda p: p.time)
+    wrpcap(path, pkts)
+    pcapng = os.path.join(TMP, "sizes%d.pcapng" % nb)
+    if os.path.exists(pcapng):
+        os.unlink(pcapng)
+    rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                    % path], ["--new-flow-pcap", pcapng])
+    assert got is not None, "rc %d: %s" % (rc, log[-600:])
+    assert got["total"]["flows_new"] == 700
+    assert got["total"]["events_dropped"] == 0
+    assert sorted(bytes(p) for p in rdpcap(pcapng)) == sorted(first)
 
 
 def start_workers(nb, vdev, args):
@@ -2740,12 +2780,14 @@ def test_control_request_withdrawn():
 
 # ------------------------------------------------ top sources of new flows
 
-def write_udp_flows(path, flows, t0=1700000000):
+def write_udp_flows(path, flows, t0=1700000000, payload=0):
     """A pcap of one UDP packet a flow, (src, dst, sport, dport) each,
-    1 us apart, written with struct (scapy is too slow for a million)."""
+    with @payload zero bytes, 1 us apart, written with struct (scapy is
+    too slow for a million)."""
     base = bytearray(bytes(Ether(src=MAC_A, dst=MAC_B) /
                            IP(src="10.0.0.1", dst="10.0.0.2") /
-                           UDP(sport=1, dport=2)))
+                           UDP(sport=1, dport=2, chksum=0) /
+                           (b"\0" * payload)))
     with open(path, "wb") as w:
         w.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
         for i, (src, dst, sport, dport) in enumerate(flows):
