@@ -2687,16 +2687,22 @@ def test_flush_under_traffic(nb):
         nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1" % MIXED,
         ["--stats-json", out])
     try:
-        answered = 0
+        # A request the client gave up on (its timeout) or that a worker
+        # took but answered late ("in progress") may still be carried out:
+        # counted unsure, it widens the expected flushes.
+        answered = unsure = 0
         for _ in range(200):
             time.sleep(0.05)
             try:
                 r = telemetry(prefix, "/cuckooflow/flush")
             except (OSError, ValueError):
+                unsure += 1
                 continue
             if r is None:  # not registered yet
                 continue
-            answered += r["workers"] == nb and "error" not in r
+            ok = r.get("workers") == nb and "error" not in r
+            answered += ok
+            unsure += not ok
             if answered == 10:
                 break
         assert answered == 10
@@ -2707,7 +2713,8 @@ def test_flush_under_traffic(nb):
     with open(out) as f:
         got = json.load(f)
     t = got["total"]
-    assert t["flushes"] == 10 * nb and t["packets"] > 0
+    assert 10 * nb <= t["flushes"] <= (10 + unsure) * nb and \
+        t["packets"] > 0, (t["flushes"], unsure)
     assert t["flows_new"] == t["active"] + t["flows_closed"] + \
         t["flows_expired"] + t["flows_evicted"] + t["flows_flushed"], t
     assert t["packets"] == t["non_ip"] + t["malformed_total"] + \
