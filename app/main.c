@@ -101,8 +101,9 @@ table_layout(void)
 		CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
 }
 
-static struct cflow_tracker *
-tracker_create(unsigned int lcore)
+/* A worker's tracker parameters, on @p lcore. */
+static struct cflow_tracker_params
+tracker_params(unsigned int lcore)
 {
 	struct cflow_tracker_params p = {
 		.capacity = cfg.flows,
@@ -137,10 +138,18 @@ tracker_create(unsigned int lcore)
 		.allocator = &app_dpdk_allocator,
 		.socket_id = (int)rte_lcore_to_socket_id(lcore),
 	};
-	struct cflow_tracker *t;
 
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = cfg.timeout_s[c] * 1000000000ull;
+	return p;
+}
+
+static struct cflow_tracker *
+tracker_create(unsigned int lcore)
+{
+	struct cflow_tracker_params p = tracker_params(lcore);
+	struct cflow_tracker *t;
+
 	t = cflow_tracker_create(&p);
 	if (t == NULL && errno == EINVAL && p.value_bits == 16)
 		rte_exit(EXIT_FAILURE, "--age-bits 16: the longest timeout or "
@@ -219,6 +228,7 @@ workers_free(void)
 static struct app_state *
 state_read(void)
 {
+	struct cflow_tracker_params p;
 	struct app_state *s;
 	char err[512];
 
@@ -232,6 +242,10 @@ state_read(void)
 		.queue_map = run.nb_workers > 1 && !run.handoff ?
 			app_state_queue_map(topo.map, topo.nb_map) : 0,
 	};
+	/* The file is read whole: no larger than this run's tables can
+	 * save (every worker's alike: the lcore only places it). */
+	p = tracker_params(topo.lcores[0]);
+	state_run.table_max = cflow_tracker_save_bound(&p);
 	if (app_state_read(cfg.state_file, &state_run, &s, err,
 			sizeof(err)) < 0) {
 		fprintf(stderr, "cuckooflow: --state-file %s: ignored, starting "

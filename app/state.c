@@ -17,9 +17,6 @@
 #define STATE_MAGIC "CFLWSTAT"
 #define STATE_VERSION 2
 #define STATE_BYTE_ORDER UINT32_C(0x01020304)
-/* A file is read whole: at most this much (64 workers of the largest
- * tables are far below). */
-#define STATE_MAX_BYTES (UINT64_C(1) << 40)
 
 struct file_header {
 	char magic[8];
@@ -162,6 +159,7 @@ app_state_read(const char *path, const struct app_state_run *run,
 		struct app_state **state, char *err, size_t err_len)
 {
 	struct app_state *s;
+	uint64_t max;
 	int ret;
 
 	*state = NULL;
@@ -170,10 +168,22 @@ app_state_read(const char *path, const struct app_state_run *run,
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return cfu_fail(ENOMEM, err, err_len, "%s: out of memory", path);
-	s->buf = cfu_file_read(path, STATE_MAX_BYTES, &s->len, err, err_len);
+	/* Read whole: at most what this run's tables can save, so that a
+	 * huge file is refused before it is read. (One saved by a run with
+	 * larger tables is refused here, as it would be after.) */
+	max = sizeof(struct file_header) + run->nb_workers *
+		(sizeof(uint64_t) + run->table_max) + sizeof(uint64_t);
+	s->buf = cfu_file_read(path, max, &s->len, err, err_len);
 	if (s->buf == NULL) {
 		ret = -errno;
 		free(s);
+		if (ret == -EFBIG)
+			cfu_fail(EFBIG, err, err_len, "%s: larger than %u "
+				"workers' tables of this run can save (%" PRIu64
+				" bytes): saved with more workers or larger tables "
+				"(--flows, --exact-size, --fp-bits, --age-bits, "
+				"--table-layout), or not a state file", path,
+				run->nb_workers, max);
 		return ret;
 	}
 	ret = state_parse(s, path, run, err, err_len);

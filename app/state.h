@@ -39,6 +39,9 @@ struct app_state_run {
 	 * RSS and the queue map choose each flow's worker: a digest of the
 	 * map (port, queue, worker), app_state_queue_map(); else 0. */
 	uint64_t queue_map;
+	/* The most bytes a worker's saved table may take in this run
+	 * (cflow_tracker_save_bound()): a larger file is refused unread. */
+	uint64_t table_max;
 };
 
 /* The digest of a queue map for app_state_run.queue_map: @p n entries of

@@ -883,6 +883,17 @@ void cflow_counters_get(const struct cflow_tracker *t,
 size_t cflow_tracker_save_size(const struct cflow_tracker *t);
 
 /**
+ * The most bytes cflow_tracker_save() writes for a tracker created with
+ * @p p, without creating one: what a saved table read back for such a
+ * tracker may take, to refuse a larger file before reading it.
+ *
+ * @return
+ *   The size, or 0 (errno EINVAL) if cflow_tracker_create() would refuse
+ *   @p p's table.
+ */
+uint64_t cflow_tracker_save_bound(const struct cflow_tracker_params *p);
+
+/**
  * Serialise @p t's table and clock into @p buf.
  *
  * @return

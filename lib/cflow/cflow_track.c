@@ -351,6 +351,22 @@ einval:
 	return -EINVAL;
 }
 
+/* The flow table's parameters: lib/cuckoo's part of resolved @p p. */
+static struct cf_params
+filter_params(const struct cflow_tracker_params *p)
+{
+	return (struct cf_params){
+		.capacity = p->capacity,
+		.fp_bits = p->fp_bits,
+		.value_bits = p->value_bits,
+		.exact_size = p->exact_size,
+		.table = p->table,
+		.seed = p->seed,
+		.socket_id = p->socket_id,
+		.allocator = p->allocator,
+	};
+}
+
 struct cflow_tracker *
 cflow_tracker_create(const struct cflow_tracker_params *params)
 {
@@ -358,6 +374,7 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 	uint64_t shortest = UINT64_MAX, lateness;
 	struct cflow_tracker_params r;
 	struct cflow_tracker *t;
+	struct cf_params fp;
 	struct cf_stats st;
 
 	if (cflow_tracker_params_resolve(params, &r) != 0)
@@ -369,16 +386,8 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 	}
 	t->params = r;
 	p = &t->params;
-	t->filter = cf_create(&(struct cf_params){
-		.capacity = p->capacity,
-		.fp_bits = p->fp_bits,
-		.value_bits = p->value_bits,
-		.exact_size = p->exact_size,
-		.table = p->table,
-		.seed = p->seed,
-		.socket_id = p->socket_id,
-		.allocator = p->allocator,
-	});
+	fp = filter_params(p);
+	t->filter = cf_create(&fp);
 	if (t->filter == NULL) {
 		free(t);
 		return NULL;
@@ -984,6 +993,20 @@ size_t
 cflow_tracker_save_size(const struct cflow_tracker *t)
 {
 	return sizeof(struct state_header) + cf_save_size(t->filter);
+}
+
+uint64_t
+cflow_tracker_save_bound(const struct cflow_tracker_params *params)
+{
+	struct cflow_tracker_params r;
+	struct cf_params fp;
+	uint64_t n;
+
+	if (cflow_tracker_params_resolve(params, &r) != 0)
+		return 0;
+	fp = filter_params(&r);
+	n = cf_params_save_size(&fp);
+	return n == 0 ? 0 : sizeof(struct state_header) + n;
 }
 
 int64_t

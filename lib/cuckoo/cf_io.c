@@ -96,6 +96,24 @@ cf_save_size(const struct cf_filter *f)
 		f->values_bytes + f->stash_count * sizeof(struct cf_file_stash);
 }
 
+uint64_t
+cf_params_save_size(const struct cf_params *params)
+{
+	struct cf_filter geo;
+	struct cf_params p;
+	uint64_t buckets;
+
+	if (params == NULL || cf_params_resolve(params, &p, &buckets) != 0) {
+		errno = EINVAL;
+		return 0;
+	}
+	memset(&geo, 0, sizeof(geo));
+	geo.params = p;
+	cf_geometry_init(&geo, buckets);
+	return sizeof(struct cf_file_header) + geo.table_bytes +
+		geo.values_bytes + CF_STASH_SIZE * sizeof(struct cf_file_stash);
+}
+
 int64_t
 cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 {

@@ -590,6 +590,16 @@ uint64_t cf_relocations(const struct cf_filter *f);
 size_t cf_save_size(const struct cf_filter *f);
 
 /**
+ * The most bytes cf_save_mem() writes for a filter created with
+ * @p params (its stash full), without creating one: a bound for a file
+ * read back into such a filter.
+ *
+ * @return
+ *   The size, or 0 (errno EINVAL) if cf_create() would refuse @p params.
+ */
+uint64_t cf_params_save_size(const struct cf_params *params);
+
+/**
  * Serialise the filter: magic, format version, byte order, parameters,
  * seed, item count, table, values, stash and an XXH64 checksum.
  *

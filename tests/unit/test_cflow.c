@@ -4551,6 +4551,60 @@ restart_save(const struct cflow_tracker *t, size_t *len)
 }
 
 /*
+ * cflow_tracker_save_bound() bounds what a tracker of the same parameters
+ * saves, empty or with flows, across table shapes; refused parameters give
+ * 0 with EINVAL.
+ */
+static int
+test_track_save_bound(void)
+{
+	static const struct {
+		uint64_t capacity;
+		unsigned int fp_bits, value_bits;
+		bool exact_size;
+		enum cf_table_type table;
+	} shapes[] = {
+		{ 1000, 12, 32, false, CF_TABLE_PLAIN },
+		{ 1000, 16, 16, false, CF_TABLE_INTERLEAVED },
+		{ 100000, 12, 32, true, CF_TABLE_PLAIN },
+		{ 5000, 32, 32, false, CF_TABLE_INTERLEAVED },
+		{ 5000, 8, 16, true, CF_TABLE_PLAIN },
+	};
+
+	for (unsigned int i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct cflow_tracker_params p = {
+			.capacity = shapes[i].capacity,
+			.fp_bits = shapes[i].fp_bits,
+			.value_bits = shapes[i].value_bits,
+			.exact_size = shapes[i].exact_size,
+			.table = shapes[i].table,
+			.seed = 5, .fixed_seed = true,
+		};
+		uint64_t bound = cflow_tracker_save_bound(&p);
+		struct cflow_tracker *t = cflow_tracker_create(&p);
+
+		TEST_ASSERT(t != NULL && bound != 0, "shape %u", i);
+		for (uint16_t k = 0; k < 500; k++) {
+			struct spec u = { .family = 4, .src = 2, .dst = 1,
+				.sport = 53, .dport = (uint16_t)(1000 + k),
+				.proto = 17 };
+
+			(void)send(t, &u, S);
+		}
+		TEST_ASSERT(cflow_tracker_save_size(t) <= bound &&
+			bound - cflow_tracker_save_size(t) <= 64 *
+			CF_STASH_SIZE, "shape %u: saves %zu, bound %lu", i,
+			cflow_tracker_save_size(t), (unsigned long)bound);
+		cflow_tracker_free(t);
+	}
+	errno = 0;
+	TEST_ASSERT_EQ(cflow_tracker_save_bound(&(struct cflow_tracker_params){
+		.capacity = 1000, .value_bits = 24 }), 0, "value_bits 24");
+	TEST_ASSERT_EQ(errno, EINVAL, "errno %d", errno);
+	return 0;
+}
+
+/*
  * A tracker takes over a saved table: flows alive across the restart are
  * found, not counted new; the saved clock goes on, so that the time
  * spent down ages them; the closed flow still lingers.
@@ -4905,6 +4959,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_linger_half_closed),
 	TEST_CASE(test_track_linger_reuse_after_restarts),
 	TEST_CASE(test_track_linger_flow_time),
+	TEST_CASE(test_track_save_bound),
 	TEST_CASE(test_track_restore),
 	TEST_CASE(test_track_restore_refused),
 	TEST_CASE(test_track_lookup_flush),

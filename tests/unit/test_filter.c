@@ -714,6 +714,49 @@ full_filter(const struct variant *v, uint64_t *h, uint64_t *n)
 }
 
 /*
+ * cf_params_save_size() bounds cf_save_size() without a filter: for every
+ * variant, empty it is the saved size and a full stash's entries; full
+ * (the stash full too) it is the saved size exactly. Refused parameters
+ * give 0 with EINVAL.
+ */
+static int
+test_params_save_size(void)
+{
+	for (unsigned int i = 0; i < NB_VARIANTS; i++) {
+		const struct variant *v = &variants[i];
+		struct cf_params p = {
+			.capacity = 3000, .fp_bits = v->fp_bits,
+			.bucket_slots = v->slots, .value_bits = v->value_bits,
+			.table = v->table, .seed = 21,
+			.exact_size = v->exact_size,
+		};
+		uint64_t bound = cf_params_save_size(&p), h[4096], n;
+		struct cf_filter *f = make(v, 3000, 21);
+		struct cf_stats st;
+
+		TEST_ASSERT(f != NULL && bound != 0, "variant %u", i);
+		TEST_ASSERT(cf_save_size(f) < bound && bound - cf_save_size(f)
+			<= 64 * CF_STASH_SIZE, "variant %u: empty %zu, bound %lu",
+			i, cf_save_size(f), (unsigned long)bound);
+		cf_free(f);
+		f = full_filter(v, h, &n);
+		TEST_ASSERT(f != NULL, "variant %u: full", i);
+		cf_stats(f, &st);
+		TEST_ASSERT(cf_save_size(f) <= bound, "variant %u: full %zu, "
+			"bound %lu", i, cf_save_size(f), (unsigned long)bound);
+		if (st.stash_used == CF_STASH_SIZE)
+			TEST_ASSERT_EQ(cf_save_size(f), bound, "variant %u", i);
+		cf_free(f);
+	}
+	errno = 0;
+	TEST_ASSERT_EQ(cf_params_save_size(&(struct cf_params){
+		.capacity = 1000, .fp_bits = 33 }), 0, "fp_bits 33");
+	TEST_ASSERT_EQ(errno, EINVAL, "errno %d", errno);
+	TEST_ASSERT_EQ(cf_params_save_size(NULL), 0, "NULL");
+	return 0;
+}
+
+/*
  * cf_prefetch_bulk() changes nothing: on tables large enough that it
  * prefetches (over 1 MiB), the saved bytes and every answer are the same
  * after prefetching any number of hashes, stored or not.
@@ -1898,6 +1941,7 @@ test_dispatch_isa(void)
 
 static const struct test_case cases[] = {
 	TEST_CASE(test_dispatch_isa),
+	TEST_CASE(test_params_save_size),
 	TEST_CASE(test_errno_convention),
 	TEST_CASE(test_reject_null_params),
 	TEST_CASE(test_reject_zero_capacity),
