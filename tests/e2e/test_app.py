@@ -2637,6 +2637,56 @@ def test_idle_timeout_lookup(nb):
     assert t["flows_new"] == 42 and t["flows_expired"] == 1, t
 
 
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_flow_lookup_expired_live(nb):
+    """/cuckooflow/flow answers "expired" for a flow idle past its timeout
+    that the sweep has not reached yet, with 1 and 2 workers: TSC clock,
+    50 one-packet UDP flows, --idle-timeout 1; once they are 1 s idle the
+    sweep (a pass a second) removes them one by one, and a lookup that
+    comes first sees "expired" with the idle time; in the end all are
+    untracked and counted expired."""
+    cap = os.path.join(TMP, "expire_live.pcap")
+    flows = [(bytes((10, 6, 0, f + 1)), bytes((192, 0, 2, 7)), 6000 + f, 53)
+             for f in range(50)]
+    write_udp_flows(cap, flows)
+    out = os.path.join(TMP, "expire_live%d.json" % nb)
+    proc, prefix = start_workers(nb, "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null"
+                                 % cap, ["--idle-timeout", "1",
+                                         "--stats-json", out])
+    seen = {}
+    try:
+        wait_packets(prefix, 50)
+        first = time.time()
+        left = list(range(50))
+        deadline = time.time() + 10
+        while left and time.time() < deadline:
+            for f in list(left):
+                r = telemetry(prefix, "/cuckooflow/flow,udp,10.6.0.%d,%d,"
+                              "192.0.2.7,53" % (f + 1, 6000 + f))
+                r["t"] = time.time()
+                seen.setdefault(r["state"], []).append(r)
+                if r["state"] == "untracked":
+                    left.remove(f)
+        assert not left, "never swept: %s" % left
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    expired = seen.get("expired", [])
+    # Swept within a pass (about 1 s) of the timeout: before the fix,
+    # the replay's end left the sweep 64 buckets a ms, a pass of 8 s.
+    swept = max(r["t"] for r in seen["untracked"]) - first
+    assert swept < 3.5, "last flow swept %.1f s after the first lookup" % \
+        swept
+    assert expired, {k: len(v) for k, v in seen.items()}
+    assert all(r["idle_ms"] >= 1000 and r["worker"] in range(nb) and
+               r["class"] == "udp" for r in expired), expired[:3]
+    assert all(r["idle_ms"] <= 1100 for r in seen.get("open", [])), \
+        seen["open"][:3]
+    with open(out) as f:
+        t = json.load(f)["total"]
+    assert t["flows_new"] == t["flows_expired"] == 50, t
+
 @pytest.mark.parametrize("nb", (1, 2))
 def test_flow_lookup_vlan(nb):
     """With --vlan-in-key, /cuckooflow/flow takes the key's VLAN ids (and
