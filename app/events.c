@@ -217,15 +217,21 @@ ipfix_open(const char *target)
 			strerror(errno));
 }
 
+/* The mbufs a worker's first packets may hold until the main lcore has
+ * freed them (in its ring or in a drain's hands), segments counted. */
+static uint32_t
+event_mbufs(const struct app_config *cfg)
+{
+	return (uint32_t)RTE_MIN(cfg->event_ring,
+		(uint64_t)APP_EVENT_PACKETS_MAX);
+}
+
 uint64_t
 app_events_mbufs(const struct app_config *cfg, unsigned int nb_workers)
 {
-	/* what the rings may hold, and a drain burst's in the main lcore */
 	if (cfg->new_flow_pcap[0] == '\0')
 		return 0;
-	return (uint64_t)nb_workers *
-		(RTE_MIN(cfg->event_ring, (uint64_t)APP_EVENT_PACKETS_MAX) +
-		DRAIN_BURST);
+	return (uint64_t)nb_workers * event_mbufs(cfg);
 }
 
 void
@@ -233,6 +239,7 @@ app_events_setup(const struct app_config *cfg, struct app_run *run)
 {
 	ev.cfg = cfg;
 	ev.run = run;
+	run->event_mbufs = event_mbufs(cfg);
 	if (!app_events_enabled(cfg))
 		return;
 	if (cfg->events[0] != '\0') {
@@ -329,7 +336,7 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 {
 	struct app_event batch[DRAIN_BURST];
 	struct rte_mbuf *copies[DRAIN_BURST];
-	unsigned int n, nc = 0;
+	unsigned int n, nc = 0, freed = 0;
 
 	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch,
 		sizeof(batch[0]), RTE_MIN(max, (unsigned int)DRAIN_BURST),
@@ -353,9 +360,15 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 			else
 				ev.pcapng_errors++;
 		}
-		if (batch[k].m != NULL)
+		if (batch[k].m != NULL) {
+			freed += batch[k].m->nb_segs;
 			rte_pktmbuf_free(batch[k].m);
+		}
 	}
+	if (freed != 0)
+		/* the worker may take as many again */
+		__atomic_store_n(&w->event_mbufs_freed,
+			w->event_mbufs_freed + freed, __ATOMIC_RELEASE);
 	if (nc != 0) {
 		if (rte_pcapng_write_packets(ev.pcapng, copies,
 				(uint16_t)nc) < 0) {

@@ -331,8 +331,8 @@ event_packets(const enum cflow_verdict *verdicts, uint16_t n, uint16_t *idx)
 
 /* A new flow's first packet into its event: a short one copied, else
  * its mbuf referenced (the reference counts of its segments raised) if
- * @p room allows (app_events_mbufs() sized the pool for so many). 1 if
- * it took an mbuf. */
+ * @p room mbufs allow as many as it has segments (app_events_mbufs()
+ * sized the pool for so many). The mbufs it took. */
 static inline unsigned int
 event_packet(struct app_event *e, struct rte_mbuf *m, unsigned int room)
 {
@@ -345,11 +345,11 @@ event_packet(struct app_event *e, struct rte_mbuf *m, unsigned int room)
 		e->rss = m->hash.rss;
 		return 0;
 	}
-	if (room == 0)
+	if (m->nb_segs > room)
 		return 0; /* too many waiting: without it, pcapng_skipped */
 	rte_pktmbuf_refcnt_update(m, 1);
 	e->m = m;
-	return 1;
+	return m->nb_segs;
 }
 
 /* Pass the @p ne flow events of a tracked burst (packets @p idx) to the
@@ -364,14 +364,17 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 {
 	const struct app_run *run = w->run;
 	struct rte_ring_zc_data zcd;
-	unsigned int done, room = 0;
+	unsigned int done, room = 0, taken = 0;
 
 	if (run->first_packets) {
-		/* Events in the ring may hold that many packets' mbufs. */
-		unsigned int queued = rte_ring_count(w->event_ring);
+		/* The mbufs taken and not yet freed by the main lcore, in
+		 * the ring or in its hands: segments count, each is one of
+		 * the pool's. */
+		uint64_t held = w->event_mbufs - __atomic_load_n(
+			&w->event_mbufs_freed, __ATOMIC_ACQUIRE);
 
-		room = queued < APP_EVENT_PACKETS_MAX ?
-			APP_EVENT_PACKETS_MAX - queued : 0;
+		room = held < run->event_mbufs ?
+			run->event_mbufs - (unsigned int)held : 0;
 	}
 
 	done = rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
@@ -389,9 +392,10 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 		e->m = NULL;
 		e->pkt_len = 0;
 		if (run->first_packets && verdicts[k] == CFLOW_NEW)
-			room -= event_packet(e, pkts[k], room);
+			taken += event_packet(e, pkts[k], room - taken);
 	}
 	rte_ring_enqueue_zc_elem_finish(w->event_ring, done);
+	w->event_mbufs += taken;
 	w->events_queued += done;
 	w->events_dropped += ne - done;
 }

@@ -216,6 +216,8 @@ struct app_worker {
 	uint64_t mirrored;      /* copies sent out of the mirror port */
 	uint64_t mirror_dropped; /* copies the mirror port did not take */
 	struct rte_ring *event_ring; /* to the main lcore, or NULL */
+	uint64_t event_mbufs;   /* mbufs (segments) of first packets passed
+				 * by reference (see event_mbufs_freed) */
 	uint64_t events_queued; /* flow events passed to the main lcore */
 	uint64_t events_dropped; /* not queued: the ring was full */
 	uint64_t flushes;       /* flush requests served */
@@ -235,15 +237,19 @@ struct app_worker {
 	bool rx_done;           /* every queue at EOF, all handed off */
 	bool done;              /* and every packet handed to it tracked */
 	bool swept;             /* final sweep made at app_run.end_ns */
+	/* Of event_mbufs, those the main lcore has freed: written by it
+	 * alone (release), on a line of its own. */
+	uint64_t event_mbufs_freed __rte_cache_aligned;
 } __rte_cache_aligned;
 
 /*
- * --new-flow-pcap: a worker's ring holds the mbufs of at most this many
- * first packets longer than APP_EVENT_PKT_INLINE (shorter ones travel in
- * the event) for the main lcore (the events beyond it go without theirs,
- * counted pcapng_skipped): a main lcore that falls behind (a
- * slow disk) must not take the rx pool's mbufs, which the pool is sized
- * for (app_events_mbufs()).
+ * --new-flow-pcap: the first packets longer than APP_EVENT_PKT_INLINE
+ * (shorter ones travel in the event) a worker passes by reference hold at
+ * most this many mbufs, their segments counted, until the main lcore has
+ * freed them (app_run.event_mbufs: fewer with a smaller --event-ring);
+ * the events beyond go without theirs, counted pcapng_skipped: a main
+ * lcore that falls behind (a slow disk) must not take the rx pool's
+ * mbufs, which the pool is sized for (app_events_mbufs()).
  */
 #define APP_EVENT_PACKETS_MAX 2048
 
@@ -260,6 +266,8 @@ struct app_run {
 	uint64_t epoch_offset_ns; /* run clock + this = ns since the epoch
 				   * (0 with packet times) */
 	bool first_packets;     /* --new-flow-pcap: events hold the mbuf */
+	uint32_t event_mbufs;   /* and a worker's hold at most so many
+				 * (APP_EVENT_PACKETS_MAX) */
 	struct cflow_parse_params parse;
 	const struct app_flow_table_ops *table_ops; /* NULL: lib/cflow's */
 	struct app_worker *workers;

@@ -973,13 +973,19 @@ static void
 bare_drain(void)
 {
 	struct app_event e[256];
-
-	unsigned int n;
+	struct app_worker *w = &workers[0];
+	unsigned int n, freed = 0;
 
 	while ((n = rte_ring_sc_dequeue_burst_elem(bare_ring, e, sizeof(e[0]),
 			RTE_DIM(e), NULL)) != 0)
 		for (unsigned int k = 0; k < n; k++)
-			rte_pktmbuf_free(e[k].m);   /* ev_mref's */
+			if (e[k].m != NULL) {   /* ev_mref's */
+				freed += e[k].m->nb_segs;
+				rte_pktmbuf_free(e[k].m);
+			}
+	/* as app/events.c: the worker may take as many again */
+	__atomic_store_n(&w->event_mbufs_freed, w->event_mbufs_freed + freed,
+		__ATOMIC_RELEASE);
 }
 
 /* Events mode: the application's main lcore loop while the lane runs

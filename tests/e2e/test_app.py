@@ -2465,6 +2465,50 @@ def test_new_flow_pcap_slow_disk(nb):
 
 
 @pytest.mark.parametrize("nb", (1, 2))
+def test_new_flow_pcap_slow_disk_jumbo(nb):
+    """test_new_flow_pcap_slow_disk with 9000-byte first packets, past
+    --max-pkt-len: net_pcap chains each over 5 mbufs. The bound on the
+    first packets waiting for the main lcore counts mbufs, segments
+    included: every packet is still received and tracked. (Before the fix
+    it counted events, one mbuf each: 2048 events held 10 240 mbufs of a
+    pool with room for 2304, and the port lost packets to rx_nombuf and
+    rx_errors.)"""
+    from scapy.utils import rdpcap
+    nflows = 5000
+    flood = os.path.join(TMP, "flood_jumbo_events.pcap")
+    if not os.path.exists(flood):
+        write_udp_flows(flood, [(bytes((10, 8, f >> 8, f & 255)),
+                                 bytes((192, 0, 2, 9)), 1024, 53)
+                                for f in range(nflows)], payload=8958)
+    fifo = os.path.join(TMP, "first_slow_jumbo%d.fifo" % nb)
+    pcapng = os.path.join(TMP, "first_slow_jumbo%d.pcapng" % nb)
+    if os.path.exists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+
+    def reader():
+        with open(fifo, "rb") as f, open(pcapng, "wb") as out:
+            time.sleep(3)
+            shutil.copyfileobj(f, out)
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+            flood, os.devnull)], ["--new-flow-pcap", fifo], timeout=120)
+    finally:
+        t.join(timeout=130)
+        os.unlink(fifo)
+    assert got is not None, "rc %d: %s" % (rc, log[-600:])
+    tot = got["total"]
+    assert tot["packets"] == tot["flows_new"] == nflows, tot
+    assert tot.get("rx_nombuf", 0) == 0 and tot.get("rx_errors", 0) == 0, tot
+    frames = set(pcap_frames(flood))
+    firsts = [bytes(p) for p in rdpcap(pcapng)]
+    assert 0 < len(firsts) <= tot["events_queued"]
+    assert set(firsts) <= frames and len(set(firsts)) == len(firsts)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
 def test_new_flow_pcap_sizes(nb):
     """--new-flow-pcap with first packets of every size around the
     worker's inline copy (APP_EVENT_PKT_INLINE, 128 bytes: shorter ones
