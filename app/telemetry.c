@@ -53,13 +53,17 @@ app_telemetry_register(const char *cmd, telemetry_cb fn, const char *help)
 			pthread_rwlock_unlock(&lock);
 			return;
 		}
-	pthread_rwlock_unlock(&lock);
-	if (nb_commands == MAX_COMMANDS)
+	if (nb_commands == MAX_COMMANDS) {
+		pthread_rwlock_unlock(&lock);
 		rte_exit(EXIT_FAILURE, "telemetry %s: more than %d commands\n",
 			cmd, MAX_COMMANDS);
+	}
+	/* Under the lock: dispatch() may be reading the table for an
+	 * earlier command's client. */
 	commands[nb_commands].cmd = cmd;
 	commands[nb_commands].fn = fn;
 	nb_commands++;
+	pthread_rwlock_unlock(&lock);
 	ret = rte_telemetry_register_cmd(cmd, dispatch, help);
 	if (ret != 0)
 		rte_exit(EXIT_FAILURE, "telemetry command %s: %s\n", cmd,

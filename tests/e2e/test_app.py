@@ -2876,12 +2876,14 @@ def test_control_request_withdrawn():
             assert "did not answer" in r["error"], r
             # the last request left: what a late worker would serve
             r = telemetry(prefix, "/cuckooflow/flush")
-            assert r["workers"] == 0 and "error" in r, r
+            assert r["workers"] == 0 and r["in_progress"] == 0 and \
+                "not flushed there" in r["error"], r
         time.sleep(0.5)
         s = telemetry(prefix, "/cuckooflow/stats")
         assert s["flows_flushed"] == 0 and s["active"] > 0, s
         r = telemetry(prefix, "/cuckooflow/flush")
-        assert r == {"flushed": s["active"], "workers": 1}, r
+        assert r == {"flushed": s["active"], "workers": 1,
+                     "in_progress": 0}, r
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
