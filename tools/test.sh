@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 FUZZ_SEED=${FUZZ_SEED:-1}
+START=$(date +%s)
 TALLY=$(mktemp)
 trap 'rm -f "$TALLY"' EXIT
 
@@ -76,7 +77,7 @@ PY
 
 # suite NAME BUILDDIR "SUITES" [meson options...]: configure, build, test.
 suite() {
-	name=$1 dir=$2 suites=$3
+	name=$1 dir=$2 suites=$3 t0=$(date +%s)
 	shift 3
 	if [ -d "$dir" ]; then
 		meson setup --reconfigure "$dir" "$@" >"$dir.setup.log" 2>&1
@@ -90,6 +91,7 @@ suite() {
 		$(printf -- '--suite %s ' $suites)
 	set -- $(count_meson "$dir")
 	tally "$name" "$1" "$2" "$3"
+	echo "== $name: build and tests took $(($(date +%s) - t0)) s"
 }
 
 # install: meson install into a DESTDIR and a program built against it
@@ -125,6 +127,7 @@ for target in ops load track parse restore; do
 	rm -rf "$work"
 done
 
+echo "== all suites took $(($(date +%s) - START)) s"
 awk '{ p += $1; f += $2; s += $3 }
 	END { printf "%d passed, %d failed, %d skipped\n", p, f, s;
 		exit f != 0 }' "$TALLY"
