@@ -2424,20 +2424,14 @@ def test_new_flow_pcap_many(nb):
     assert sorted(f for t in tx for f in pcap_frames(t)) == \
         sorted(pcap_frames(many))
 
-@pytest.mark.parametrize("nb", (1, 2))
-def test_new_flow_pcap_slow_disk(nb):
-    """--new-flow-pcap to a FIFO nobody reads for 3 s (a stalled disk: the
-    main lcore blocks in its write) while 20 000 new flows arrive, their
-    first packets 200 bytes (past the inline copy: by their mbufs): the
-    first packets waiting in the rings never take the mbufs the port
-    receives into, so every packet is received and tracked; the pcapng
-    read back holds only capture frames, one per new flow at most. (Before
-    the fix the event rings held the pool's mbufs: 15 968 packets of
-    20 000 lost to rx_nombuf with one worker.)"""
+def new_flow_pcap_slow_disk(nb, flood, name):
+    """Replay @flood with --new-flow-pcap into a FIFO that a reader
+    drains only after 3 s (a stalled disk: the main lcore blocks in its
+    write); the pcapng read back holds only capture frames, one per new
+    flow at most. Returns the run's total counters."""
     from scapy.utils import rdpcap
-    flood = flood_events_capture(payload=158)
-    fifo = os.path.join(TMP, "first_slow%d.fifo" % nb)
-    pcapng = os.path.join(TMP, "first_slow%d.pcapng" % nb)
+    fifo = os.path.join(TMP, name + ".fifo")
+    pcapng = os.path.join(TMP, name + ".pcapng")
     if os.path.exists(fifo):
         os.unlink(fifo)
     os.mkfifo(fifo)
@@ -2456,12 +2450,27 @@ def test_new_flow_pcap_slow_disk(nb):
         os.unlink(fifo)
     assert got is not None, "rc %d: %s" % (rc, log[-600:])
     tot = got["total"]
-    assert tot["packets"] == tot["flows_new"] == 20000, tot
-    assert tot["rx_nombuf"] == 0, tot
     frames = set(pcap_frames(flood))
     firsts = [bytes(p) for p in rdpcap(pcapng)]
     assert 0 < len(firsts) <= tot["events_queued"]
     assert set(firsts) <= frames and len(set(firsts)) == len(firsts)
+    return tot
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_new_flow_pcap_slow_disk(nb):
+    """--new-flow-pcap to a FIFO nobody reads for 3 s (a stalled disk: the
+    main lcore blocks in its write) while 20 000 new flows arrive, their
+    first packets 200 bytes (past the inline copy: by their mbufs): the
+    first packets waiting in the rings never take the mbufs the port
+    receives into, so every packet is received and tracked; the pcapng
+    read back holds only capture frames, one per new flow at most. (Before
+    the fix the event rings held the pool's mbufs: 15 968 packets of
+    20 000 lost to rx_nombuf with one worker.)"""
+    flood = flood_events_capture(payload=158)
+    tot = new_flow_pcap_slow_disk(nb, flood, "first_slow%d" % nb)
+    assert tot["packets"] == tot["flows_new"] == 20000, tot
+    assert tot["rx_nombuf"] == 0, tot
 
 
 @pytest.mark.parametrize("nb", (1, 2))
@@ -2473,39 +2482,15 @@ def test_new_flow_pcap_slow_disk_jumbo(nb):
     it counted events, one mbuf each: 2048 events held 10 240 mbufs of a
     pool with room for 2304, and the port lost packets to rx_nombuf and
     rx_errors.)"""
-    from scapy.utils import rdpcap
     nflows = 5000
     flood = os.path.join(TMP, "flood_jumbo_events.pcap")
     if not os.path.exists(flood):
         write_udp_flows(flood, [(bytes((10, 8, f >> 8, f & 255)),
                                  bytes((192, 0, 2, 9)), 1024, 53)
                                 for f in range(nflows)], payload=8958)
-    fifo = os.path.join(TMP, "first_slow_jumbo%d.fifo" % nb)
-    pcapng = os.path.join(TMP, "first_slow_jumbo%d.pcapng" % nb)
-    if os.path.exists(fifo):
-        os.unlink(fifo)
-    os.mkfifo(fifo)
-
-    def reader():
-        with open(fifo, "rb") as f, open(pcapng, "wb") as out:
-            time.sleep(3)
-            shutil.copyfileobj(f, out)
-    t = threading.Thread(target=reader)
-    t.start()
-    try:
-        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
-            flood, os.devnull)], ["--new-flow-pcap", fifo], timeout=120)
-    finally:
-        t.join(timeout=130)
-        os.unlink(fifo)
-    assert got is not None, "rc %d: %s" % (rc, log[-600:])
-    tot = got["total"]
+    tot = new_flow_pcap_slow_disk(nb, flood, "first_slow_jumbo%d" % nb)
     assert tot["packets"] == tot["flows_new"] == nflows, tot
     assert tot.get("rx_nombuf", 0) == 0 and tot.get("rx_errors", 0) == 0, tot
-    frames = set(pcap_frames(flood))
-    firsts = [bytes(p) for p in rdpcap(pcapng)]
-    assert 0 < len(firsts) <= tot["events_queued"]
-    assert set(firsts) <= frames and len(set(firsts)) == len(firsts)
 
 
 @pytest.mark.parametrize("nb", (1, 2))
