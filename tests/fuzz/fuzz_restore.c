@@ -25,8 +25,8 @@
 #include <xxhash.h>
 
 #include "cflow.h"
+#include "fuzz_cflow.h"
 
-#define MS UINT64_C(1000000)
 /* cflow_tracker_save(): a 56-byte header, its checksum at 48 over the
  * bytes before; then cf_save_mem(): a 96-byte header, its checksum at 88
  * over everything with that field zero. */
@@ -36,17 +36,6 @@
 #define CF_SUM 88
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void
-check(const struct cflow_tracker *t)
-{
-	struct cflow_counters c;
-
-	cflow_counters_get(t, &c);
-	if (c.flows_new + c.flows_restored != cflow_flows_accounted(&c) ||
-			c.packets != cflow_packets_classified(&c))
-		abort();
-}
 
 static void
 fix_checksums(uint8_t *b, size_t len)
@@ -94,16 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		len = size - 3;
 	off = 3 + len;
 	/* The tracker the seeds were saved from, or a variant of it. */
-	cflow_tracker_params_init(&p, 24);
-	p.fp_bits = (data[0] & 1) ? 32 : 8;
-	p.value_bits = (data[0] & 2) ? 16 : 32;
-	p.table = (data[0] & 4) ? CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
-	p.count_bits = (data[0] & 8) ? 4 : 0;
-	p.close_linger_ns = (data[0] & 16) ? CFLOW_LINGER_NONE : 1000 * MS;
-	for (int k = 0; k < CFLOW_CLASS_MAX; k++)
-		p.timeout_ns[k] = (uint64_t)(1 + k) * 1000 * MS;
-	p.seed = 7;
-	p.fixed_seed = true;
+	fuzz_restore_params(data[0], &p);
 	t = cflow_tracker_create(&p);
 	if (t == NULL)
 		abort();
@@ -130,7 +110,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (saved_ns > now)
 			now = saved_ns;
 	}
-	check(t);
+	fuzz_cflow_check(t);
 
 	while (off + 2 <= size) {
 		uint32_t flen = data[off + 1];
@@ -151,9 +131,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (unsigned int k = 0; k < n; k++)
 				free(frames[k]);
 			n = 0;
-			check(t);
+			fuzz_cflow_check(t);
 			cflow_sweep(t, now);
-			check(t);
+			fuzz_cflow_check(t);
 		}
 	}
 
@@ -168,7 +148,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cflow_counters_get(t, &c);
 	if (c.active != 0)
 		abort();
-	check(t);
+	fuzz_cflow_check(t);
 	cflow_tracker_free(t);
 	return 0;
 }

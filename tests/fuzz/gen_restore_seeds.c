@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "cflow.h"
-
-#define MS UINT64_C(1000000)
+#include "fuzz_cflow.h"
 #define NB_FRAMES 40
 #define FRAME_LEN 54
 
@@ -69,19 +68,7 @@ main(int argc, char **argv)
 		size_t len;
 		FILE *out;
 
-		/* as fuzz_restore */
-		cflow_tracker_params_init(&p, 24);
-		p.fp_bits = (settings[s] & 1) ? 32 : 8;
-		p.value_bits = (settings[s] & 2) ? 16 : 32;
-		p.table = (settings[s] & 4) ? CF_TABLE_INTERLEAVED :
-			CF_TABLE_PLAIN;
-		p.count_bits = (settings[s] & 8) ? 4 : 0;
-		p.close_linger_ns = (settings[s] & 16) ? CFLOW_LINGER_NONE :
-			1000 * MS;
-		for (int k = 0; k < CFLOW_CLASS_MAX; k++)
-			p.timeout_ns[k] = (uint64_t)(1 + k) * 1000 * MS;
-		p.seed = 7;
-		p.fixed_seed = true;
+		fuzz_restore_params(settings[s], &p);
 		t = cflow_tracker_create(&p);
 		if (t == NULL)
 			return 1;
