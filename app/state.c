@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_common.h>
 #include <xxhash.h>
 
 #include "cflow.h"
@@ -133,25 +134,14 @@ uint64_t
 app_state_queue_map(const struct app_queue_map *map, unsigned int n)
 {
 	struct app_queue_map sorted[APP_MAX_QUEUE_MAP];
-	XXH64_state_t *sum = XXH64_createState();
-	uint64_t digest;
 
-	if (sum == NULL || n > APP_MAX_QUEUE_MAP) {
-		XXH64_freeState(sum);
+	/* Three uint16_t, no padding: hashed as they lie. */
+	RTE_BUILD_BUG_ON(sizeof(*sorted) != 3 * sizeof(uint16_t));
+	if (n > APP_MAX_QUEUE_MAP)
 		return 0;
-	}
 	memcpy(sorted, map, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), map_entry_cmp);
-	XXH64_reset(sum, 0);
-	for (unsigned int i = 0; i < n; i++) {
-		uint16_t e[3] = { sorted[i].port, sorted[i].queue,
-			sorted[i].lcore };
-
-		XXH64_update(sum, e, sizeof(e));
-	}
-	digest = XXH64_digest(sum);
-	XXH64_freeState(sum);
-	return digest;
+	return XXH64(sorted, n * sizeof(*sorted), 0);
 }
 
 int
