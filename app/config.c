@@ -797,19 +797,12 @@ static int
 check_state_dir(const char *path)
 {
 	char dir[sizeof(((struct app_config *)0)->state_file)];
-	char *slash;
 	struct stat sb;
 
 	if (path[0] == '\0')
 		return 0;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	/* the option's length bound: it fits */
+	(void)cfu_path_dir(path, dir, sizeof(dir));
 	if (path[strlen(path) - 1] == '/' || (stat(path, &sb) == 0 &&
 			!S_ISREG(sb.st_mode))) {
 		config_msg("cuckooflow: --state-file %s: want a regular file "

@@ -170,25 +170,31 @@ cfu_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int
+cfu_path_dir(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash == NULL ? 1 : slash == path ? 1 :
+		(size_t)(slash - path);
+
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(dir, slash == NULL ? "." : path, n);
+	dir[n] = '\0';
+	return 0;
+}
+
 /* fsync() the directory holding @p path, so that a rename survives a
  * crash; 0 or -errno. */
 static int
 sync_dir(const char *path)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	size_t n;
-	int fd, ret = 0;
+	int fd, ret;
 
-	if (slash == NULL) {
-		strcpy(dir, ".");
-	} else {
-		n = slash == path ? 1 : (size_t)(slash - path);
-		if (n >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-	}
+	ret = cfu_path_dir(path, dir, sizeof(dir));
+	if (ret != 0)
+		return ret;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -216,13 +222,8 @@ remove_stale_temps(const char *path)
 	struct dirent *de;
 	DIR *d;
 
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if ((size_t)(slash - path) >= sizeof(dir))
+	if (cfu_path_dir(path, dir, sizeof(dir)) != 0)
 		return;
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
-			(int)(slash - path), path);
 	if ((size_t)snprintf(prefix, sizeof(prefix), "%s.tmp.", base) >=
 			sizeof(prefix))
 		return;

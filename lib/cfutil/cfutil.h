@@ -118,13 +118,21 @@ int cfu_write_all(int fd, const void *buf, size_t len);
 typedef int (*cfu_fill_fn)(int fd, void *ctx);
 
 /**
+ * The directory holding @p path into @p dir (@p size bytes): "." for a
+ * bare name, "/" for a file at the root.
+ *
+ * @return
+ *   0, or -ENAMETOOLONG if it does not fit.
+ */
+int cfu_path_dir(const char *path, char *dir, size_t size);
+
+/**
  * Write @p path durably: a new temporary file next to it (O_EXCL: never
  * an existing file, FIFO or link), filled by @p fill, fsync()ed, renamed
  * over @p path, then the directory fsync()ed. On failure @p path is
  * untouched and the temporary file removed. Temporary files of @p path
  * that a writer killed mid-way left (their process is gone) are removed
- * first. An existing @p path that is
- * not a regular file is refused.
+ * first. An existing @p path that is not a regular file is refused.
  *
  * @return
  *   0, or -errno with the reason in @p err.
