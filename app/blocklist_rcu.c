@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_debug.h>
 #include <rte_malloc.h>
@@ -28,6 +29,11 @@ static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
 static char source[PATH_MAX];
 static char last_error[APP_BLOCKLIST_ERR_MAX];
 static uint64_t reloads, reload_failures;
+/* The last successful reload: microseconds to read and build the list,
+ * and to wait until no worker could still hold the old one (the RCU
+ * grace period: as long as the slowest worker takes to finish a pass of
+ * its loop, longer when its CPU is shared); the longest wait so far. */
+static uint64_t last_load_us, last_sync_us, max_sync_us;
 
 int
 app_blocklist_init(const char *path, unsigned int nb_workers, char *err,
@@ -71,6 +77,7 @@ app_blocklist_reload(const char *path, char *err, size_t err_len)
 {
 	struct cbl *fresh, *old;
 	char from[sizeof(source)], why[sizeof(last_error)];
+	uint64_t t0, t1;
 	int ret;
 
 	pthread_mutex_lock(&reload_lock);
@@ -90,14 +97,20 @@ app_blocklist_reload(const char *path, char *err, size_t err_len)
 		ret = -ENOENT;
 		goto fail;
 	}
+	t0 = cfu_clock_ns(CLOCK_MONOTONIC);
 	fresh = cbl_load(from, why, sizeof(why));
 	if (fresh == NULL) {
 		ret = errno != 0 ? -errno : -EIO;
 		goto fail;
 	}
+	t1 = cfu_clock_ns(CLOCK_MONOTONIC);
 	old = __atomic_exchange_n(&current, fresh, __ATOMIC_ACQ_REL);
 	/* No worker can still hold the old table after this. */
 	rte_rcu_qsbr_synchronize(rcu, RTE_QSBR_THRID_INVALID);
+	last_load_us = (t1 - t0) / 1000;
+	last_sync_us = (cfu_clock_ns(CLOCK_MONOTONIC) - t1) / 1000;
+	if (last_sync_us > max_sync_us)
+		max_sync_us = last_sync_us;
 	cbl_free(old);
 	memcpy(source, from, strlen(from) + 1);
 	last_error[0] = '\0';
@@ -139,6 +152,9 @@ add_info(struct rte_tel_data *d)
 	add_string(d, "source", source);
 	rte_tel_data_add_dict_u64(d, "reloads", reloads);
 	rte_tel_data_add_dict_u64(d, "reload_failures", reload_failures);
+	rte_tel_data_add_dict_u64(d, "last_load_us", last_load_us);
+	rte_tel_data_add_dict_u64(d, "last_sync_us", last_sync_us);
+	rte_tel_data_add_dict_u64(d, "max_sync_us", max_sync_us);
 	add_string(d, "last_error", last_error);
 	if (bl == NULL)
 		return;

@@ -625,6 +625,39 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* How many workers have @flag (a bool of struct app_worker) set. */
+static uint64_t
+workers_with(size_t flag)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < nb_workers; i++)
+		n += __atomic_load_n((const bool *)((const char *)&workers[i] +
+				flag), __ATOMIC_ACQUIRE);
+	return n;
+}
+
+/*
+ * Where the run stands, for scripts and tests that wait for a state
+ * rather than for a time: how many workers have read all their input
+ * (every capture at its end, everything handed over tracked) and how
+ * many have made the end-of-run sweep, whose counters are final.
+ */
+static int
+tel_run(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	if (params != NULL && params[0] != '\0')
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "workers", nb_workers);
+	rte_tel_data_add_dict_u64(d, "input_done",
+		workers_with(offsetof(struct app_worker, done)));
+	rte_tel_data_add_dict_u64(d, "end_swept",
+		workers_with(offsetof(struct app_worker, swept)));
+	return 0;
+}
+
 static const struct app_worker *
 worker_of(const char *params)
 {
@@ -719,6 +752,10 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 			"flow, FPR, stash. Takes no parameters" },
 		{ "/cuckooflow/config", tel_config,
 			"Settings in effect. Takes no parameters" },
+		{ "/cuckooflow/run", tel_run,
+			"Workers, how many have read all their input "
+			"(input_done) and made the end-of-run sweep (end_swept). "
+			"Takes no parameters" },
 	};
 
 	config = cfg;

@@ -11,6 +11,12 @@
   pcaps/*.truth.json.
 - E2E_ONLY=test_a,test_b runs only those functions (all their
   parameters); pytest's -k does the same and more.
+- Side by side: with pytest-xdist's -n auto, as many workers as
+  $PYTEST_XDIST_AUTO_NUM_WORKERS, else twice the CPUs (at least 4): the
+  end-to-end tests mostly wait on processes, sockets and captures.
+  Tests marked slow start first, so that none of them ends the run
+  alone; xdist_group("name") keeps tests that share a resource on one
+  worker (with --dist loadgroup), in their order.
 - --tap: TAP on stdout instead of pytest's report, for meson: the plan,
   then one "ok N - name" / "not ok N - name" line per test, SKIP and
   TODO (xfail) directives, the failure's traceback and anything the test
@@ -89,7 +95,16 @@ def pytest_generate_tests(metafunc):
             for t in truths])
 
 
+def pytest_xdist_auto_num_workers(config):
+    env = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if env:
+        return int(env)
+    return max(4, 2 * (os.cpu_count() or 1))
+
+
 def pytest_collection_modifyitems(config, items):
+    # slow tests first (a stable sort: the others keep their order)
+    items.sort(key=lambda i: i.get_closest_marker("slow") is None)
     only = os.environ.get("E2E_ONLY")
     if not only:
         return
@@ -101,7 +116,13 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(trylast=True)  # after the terminal reporter's
 def pytest_configure(config):
-    if config.getoption("tap"):
+    config.addinivalue_line(
+        "markers", "slow: takes tens of seconds; started first")
+    config.addinivalue_line(
+        "markers", "xdist_group(name): run on one xdist worker, in order "
+        "(a resource the group's tests share)")
+    # in the controller only: xdist's workers report to it
+    if config.getoption("tap") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(Tap(config), "cuckooflow-tap")
 
 

@@ -1,15 +1,93 @@
-"""Helpers of the Python suites (tests/ is on sys.path: conftest.py)."""
+"""Helpers of the Python suites (tests/ is on sys.path: conftest.py).
+
+The rules they serve (docs/testing.md): a test waits for a state (a
+counter, a file, a link), polled until DEADLINE, never for a fixed time,
+and asserts no wall-clock bound; a tool tools/setup.sh installs is
+required (need_tool()), never a reason to skip.
+"""
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import struct
+import threading
 import time
 
 import pytest
 
 import dpdk_telemetry  # tools/, on sys.path (conftest.py)
+
+# How long a test waits for a state before it fails: generous, so that a
+# loaded machine (sanitizers, parallel tests, stress-ng beside them) is
+# slow, not failing; $CUCKOOFLOW_DEADLINE (seconds) overrides it.
+DEADLINE = float(os.environ.get("CUCKOOFLOW_DEADLINE", "180"))
+
+
+def need_tool(name, package):
+    """The path of @name. Missing, it fails the test: tools/setup.sh
+    installs @package (Debian), so a missing tool is a missing install
+    step, not a reason to skip."""
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail("%s not found: tools/setup.sh installs it (Debian "
+                    "package %s)" % (name, package))
+    return path
+
+
+def wait_until(cond, what, timeout=None, proc=None, interval=0.02):
+    """Poll cond() until it returns a true value, and return it. Fails the
+    test, naming @what, after @timeout seconds (DEADLINE), or as soon as
+    @proc (a Popen) has exited."""
+    end = time.monotonic() + (timeout or DEADLINE)
+    while True:
+        value = cond()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            err = proc.stderr.read()[-600:] if proc.stderr else ""
+            pytest.fail("exited (%s) while waiting for %s: %s" % (
+                proc.returncode, what, err))
+        if time.monotonic() > end:
+            pytest.fail("still waiting for %s after %.0f s" % (
+                what, timeout or DEADLINE))
+        time.sleep(interval)
+
+
+def polling(interval=0.05, timeout=None):
+    """The turns of a polling loop, @interval apart, for up to DEADLINE:
+    the loop breaks once its state is reached, and the assertion after
+    it fails if it never was."""
+    end = time.monotonic() + (timeout or DEADLINE)
+    while True:
+        yield
+        if time.monotonic() > end:
+            return
+        time.sleep(interval)
+
+
+def query(prefix, cmd):
+    """The reply to telemetry command @cmd of the DPDK process with
+    --file-prefix @prefix, or None (not up, not answering yet). The
+    client waits DEADLINE for an answer: a loaded machine is slow."""
+    try:
+        return dpdk_telemetry.query(prefix, cmd, timeout=DEADLINE)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def run_ended(prefix, proc=None):
+    """Wait until every worker of the cuckooflow run @prefix has read all
+    its input and made the end-of-run sweep (/cuckooflow/run): its
+    counters are final. Returns /cuckooflow/stats then."""
+    def ended():
+        r = query(prefix, "/cuckooflow/run")
+        return r is not None and r["workers"] > 0 and \
+            r["end_swept"] == r["workers"]
+    wait_until(ended, "the end of the replay (/cuckooflow/run)",
+               proc=proc)
+    return query(prefix, "/cuckooflow/stats")
 
 
 def no_crash(rc, what="cuckooflow", log=""):
@@ -41,16 +119,13 @@ def hugepages_free():
 def stats(prefix):
     """cuckooflow's /cuckooflow/stats over telemetry, or None (not up,
     not answering yet)."""
-    try:
-        return dpdk_telemetry.query(prefix, "/cuckooflow/stats")
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    return query(prefix, "/cuckooflow/stats")
 
 
-def wait_packets(prefix, want, proc, timeout=10.0):
+def wait_packets(prefix, want, proc, timeout=None):
     """Until /cuckooflow/stats counts @want packets (or more), or @proc
-    exits; returns the last stats seen."""
-    end = time.monotonic() + timeout
+    exits, or DEADLINE; returns the last stats seen."""
+    end = time.monotonic() + (timeout or DEADLINE)
     st = None
     while time.monotonic() < end and proc.poll() is None:
         st = stats(prefix) or st
@@ -60,20 +135,138 @@ def wait_packets(prefix, want, proc, timeout=10.0):
     return st
 
 
-def links_up(prefix, ports, tries=100):
-    """Wait (up to tries x 0.1 s) until the ports of the DPDK process
-    with --file-prefix @prefix are up, as its telemetry shows: memif and
+def links_up(prefix, ports, timeout=None):
+    """Wait (up to DEADLINE) until the ports of the DPDK process with
+    --file-prefix @prefix are up, as its telemetry shows: memif and
     vhost-user links come up asynchronously once both sides have
     started. Returns whether they did."""
-    for _ in range(tries):
-        time.sleep(0.1)
-        try:
-            if all(dpdk_telemetry.query(prefix, "/ethdev/link_status,%d" %
-                                        i)["status"] == "UP" for i in ports):
-                return True
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
+    end = time.monotonic() + (timeout or DEADLINE)
+    while time.monotonic() < end:
+        st = [query(prefix, "/ethdev/link_status,%d" % i) for i in ports]
+        if all(x is not None and x.get("status") == "UP" for x in st):
+            return True
+        time.sleep(0.05)
     return False
+
+
+class Testpmd:
+    """dpdk-testpmd in interactive mode (-i in @argv), driven through its
+    console: cmd() sends a command and returns what it printed up to the
+    next prompt; port_stats() reads a port's counters, so that a test
+    waits until testpmd has received what it should, rather than for a
+    time. close() quits it and returns everything it printed."""
+
+    __test__ = False  # not a pytest class
+    PROMPT = "testpmd> "
+
+    def __init__(self, argv):
+        # its output through a terminal: line-buffered, as at a console
+        # (into a pipe, stdio would hold the answers back)
+        import pty
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
+                                     stdout=slave, stderr=slave)
+        os.close(slave)
+        self.out = bytearray()
+        self.lock = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self._until_prompt(0)
+
+    def _read(self):
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # EIO: the terminal's other end closed
+                chunk = b""
+            with self.lock:
+                if not chunk:
+                    self.eof = True
+                    self.lock.notify_all()
+                    return
+                self.out += chunk
+                self.lock.notify_all()
+
+    def _until(self, start, pattern):
+        """What testpmd printed from @start until @pattern matched it
+        (the match's end)."""
+        end = time.monotonic() + DEADLINE
+        with self.lock:
+            while True:
+                text = bytes(self.out[start:]).decode(errors="replace")
+                m = re.search(pattern, text, re.S)
+                if m is not None:
+                    return text[:m.end()]
+                if getattr(self, "eof", False):
+                    raise OSError("testpmd exited: " + self.log()[-600:])
+                if not self.lock.wait(max(0.0, end - time.monotonic())):
+                    raise OSError("testpmd: no %r after %.0f s: %s" % (
+                        pattern, DEADLINE, self.log()[-600:]))
+
+    def _until_prompt(self, start):
+        return self._until(start, re.escape(self.PROMPT))
+
+    def log(self):
+        return bytes(self.out).decode(errors="replace")
+
+    def cmd(self, text, until=None):
+        """Send @text; return its output up to @until (a regex), or up to
+        the next prompt. (testpmd's prompt may come before the output of
+        a command: a command whose output matters names its end.)"""
+        with self.lock:
+            start = len(self.out)
+        self.proc.stdin.write((text + "\n").encode())
+        self.proc.stdin.flush()
+        if until is None:
+            return self._until_prompt(start)
+        return self._until(start, until)
+
+    def stop(self):
+        """stop forwarding; its statistics (up to "Done.")."""
+        return self.cmd("stop", until=r"\nDone\.")
+
+    def port_stats(self, port):
+        """(RX-packets, RX-missed, RX-errors, TX-packets) of @port."""
+        out = self.cmd("show port stats %d" % port,
+                       until=r"NIC statistics for port %d\s.*?\n\s*#{20,}"
+                       % port)
+        def num(name):
+            m = re.search(name + r":\s+(\d+)", out)
+            if m is None:
+                raise OSError("testpmd: no %s in: %s" % (name, out))
+            return int(m.group(1))
+        return (num("RX-packets"), num("RX-missed"), num("RX-errors"),
+                num("TX-packets"))
+
+    def wait_rx(self, port, want, what):
+        """Until @port has received @want packets (or more)."""
+        return wait_until(lambda: self.port_stats(port)[0] >= want,
+                          "testpmd port %d to receive %d packets (%s)" % (
+                              port, want, what))
+
+    def close(self):
+        """quit, and everything testpmd printed."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b"quit\n")
+                self.proc.stdin.flush()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=DEADLINE)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(timeout=10)
+        os.close(self.master)
+        return self.log()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+            self.reader.join(timeout=10)
+            os.close(self.master)
 
 
 def memif_peer_argv(testpmd, prefix, sock, side0, side1):
@@ -117,23 +310,19 @@ def free_udp_port():
         return s.getsockname()[1]
 
 
-def wait_for(cond, what, timeout=10):
-    end = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < end, "timed out: " + what
-        time.sleep(0.02)
+def wait_for(cond, what, timeout=None):
+    wait_until(cond, what, timeout=timeout)
 
 
 class nfcapd:
     """Debian's nfcapd on 127.0.0.1 and a free port, in a directory of
-    @tmp_path, for a with block (skips the test without nfdump): .port
-    inside; .files, the flow files it wrote, after. On leaving, it
-    waits until every datagram is read, then stops it."""
+    @tmp_path, for a with block (nfdump is required: tools/setup.sh
+    installs it): .port inside; .files, the flow files it wrote, after.
+    On leaving, it waits until every datagram is read, then stops it."""
 
     def __init__(self, tmp_path):
         for tool in ("nfcapd", "nfdump"):
-            if shutil.which(tool) is None:
-                pytest.skip(tool + " not installed (Debian: nfdump)")
+            need_tool(tool, "nfdump")
         self.dir = os.path.join(str(tmp_path), "flows")
         os.makedirs(self.dir, exist_ok=True)
         self.port = free_udp_port()
@@ -154,14 +343,14 @@ class nfcapd:
     def __exit__(self, *exc):
         try:
             if exc[0] is None:
-                # Every datagram read (rx_queue 0), then a moment to
-                # write.
+                # Every datagram read from the socket (rx_queue 0):
+                # nfcapd handles the one it holds before it looks at
+                # SIGTERM's flag, then writes its file and exits.
                 wait_for(lambda: int(udp_row(self.port)[4].split(":")[1],
                                      16) == 0, "nfcapd to read")
-                time.sleep(0.2)
         finally:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=DEADLINE)
             self.log.close()
         self.files = sorted(os.path.join(self.dir, p)
                             for p in os.listdir(self.dir)

@@ -19,12 +19,16 @@ import time
 import pytest
 
 import dpdk_telemetry
+from harness import DEADLINE, polling
+
+# One app for the whole module, the tests in order: one xdist worker.
+pytestmark = pytest.mark.xdist_group("reload")
 
 PREFIX = "cfreload%d" % os.getpid()
 TMP = None
 
 
-def telemetry(cmd, timeout=5):
+def telemetry(cmd, timeout=DEADLINE):
     return dpdk_telemetry.query(PREFIX, cmd, timeout)
 
 
@@ -35,7 +39,7 @@ def write(path, data, mode="w"):
 
 
 def reload(path):
-    """The reply, and the seconds it took."""
+    """The reply (and the seconds it took, for the log)."""
     start = time.monotonic()
     r = telemetry("/cuckooflow/blocklist/reload," + path)
     return r, time.monotonic() - start
@@ -70,8 +74,7 @@ def app(cuckooflow, files):
          "--log-level=lib.*:error", "--file-prefix=" + PREFIX,
          "--vdev", "net_null0", "--", "--blocklist", files["first"]],
         stdout=subprocess.DEVNULL, stderr=log)
-    for _ in range(100):  # until its commands are registered
-        time.sleep(0.1)
+    for _ in polling(0.1):  # until its commands are registered
         try:
             if telemetry("/cuckooflow/blocklist") is not None:
                 break
@@ -89,12 +92,16 @@ def app(cuckooflow, files):
 
 
 def refused(path, want):
+    """Refused by what the path is, before anything is read from it: a
+    reload that blocked on it (a FIFO) would hold the reload lock until
+    the client gave up (no reply within DEADLINE), and one that read it
+    would fail with another reason."""
     try:
         r, t = reload(path)
     except (OSError, ValueError) as e:
         pytest.fail("no reply (hung?): %r" % e)
-    assert r["result"].startswith("failed") and want in r["last_error"] \
-        and t < 2, "%.3f s %s" % (t, r)
+    print("refused in %.3f s" % t)
+    assert r["result"].startswith("failed") and want in r["last_error"], r
 
 
 def test_reload_of_fifo_refused_at_once(app, files):
@@ -139,8 +146,7 @@ def test_sighup_rereads_the_long_path(app):
     before = telemetry("/cuckooflow/blocklist")["reloads"]
     proc.send_signal(signal.SIGHUP)
     after = before
-    for _ in range(50):
-        time.sleep(0.1)
+    for _ in polling(0.1):
         after = telemetry("/cuckooflow/blocklist")["reloads"]
         if after > before:
             break
@@ -151,7 +157,7 @@ def test_app_stops_on_sigint(app):
     proc, log = app
     proc.send_signal(signal.SIGINT)
     try:
-        rc = proc.wait(timeout=20)
+        rc = proc.wait(timeout=DEADLINE)
     except subprocess.TimeoutExpired:
         rc = None
     log.seek(0)

@@ -10,18 +10,21 @@ ends a continued line, `#` starts a comment, `&&` separates two). An
 HTML comment on the line before a block (blank lines between allowed)
 says what the test does with it (docs/usage.md, Examples):
 
-    <!-- doc-test: skip REASON -->   not run (the test reports it skipped)
+    <!-- doc-test: skip REASON -->   not run, and not a test (a reason
+        that names a NIC: a test skipped for want of the hardware)
     <!-- doc-test: status N -->      run; each command must exit N
-    <!-- doc-test: serve [S][; FILE = COUNTER]...[; peer first] -->
+    <!-- doc-test: serve [stats N][; FILE = COUNTER]...[; peer first] -->
         long-running commands: those of a DPDK program are started in
         the background, in order, each cuckooflow answering telemetry
         before the next starts (the others run to their end); an
         interactive dpdk-testpmd (-i) is driven as usage.md says (`show
         port summary all` until its memif or virtio-user ports are up,
-        `start`, `stop` once cuckooflow's rx_packets stand still); S
-        seconds more (1 by default), then SIGINT to each cuckooflow,
-        `quit` to testpmd, in the order started (`peer first`: testpmd
-        first); each must exit 0.
+        `start`; once cuckooflow's COUNTER has every frame of each FILE
+        that exists before the run (the captures sent) and testpmd has
+        sent on all it received, `stop`); with `stats N`, until N
+        --stats-period snapshots are printed; then SIGINT to each
+        cuckooflow, `quit` to testpmd, in the order started (`peer
+        first`: testpmd first); each must exit 0. No fixed waits.
         FILE = COUNTER: the capture FILE then has as many frames as
         cuckooflow's final COUNTER.
     <!-- doc-test: file NAME -->     the block is written to NAME
@@ -62,11 +65,17 @@ import time
 import pytest
 
 import dpdk_telemetry
-from harness import empty_pcap, hugepages_free, no_crash
+from harness import (DEADLINE, empty_pcap, hugepages_free, no_crash,
+                     polling, wait_until)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 DOCS = ("docs/usage.md", "README.md")
+
+# The examples run as written, with usage.md's own paths (the memif and
+# vhost-user sockets under /run/cf, the outputs in each page's
+# directory): they share them, so they run on one xdist worker, in order.
+pytestmark = pytest.mark.xdist_group("docs")
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARK = re.compile(r"^<!--\s*doc-test:\s*(.*?)\s*-->\s*$")
 DPDK = ("cuckooflow", "dpdk-testpmd")
@@ -242,7 +251,7 @@ class Page:
         for env, argv in commands(b.text):
             cmd, _ = self.argv(argv)
             p = subprocess.run(cmd, cwd=self.work, env=self.env(env),
-                               capture_output=True, text=True, timeout=120)
+                               capture_output=True, text=True, timeout=DEADLINE)
             log = p.stdout + p.stderr
             no_crash(p.returncode, shlex.join(argv), log)
             out.append(log)
@@ -254,12 +263,20 @@ class Page:
 
     def serve(self, b):
         parts = [p.strip() for p in b.arg.split(";")]
-        seconds = float(parts[0]) if parts[0] else 1.0
+        m = re.fullmatch(r"(?:stats (\d+))?", parts[0])
+        if m is None:
+            raise AssertionError("serve: want 'stats N' or nothing first, "
+                                 "not %r" % parts[0])
+        snapshots = int(m.group(1) or 0)
         checks = [tuple(x.strip() for x in p.split("=")) for p in parts[1:]
                   if "=" in p]
         peer_first = "peer first" in parts[1:]
         if len(checks) + peer_first != len(parts) - 1:
             raise AssertionError("serve: unknown words in %r" % b.arg)
+        # the captures the run reads (there before it starts): cuckooflow
+        # has its counter of each once it has handled them
+        inputs = [(f, c) for f, c in checks
+                  if os.path.exists(os.path.join(self.work, f))]
         procs = []  # (argv, Popen, prefix, tty)
         try:
             for env, argv in commands(b.text):
@@ -267,7 +284,7 @@ class Page:
                 if prefix is None:
                     p = subprocess.run(cmd, cwd=self.work, env=self.env(env),
                                        capture_output=True, text=True,
-                                       timeout=60)
+                                       timeout=DEADLINE)
                     if p.returncode != 0:
                         raise AssertionError("%s: exit %d: %s" % (
                             shlex.join(argv), p.returncode, p.stderr))
@@ -278,16 +295,24 @@ class Page:
             cf = [x for x in procs if x[0][0] == "cuckooflow"]
             peers = [x for x in procs if x[0][0] == "dpdk-testpmd" and
                      "-i" in x[0]]
+            if peers and not inputs:
+                raise AssertionError("serve with a peer: name the capture "
+                                     "it sends (FILE = COUNTER)")
             for x in peers:
                 self.links_up(x)
                 x[3].send("start\n")
-            if peers:
-                self.settle(cf)
-            time.sleep(seconds)
+            for f, counter in inputs:
+                self.counter_reaches(cf, counter,
+                                     frames(os.path.join(self.work, f)))
             for x in peers:
+                self.peer_forwarded(x, cf)
+            for x in cf:
+                self.snapshots(x, snapshots)
+            for x in peers:
+                stopped = len(x[3].text())
                 x[3].send("stop\n")
-            if peers:
-                time.sleep(0.5)
+                wait_until(lambda: "Done." in x[3].text()[stopped:],
+                           "testpmd to stop")
             # in the order started (cuckooflow first), or the peers first
             for x in sorted(procs, key=lambda x: peer_first and
                             x[0][0] == "cuckooflow"):
@@ -295,7 +320,7 @@ class Page:
                     x[3].send("quit\n")
                 else:
                     x[1].send_signal(signal.SIGINT)
-                x[1].wait(timeout=30)
+                x[1].wait(timeout=DEADLINE)
             logs = []
             for x in procs:
                 log = x[3].text()
@@ -332,7 +357,7 @@ class Page:
         return (argv, p, prefix, Tty(master, p))
 
     def wait_telemetry(self, x):
-        for _ in range(100):
+        for _ in polling(0.1):
             if x[1].poll() is not None:
                 raise AssertionError("%s: exit %d: %s" % (
                     shlex.join(x[0]), x[1].returncode, x[3].text()[-600:]))
@@ -341,15 +366,14 @@ class Page:
                     return
             except (OSError, ValueError):
                 pass
-            time.sleep(0.1)
-        raise AssertionError("%s: no telemetry after 10 s" % x[0][0])
+        raise AssertionError("%s: no telemetry after %.0f s" % (
+            x[0][0], DEADLINE))
 
     def links_up(self, x):
         """testpmd: `show port summary all` until its memif and
         virtio-user ports say up (usage.md)."""
-        for _ in range(50):
+        for _ in polling(0.2):
             x[3].send("show port summary all\n")
-            time.sleep(0.2)
             text = x[3].text()
             if "Number of available ports" not in text:
                 continue
@@ -358,24 +382,59 @@ class Page:
                      if re.search(r"net_(memif|virtio_user)", ln)]
             if links and all(re.search(r"\bup\b", ln) for ln in links):
                 return
-        raise AssertionError("testpmd: links not up after 10 s: %s" %
-                             x[3].text()[:3000])
+        raise AssertionError("testpmd: links not up after %.0f s: %s" % (
+            DEADLINE, x[3].text()[:3000]))
 
-    def settle(self, cf):
-        """Until every cuckooflow's rx_packets stand still for 1 s (at
-        most 20 s)."""
-        last, still = None, 0
-        for _ in range(200):
-            time.sleep(0.1)
+    def counter_reaches(self, cf, counter, want):
+        """Until cuckooflow's @counter (/cuckooflow/stats) is @want."""
+        def reached():
             try:
-                now = [dpdk_telemetry.query(x[2], "/cuckooflow/stats")
-                       ["rx_packets"] for x in cf]
+                return all(dpdk_telemetry.query(x[2], "/cuckooflow/stats",
+                                                timeout=DEADLINE)[counter]
+                           >= want for x in cf)
             except (OSError, ValueError, TypeError, KeyError):
-                continue
-            still = still + 1 if now == last and all(now) else 0
-            last = now
-            if still >= 10:
-                return
+                return False
+        wait_until(reached, "cuckooflow's %s to reach %d" % (counter, want))
+
+    def peer_forwarded(self, x, cf):
+        """Until testpmd's ports have sent on (TX) all that they received
+        (RX), among them all cuckooflow forwarded (its tx_packets): what
+        is in flight has landed in its captures."""
+        def stats():
+            start = len(x[3].text())
+            x[3].send("show port stats all\n")
+            last = sum(1 for a in x[0] if a.startswith("--vdev")) - 1
+
+            def shown():
+                return re.search(r"NIC statistics for port %d\b.*?Tx-bps"
+                                 r"[^\n]*\n\s*#{20,}" % last,
+                                 x[3].text()[start:], re.S)
+            try:
+                wait_until(shown, "testpmd's port statistics")
+            except BaseException:
+                print(x[3].text()[start:][-1500:])
+                raise
+            text = x[3].text()[start:]
+            rx = sum(int(n) for n in re.findall(r"RX-packets: +(\d+)",
+                                                text))
+            tx = sum(int(n) for n in re.findall(r"TX-packets: +(\d+)",
+                                                text))
+            return rx, tx
+
+        def landed():
+            sent = sum(dpdk_telemetry.query(c[2], "/cuckooflow/stats",
+                                            timeout=DEADLINE)["tx_packets"]
+                       for c in cf)
+            rx, tx = stats()
+            # every packet testpmd received went out again; cuckooflow's
+            # are among them, and testpmd's own capture's
+            return rx == tx and rx >= sent
+        wait_until(landed, "testpmd to forward what it received")
+
+    def snapshots(self, x, n):
+        """Until cuckooflow has printed @n --stats-period snapshots."""
+        wait_until(lambda: x[3].text().count("== cuckooflow stats") >= n,
+                   "%d snapshots" % n)
 
     def output(self, b, exact):
         if self.last_run is None:
@@ -505,14 +564,23 @@ def pages(cuckooflow, cuckooflow_filter, pcaps, tmp_path_factory):
     return out
 
 
+def hardware(b):
+    """A block that needs hardware this machine may lack (a NIC)."""
+    return b.kind == "skip" and "NIC" in b.arg
+
+
 @pytest.mark.parametrize("doc,name", [
     pytest.param(doc, b.name, id="%s %s" % (b.name, b.kind))
-    for doc in DOCS for b in acted(doc)])
+    for doc in DOCS for b in acted(doc)
+    # a block not run for another reason (a schema, an install into
+    # /usr, minutes) is no test: test_every_command_block_is_run_or_
+    # skipped checks that it gives its reason
+    if b.kind != "skip" or hardware(b)])
 def test_example(pages, doc, name):
     """One example of a page, as its doc-test comment says."""
     outcome, message, _ = pages[doc].results[name]
     if outcome == "skip":
-        pytest.skip(message)
+        pytest.skip("hardware: " + message)
     assert outcome == "ok", message
 
 
@@ -527,6 +595,13 @@ def test_every_command_block_is_run_or_skipped():
         bad = [b.name for b in acted(doc) if b.kind not in (
             "run", "status", "serve", "skip", "file", "output", "keys")]
         assert not bad, bad
+        # a block not run says why, in words
+        mute = [b.name for b in acted(doc)
+                if b.kind == "skip" and len(b.arg.split()) < 2]
+        assert not mute, "skipped without a reason: %s" % mute
+        for b in acted(doc):
+            if b.kind == "skip":
+                print("not run: %s: %s" % (b.name, b.arg))
 
 
 def usage_section(title):
@@ -556,13 +631,12 @@ def app_run(cuckooflow, pcaps, args, eal=(), serve=None):
         "--vdev", "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" %
         os.path.join(pcaps, "mixed.pcap"), "--"] + list(args)
     if serve is None:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=DEADLINE)
         return no_crash(p.returncode, log=p.stderr), p.stdout + p.stderr
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     try:
-        for _ in range(100):
-            time.sleep(0.1)
+        for _ in polling(0.1):
             try:
                 if dpdk_telemetry.query(prefix, "/cuckooflow/stats"):
                     break
@@ -570,7 +644,7 @@ def app_run(cuckooflow, pcaps, args, eal=(), serve=None):
                 continue
         got = serve(prefix)
         p.send_signal(signal.SIGINT)
-        p.wait(timeout=30)
+        p.wait(timeout=DEADLINE)
         return no_crash(p.returncode, log=p.stderr.read()), got
     finally:
         if p.poll() is None:

@@ -43,7 +43,7 @@ import time
 
 import pytest
 
-from harness import stats, wait_packets
+from harness import polling, stats, wait_packets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -317,18 +317,16 @@ def live_run(scn, nb, firewall):
                           caps[port]], log)
             procs.append((p, log))
         for p, log in procs:
-            for _ in range(100):
+            for _ in polling(0.05):
                 with open(log.name) as f:
                     if "listening on" in f.read():
                         break
-                time.sleep(0.05)
         applog = open(os.path.join(d, "app.log"), "w")
         app = ns.popen(cmd[:1] + cmd[1:], applog)
         procs.append((app, applog))
-        for _ in range(200):
+        for _ in polling(0.05):
             if app.poll() is not None or stats(rid):
                 break
-            time.sleep(0.05)
         if app.poll() is not None:
             with open(applog.name) as f:
                 return ["cuckooflow exited: %s" % f.read()[-600:]], cmd, info

@@ -46,7 +46,7 @@ import time
 
 import pytest
 
-from harness import stats, wait_packets
+from harness import DEADLINE, stats, wait_packets
 
 APP = TMP = None
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -267,7 +267,7 @@ def stop(proc, log):
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
     try:
-        proc.wait(timeout=30)
+        proc.wait(timeout=DEADLINE)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()

@@ -1405,6 +1405,7 @@ test_allow_bad_lines(void)
 		{ "tcp 198.18.1.0/33 22\n", ":1: prefix length: want 0..32" },
 		{ "tcp 2001:db8::/129 1\n", ":1: prefix length: want 0..128" },
 		{ "tcpx 198.18.1.1 22\n", ":1: protocol:" },
+		{ "256 198.18.1.1 any\n", ":1: protocol:" },
 		{ "tcp 198.18.1.1 70000\n", ":1: port: want 0..65535 or 'any'" },
 		{ "icmp 198.18.1.1 7\n", ":1: port: protocol 1 has no ports" },
 		{ "tcp 198.18.1.1\n", ":1: want 'PROTO ADDR[/LEN] PORT' (2 "
