@@ -186,6 +186,21 @@ packet_time(const struct app_run *run, const struct rte_mbuf *m,
 }
 
 /*
+ * --clock pkt: the time of the next frame @p m of a queue whose latest
+ * capture time so far is @p latest: its own, or @p latest if that is
+ * later or it has none. Time never goes back on a queue.
+ */
+static inline uint64_t
+queue_time(const struct app_run *run, const struct rte_mbuf *m,
+		uint64_t latest, bool *none)
+{
+	uint64_t t;
+
+	*none = !packet_time(run, m, &t);
+	return *none || t < latest ? latest : t;
+}
+
+/*
  * An rx_pcap queue is exhausted when a burst comes back short while the
  * port has neither run out of mbufs nor failed a packet (net_pcap counts
  * a jumbo frame it has no segments for in ierrors, and ends the burst
@@ -704,7 +719,7 @@ parse_and_filter(struct app_worker *w, const struct app_rxq *q,
 		status[k] = cflow_parse(hdr, len, &q->parse, &parsed[k]);
 		parsed_ok |= (uint64_t)(status[k] == CFLOW_PARSE_OK) << k;
 	}
-	if (bl == NULL)
+	if (bl == NULL || n == 0)
 		return n;
 	/* the parsed packets' lookups a few packets a bulk call */
 	cbl_match_burst(bl, parsed, n, parsed_ok, kinds);
@@ -799,32 +814,31 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	struct cflow_packet parsed[CF_BULK_MAX];
 	enum cflow_parse_status status[CF_BULK_MAX];
 	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
-	uint64_t latest = w->last_ns;
 	/* The latest time read from this queue: the worker's clock may be
-	 * ahead of it, moved by other queues or by what the rings brought. */
-	uint64_t q_latest = __atomic_load_n(&q->read_ns, __ATOMIC_RELAXED);
+	 * ahead of it, moved by other queues or by what the rings brought.
+	 * With the TSC, the burst's time. */
+	uint64_t q_latest = q->time_ns;
 
 	for (uint16_t k = 0; k < n; k++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
-		uint64_t t;
+		bool none = false;
 
-		if (!pkt_clock) {
-			t = k == 0 ? app_tsc_ns(run) : in[0].time_ns;
-		} else if (!packet_time(run, m, &t)) {
-			w->no_timestamp++;
-			t = latest;
-		}
+		if (!pkt_clock)
+			q_latest = k == 0 ? app_tsc_ns(run) : q_latest;
+		else
+			q_latest = queue_time(run, m, q_latest, &none);
+		w->no_timestamp += none;
 		/* forward mode sends it to the port paired with this one */
 		m->port = q->port;
-		mbuf_input(&in[k], m, t);
-		if (t > latest)
-			latest = t;
-		if (t > q_latest)
-			q_latest = t;
+		mbuf_input(&in[k], m, q_latest);
 	}
-	last_ns_set(w, latest);
+	q->time_ns = q_latest;
+	/* Every frame's time, tracked or not: the one notion of the latest
+	 * time seen, which the end of the run sweeps at. */
+	if (n != 0 && q_latest > w->last_ns)
+		last_ns_set(w, q_latest);
 	w->rx_packets += n;
 	if (unlikely(run->role[q->port] == APP_ROLE_MIRROR)) {
 		/* The mirror port only sends: what it receives is dropped

@@ -87,6 +87,11 @@ struct app_rxq {
 	 * before it is tracked or in its owner's ring; UINT64_MAX at end
 	 * of file. */
 	uint64_t read_ns;
+	/* --clock pkt: the latest capture time read from this queue. A
+	 * packet's time is the later of its own and this: time never goes
+	 * back on a queue, and a frame that is not tracked (non-IP,
+	 * malformed, blocked) moves it all the same (docs/usage.md). */
+	uint64_t time_ns;
 	uint64_t rx_packets;    /* received from this queue */
 };
 
