@@ -898,6 +898,8 @@ advance_as_of(struct app_worker *w)
 				drain_ring(w, j, rte_ring_count(w->from[j]));
 		pending_flush(w);
 	}
+	if (run->lead_ns != 0)
+		__atomic_store_n(&w->caught_ns, wm, __ATOMIC_RELEASE);
 	if (wm > w->last_ns)
 		wm = w->last_ns;
 	if (wm > w->as_of_ns)
@@ -914,12 +916,64 @@ all_rx_done(const struct app_run *run)
 	return true;
 }
 
-/* Poll every queue not at its end once; returns how many are live. */
+/* The least watermark the workers have all caught up with. */
+static uint64_t
+caught_least(const struct app_run *run)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (unsigned int i = 0; i < run->nb_workers; i++) {
+		uint64_t c = __atomic_load_n(&run->workers[i].caught_ns,
+				__ATOMIC_ACQUIRE);
+
+		if (c < least)
+			least = c;
+	}
+	return least;
+}
+
+/*
+ * Replayed captures with a watermark (app_run.lead_ns): of the burst
+ * @p pkts read from @p q, pass on only the frames no more than lead_ns
+ * ahead of the least watermark every worker has caught up with; hold the
+ * rest on the queue, in order, until the watermark has caught up. So no
+ * tracker's clock runs more than its lag ahead of the time as of which no
+ * packet is still to come to it: a flow of a queue that lags behind is
+ * judged at its own packets' times, and a leap of the clock (a gap in the
+ * capture) sweeps nothing such a packet would find alive (docs/design.md,
+ * Replay time with handoff). The queue whose next packet is the
+ * watermark's can always go on, so every queue does in turn. Returns how
+ * many frames go on now.
+ */
+static uint16_t
+hold_ahead(const struct app_run *run, struct app_rxq *q,
+		struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t limit = caught_least(run), latest = q->time_ns;
+	uint16_t k;
+
+	limit = limit > UINT64_MAX - run->lead_ns ? UINT64_MAX :
+		limit + run->lead_ns;
+	for (k = 0; k < n; k++) {
+		bool none;
+
+		latest = queue_time(run, pkts[k], latest, &none);
+		if (latest > limit)
+			break;
+	}
+	q->nb_held = (uint16_t)(n - k);
+	memcpy(q->held, pkts + k, q->nb_held * sizeof(*pkts));
+	return k;
+}
+
+/* Poll every queue not at its end once (first what it holds back);
+ * returns how many are live. */
 static unsigned int
 poll_queues(struct app_worker *w, const struct cbl *bl,
 		uint64_t *losses, unsigned int *received)
 {
-	const unsigned int burst = (unsigned int)w->run->cfg->burst;
+	const struct app_run *run = w->run;
+	const unsigned int burst = (unsigned int)run->cfg->burst;
 	unsigned int live = 0;
 
 	for (unsigned int i = 0; i < w->nb_rxq; i++) {
@@ -927,21 +981,51 @@ poll_queues(struct app_worker *w, const struct cbl *bl,
 		struct rte_mbuf *pkts[CF_BULK_MAX];
 		uint16_t n;
 
-		if (q->eof)
+		if (q->eof && q->nb_held == 0)
 			continue;
 		live++;
-		n = rte_eth_rx_burst(q->port, q->queue, pkts, (uint16_t)burst);
-		if (n < burst && q->pcap && queue_at_eof(q, &losses[q->port]))
-			q->eof = true;
-		q->rx_packets += n;
+		if (q->nb_held != 0) {
+			n = q->nb_held;
+			memcpy(pkts, q->held, n * sizeof(*pkts));
+			q->nb_held = 0;
+		} else {
+			n = rte_eth_rx_burst(q->port, q->queue, pkts,
+				(uint16_t)burst);
+			if (n < burst && q->pcap &&
+					queue_at_eof(q, &losses[q->port]))
+				q->eof = true;
+			q->rx_packets += n;
+		}
+		if (run->lead_ns != 0 && n != 0)
+			n = hold_ahead(run, q, pkts, n);
 		if (n != 0)
 			app_worker_burst(w, q, bl, pkts, n);
-		if (q->eof)
+		if (q->nb_held != 0) {
+			bool none;
+
+			__atomic_store_n(&q->read_ns, queue_time(run,
+				q->held[0], q->time_ns, &none),
+				__ATOMIC_RELEASE);
+		} else if (q->eof) {
 			__atomic_store_n(&q->read_ns, UINT64_MAX,
 				__ATOMIC_RELEASE);
+		}
 		*received += n;
 	}
 	return live;
+}
+
+/* What the queues still hold back when the run is stopped. */
+static void
+held_free(struct app_worker *w)
+{
+	for (unsigned int i = 0; i < w->nb_rxq; i++) {
+		struct app_rxq *q = &w->rxq[i];
+
+		if (q->nb_held != 0)
+			rte_pktmbuf_free_bulk(q->held, q->nb_held);
+		q->nb_held = 0;
+	}
 }
 
 int
@@ -985,6 +1069,7 @@ app_worker_main(void *arg)
 			break;
 	}
 	app_worker_drain(w); /* nothing gathered stays untracked */
+	held_free(w);
 	/* Once the main lcore has the last packet time of all lcores, make
 	 * the end-of-run counters exact (so that telemetry shows them),
 	 * then wait to be stopped. */

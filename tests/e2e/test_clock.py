@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""The replay clock end to end (issue 24): frames that do not parse
-moving the time, against an ordered replay computed here by a model of the documented
+"""The replay clock end to end (issue 24): captures split over queues
+whose times are far apart, and frames that do not parse moving the time,
+against an ordered replay computed here by a model of the documented
 contract (scapy and Python only), not by the tracker.
 
 usage: /usr/bin/python3 -m pytest tests/e2e/test_clock.py
@@ -144,6 +145,63 @@ def _app(cuckooflow):
 
 def differences(got, want):
     return {k: (got[k], v) for k, v in want.items() if got[k] != v}
+
+
+# ------------------------------------------ streams far apart in time
+
+# (value bits, the gap): over a quarter of the tick range, a leap of the
+# clock: 26 days with 32-bit values; 9.2 minutes with 16-bit ones and
+# the default timeouts.
+GAPS = {"32-bit, 30 days": ("32", 30 * DAY),
+        "16-bit, 15 minutes": ("16", 900.0)}
+
+
+def apart_capture(tmp_path, gap):
+    """One UDP flow, 2000 packets 10 ms apart (more than 60 bursts), on
+    queue 0; @gap later, 40 flows of 3 packets on queue 1, 26 of them
+    idle past the timeout at the end. Returns (q0, q1, merged, truth):
+    the truth of one ordered replay."""
+    one = [(T0 + k * 0.01, udp("10.0.0.1", 1000)) for k in range(2000)]
+    later = T0 + gap
+    forty = sorted(((later + 4.4 * i + d, udp(
+        "10.1.0.%d" % (i + 1), 2000 + i, "192.0.2.2"))
+        for i in range(40) for d in (0, 1, 2.5)), key=lambda x: x[0])
+    files = [write_pcap(tmp_path / ("apart_%s.pcap" % n), frames)
+             for n, frames in (("q0", one), ("q1", forty),
+                               ("merged", one + forty))]
+    return files + [contract_truth(one + forty)]
+
+
+@pytest.mark.parametrize("case", GAPS)
+def test_apart_merged_one_worker(tmp_path, case):
+    """The ordered replay itself: the merged capture on one worker gives
+    the truth (the leap expires the first flow, idle since)."""
+    bits, gap = GAPS[case]
+    _, _, merged, want = apart_capture(tmp_path, gap)
+    assert want["flows_new"] == 41 and want["flows_expired"] == 27
+    got = run(tmp_path, 1, [merged], ["--age-bits", bits])
+    assert not differences(got, want), differences(got, want)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+@pytest.mark.parametrize("case", GAPS)
+def test_apart_split(tmp_path, case, nb):
+    """Each group on its own rx queue: one worker reading both, or two
+    handing flows over, with 8 hash seeds (which worker owns which flow),
+    give the ordered replay's counters. (A packet of queue 1, read or
+    handed over first, leapt its tracker's clock and the leap's sweep
+    expired the first flow while its packets were still coming: 42 new
+    and 28 expired against 41 and 27.)"""
+    bits, gap = GAPS[case]
+    q0, q1, _, want = apart_capture(tmp_path, gap)
+    bad = []
+    for seed in SEEDS if nb == 2 else SEEDS[:2]:
+        got = run(tmp_path, nb, [q0, q1], ["--age-bits", bits,
+                                           "--hash-seed", str(seed)])
+        diff = differences(got, want)
+        if diff:
+            bad.append("seed %d: %s" % (seed, diff))
+    assert not bad, bad
 
 
 # ------------------------------------- frames that do not parse, timed
