@@ -78,6 +78,23 @@ worker_reads_queues(const struct app_topology *t)
 	return false;
 }
 
+/*
+ * Replaying captures with a watermark, how far ahead of it a queue's
+ * packets may go on to the trackers: their lag, so that none judges a
+ * flow of a queue still behind at a time other than its own packets'
+ * (app_run.lead_ns). Not on live ports: their queues are not held back.
+ */
+static uint64_t
+lead_ns(void)
+{
+	if (!run.watermark)
+		return 0;
+	for (unsigned int i = 0; i < topo.nb_ports; i++)
+		if (!topo.ports[i].replay)
+			return 0;
+	return cflow_tracker_lag_ns(workers[0].tracker);
+}
+
 /* --table-layout: auto is interleaved where it takes no more memory. */
 static enum cf_table_type
 table_layout(void)
@@ -450,6 +467,7 @@ main(int argc, char **argv)
 	run.parse.decap = (unsigned int)cfg.decap;
 	run.table_ops = &app_cflow_table_ops;
 	workers_setup();
+	run.lead_ns = lead_ns();
 	state_restore(state);
 	app_state_free(state);
 	if (app_blocklist_init(cfg.blocklist, run.nb_workers, err,

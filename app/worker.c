@@ -186,6 +186,21 @@ packet_time(const struct app_run *run, const struct rte_mbuf *m,
 }
 
 /*
+ * --clock pkt: the time of the next frame @p m of a queue whose latest
+ * capture time so far is @p latest: its own, or @p latest if that is
+ * later or it has none. Time never goes back on a queue.
+ */
+static inline uint64_t
+queue_time(const struct app_run *run, const struct rte_mbuf *m,
+		uint64_t latest, bool *none)
+{
+	uint64_t t;
+
+	*none = !packet_time(run, m, &t);
+	return *none || t < latest ? latest : t;
+}
+
+/*
  * An rx_pcap queue is exhausted when a burst comes back short while the
  * port has neither run out of mbufs nor failed a packet (net_pcap counts
  * a jumbo frame it has no segments for in ierrors, and ends the burst
@@ -704,7 +719,7 @@ parse_and_filter(struct app_worker *w, const struct app_rxq *q,
 		status[k] = cflow_parse(hdr, len, &q->parse, &parsed[k]);
 		parsed_ok |= (uint64_t)(status[k] == CFLOW_PARSE_OK) << k;
 	}
-	if (bl == NULL)
+	if (bl == NULL || n == 0)
 		return n;
 	/* the parsed packets' lookups a few packets a bulk call */
 	cbl_match_burst(bl, parsed, n, parsed_ok, kinds);
@@ -799,32 +814,31 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	struct cflow_packet parsed[CF_BULK_MAX];
 	enum cflow_parse_status status[CF_BULK_MAX];
 	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
-	uint64_t latest = w->last_ns;
 	/* The latest time read from this queue: the worker's clock may be
-	 * ahead of it, moved by other queues or by what the rings brought. */
-	uint64_t q_latest = __atomic_load_n(&q->read_ns, __ATOMIC_RELAXED);
+	 * ahead of it, moved by other queues or by what the rings brought.
+	 * With the TSC, the burst's time. */
+	uint64_t q_latest = q->time_ns;
 
 	for (uint16_t k = 0; k < n; k++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
-		uint64_t t;
+		bool none = false;
 
-		if (!pkt_clock) {
-			t = k == 0 ? app_tsc_ns(run) : in[0].time_ns;
-		} else if (!packet_time(run, m, &t)) {
-			w->no_timestamp++;
-			t = latest;
-		}
+		if (!pkt_clock)
+			q_latest = k == 0 ? app_tsc_ns(run) : q_latest;
+		else
+			q_latest = queue_time(run, m, q_latest, &none);
+		w->no_timestamp += none;
 		/* forward mode sends it to the port paired with this one */
 		m->port = q->port;
-		mbuf_input(&in[k], m, t);
-		if (t > latest)
-			latest = t;
-		if (t > q_latest)
-			q_latest = t;
+		mbuf_input(&in[k], m, q_latest);
 	}
-	last_ns_set(w, latest);
+	q->time_ns = q_latest;
+	/* Every frame's time, tracked or not: the one notion of the latest
+	 * time seen, which the end of the run sweeps at. */
+	if (n != 0 && q_latest > w->last_ns)
+		last_ns_set(w, q_latest);
 	w->rx_packets += n;
 	if (unlikely(run->role[q->port] == APP_ROLE_MIRROR)) {
 		/* The mirror port only sends: what it receives is dropped
@@ -884,6 +898,8 @@ advance_as_of(struct app_worker *w)
 				drain_ring(w, j, rte_ring_count(w->from[j]));
 		pending_flush(w);
 	}
+	if (run->lead_ns != 0)
+		__atomic_store_n(&w->caught_ns, wm, __ATOMIC_RELEASE);
 	if (wm > w->last_ns)
 		wm = w->last_ns;
 	if (wm > w->as_of_ns)
@@ -900,12 +916,64 @@ all_rx_done(const struct app_run *run)
 	return true;
 }
 
-/* Poll every queue not at its end once; returns how many are live. */
+/* The least watermark the workers have all caught up with. */
+static uint64_t
+caught_least(const struct app_run *run)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (unsigned int i = 0; i < run->nb_workers; i++) {
+		uint64_t c = __atomic_load_n(&run->workers[i].caught_ns,
+				__ATOMIC_ACQUIRE);
+
+		if (c < least)
+			least = c;
+	}
+	return least;
+}
+
+/*
+ * Replayed captures with a watermark (app_run.lead_ns): of the burst
+ * @p pkts read from @p q, pass on only the frames no more than lead_ns
+ * ahead of the least watermark every worker has caught up with; hold the
+ * rest on the queue, in order, until the watermark has caught up. So no
+ * tracker's clock runs more than its lag ahead of the time as of which no
+ * packet is still to come to it: a flow of a queue that lags behind is
+ * judged at its own packets' times, and a leap of the clock (a gap in the
+ * capture) sweeps nothing such a packet would find alive (docs/design.md,
+ * Replay time with handoff). The queue whose next packet is the
+ * watermark's can always go on, so every queue does in turn. Returns how
+ * many frames go on now.
+ */
+static uint16_t
+hold_ahead(const struct app_run *run, struct app_rxq *q,
+		struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t limit = caught_least(run), latest = q->time_ns;
+	uint16_t k;
+
+	limit = limit > UINT64_MAX - run->lead_ns ? UINT64_MAX :
+		limit + run->lead_ns;
+	for (k = 0; k < n; k++) {
+		bool none;
+
+		latest = queue_time(run, pkts[k], latest, &none);
+		if (latest > limit)
+			break;
+	}
+	q->nb_held = (uint16_t)(n - k);
+	memcpy(q->held, pkts + k, q->nb_held * sizeof(*pkts));
+	return k;
+}
+
+/* Poll every queue not at its end once (first what it holds back);
+ * returns how many are live. */
 static unsigned int
 poll_queues(struct app_worker *w, const struct cbl *bl,
 		uint64_t *losses, unsigned int *received)
 {
-	const unsigned int burst = (unsigned int)w->run->cfg->burst;
+	const struct app_run *run = w->run;
+	const unsigned int burst = (unsigned int)run->cfg->burst;
 	unsigned int live = 0;
 
 	for (unsigned int i = 0; i < w->nb_rxq; i++) {
@@ -913,21 +981,51 @@ poll_queues(struct app_worker *w, const struct cbl *bl,
 		struct rte_mbuf *pkts[CF_BULK_MAX];
 		uint16_t n;
 
-		if (q->eof)
+		if (q->eof && q->nb_held == 0)
 			continue;
 		live++;
-		n = rte_eth_rx_burst(q->port, q->queue, pkts, (uint16_t)burst);
-		if (n < burst && q->pcap && queue_at_eof(q, &losses[q->port]))
-			q->eof = true;
-		q->rx_packets += n;
+		if (q->nb_held != 0) {
+			n = q->nb_held;
+			memcpy(pkts, q->held, n * sizeof(*pkts));
+			q->nb_held = 0;
+		} else {
+			n = rte_eth_rx_burst(q->port, q->queue, pkts,
+				(uint16_t)burst);
+			if (n < burst && q->pcap &&
+					queue_at_eof(q, &losses[q->port]))
+				q->eof = true;
+			q->rx_packets += n;
+		}
+		if (run->lead_ns != 0 && n != 0)
+			n = hold_ahead(run, q, pkts, n);
 		if (n != 0)
 			app_worker_burst(w, q, bl, pkts, n);
-		if (q->eof)
+		if (q->nb_held != 0) {
+			bool none;
+
+			__atomic_store_n(&q->read_ns, queue_time(run,
+				q->held[0], q->time_ns, &none),
+				__ATOMIC_RELEASE);
+		} else if (q->eof) {
 			__atomic_store_n(&q->read_ns, UINT64_MAX,
 				__ATOMIC_RELEASE);
+		}
 		*received += n;
 	}
 	return live;
+}
+
+/* What the queues still hold back when the run is stopped. */
+static void
+held_free(struct app_worker *w)
+{
+	for (unsigned int i = 0; i < w->nb_rxq; i++) {
+		struct app_rxq *q = &w->rxq[i];
+
+		if (q->nb_held != 0)
+			rte_pktmbuf_free_bulk(q->held, q->nb_held);
+		q->nb_held = 0;
+	}
 }
 
 int
@@ -971,6 +1069,7 @@ app_worker_main(void *arg)
 			break;
 	}
 	app_worker_drain(w); /* nothing gathered stays untracked */
+	held_free(w);
 	/* Once the main lcore has the last packet time of all lcores, make
 	 * the end-of-run counters exact (so that telemetry shows them),
 	 * then wait to be stopped. */

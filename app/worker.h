@@ -82,12 +82,22 @@ struct app_rxq {
 	struct cflow_parse_params parse; /* the run's, with the port's
 					  * link type */
 	bool eof;           /* rx_pcap exhausted */
-	/* Replay watermark (app_run.watermark): the time of the latest
-	 * packet read from this queue, published (release) once every packet read
-	 * before it is tracked or in its owner's ring; UINT64_MAX at end
-	 * of file. */
+	/* Replay watermark (app_run.watermark): no packet still to come
+	 * from this queue is earlier: the time of the latest packet passed
+	 * on (tracked or in its owner's ring), or of the first one held,
+	 * published (release) once every packet before it is passed on;
+	 * UINT64_MAX at end of file, nothing held. */
 	uint64_t read_ns;
+	/* --clock pkt: the latest capture time read from this queue. A
+	 * packet's time is the later of its own and this: time never goes
+	 * back on a queue, and a frame that is not tracked (non-IP,
+	 * malformed, blocked) moves it all the same (docs/usage.md). */
+	uint64_t time_ns;
 	uint64_t rx_packets;    /* received from this queue */
+	/* The end of a burst held back, in order (app_run.lead_ns): read
+	 * again before the next rx burst. */
+	uint16_t nb_held;
+	struct rte_mbuf *held[CF_BULK_MAX];
 };
 
 struct app_run;
@@ -234,6 +244,10 @@ struct app_worker {
 	 * several streams (app_run.watermark), a watermark no packet still
 	 * to come to this worker is earlier than (see advance_as_of()). */
 	uint64_t as_of_ns;
+	/* With app_run.lead_ns: the replay watermark this worker has caught
+	 * up with: it has tracked every packet earlier than it that it
+	 * will ever track (atomic, release). */
+	uint64_t caught_ns;
 	bool rx_done;           /* every queue at EOF, all handed off */
 	bool done;              /* and every packet handed to it tracked */
 	bool swept;             /* final sweep made at app_run.end_ns */
@@ -277,6 +291,11 @@ struct app_run {
 	bool watermark;         /* replay of several streams (handoff, or a
 				 * worker on several queues): flow time,
 				 * sweeps at as_of_ns */
+	/* With a watermark, replayed captures only: a packet is passed on
+	 * no more than this ahead of the least caught_ns of all workers
+	 * (the trackers' lag, cflow_tracker_lag_ns()); later ones are held
+	 * on their queue. 0: no bound. */
+	uint64_t lead_ns;
 	uint64_t hash_seed;     /* every tracker's: the handed-off hash */
 	uint16_t reta[APP_RETA_SIZE]; /* hash -> owner worker index */
 	uint16_t tx_port[RTE_MAX_ETHPORTS]; /* forward: ingress -> egress */

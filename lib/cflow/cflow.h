@@ -600,10 +600,14 @@ struct cflow_tracker_params {
 	 * stamp becomes the later of the two, for an open or a closed flow
 	 * alike; a new flow is stamped with its packet's time. The tracker's
 	 * clock still is the latest time seen (sweep pacing, leaps). A
-	 * packet more than 1/8 of the tick range behind the clock (13 days
-	 * with 32-bit values, 17 s with 16-bit values and 16.8 ms ticks,
-	 * 274 s with the default 268 ms ones) is decided at the clock less
-	 * that.
+	 * packet more than 1/8 of the tick range behind the clock (the lag,
+	 * cflow_tracker_lag_ns(): 13 days with 32-bit values, 17 s with
+	 * 16-bit values and 16.8 ms ticks, 274 s with the default 268 ms
+	 * ones) is decided at the clock less that. So a caller that never
+	 * tracks a packet more than the lag ahead of its watermark (see
+	 * cflow_sweep_at()) gets every decision of a time-ordered replay,
+	 * a leap of the clock included: the leap's sweep removes only the
+	 * flows idle as of the new time less the lag.
 	 */
 	bool flow_time;
 	/**
@@ -765,7 +769,10 @@ void cflow_tracker_free(struct cflow_tracker *t);
 /**
  * Track @p n packets, in order, CF_BULK_MAX at a time (one bulk lookup
  * each). Time never goes backwards for the tracker: an earlier time_ns
- * counts as the latest seen.
+ * counts as the latest seen. Every packet's time_ns counts, in order,
+ * whether it parses to a flow or not (non-IP, malformed, a fragment):
+ * the latest time seen is the latest of all packets so far, however
+ * they are cut into bursts.
  *
  * @param verdicts
  *   If not NULL, receives each packet's verdict.
@@ -830,6 +837,19 @@ uint64_t cflow_sweep(struct cflow_tracker *t, uint64_t now_ns);
  */
 uint64_t cflow_sweep_at(struct cflow_tracker *t, uint64_t now_ns,
 		uint64_t as_of_ns);
+
+/**
+ * The lag of a tracker: 1/8 of its tick range (13 days with 32-bit
+ * values, 17 s to 274 s with 16-bit values; see flow_time). A packet or
+ * a watermark more than this behind the clock is judged at the clock
+ * less the lag. A caller merging streams into a flow_time tracker gets
+ * the decisions of a time-ordered replay if it tracks no packet more
+ * than this ahead of the watermark it sweeps as of.
+ *
+ * @return
+ *   The lag in nanoseconds.
+ */
+uint64_t cflow_tracker_lag_ns(const struct cflow_tracker *t);
 
 /**
  * The sweep's pacing, for callers that scan a table of their own at the

@@ -30,9 +30,12 @@
  * 256 ticks of at least 16.8 ms) + a move of the clock between two sweeps
  * (the application sweeps every burst; a move over 1/4 is a leap) + the
  * lag of the watermark it judged at (<= 1/8): under 21/32. The leap's
- * full sweep, at the old clock + 1/4, sees ages from 1/4 (every entry is
- * removed) to under 1/4 + 1/4 + 1/32 + 1/8 = 21/32, as no move of the
- * clock came between (it is the move). Both stay under 7/8.
+ * full sweep, at the old clock + 1/4 (every entry is removed) or, with
+ * flow_time, at the new time less the lag if that is earlier (which is
+ * past the old clock + 1/8), sees ages under 1/4 + 1/4 + 1/32 + 1/8 =
+ * 21/32, as no move of the clock came between (it is the move); the
+ * entries it keeps are then under lag + timeout < 3/8 old. All stay
+ * under 7/8.
  */
 
 #include <errno.h>
@@ -210,19 +213,31 @@ judge_done(struct cflow_tracker *t)
 /*
  * Stored times wrap, so a leap of the clock by more than a quarter of
  * the tick range (a gap in a capture: 9 minutes with 16-bit values and
- * the default timeouts) would misread ages. One full sweep a quarter
- * range after the old time removes every entry first: by then none is
- * younger than its timeout. Returns true if it swept.
+ * the default timeouts) would misread ages. One full sweep first removes
+ * every entry no later judgement can find alive, judged at the earliest
+ * time a later one may be made at: the new time itself, or with
+ * flow_time that less the lag (a packet or a watermark further behind
+ * the clock is judged at the clock less the lag). A quarter range after
+ * the old time, if earlier: by then every entry is past its timeout or
+ * linger, and ages to it are still read right. So a flow_time tracker fed
+ * no packet more than the lag ahead of its watermark (cflow_sweep_at())
+ * keeps the flows of a stream that has not caught up, as a time-ordered
+ * replay would: one judged a quarter range on would have expired every
+ * flow whatever their streams' own times. Kept entries are at most
+ * lag + timeout old at the new time. Returns true if it swept.
  */
 static bool
 clock_leap(struct cflow_tracker *t, uint64_t time_ns)
 {
+	uint64_t judge_ns = t->now_ns + t->leap_ns;
 	struct cf_stats st;
 	bool swept = false;
 
+	if (t->params.flow_time && time_ns - t->lag_ns < judge_ns)
+		judge_ns = time_ns - t->lag_ns;
 	cf_stats(t->filter, &st);
 	if (st.items != 0) {
-		clock_set(t, t->now_ns + t->leap_ns);
+		clock_set(t, judge_ns);
 		sweep_buckets(t, t->buckets);
 		swept = true;
 	}
@@ -703,6 +718,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		enum cflow_verdict *verdicts, uint8_t *counts)
 {
 	uint64_t hashes[CF_BULK_MAX], values[CF_BULK_MAX], hits = 0, latest = 0;
+	uint64_t clock_at[CF_BULK_MAX];
 	uint64_t written[WRITTEN_WORDS] = { 0 };
 	uint32_t pos[CF_BULK_MAX];
 	uint8_t index[CF_BULK_MAX];
@@ -713,6 +729,8 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	CFU_ASSERT(n <= CF_BULK_MAX);
 	for (unsigned int k = 0; k < n; k++) {
 		cflow_count_packet(&t->c, &in[k]);
+		/* Every packet's time moves the clock, in order: parsed or
+		 * not (non-IP, malformed, fragments). */
 		if (in[k].time_ns > latest)
 			latest = in[k].time_ns;
 		if (status[k] != CFLOW_PARSE_OK) {
@@ -728,6 +746,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		if (t->params.hash == CFLOW_HASH_RSS && !in[k].has_rss)
 			t->c.hash_fallback++;
 		hashes[m] = input_hash(t, &in[k], &pkts[k]);
+		clock_at[m] = latest;
 		index[m++] = (uint8_t)k;
 	}
 	if (m != 0)
@@ -738,8 +757,9 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		enum cflow_verdict v;
 		uint8_t count;
 
-		/* A leap of the clock swept the table. */
-		if (clock_advance(t, in[k].time_ns))
+		/* The latest time of the packets up to this one, unparsed
+		 * ones included; a leap of the clock swept the table. */
+		if (clock_advance(t, clock_at[j]))
 			moved = true;
 		/* Look the flow up again if entries moved (kicks, stash), if
 		 * an earlier packet wrote or emptied its slot, or if it was
@@ -933,6 +953,12 @@ cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns)
 {
 	clock_advance(t, now_ns);
 	return sweep_buckets(t, t->buckets);
+}
+
+uint64_t
+cflow_tracker_lag_ns(const struct cflow_tracker *t)
+{
+	return t->lag_ns;
 }
 
 uint64_t
