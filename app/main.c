@@ -557,6 +557,14 @@ main(int argc, char **argv)
 			"--mbufs, or --max-pkt-len for jumbo frames\n", lost);
 		ret = EXIT_FAILURE;
 	}
+	lost = cfg.exit_on_eof ? app_stats_rx_len_mismatch() : 0;
+	if (lost != 0) {
+		fprintf(stderr, "cuckooflow: %" PRIu64 " frames were dropped "
+			"unread, their mbuf chain shorter than their length "
+			"(rx_len_mismatch above: net_pcap cuts records over "
+			"65535 bytes)\n", lost);
+		ret = EXIT_FAILURE;
+	}
 	if (cfg.stats_json[0] != '\0' && app_stats_write_json(cfg.stats_json)
 			!= 0) {
 		fprintf(stderr, "cuckooflow: --stats-json %s: %s\n",

@@ -47,6 +47,8 @@ struct lcore_counters {
 	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
 	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
 	uint64_t rx_errors;     /* received in error, not delivered (ierrors) */
+	uint64_t rx_len_mismatch; /* received, mbuf chain short of pkt_len:
+				   * dropped unread (app/frame.h) */
 	/* the action table's drops, by reason (docs/firewall.md) */
 	uint64_t dropped_unsolicited;
 	uint64_t dropped_not_syn;
@@ -81,7 +83,7 @@ static const struct {
 	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),
 	OWN(blocklist_unparsed), OWN(handoff_out),
 	OWN(handoff_in), OWN(handoff_drops), OWN(handoff_waits),
-	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors),
+	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors), OWN(rx_len_mismatch),
 	OWN(dropped_unsolicited), OWN(dropped_not_syn), OWN(dropped_limited),
 	OWN(dropped_table_full), OWN(dropped_malformed),
 	OWN(dropped_fragment), OWN(dropped_mirror_rx), OWN(mirrored),
@@ -103,6 +105,7 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	memset(c, 0, sizeof(*c));
 	w->run->table_ops->counters(w->table, &c->flow);
 	c->rx_packets = w->rx_packets;
+	c->rx_len_mismatch = w->rx_len_mismatch;
 	c->tx_packets = w->tx_packets;
 	c->tx_dropped = w->tx_dropped;
 	c->no_timestamp = w->no_timestamp;
@@ -494,6 +497,16 @@ app_stats_rx_lost(void)
 
 	total_read(&total);
 	return total.rx_nombuf + total.rx_missed + total.rx_errors;
+}
+
+uint64_t
+app_stats_rx_len_mismatch(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < nb_workers; i++)
+		n += workers[i].rx_len_mismatch;
+	return n;
 }
 
 /* One object: with @p r, a period's (time, interval, rates first);

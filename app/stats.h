@@ -36,6 +36,10 @@ int app_stats_period(FILE *out, FILE *json);
  * rx_errors, summed over the ports. */
 uint64_t app_stats_rx_lost(void);
 
+/* Frames received but dropped unread, their mbuf chain short of their
+ * length (rx_len_mismatch, summed over the workers). */
+uint64_t app_stats_rx_len_mismatch(void);
+
 /* A line for each worker whose table entered or left emergency mode
  * since the last call (main lcore). */
 void app_stats_emergency_log(FILE *out);
