@@ -376,7 +376,7 @@ app_output_close(struct app_output *o)
 	int ret;
 
 	if (o->fd < 0)
-		return o->lost != 0 || o->errors != 0 ? -EIO : 0;
+		return o->errors != 0 ? -o->err : 0;
 	ret = app_output_flush(o);
 	while (ret == 0 && o->fifo && o->len != 0 &&
 			!app_output_interrupted()) {
@@ -387,7 +387,5 @@ app_output_close(struct app_output *o)
 		ret = app_output_flush(o);
 	}
 	(void)output_release(o);
-	if (o->lost != 0 || o->errors != 0)
-		return o->err != 0 ? -o->err : -EIO;
-	return 0;
+	return o->errors != 0 ? -o->err : 0;
 }

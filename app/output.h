@@ -86,7 +86,8 @@ int app_output_add(struct app_output *o, const void *data, size_t len);
 int app_output_flush(struct app_output *o);
 
 /* Flush, waiting for a FIFO's reader unless interrupted, and close. 0,
- * or -errno if anything was lost or failed. */
+ * or -errno of the last failed write (o->errors). Records dropped for a
+ * FIFO's reader behind or an interruption are no error: o->lost. */
 int app_output_close(struct app_output *o);
 
 /* Stop every wait of app_output_close(), now and later: called from
