@@ -63,7 +63,7 @@ file_size(const char *path)
 static int
 test_regular_cut_back_to_a_line(void)
 {
-	struct rlimit old, lim = { .rlim_cur = 1000, .rlim_max = RLIM_INFINITY };
+	struct rlimit old, lim = { .rlim_cur = 1000 };
 	struct app_output o;
 	char path[256], err[512], buf[70];
 	int ret;
