@@ -252,8 +252,13 @@ ipfix_emit(const uint8_t *msg, size_t len, void *arg)
 	(void)arg;
 	if (send(ev.ipfix_fd, msg, len, MSG_DONTWAIT) == (ssize_t)len)
 		return 0;
-	ev.ipfix_send_errors++;
 	ev.ipfix_errno = errno != 0 ? errno : EIO;
+	/* said once, as an --events error is; the exit says how many */
+	if (ev.ipfix_send_errors++ == 0)
+		fprintf(stderr, "cuckooflow: --ipfix %s: %s (messages the "
+			"socket does not take are lost, counted in "
+			"/cuckooflow/events and said at exit)\n", ev.cfg->ipfix,
+			strerror(ev.ipfix_errno));
 	return -ev.ipfix_errno;
 }
 

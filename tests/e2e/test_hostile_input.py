@@ -499,6 +499,9 @@ def test_ipfix_losses_said_at_exit():
                   r"(\d+) messages the socket did not take" % port, log)
     assert rc == 0 and m and 0 < int(m.group(1)) <= int(m.group(2)), \
         log[-400:]
+    assert log.count("--ipfix 127.0.0.1:%d: Connection refused (messages "
+                     "the socket does not take are lost" % port) == 1, \
+        log[-400:]
 
 
 # ------------------------------------------------------------ full disk
