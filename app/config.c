@@ -823,8 +823,10 @@ check_state_dir(const char *path)
 /*
  * --stats-json is written at the end of the run: check now that it can
  * be, without truncating a file that is there (opened for append) or
- * leaving one that was not (created, then removed). A FIFO or socket is
- * left to the end. @p where: "--stats-json", or the file's line.
+ * leaving one that was not (created, then removed). A FIFO is left to
+ * the end (its reader may come later: app_stats_write_json() refuses it
+ * then without one, never waiting); any other kind of file is refused.
+ * @p where: "--stats-json", or the file's line.
  */
 static int
 check_output(const char *path, const char *where)
@@ -844,6 +846,12 @@ check_output(const char *path, const char *where)
 	if (stat(path, &sb) == 0) {
 		if (S_ISFIFO(sb.st_mode))
 			return 0;
+		if (!S_ISREG(sb.st_mode)) {
+			config_msg("cuckooflow: %s %s: is %s, not a regular "
+				"file or FIFO\n", where, path,
+				cfu_file_kind(sb.st_mode));
+			return -EINVAL;
+		}
 		fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY |
 			O_CLOEXEC);
 	} else if (errno == ENOENT) {

@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@
 #include "cflow_ipfix.h"
 #include "cfutil.h"
 #include "events.h"
+#include "output.h"
 #include "telemetry.h"
 
 #define DRAIN_BURST 256
@@ -38,13 +41,21 @@
 static struct {
 	const struct app_config *cfg;
 	struct app_run *run;
-	/* --events: JSON lines, reopened when the path is moved away */
-	FILE *json;
+	/* --events: JSON lines (app/output.h), reopened when the path is
+	 * moved away */
+	struct app_output json;
+	bool json_on;
 	uint64_t json_checked_ns;
-	uint64_t json_lines;
-	uint64_t json_errors;
-	/* --new-flow-pcap */
+	uint64_t json_errors;   /* failed writes and formats */
+	uint64_t json_reopen_errors; /* rotated path refused (kept on) */
+	/* --new-flow-pcap: rte_pcapng writes into a memory file, whose
+	 * blocks go to the output (app/output.h: never waiting on a FIFO,
+	 * never ending a full disk's file in part of a block) */
 	rte_pcapng_t *pcapng;
+	int pcapng_memfd;
+	uint8_t *pcapng_stage;  /* the memory file's blocks, read back */
+	size_t pcapng_stage_len;
+	struct app_output pcapng_out;
 	struct rte_mempool *pcapng_pool;
 	struct rte_mbuf *pcapng_src; /* an inline first packet, for
 				      * rte_pcapng_copy() to copy */
@@ -55,6 +66,7 @@ static struct {
 	int ipfix_fd;
 	struct cflow_ipfix *ipfix;
 	uint64_t ipfix_send_errors;
+	int ipfix_errno;        /* the last send's error */
 	bool failed;            /* an output failed: said once */
 } ev;
 
@@ -74,32 +86,55 @@ output_failed(const char *what, const char *path, const char *why)
 	ev.failed = true;
 }
 
-/* logrotate's way: once a second, if the path no longer names the file
- * written to, open it anew. */
+/* A failed write of @p o: said once for the run (exit status 1). */
+static void
+output_error(const char *what, const char *path, const struct app_output *o,
+		uint64_t errors_before)
+{
+	if (o->errors != errors_before)
+		output_failed(what, path, strerror(o->err));
+}
+
+/*
+ * logrotate's way: once a second, if the path no longer names the file
+ * written to, open it anew. What it names now must do as well as at
+ * start (a regular file, or a FIFO with a reader: app_output_open()):
+ * else the old file goes on being written to, the refusal said once
+ * (exit status 1) and counted, and the reopen tried again a second
+ * later. Never a wait: a FIFO without a reader is refused at once.
+ */
 static void
 json_reopen_if_moved(void)
 {
 	struct stat at_path, open_file;
 	uint64_t now = cfu_clock_ns(CLOCK_MONOTONIC);
-	FILE *f;
+	struct app_output fresh;
+	uint64_t errors;
+	char err[PATH_MAX + 128];
 
 	if (now - ev.json_checked_ns < 1000000000u)
 		return;
 	ev.json_checked_ns = now;
-	if (fstat(fileno(ev.json), &open_file) != 0)
+	if (fstat(ev.json.fd, &open_file) != 0)
 		return;
 	if (stat(ev.cfg->events, &at_path) == 0 &&
 			at_path.st_ino == open_file.st_ino &&
 			at_path.st_dev == open_file.st_dev)
 		return;
-	f = fopen(ev.cfg->events, "a");
-	if (f == NULL) {
-		output_failed("--events", ev.cfg->events, strerror(errno));
+	if (app_output_open(&fresh, ev.cfg->events, true, APP_OUTPUT_LINES,
+			err, sizeof(err)) < 0) {
+		if (ev.json_reopen_errors++ == 0)
+			fprintf(stderr, "cuckooflow: --events: reopening after "
+				"rotation: %s; still writing to the file moved "
+				"away, trying again each second (counted in "
+				"json_reopen_errors)\n", err);
+		ev.failed = true;
 		return;
 	}
-	if (fclose(ev.json) != 0)
-		ev.json_errors++;
-	ev.json = f;
+	errors = fresh.errors + ev.json.errors;
+	(void)app_output_switch(&fresh, &ev.json);
+	ev.json = fresh;
+	output_error("--events", ev.cfg->events, &ev.json, errors);
 }
 
 static int
@@ -119,10 +154,16 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "events_queued", queued);
 	rte_tel_data_add_dict_u64(d, "events_dropped", dropped);
-	rte_tel_data_add_dict_u64(d, "json_lines", ev.json_lines);
-	rte_tel_data_add_dict_u64(d, "json_errors", ev.json_errors);
+	rte_tel_data_add_dict_u64(d, "json_lines", ev.json.written);
+	rte_tel_data_add_dict_u64(d, "json_lines_lost", ev.json.lost);
+	rte_tel_data_add_dict_u64(d, "json_errors", ev.json_errors +
+		ev.json.errors);
+	rte_tel_data_add_dict_u64(d, "json_reopen_errors",
+		ev.json_reopen_errors);
 	rte_tel_data_add_dict_u64(d, "pcapng_packets", ev.pcapng_packets);
-	rte_tel_data_add_dict_u64(d, "pcapng_errors", ev.pcapng_errors);
+	rte_tel_data_add_dict_u64(d, "pcapng_lost", ev.pcapng_out.lost);
+	rte_tel_data_add_dict_u64(d, "pcapng_errors", ev.pcapng_errors +
+		ev.pcapng_out.errors);
 	rte_tel_data_add_dict_u64(d, "pcapng_skipped", ev.pcapng_skipped);
 	if (ev.ipfix != NULL) {
 		struct cflow_ipfix_stats st;
@@ -137,21 +178,60 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* What rte_pcapng wrote into the memory file since the last call, to
+ * the output: whole blocks. */
+static void
+pcapng_pump(void)
+{
+	off_t end = lseek(ev.pcapng_memfd, 0, SEEK_CUR);
+	uint64_t errors = ev.pcapng_out.errors;
+	ssize_t got;
+
+	if (end <= 0)
+		return;
+	if ((size_t)end > ev.pcapng_stage_len) {
+		uint8_t *b = realloc(ev.pcapng_stage, (size_t)end);
+
+		if (b == NULL) {
+			ev.pcapng_errors++;
+			goto reset;
+		}
+		ev.pcapng_stage = b;
+		ev.pcapng_stage_len = (size_t)end;
+	}
+	got = pread(ev.pcapng_memfd, ev.pcapng_stage, (size_t)end, 0);
+	if (got == end)
+		(void)app_output_add(&ev.pcapng_out, ev.pcapng_stage,
+			(size_t)end);
+	else
+		ev.pcapng_errors++;
+	output_error("--new-flow-pcap", ev.cfg->new_flow_pcap, &ev.pcapng_out,
+		errors);
+reset:
+	if (ftruncate(ev.pcapng_memfd, 0) != 0 ||
+			lseek(ev.pcapng_memfd, 0, SEEK_SET) != 0)
+		ev.pcapng_errors++;
+}
+
 static void
 pcapng_open(const char *path)
 {
 	uint32_t room = rte_pcapng_mbuf_size((uint32_t)ev.cfg->max_pkt_len);
-	int fd;
+	char err[PATH_MAX + 128];
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		rte_exit(EXIT_FAILURE, "--new-flow-pcap %s: %s\n", path,
+	if (app_output_open(&ev.pcapng_out, path, false, APP_OUTPUT_PCAPNG,
+			err, sizeof(err)) < 0)
+		rte_exit(EXIT_FAILURE, "--new-flow-pcap %s\n", err);
+	ev.pcapng_memfd = memfd_create("cuckooflow-pcapng", MFD_CLOEXEC);
+	if (ev.pcapng_memfd < 0)
+		rte_exit(EXIT_FAILURE, "--new-flow-pcap: memfd_create: %s\n",
 			strerror(errno));
-	ev.pcapng = rte_pcapng_fdopen(fd, NULL, NULL, "cuckooflow",
-		"the first packet of each new flow");
+	ev.pcapng = rte_pcapng_fdopen(ev.pcapng_memfd, NULL, NULL,
+		"cuckooflow", "the first packet of each new flow");
 	if (ev.pcapng == NULL)
 		rte_exit(EXIT_FAILURE, "--new-flow-pcap %s: %s\n", path,
 			rte_strerror(rte_errno));
+	pcapng_pump(); /* the section header and interfaces */
 	if (room > UINT16_MAX)
 		room = UINT16_MAX;
 	ev.pcapng_pool = rte_pktmbuf_pool_create("cf_pcapng", PCAPNG_POOL, 0,
@@ -172,8 +252,14 @@ ipfix_emit(const uint8_t *msg, size_t len, void *arg)
 	(void)arg;
 	if (send(ev.ipfix_fd, msg, len, MSG_DONTWAIT) == (ssize_t)len)
 		return 0;
-	ev.ipfix_send_errors++;
-	return errno != 0 ? -errno : -EIO;
+	ev.ipfix_errno = errno != 0 ? errno : EIO;
+	/* said once, as an --events error is; the exit says how many */
+	if (ev.ipfix_send_errors++ == 0)
+		fprintf(stderr, "cuckooflow: --ipfix %s: %s (messages the "
+			"socket does not take are lost, counted in "
+			"/cuckooflow/events and said at exit)\n", ev.cfg->ipfix,
+			strerror(ev.ipfix_errno));
+	return -ev.ipfix_errno;
 }
 
 /* HOST:PORT, [IPV6]:PORT or IPV6 literal with the port after its last
@@ -194,6 +280,11 @@ ipfix_open(const char *target)
 		rte_exit(EXIT_FAILURE, "--ipfix %s: want HOST:PORT (IPv6: "
 			"[ADDR]:PORT)\n", target);
 	*port++ = '\0';
+	/* digits only, 1 to 65535: getaddrinfo() takes 70000 for 4464 */
+	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
+			atoi(port) < 1 || atoi(port) > 65535)
+		rte_exit(EXIT_FAILURE, "--ipfix %s: port %s: want a number from "
+			"1 to 65535\n", target, port);
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
 		memmove(host, host + 1, strlen(host));
 		host[strlen(host) - 1] = '\0';
@@ -243,11 +334,13 @@ app_events_setup(const struct app_config *cfg, struct app_run *run)
 	if (!app_events_enabled(cfg))
 		return;
 	if (cfg->events[0] != '\0') {
+		char err[PATH_MAX + 128];
+
 		/* appended to: log shippers follow the file */
-		ev.json = fopen(cfg->events, "a");
-		if (ev.json == NULL)
-			rte_exit(EXIT_FAILURE, "--events %s: %s\n", cfg->events,
-				strerror(errno));
+		if (app_output_open(&ev.json, cfg->events, true,
+				APP_OUTPUT_LINES, err, sizeof(err)) < 0)
+			rte_exit(EXIT_FAILURE, "--events %s\n", err);
+		ev.json_on = true;
 		ev.json_checked_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	}
 	ev.ipfix_fd = -1;
@@ -276,18 +369,23 @@ app_events_setup(const struct app_config *cfg, struct app_run *run)
 		"errors. Takes no parameters");
 }
 
+/* One line, whole, to the output (a FIFO's reader behind: dropped,
+ * counted in json_lines_lost). */
 static void
 json_write(const struct cflow_event *e)
 {
-	char line[CFLOW_EVENT_JSON_MAX];
-	int n = cflow_event_json(e, line, sizeof(line));
+	char line[CFLOW_EVENT_JSON_MAX + 1];
+	uint64_t errors = ev.json.errors;
+	int n = cflow_event_json(e, line, sizeof(line) - 1);
 
-	if (n < 0 || fprintf(ev.json, "%s\n", line) < 0) {
+	if (n < 0) {
 		ev.json_errors++;
-		output_failed("--events", ev.cfg->events, strerror(errno));
+		output_failed("--events", ev.cfg->events, strerror(-n));
 		return;
 	}
-	ev.json_lines++;
+	line[n] = '\n';
+	(void)app_output_add(&ev.json, line, (size_t)n + 1);
+	output_error("--events", ev.cfg->events, &ev.json, errors);
 }
 
 /*
@@ -342,7 +440,7 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 		sizeof(batch[0]), RTE_MIN(max, (unsigned int)DRAIN_BURST),
 		NULL);
 	for (unsigned int k = 0; k < n; k++) {
-		if (ev.json != NULL)
+		if (ev.json_on)
 			json_write(&batch[k].ev);
 		if (ev.ipfix != NULL)
 			(void)cflow_ipfix_add(ev.ipfix, &batch[k].ev, now_s);
@@ -378,6 +476,7 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 		} else {
 			ev.pcapng_packets += nc;
 		}
+		pcapng_pump();
 		/* DPDK 22.11's rte_pcapng_write_packets() does not free the
 		 * copies, whatever its header says (dpdk-dumpcap frees them
 		 * itself): give them back or the pool runs dry after 511. */
@@ -413,15 +512,40 @@ app_events_drain(void)
 	/* What was drained leaves now (and the templates when due). */
 	if (ev.ipfix != NULL)
 		(void)cflow_ipfix_flush(ev.ipfix, now_s);
-	if (ev.json != NULL) {
-		if (total != 0 && fflush(ev.json) != 0) {
-			ev.json_errors++;
-			output_failed("--events", ev.cfg->events,
-				strerror(errno));
-		}
+	if (ev.json_on) {
+		uint64_t errors = ev.json.errors;
+
+		/* also with no new event: a FIFO's reader catching up */
+		(void)app_output_flush(&ev.json);
+		output_error("--events", ev.cfg->events, &ev.json, errors);
 		json_reopen_if_moved();
 	}
+	if (ev.pcapng != NULL) {
+		uint64_t errors = ev.pcapng_out.errors;
+
+		(void)app_output_flush(&ev.pcapng_out);
+		output_error("--new-flow-pcap", ev.cfg->new_flow_pcap,
+			&ev.pcapng_out, errors);
+	}
 	return total;
+}
+
+/* Close @p o (waiting for a FIFO's reader unless interrupted); say what
+ * it lost. */
+static void
+output_close(const char *what, const char *path, struct app_output *o,
+		const char *records)
+{
+	uint64_t errors = o->errors;
+	bool fifo = o->fifo;
+
+	(void)app_output_close(o);
+	output_error(what, path, o, errors);
+	if (o->lost != 0)
+		fprintf(stderr, "cuckooflow: %s %s: %" PRIu64 " %s lost (%s)\n",
+			what, path, o->lost, records, o->errors != 0 ?
+			"write errors above" : fifo ? "the FIFO's reader did "
+			"not take them in time" : "?");
 }
 
 int
@@ -430,18 +554,36 @@ app_events_close(void)
 	if (ev.run == NULL || !app_events_enabled(ev.cfg))
 		return 0;
 	app_events_drain();
-	if (ev.json != NULL && fclose(ev.json) != 0) {
-		ev.json_errors++;
-		output_failed("--events", ev.cfg->events, strerror(errno));
-	}
-	ev.json = NULL;
+	if (ev.json_on)
+		output_close("--events", ev.cfg->events, &ev.json, "lines");
 	if (ev.ipfix != NULL) {
+		struct cflow_ipfix_stats st;
+
+		(void)cflow_ipfix_flush(ev.ipfix, cfu_clock_ns(
+			CLOCK_REALTIME) / 1000000000u);
+		cflow_ipfix_stats_get(ev.ipfix, &st);
+		/* not yet in the exit status (docs/usage.md, IPFIX) */
+		if (st.failed != 0)
+			fprintf(stderr, "cuckooflow: --ipfix %s: %" PRIu64 " of %"
+				PRIu64 " records lost in %" PRIu64 " messages "
+				"the socket did not take (last error: %s); "
+				"ipfix_records_lost in /cuckooflow/events\n",
+				ev.cfg->ipfix, st.records_lost, st.records +
+				st.records_lost, st.failed,
+				strerror(ev.ipfix_errno));
 		cflow_ipfix_free(ev.ipfix);
 		close(ev.ipfix_fd);
 		ev.ipfix = NULL;
 	}
-	if (ev.pcapng != NULL)
+	if (ev.pcapng != NULL) {
+		pcapng_pump();
+		/* closes the memory file */
 		rte_pcapng_close(ev.pcapng);
+		output_close("--new-flow-pcap", ev.cfg->new_flow_pcap,
+			&ev.pcapng_out, "first packets");
+		free(ev.pcapng_stage);
+		ev.pcapng_stage = NULL;
+	}
 	ev.pcapng = NULL;
 	rte_pktmbuf_free(ev.pcapng_src);
 	ev.pcapng_src = NULL;

@@ -37,6 +37,7 @@
 #include "cfutil.h"
 #include "events.h"
 #include "blocklist_rcu.h"
+#include "output.h"
 #include "ports.h"
 #include "state.h"
 #include "stats.h"
@@ -54,14 +55,17 @@ static struct app_run run;
 static bool reload_requested;
 static struct app_state_run state_run;
 
-/* Lock-free atomic stores are async-signal-safe. */
+/* Lock-free atomic stores are async-signal-safe. SIGINT and SIGTERM
+ * also stop every wait for a FIFO's reader (app/output.h). */
 static void
 signal_handler(int signum)
 {
-	if (signum == SIGHUP)
+	if (signum == SIGHUP) {
 		__atomic_store_n(&reload_requested, true, __ATOMIC_RELAXED);
-	else
+	} else {
 		__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
+		app_output_interrupt();
+	}
 }
 
 /* ----------------------------------------------------------- workers */
@@ -404,7 +408,8 @@ int
 main(int argc, char **argv)
 {
 	uint64_t last_print, started, lost;
-	FILE *stats_lines = NULL;      /* --stats-json-period */
+	struct app_output lines_out;   /* --stats-json-period */
+	struct app_output *stats_lines = NULL;
 	bool stats_lines_failed = false;
 	bool links_checked = false;
 	char **eal_argv, err[APP_BLOCKLIST_ERR_MAX], msg[8192];
@@ -430,6 +435,10 @@ main(int argc, char **argv)
 	signal(SIGINT, signal_handler);
 	signal(SIGTERM, signal_handler);
 	signal(SIGHUP, signal_handler);
+	/* A FIFO output's reader gone, a file past RLIMIT_FSIZE: write
+	 * errors (EPIPE, EFBIG), reported and counted, not the end */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
 
 	app_topology_setup(&topo, &cfg);
 	run.cfg = &cfg;
@@ -485,11 +494,11 @@ main(int argc, char **argv)
 	app_top_setup(&cfg, &run);
 	if (cfg.stats_json_period[0] != '\0') {
 		/* appended to: log shippers follow the file */
-		stats_lines = fopen(cfg.stats_json_period, "a");
-		if (stats_lines == NULL)
+		if (app_output_open(&lines_out, cfg.stats_json_period, true,
+				APP_OUTPUT_LINES, msg, sizeof(msg)) < 0)
 			rte_exit(EXIT_FAILURE, "cuckooflow: --stats-json-period "
-				"%s: %s\n", cfg.stats_json_period,
-				strerror(errno));
+				"%s\n", msg);
+		stats_lines = &lines_out;
 	}
 	app_topology_print(&topo, &cfg, workers, stdout);
 	/* the clone of lib/cuckoo's hot functions this CPU runs */
@@ -575,18 +584,30 @@ main(int argc, char **argv)
 			"--mbufs, or --max-pkt-len for jumbo frames\n", lost);
 		ret = EXIT_FAILURE;
 	}
-	if (cfg.stats_json[0] != '\0' && app_stats_write_json(cfg.stats_json)
-			!= 0) {
-		fprintf(stderr, "cuckooflow: --stats-json %s: %s\n",
-			cfg.stats_json, strerror(errno));
+	lost = cfg.exit_on_eof ? app_stats_rx_len_mismatch() : 0;
+	if (lost != 0) {
+		fprintf(stderr, "cuckooflow: %" PRIu64 " frames were dropped "
+			"unread, their mbuf chain shorter than their length "
+			"(rx_len_mismatch above: net_pcap cuts records over "
+			"65535 bytes)\n", lost);
 		ret = EXIT_FAILURE;
 	}
-	if (stats_lines != NULL && (fclose(stats_lines) != 0 ||
+	if (cfg.stats_json[0] != '\0' && app_stats_write_json(cfg.stats_json,
+			msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "cuckooflow: --stats-json %s\n", msg);
+		ret = EXIT_FAILURE;
+	}
+	if (stats_lines != NULL && (app_output_close(stats_lines) != 0 ||
 			stats_lines_failed)) {
 		fprintf(stderr, "cuckooflow: --stats-json-period %s: write "
 			"error\n", cfg.stats_json_period);
 		ret = EXIT_FAILURE;
 	}
+	if (stats_lines != NULL && stats_lines->lost != 0)
+		fprintf(stderr, "cuckooflow: --stats-json-period %s: %" PRIu64
+			" lines lost (the FIFO's reader did not take them in "
+			"time, or write errors)\n", cfg.stats_json_period,
+			stats_lines->lost);
 	app_top_fini();
 	app_topology_close(&topo);
 	workers_free();

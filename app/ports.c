@@ -71,7 +71,8 @@ check_pcap_inputs(struct app_port *p)
 		char err[PCAP_ERRBUF_SIZE];
 		struct pcap_pkthdr *h;
 		const u_char *data;
-		uint64_t n = 0;
+		uint64_t n = 0, big = 0, big_record = 0;
+		uint32_t big_len = 0;
 		pcap_t *pc;
 		int link, ret;
 
@@ -81,12 +82,18 @@ check_pcap_inputs(struct app_port *p)
 		if (pc == NULL)
 			continue; /* the driver has already reported it */
 		link = cflow_link_type_from_dlt(pcap_datalink(pc));
-		if (link < 0)
-			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s; "
+		if (link < 0) {
+			int dlt = pcap_datalink(pc);
+			const char *name = pcap_datalink_val_to_name(dlt);
+
+			/* libpcap has no name for many: the number always */
+			rte_exit(EXIT_FAILURE, "port %u: %s: link type %d%s%s%s; "
 				"cuckooflow parses EN10MB, LINUX_SLL, "
 				"LINUX_SLL2, RAW, IPV4, IPV6, NULL and LOOP\n",
-				p->id, kv + 8, pcap_datalink_val_to_name(
-				pcap_datalink(pc)));
+				p->id, kv + 8, dlt, name != NULL ? " (" : "",
+				name != NULL ? name : "",
+				name != NULL ? ")" : "");
+		}
 		if (p->nb_inputs != 0 && (enum cflow_link_type)link !=
 				p->link_type)
 			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s, the "
@@ -94,12 +101,25 @@ check_pcap_inputs(struct app_port *p)
 				p->id, kv + 8, cflow_link_type_name(link),
 				cflow_link_type_name(p->link_type));
 		p->link_type = (enum cflow_link_type)link;
-		while ((ret = pcap_next_ex(pc, &h, &data)) == 1)
+		while ((ret = pcap_next_ex(pc, &h, &data)) == 1) {
 			n++;
+			if (h->caplen > UINT16_MAX && big++ == 0) {
+				big_record = n;
+				big_len = h->caplen;
+			}
+		}
 		if (ret != PCAP_ERROR_BREAK)
 			rte_exit(EXIT_FAILURE, "port %u: %s: cannot read record "
 				"%" PRIu64 ": %s; refusing a partial replay\n",
 				p->id, kv + 8, n + 1, pcap_geterr(pc));
+		if (big != 0)
+			fprintf(stderr, "cuckooflow: warning: port %u: %s: "
+				"record %" PRIu64 " is %u bytes (%" PRIu64
+				" record%s over 65535): net_pcap may cut such "
+				"a frame (it takes its length as 16-bit); a "
+				"frame cut is dropped unread, counted in "
+				"rx_len_mismatch\n", p->id, kv + 8, big_record,
+				big_len, big, big == 1 ? "" : "s");
 		pcap_close(pc);
 		if (p->nb_inputs < RTE_DIM(p->records))
 			p->records[p->nb_inputs++] = n;

@@ -47,6 +47,8 @@ struct lcore_counters {
 	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
 	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
 	uint64_t rx_errors;     /* received in error, not delivered (ierrors) */
+	uint64_t rx_len_mismatch; /* received, mbuf chain short of pkt_len:
+				   * dropped unread (app/frame.h) */
 	/* the action table's drops, by reason (docs/firewall.md) */
 	uint64_t dropped_unsolicited;
 	uint64_t dropped_not_syn;
@@ -81,7 +83,7 @@ static const struct {
 	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),
 	OWN(blocklist_unparsed), OWN(handoff_out),
 	OWN(handoff_in), OWN(handoff_drops), OWN(handoff_waits),
-	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors),
+	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors), OWN(rx_len_mismatch),
 	OWN(dropped_unsolicited), OWN(dropped_not_syn), OWN(dropped_limited),
 	OWN(dropped_table_full), OWN(dropped_malformed),
 	OWN(dropped_fragment), OWN(dropped_mirror_rx), OWN(mirrored),
@@ -103,6 +105,7 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	memset(c, 0, sizeof(*c));
 	w->run->table_ops->counters(w->table, &c->flow);
 	c->rx_packets = w->rx_packets;
+	c->rx_len_mismatch = w->rx_len_mismatch;
 	c->tx_packets = w->tx_packets;
 	c->tx_dropped = w->tx_dropped;
 	c->no_timestamp = w->no_timestamp;
@@ -401,13 +404,37 @@ static struct snapshot *period_prev;
 static void json_snapshot(FILE *f, const struct snapshot *s,
 		const struct rates *r);
 
+/* @p s (with @p r: a period's line) rendered in memory, whole, then
+ * added to @p o (app/output.h: a full disk never leaves part of it). */
+static int
+json_to_output(struct app_output *o, const struct snapshot *s,
+		const struct rates *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int ret;
+
+	if (m == NULL)
+		return -errno;
+	json_snapshot(m, s, r);
+	ret = ferror(m) ? -EIO : 0;
+	if (fclose(m) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0)
+		ret = app_output_add(o, buf, len);
+	free(buf);
+	return ret;
+}
+
 int
-app_stats_period(FILE *out, FILE *json)
+app_stats_period(FILE *out, struct app_output *json)
 {
 	struct snapshot *s = malloc(sizeof(*s));
 	char when[96];
 	struct rates r;
 	double max = 0;
+	int ret = 0;
 
 	if (s == NULL)
 		return -ENOMEM;
@@ -430,12 +457,15 @@ app_stats_period(FILE *out, FILE *json)
 	fprintf(out, " (max %.3f%%)\n", 100 * max);
 	print_table(out, s);
 	if (json != NULL) {
-		json_snapshot(json, s, &r);
-		fflush(json);
+		ret = json_to_output(json, s, &r);
+		if (app_output_flush(json) < 0 && ret == 0)
+			ret = -json->err;
+		if (ret == -ENOBUFS)
+			ret = 0; /* a FIFO's reader behind: counted lost */
 	}
 	free(period_prev);
 	period_prev = s;
-	return json != NULL && ferror(json) ? -EIO : 0;
+	return ret;
 }
 
 /* -------------------------------------------------------------- JSON */
@@ -496,6 +526,16 @@ app_stats_rx_lost(void)
 	return total.rx_nombuf + total.rx_missed + total.rx_errors;
 }
 
+uint64_t
+app_stats_rx_len_mismatch(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < nb_workers; i++)
+		n += workers[i].rx_len_mismatch;
+	return n;
+}
+
 /* One object: with @p r, a period's (time, interval, rates first);
  * without, the final counters' (--stats-json). */
 static void
@@ -538,29 +578,31 @@ json_snapshot(FILE *f, const struct snapshot *s, const struct rates *r)
 }
 
 int
-app_stats_write_json(const char *path)
+app_stats_write_json(const char *path, char *err, size_t err_len)
 {
-	FILE *f = fopen(path, "w");
 	struct snapshot *s = malloc(sizeof(*s));
+	struct app_output o;
+	int ret;
 
-	if (f == NULL || s == NULL) {
-		int e = f == NULL ? errno : ENOMEM;
-
-		if (f != NULL)
-			fclose(f);
-		free(s);
-		errno = e;
-		return -e;
+	if (s == NULL)
+		return cfu_fail(ENOMEM, err, err_len, "%s: %s", path,
+			strerror(ENOMEM));
+	ret = app_output_open(&o, path, false, APP_OUTPUT_LINES, err,
+		err_len);
+	if (ret == 0) {
+		snapshot_read(s);
+		ret = json_to_output(&o, s, NULL);
+		if (app_output_close(&o) < 0 || o.lost != 0)
+			ret = cfu_fail(o.err != 0 ? o.err : EAGAIN, err,
+				err_len, "%s: %s", path, o.err != 0 ?
+				strerror(o.err) : "the FIFO's reader did not "
+				"take the counters");
+		else if (ret < 0)
+			ret = cfu_fail(-ret, err, err_len, "%s: %s", path,
+				strerror(-ret));
 	}
-	snapshot_read(s);
-	json_snapshot(f, s, NULL);
 	free(s);
-	if (ferror(f)) {
-		fclose(f);
-		errno = EIO;
-		return -EIO;
-	}
-	return fclose(f) == 0 ? 0 : -errno;
+	return ret;
 }
 
 /* --------------------------------------------------------- telemetry */

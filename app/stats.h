@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "output.h"
 #include "ports.h"
 #include "worker.h"
 
@@ -27,21 +28,26 @@ void app_stats_print(FILE *out);
  * time, per-second rates since the previous one (or the start), each
  * table's load, and the counter table, to @p out; with @p json, the
  * same as one JSON line (the --stats-json object with "time",
- * "time_ns", "interval_s" and "rates" first). 0, or -EIO if @p json has
- * an error.
+ * "time_ns", "interval_s" and "rates" first), whole, written at once
+ * (app/output.h). 0, or -errno if the line was not written.
  */
-int app_stats_period(FILE *out, FILE *json);
+int app_stats_period(FILE *out, struct app_output *json);
 
 /* Packets the ports could not deliver: rx_nombuf + rx_missed +
  * rx_errors, summed over the ports. */
 uint64_t app_stats_rx_lost(void);
 
+/* Frames received but dropped unread, their mbuf chain short of their
+ * length (rx_len_mismatch, summed over the workers). */
+uint64_t app_stats_rx_len_mismatch(void);
+
 /* A line for each worker whose table entered or left emergency mode
  * since the last call (main lcore). */
 void app_stats_emergency_log(FILE *out);
 
-/* {"total": {...}, "lcores": [{...}], "table": {"lcore_N": {...}}};
- * 0, or -1 with errno set. */
-int app_stats_write_json(const char *path);
+/* {"total": {...}, "lcores": [{...}], "table": {"lcore_N": {...}}}, one
+ * line, into @p path (truncated; a regular file, or a FIFO with a
+ * reader: app/output.h). 0, or -errno with the reason in @p err. */
+int app_stats_write_json(const char *path, char *err, size_t err_len);
 
 #endif /* _APP_STATS_H_ */

@@ -13,6 +13,7 @@
 #include <rte_prefetch.h>
 
 #include "blocklist_rcu.h"
+#include "frame.h"
 #include "worker.h"
 
 static void
@@ -645,23 +646,6 @@ hand_off(struct app_worker *w, unsigned int owner, struct rte_mbuf **pkts,
 	}
 }
 
-/* The frame's headers, contiguous: an mbuf chain's first segment may
- * hold less than the parser needs (jumbo frames with long extension
- * chains); then they are copied into the worker's scratch buffer. */
-static const uint8_t *
-frame_headers(struct app_worker *w, const struct rte_mbuf *m, uint32_t *len)
-{
-	uint32_t want = RTE_MIN(rte_pktmbuf_pkt_len(m),
-		(uint32_t)CFLOW_PARSE_MAX_HDR);
-
-	if (rte_pktmbuf_data_len(m) >= want) {
-		*len = rte_pktmbuf_data_len(m);
-		return rte_pktmbuf_mtod(m, const uint8_t *);
-	}
-	*len = want;
-	return rte_pktmbuf_read(m, 0, want, w->scratch);
-}
-
 /*
  * Does the list decide a packet that did not parse to a 5-tuple? By its
  * addresses where they could be read; a packet that may be IP but whose
@@ -715,7 +699,7 @@ parse_and_filter(struct app_worker *w, const struct app_rxq *q,
 		uint32_t len = in[k].len;
 
 		if (unlikely(pkts[k]->nb_segs > 1))
-			hdr = frame_headers(w, pkts[k], &len);
+			hdr = app_frame_headers(pkts[k], w->scratch, &len);
 		status[k] = cflow_parse(hdr, len, &q->parse, &parsed[k]);
 		parsed_ok |= (uint64_t)(status[k] == CFLOW_PARSE_OK) << k;
 	}
@@ -804,6 +788,23 @@ split_by_owner(struct app_worker *w, struct rte_mbuf **pkts,
 	}
 }
 
+/* Drop, counted, the frames whose mbuf chain does not hold what their
+ * pkt_len says (app/frame.h: net_pcap's records over 65,535 bytes),
+ * before anything reads them; returns how many are kept, in order. */
+static inline uint16_t
+drop_broken_frames(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *bad[CF_BULK_MAX];
+	uint16_t nb;
+
+	n = app_frames_whole(pkts, n, bad, &nb);
+	if (unlikely(nb != 0)) {
+		w->rx_len_mismatch += nb;
+		rte_pktmbuf_free_bulk(bad, nb);
+	}
+	return n;
+}
+
 void
 app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		const struct cbl *bl, struct rte_mbuf **pkts,
@@ -819,6 +820,8 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	 * With the TSC, the burst's time. */
 	uint64_t q_latest = q->time_ns;
 
+	w->rx_packets += n;
+	n = drop_broken_frames(w, pkts, n);
 	for (uint16_t k = 0; k < n; k++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
 	for (uint16_t k = 0; k < n; k++) {
@@ -839,7 +842,6 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	 * time seen, which the end of the run sweeps at. */
 	if (n != 0 && q_latest > w->last_ns)
 		last_ns_set(w, q_latest);
-	w->rx_packets += n;
 	if (unlikely(run->role[q->port] == APP_ROLE_MIRROR)) {
 		/* The mirror port only sends: what it receives is dropped
 		 * untracked, so that it can neither open, refresh nor close

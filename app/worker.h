@@ -206,6 +206,9 @@ struct app_worker {
 	struct rte_ring *to[APP_MAX_WORKERS];
 	struct rte_ring *from[APP_MAX_WORKERS];
 	uint64_t rx_packets;
+	/* of rx_packets, dropped unread: the mbuf chain holds other than
+	 * pkt_len bytes (app/frame.h) */
+	uint64_t rx_len_mismatch;
 	uint64_t tx_packets;
 	uint64_t tx_dropped;
 	uint64_t no_timestamp;  /* --clock pkt, packet without one */
