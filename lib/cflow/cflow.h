@@ -271,10 +271,11 @@ enum cflow_proto_class {
  * What the parser tells the tracker about one packet.
  *
  * With CFLOW_PARSE_OK, every field is set and has_addrs is true. With any
- * other status, only ethertype and has_addrs are meaningful and, if
- * has_addrs is true, the key's addr_lo, addr_hi (lower address first) and
- * family: the rest of the key (ports, proto, vlan), tcp_flags and
- * proto_class are zero. If has_addrs is false, all but ethertype is zero.
+ * other status, only ethertype, tunnel and has_addrs are meaningful and,
+ * if has_addrs is true, the key's addr_lo, addr_hi (lower address first)
+ * and family: the rest of the key (ports, proto, vlan), tcp_flags,
+ * proto_class, icmp_type and hop_limit are zero. If has_addrs is false,
+ * all but ethertype and tunnel is zero.
  */
 struct cflow_packet {
 	struct cflow_key key;
@@ -287,6 +288,13 @@ struct cflow_packet {
 	 * CFLOW_PARSE_OK.
 	 */
 	bool has_addrs;
+	/**
+	 * The tunnel the packet was decapsulated from, whatever its status
+	 * (the inner packet's): one enum cflow_decap bit; 0 if it was not
+	 * decapsulated (no tunnel, decap off, or a tunnel header cut short
+	 * or broken, which reports the outer packet).
+	 */
+	uint8_t tunnel;
 	/**
 	 * The type field behind the VLAN tags (host order: 0x0800, 0x86dd,
 	 * 0x0806 for ARP, ...), whatever the status; 0 if it could not be
@@ -311,6 +319,12 @@ struct cflow_packet {
 	 * allow list matches the destination).
 	 */
 	bool reversed;
+	/** With CFLOW_PARSE_OK and class ICMP: the ICMP or ICMPv6 type;
+	 *  else 0. */
+	uint8_t icmp_type;
+	/** With CFLOW_PARSE_OK: the TTL or hop limit of the IP header the
+	 *  key is of (a decapsulated packet's inner one); else 0. */
+	uint8_t hop_limit;
 };
 
 /** Parser options; zeroed, Ethernet without VLAN ids in the key. */
@@ -338,6 +352,22 @@ struct cflow_parse_params {
 	 * is not decapsulated: the outer packet is keyed as without decap.
 	 */
 	unsigned int decap;
+	/**
+	 * Bind each decapsulated flow to its tunnel's endpoints (default
+	 * off). The key.tunnel of a decapsulated CFLOW_PARSE_OK packet is
+	 * then a digest, keyed by @p tunnel_seed, of the tunnel kind, the
+	 * outer addresses (the one on the side of the key's lower
+	 * endpoint first, so that both directions agree) and, with
+	 * vlan_in_key, the VNI, GRE key or TEID; never 0, whatever
+	 * vlan_in_key. The same inner 5-tuple in another tunnel, between
+	 * other outer addresses, or not tunnelled, is another flow: a
+	 * firewall's outside cannot wrap a tracked flow's packets in a
+	 * tunnel of its own choosing. The digest has 32 bits: an outer
+	 * header that is not the flow's tunnel's gives the flow's key with
+	 * a chance of 2^-32 a packet, if @p tunnel_seed is secret.
+	 */
+	bool tunnel_bind;
+	uint64_t tunnel_seed;   /**< the digest's key, with tunnel_bind */
 };
 
 /**
