@@ -477,6 +477,13 @@ enum cflow_verdict {
 	CFLOW_UNTRACKED_NOT_SYN,
 	/** A new flow beyond the admission rate (new_flow_rate). */
 	CFLOW_UNTRACKED_LIMITED,
+	/**
+	 * A packet from the outside (CFLOW_IN_OUTSIDE) whose flow is tracked
+	 * but which travels away from the flow's inside endpoint: its source
+	 * claims to be the inside host (sided trackers). Not a packet of the
+	 * flow: the flow is left as it was.
+	 */
+	CFLOW_UNTRACKED_WRONG_DIR,
 	CFLOW_VERDICT_MAX,
 };
 
@@ -674,6 +681,19 @@ struct cflow_tracker_params {
 	 * with 16-bit values, ticks grow coarser.
 	 */
 	unsigned int count_bits;
+	/**
+	 * Remember, per flow, which endpoint of its canonical key is the
+	 * inside one (default off): a firewall's. The packet that opens a
+	 * flow tells it: its source, or its destination if the packet came
+	 * from the outside (CFLOW_IN_OUTSIDE: an allowed service). A packet
+	 * from the outside then finds its flow only travelling toward that
+	 * endpoint; one that claims the inside endpoint as its source is
+	 * CFLOW_UNTRACKED_WRONG_DIR and changes nothing. One bit of the
+	 * value, taken from the time as count_bits' are: with 16-bit values
+	 * ticks are twice as coarse, with 32-bit values timeouts up to 13
+	 * days keep 16.8 ms ticks.
+	 */
+	bool sided;
 };
 
 /** Default emergency timeout, seconds. */
@@ -683,12 +703,18 @@ struct cflow_tracker_params {
 /** The packet may find its flow but never open one: an untracked flow
  * stays untracked (CFLOW_UNTRACKED_UNSOLICITED). A firewall's outside. */
 #define CFLOW_IN_NO_CREATE 0x01
+/** The packet comes from a firewall's outside: with a sided tracker it
+ * finds its flow only travelling toward the flow's inside endpoint (else
+ * CFLOW_UNTRACKED_WRONG_DIR), and a flow it opens has its destination
+ * inside. Ignored by trackers that are not sided. */
+#define CFLOW_IN_OUTSIDE 0x02
 
 /**
  * Counters, all 64-bit. Every packet is counted once in packets and in
  * exactly one of: non_ip, malformed[], fragments, orphan_close,
- * insert_failed, unsolicited, not_syn, new_flow_limited, flows_new,
- * flows_seen, flows_closed (the closing packet):
+ * insert_failed, unsolicited, not_syn, new_flow_limited,
+ * wrong_direction, flows_new, flows_seen, flows_closed (the closing
+ * packet):
  *
  *   packets == cflow_packets_classified()
  *
@@ -724,6 +750,8 @@ struct cflow_counters {
 	uint64_t flows_restored;
 	/** open flows removed by cflow_tracker_flush() */
 	uint64_t flows_flushed;
+	/** CFLOW_UNTRACKED_WRONG_DIR packets */
+	uint64_t wrong_direction;
 };
 
 /** One packet handed to the tracker. */
@@ -761,7 +789,7 @@ struct cflow_tracker;
  *   capacity over CF_MAX_CAPACITY, value_bits not 16 or 32, a
  *   full_policy or hash out of range, a timeout or linger too long for
  *   the value bits (26 days with 32-bit values and no packet count,
- *   half as long for each bit of count_bits).
+ *   half as long for each bit of count_bits and for sided).
  */
 int cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 		struct cflow_tracker_params *out);
@@ -938,8 +966,8 @@ int64_t cflow_tracker_save(const struct cflow_tracker *t, void *buf,
  * tracker that has tracked nothing yet. The input is untrusted. The
  * saved table must have been made with the same table parameters
  * (capacity, exact_size, fp_bits, value_bits, table layout, seed), the
- * same hash mode, count_bits and tick (which the longest timeout or
- * linger picks): timeouts may otherwise differ. On success @p t's clock
+ * same hash mode, count_bits, sided and tick (which the longest timeout
+ * or linger picks): timeouts may otherwise differ. On success @p t's clock
  * is the saved clock (time never goes backwards: packets older than it
  * count as at it), its open flows are counted in active and
  * flows_restored, and @p saved_ns (if not NULL) receives the saved
