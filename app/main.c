@@ -172,7 +172,9 @@ tracker_create(unsigned int lcore)
 	t = cflow_tracker_create(&p);
 	if (t == NULL && errno == EINVAL && p.value_bits == 16)
 		rte_exit(EXIT_FAILURE, "--age-bits 16: the longest timeout or "
-			"linger must stay under about 13 days\n");
+			"linger, with --mirror-first's packet count and firewall "
+			"roles' side bit, does not fit in 16 bits of state "
+			"(about 13 days without them): use --age-bits 32\n");
 	if (t == NULL)
 		rte_exit(EXIT_FAILURE, "flow table of %" PRIu64 " flows on lcore "
 			"%u: %s (with --no-huge, give the EAL more memory: "

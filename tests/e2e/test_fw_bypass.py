@@ -461,6 +461,33 @@ def test_outside_table(tmp_path, nb, decap):
     assert not bad, "\n".join(bad) + "\n" + log2[-400:]
 
 
+def test_oracle_agrees_with_table():
+    """fw_oracle.py's model (direction, the unparsed policy, neighbour
+    discovery) gives each frame of the table it models (no VLAN tags,
+    no tunnels) the outcome the table expects."""
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from fw_oracle import FWD, Config, Oracle, Unmodelled, parse_allow
+    o = Oracle(Config(roles={0: "inside", 1: "outside"},
+                      tx_port={0: 1, 1: 0}, allow=parse_allow(ALLOW)))
+    t = 10 ** 9
+    for fr in inside_frames(False):
+        o.packet(t, 0, bytes(fr))
+        t += 10 ** 6
+    modelled = wrong = 0
+    for name, fr, exp in outside_table(False):
+        try:
+            d = o.packet(t, 1, bytes(fr))
+        except Unmodelled:
+            continue
+        t += 10 ** 6
+        modelled += 1
+        got = "pass" if d.action == FWD else d.action
+        wrong += got != exp
+        assert got == exp, (name, got, exp)
+    assert modelled >= 15 and wrong == 0, modelled
+
+
 @pytest.mark.parametrize("nb", (1, 2), ids=("1 worker", "2 workers"))
 def test_unparsed_pass(tmp_path, nb):
     """--firewall-unparsed pass: the frames the parser cannot place pass
