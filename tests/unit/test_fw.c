@@ -6,15 +6,18 @@
  * fields, decapsulated flows bound to their tunnel's outer endpoints
  * (tunnel_bind), and sided trackers, which keep each flow's inside
  * endpoint and refuse outside packets travelling away from it
- * (CFLOW_UNTRACKED_WRONG_DIR), across a warm restart too.
+ * (CFLOW_UNTRACKED_WRONG_DIR), across a warm restart too; and the allow
+ * list's digest a saved table is checked against.
  */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 
+#include "blocklist.h"
 #include "cflow.h"
 #include "cflow_state.h"
 #include "test.h"
@@ -604,12 +607,65 @@ test_track_sided_restore(void)
 	return 0;
 }
 
+/* A text file of @p text in a new temporary file; its path in @p path. */
+static int
+write_tmp(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	ssize_t n = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static uint64_t
+allow_digest(const char *text)
+{
+	char path[] = "/tmp/test_fw_allow_XXXXXX", err[256];
+	struct cbl_allow *al;
+	uint64_t d;
+
+	if (write_tmp(path, text) != 0)
+		return 0;
+	al = cbl_allow_read(path, err, sizeof(err));
+	unlink(path);
+	if (al == NULL)
+		return 0;
+	d = cbl_allow_digest(al);
+	cbl_allow_free(al);
+	return d;
+}
+
+/* An allow list's digest: its rules, not their order, spelling,
+ * comments or duplicates; never 0. */
+static int
+test_allow_digest(void)
+{
+	uint64_t a = allow_digest("tcp 198.18.1.10 22\nudp 198.18.1.0/28 53\n");
+	uint64_t b = allow_digest("# the same\nudp 198.18.1.7/28 53 # masked\n"
+		"\n6 198.18.1.10 22\ntcp 198.18.1.10 22\n");
+	uint64_t c = allow_digest("tcp 198.18.1.10 22\nudp 198.18.1.0/28 54\n");
+	uint64_t e = allow_digest("# nothing\n");
+
+	TEST_ASSERT(a != 0 && a == b, "same rules: %#lx %#lx",
+		(unsigned long)a, (unsigned long)b);
+	TEST_ASSERT(c != 0 && c != a, "another port");
+	TEST_ASSERT(e != 0 && e != a, "an empty list: %#lx", (unsigned long)e);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_parse_fw_fields),
 	TEST_CASE(test_parse_tunnel_bind),
 	TEST_CASE(test_track_sided),
 	TEST_CASE(test_track_sided_ticks),
 	TEST_CASE(test_track_sided_restore),
+	TEST_CASE(test_allow_digest),
 	TEST_CASES_END(),
 };
 
