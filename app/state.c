@@ -116,10 +116,10 @@ firewall_differs(const struct file_header *h, const char *path,
 	return 0;
 }
 
-/* The container's checks: framing, checksum, then the run's match. */
+/* The container's checks: framing, checksum, version. */
 static int
-state_parse(struct app_state *s, const char *path,
-		const struct app_state_run *run, char *err, size_t err_len)
+state_parse(struct app_state *s, const char *path, char *err,
+		size_t err_len)
 {
 	const struct file_header *h = &s->h;
 	size_t off = sizeof(*h);
@@ -164,6 +164,16 @@ state_parse(struct app_state *s, const char *path,
 	if (off != s->len - sizeof(sum))
 		return cfu_fail(EBADMSG, err, err_len, "%s: %zu bytes after the "
 			"tables", path, s->len - sizeof(sum) - off);
+	return 0;
+}
+
+/* Was the file saved by a run like @p run? */
+static int
+state_match(const struct app_state *s, const char *path,
+		const struct app_state_run *run, char *err, size_t err_len)
+{
+	const struct file_header *h = &s->h;
+
 	/* Flows belong to workers by their hash: the same workers, the
 	 * same way of choosing one, the same seed. */
 	if (h->nb_workers != run->nb_workers)
@@ -271,9 +281,13 @@ app_state_read(const char *path, const struct app_state_run *run,
 				run->nb_workers, max);
 		return ret;
 	}
-	ret = state_private(&sb, path, err, err_len);
+	/* A file of another version by its version first (an upgrade's
+	 * is likely to be 0644 too), then its privacy, then the run's. */
+	ret = state_parse(s, path, err, err_len);
 	if (ret == 0)
-		ret = state_parse(s, path, run, err, err_len);
+		ret = state_private(&sb, path, err, err_len);
+	if (ret == 0)
+		ret = state_match(s, path, run, err, err_len);
 	if (ret < 0) {
 		app_state_free(s);
 		return ret;

@@ -675,8 +675,9 @@ def test_state_fixed_seed_not_adopted(tmp_path):
 
 
 def test_state_old_version_refused(tmp_path):
-    """A state file of the format before (version 2) is refused by its
-    version, named, even with its checksum right."""
+    """A state file of the format before (version 2, mode 0644 as that
+    version wrote it) is refused by its version, named, even with its
+    checksum right."""
     tmp = str(tmp_path)
     state = save_once(tmp)
     data = bytearray(open(state, "rb").read())
@@ -686,6 +687,7 @@ def test_state_old_version_refused(tmp_path):
                      xxh64(data[:-8]))
     with open(state, "wb") as f:
         f.write(data)
+    os.chmod(state, 0o644)      # as the version before wrote it
     log, st, _ = take_over(tmp, state)
     assert version == 3 and st.get("flows_restored") == 0 and \
         "format version 2, this build reads 3" in log, (version,
