@@ -296,8 +296,10 @@ cbl_allow_digest(const struct cbl_allow *al)
 	}
 	/* Rules are whole, zero padded and deduplicated (build()): sorted,
 	 * they are the list's canonical form. */
-	memcpy(sorted, al->rules, al->nb_rules * sizeof(*sorted));
-	qsort(sorted, al->nb_rules, sizeof(*sorted), rule_cmp);
+	if (al->nb_rules != 0) {
+		memcpy(sorted, al->rules, al->nb_rules * sizeof(*sorted));
+		qsort(sorted, al->nb_rules, sizeof(*sorted), rule_cmp);
+	}
 	d = XXH64(sorted, al->nb_rules * sizeof(*sorted), ALLOW_SEED);
 	free(sorted);
 	return d != 0 ? d : 1;
