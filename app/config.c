@@ -55,6 +55,10 @@ static const char *const age_widths[] = { "32", "16", NULL };
 static const uint64_t age_width_bits[] = { 32, 16 };
 static const char *const affinities[] = { "auto", "rss", "handoff", NULL };
 static const char *const unparsed_policies[] = { "drop", "pass", NULL };
+static const char *const fw_unparsed_policies[] = { "auto", "drop", "pass",
+	NULL };
+static const uint64_t fw_unparsed_values[] = { APP_UNPARSED_AUTO,
+	APP_UNPARSED_DROP, APP_UNPARSED_PASS };
 static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
 static const char *const layouts[] = { "auto", "plain", "interleaved", NULL };
 
@@ -222,6 +226,12 @@ static const struct option_def defs[] = {
 	{ "allow", "firewall", "allow", OPT_STRING, STR(allow), "",
 		"firewall mode: services outside hosts may open, lines of "
 		"'PROTO ADDR[/LEN] PORT|any'", SIZE(allow) },
+	{ "firewall-unparsed", "firewall", "firewall_unparsed", OPT_CHOICE,
+		OFF(firewall_unparsed), 0, 0, fw_unparsed_policies, "auto",
+		"firewall mode: an outside frame the parser cannot take to a "
+		"flow (IP behind 3+ VLAN tags, MPLS, PPPoE, LLC/SNAP, a "
+		"tunnel's non-IP frame, other non-IP but ARP): drop or pass "
+		"(auto: drop)", .choice_values = fw_unparsed_values },
 	{ "new-flow-rate", "flows", "new_flow_rate", OPT_UINT,
 		OFF(new_flow_rate), 1, 1000000000, NULL, "off", "new flows "
 		"each worker admits per second, past --new-flow-burst (off: "
@@ -750,6 +760,15 @@ check_inline(struct app_config *cfg)
 			"and --outside\n", cfg->allow);
 		return -EINVAL;
 	}
+	if (cfg->firewall_unparsed != APP_UNPARSED_AUTO &&
+			!app_config_firewall(cfg)) {
+		config_msg("cuckooflow: --firewall-unparsed %s: only with "
+			"--inside and --outside\n", cfg->firewall_unparsed ==
+			APP_UNPARSED_PASS ? "pass" : "drop");
+		return -EINVAL;
+	}
+	if (cfg->firewall_unparsed == APP_UNPARSED_AUTO)
+		cfg->firewall_unparsed = APP_UNPARSED_DROP;
 	if (cfg->new_flow_burst != 0 && cfg->new_flow_rate == 0) {
 		config_msg("cuckooflow: --new-flow-burst needs "
 			"--new-flow-rate\n");

@@ -44,6 +44,9 @@ struct app_queue_map {
 enum app_unparsed {
 	APP_UNPARSED_DROP, /* fail closed */
 	APP_UNPARSED_PASS,
+	/* --firewall-unparsed auto: drop, in firewall mode only (settled
+	 * once the options are read) */
+	APP_UNPARSED_AUTO,
 };
 
 /* --table-layout: lib/cuckoo's layout of the flow tables. */
@@ -112,6 +115,8 @@ struct app_config {
 	uint64_t outside_mask;
 	uint64_t tcp_strict;   /* a TCP flow only from a SYN without ACK */
 	char allow[256];       /* services outside hosts may open */
+	/* enum app_unparsed: outside frames the parser cannot place */
+	uint64_t firewall_unparsed;
 	uint64_t new_flow_rate;  /* flows/s per worker, 0: no limit */
 	uint64_t new_flow_burst; /* 0: the rate */
 	uint64_t emergency_load; /* % of capacity, 0: off */

@@ -122,6 +122,23 @@ table_layout(void)
 		CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
 }
 
+/* The run's parse parameters, but the link type (each port's own):
+ * in firewall mode, a decapsulated flow is bound to its tunnel's outer
+ * endpoints by a digest keyed with a seed drawn from the hash seed. */
+static struct cflow_parse_params
+parse_params(void)
+{
+	bool fw = app_config_firewall(&cfg);
+
+	return (struct cflow_parse_params){
+		.vlan_in_key = cfg.vlan_in_key,
+		.decap = (unsigned int)cfg.decap,
+		.tunnel_bind = fw && cfg.decap != 0,
+		.tunnel_seed = fw && cfg.decap != 0 ?
+			cfu_mix64(run.hash_seed ^ UINT64_C(0x74756e6e656c)) : 0,
+	};
+}
+
 /* A worker's tracker parameters, on @p lcore. */
 static struct cflow_tracker_params
 tracker_params(unsigned int lcore)
@@ -141,8 +158,10 @@ tracker_params(unsigned int lcore)
 		.close_linger_ns = cfg.close_linger_s == 0 ? CFLOW_LINGER_NONE :
 			cfg.close_linger_s * 1000000000ull,
 		.full_policy = (enum cflow_full_policy)cfg.full_policy,
-		.parse.vlan_in_key = cfg.vlan_in_key,
-		.parse.decap = (unsigned int)cfg.decap,
+		.parse = parse_params(),
+		/* Firewall mode: each flow's inside endpoint (docs/firewall.md,
+		 * Direction). */
+		.sided = app_config_firewall(&cfg),
 		/* Replayed captures handed between workers: each flow decided
 		 * at its own packets' times (see app_worker.as_of_ns). */
 		.flow_time = run.watermark,
@@ -174,7 +193,9 @@ tracker_create(unsigned int lcore)
 	t = cflow_tracker_create(&p);
 	if (t == NULL && errno == EINVAL && p.value_bits == 16)
 		rte_exit(EXIT_FAILURE, "--age-bits 16: the longest timeout or "
-			"linger must stay under about 13 days\n");
+			"linger, with --mirror-first's packet count and firewall "
+			"roles' side bit, does not fit in 16 bits of state "
+			"(about 13 days without them): use --age-bits 32\n");
 	if (t == NULL)
 		rte_exit(EXIT_FAILURE, "flow table of %" PRIu64 " flows on lcore "
 			"%u: %s (with --no-huge, give the EAL more memory: "
@@ -259,10 +280,17 @@ state_read(void)
 		.nb_workers = run.nb_workers, .handoff = run.handoff,
 		.clock = cfg.clock, .seed_set = cfg.hash_seed_set,
 		.seed = cfg.hash_seed,
+		/* the firewall the tables were made under */
+		.inside_mask = cfg.inside_mask,
+		.outside_mask = cfg.outside_mask,
+		.mirror_port = cfg.mirror_port,
+		.allow = run.allow != NULL ? cbl_allow_digest(run.allow) : 0,
 		/* Only where it chooses among several workers. */
 		.queue_map = run.nb_workers > 1 && !run.handoff ?
 			app_state_queue_map(topo.map, topo.nb_map) : 0,
 	};
+	if (run.allow != NULL && state_run.allow == 0)
+		rte_exit(EXIT_FAILURE, "--allow: %s\n", strerror(errno));
 	/* The file is read whole: no larger than this run's tables can
 	 * save (every worker's alike: the lcore only places it). */
 	p = tracker_params(topo.lcores[0]);
@@ -472,8 +500,7 @@ main(int argc, char **argv)
 	if (cfg.clock == APP_CLOCK_PKT && run.timestamp_offset < 0)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
-	run.parse.vlan_in_key = cfg.vlan_in_key;
-	run.parse.decap = (unsigned int)cfg.decap;
+	run.parse = parse_params();
 	run.table_ops = &app_cflow_table_ops;
 	workers_setup();
 	run.lead_ns = lead_ns();

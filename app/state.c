@@ -16,8 +16,12 @@
 #include "state.h"
 
 #define STATE_MAGIC "CFLWSTAT"
-#define STATE_VERSION 2
+/* 3: the seed's origin, the firewall's roles and allow list; the
+ * trackers' tables of format 2 (sided). */
+#define STATE_VERSION 3
 #define STATE_BYTE_ORDER UINT32_C(0x01020304)
+/* The file holds the hash seed: its owner's alone. */
+#define STATE_FILE_MODE 0600
 
 struct file_header {
 	char magic[8];
@@ -30,6 +34,11 @@ struct file_header {
 	uint64_t seed;
 	uint64_t saved_wall_ns; /* CLOCK_REALTIME at the save */
 	uint64_t saved_clock_ns; /* the run's clock at the save */
+	uint64_t seed_set;      /* 1: --hash-seed given (not a secret) */
+	uint64_t inside_mask;   /* firewall roles: port id bits */
+	uint64_t outside_mask;
+	uint64_t mirror_port;   /* APP_NO_PORT: none */
+	uint64_t allow;         /* cbl_allow_digest(), 0: no allow list */
 };
 
 struct app_state {
@@ -46,10 +55,71 @@ clock_name(uint64_t clock)
 	return clock == APP_CLOCK_PKT ? "pkt" : "tsc";
 }
 
-/* The container's checks: framing, checksum, then the run's match. */
+/* A port mask as the options spell it (0,2-3), or "none". */
+static const char *
+ports_text(uint64_t mask, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int p = 0; p < 64 && used < len; p++) {
+		unsigned int q = p;
+
+		if (!((mask >> p) & 1))
+			continue;
+		while (q + 1 < 64 && ((mask >> (q + 1)) & 1))
+			q++;
+		used += (size_t)snprintf(buf + used, len - used, q == p ?
+			"%s%u" : "%s%u-%u", used ? "," : "", p, q);
+		p = q;
+	}
+	return mask == 0 ? "none" : buf;
+}
+
+/* The firewall a table was made under against this run's: the roles
+ * (--inside, --outside, --mirror-port), then the allow list. */
 static int
-state_parse(struct app_state *s, const char *path,
+firewall_differs(const struct file_header *h, const char *path,
 		const struct app_state_run *run, char *err, size_t err_len)
+{
+	char in[2][160], out[2][160];
+
+	ports_text(h->inside_mask, in[0], sizeof(in[0]));
+	ports_text(h->outside_mask, out[0], sizeof(out[0]));
+	ports_text(run->inside_mask, in[1], sizeof(in[1]));
+	ports_text(run->outside_mask, out[1], sizeof(out[1]));
+	if (h->inside_mask == 0 && run->inside_mask != 0)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved without "
+			"firewall roles, this run has --inside %s --outside %s: "
+			"flows opened from anywhere would pass", path, in[1],
+			out[1]);
+	if (h->inside_mask != 0 && run->inside_mask == 0)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with firewall "
+			"roles (--inside %s --outside %s), this run has none",
+			path, in[0], out[0]);
+	if (h->inside_mask != run->inside_mask ||
+			h->outside_mask != run->outside_mask)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with other "
+			"firewall roles (--inside %s --outside %s), this run has "
+			"--inside %s --outside %s", path, in[0], out[0], in[1],
+			out[1]);
+	if (h->mirror_port != run->mirror_port)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with another "
+			"--mirror-port", path);
+	if (h->allow != run->allow)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with %s, this "
+			"run has %s (--allow: flows it opened would pass)", path,
+			h->allow == 0 ? "no allow list" : run->allow == 0 ?
+			"an allow list" : "another allow list",
+			run->allow == 0 ? "none" : h->allow == 0 ? "one" :
+			"other rules");
+	return 0;
+}
+
+/* The container's checks: framing, checksum, version. */
+static int
+state_parse(struct app_state *s, const char *path, char *err,
+		size_t err_len)
 {
 	const struct file_header *h = &s->h;
 	size_t off = sizeof(*h);
@@ -94,6 +164,16 @@ state_parse(struct app_state *s, const char *path,
 	if (off != s->len - sizeof(sum))
 		return cfu_fail(EBADMSG, err, err_len, "%s: %zu bytes after the "
 			"tables", path, s->len - sizeof(sum) - off);
+	return 0;
+}
+
+/* Was the file saved by a run like @p run? */
+static int
+state_match(const struct app_state *s, const char *path,
+		const struct app_state_run *run, char *err, size_t err_len)
+{
+	const struct file_header *h = &s->h;
+
 	/* Flows belong to workers by their hash: the same workers, the
 	 * same way of choosing one, the same seed. */
 	if (h->nb_workers != run->nb_workers)
@@ -115,6 +195,30 @@ state_parse(struct app_state *s, const char *path,
 	if (run->seed_set && h->seed != run->seed)
 		return cfu_fail(ESTALE, err, err_len, "%s: saved with another "
 			"--hash-seed (%#" PRIx64 ")", path, h->seed);
+	if (!run->seed_set && h->seed_set)
+		return cfu_fail(ESTALE, err, err_len, "%s: saved with a fixed "
+			"--hash-seed: a run without one keeps its seed secret "
+			"and does not take a known one over (give the same "
+			"--hash-seed to)", path);
+	return firewall_differs(h, path, run, err, err_len);
+}
+
+/* The file holds the seed: only a file of this run's user that no one
+ * else may read or write (as ssh's StrictModes). */
+static int
+state_private(const struct stat *sb, const char *path, char *err,
+		size_t err_len)
+{
+	if (sb->st_uid != geteuid())
+		return cfu_fail(EACCES, err, err_len, "%s: owned by uid %u, "
+			"not by this run's (%u): it holds the flow tables' "
+			"secret hash seed", path, (unsigned int)sb->st_uid,
+			(unsigned int)geteuid());
+	if (sb->st_mode & 077)
+		return cfu_fail(EACCES, err, err_len, "%s: readable or "
+			"writable by others (mode %04o): it holds the flow "
+			"tables' secret hash seed (chmod 600 it, or remove it)",
+			path, (unsigned int)(sb->st_mode & 07777));
 	return 0;
 }
 
@@ -149,6 +253,7 @@ app_state_read(const char *path, const struct app_state_run *run,
 		struct app_state **state, char *err, size_t err_len)
 {
 	struct app_state *s;
+	struct stat sb;
 	uint64_t max;
 	int ret;
 
@@ -163,7 +268,7 @@ app_state_read(const char *path, const struct app_state_run *run,
 	 * larger tables is refused here, as it would be after.) */
 	max = sizeof(struct file_header) + run->nb_workers *
 		(sizeof(uint64_t) + run->table_max) + sizeof(uint64_t);
-	s->buf = cfu_file_read(path, max, &s->len, err, err_len);
+	s->buf = cfu_file_read_stat(path, max, &s->len, &sb, err, err_len);
 	if (s->buf == NULL) {
 		ret = -errno;
 		free(s);
@@ -176,7 +281,13 @@ app_state_read(const char *path, const struct app_state_run *run,
 				run->nb_workers, max);
 		return ret;
 	}
-	ret = state_parse(s, path, run, err, err_len);
+	/* A file of another version by its version first (an upgrade's
+	 * is likely to be 0644 too), then its privacy, then the run's. */
+	ret = state_parse(s, path, err, err_len);
+	if (ret == 0)
+		ret = state_private(&sb, path, err, err_len);
+	if (ret == 0)
+		ret = state_match(s, path, run, err, err_len);
 	if (ret < 0) {
 		app_state_free(s);
 		return ret;
@@ -255,6 +366,11 @@ state_fill(int fd, void *arg)
 	h.seed = f->run->seed;
 	h.saved_wall_ns = cfu_clock_ns(CLOCK_REALTIME);
 	h.saved_clock_ns = f->clock_ns;
+	h.seed_set = f->run->seed_set;
+	h.inside_mask = f->run->inside_mask;
+	h.outside_mask = f->run->outside_mask;
+	h.mirror_port = f->run->mirror_port;
+	h.allow = f->run->allow;
 	sum = XXH64_createState();
 	if (sum == NULL)
 		return -ENOMEM;
@@ -302,7 +418,8 @@ app_state_write(const char *path, const struct app_state_run *run,
 	};
 	int ret;
 
-	ret = cfu_write_durable(path, state_fill, &f, err, err_len);
+	ret = cfu_write_durable_mode(path, STATE_FILE_MODE, state_fill, &f,
+		err, err_len);
 	*flows = f.flows;
 	return ret;
 }

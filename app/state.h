@@ -16,8 +16,13 @@
  *
  * The file: a header (magic "CFLWSTAT", version, byte order, workers,
  * affinity, queue map digest, clock source, seed, wall-clock and
- * run-clock times of the save), each worker's cflow_tracker_save() output after its length,
- * and an XXH64 of everything before it (docs/design.md).
+ * run-clock times of the save, whether the seed was given, the firewall
+ * roles and allow list), each worker's cflow_tracker_save() output after
+ * its length, and an XXH64 of everything before it (docs/design.md).
+ *
+ * The file holds the hash seed, a secret unless given (--hash-seed): it
+ * is written 0600, and one that another user owns or that others may
+ * read or write is refused whole.
  */
 
 #include <stdbool.h>
@@ -33,8 +38,18 @@ struct app_state_run {
 	unsigned int nb_workers;
 	bool handoff;           /* software affinity */
 	uint64_t clock;         /* enum app_clock */
-	bool seed_set;          /* --hash-seed given: the file must match */
+	/* --hash-seed given: the file must match. Saved with the file: a
+	 * run without one does not take over a seed that was given (not
+	 * secret). */
+	bool seed_set;
 	uint64_t seed;
+	/* Firewall roles (config: inside, outside, mirror port) and the
+	 * allow list's cbl_allow_digest() (0: none): a table is taken over
+	 * only under the roles and the allow list it was made under. */
+	uint64_t inside_mask;
+	uint64_t outside_mask;
+	uint64_t mirror_port;
+	uint64_t allow;
 	/* With hardware affinity (!handoff) and several workers, the NIC's
 	 * RSS and the queue map choose each flow's worker: a digest of the
 	 * map (port, queue, worker), app_state_queue_map(); else 0. */
@@ -52,9 +67,11 @@ uint64_t app_state_queue_map(const struct app_queue_map *map,
 /*
  * Read and check @p path. 0 with *state set; 0 with *state NULL if there
  * is no such file (a first start); else a negative errno with the reason
- * in @p err: a file that cannot be read, is corrupt, or was saved by a
- * run unlike @p run (other workers, affinity, queue map with hardware
- * affinity, clock source or seed).
+ * in @p err: a file that cannot be read, is another user's or others may
+ * read or write it (EACCES), is corrupt or of another version, or was
+ * saved by a run unlike @p run (other workers, affinity, queue map with
+ * hardware affinity, clock source, seed, a given seed into a run without
+ * one, firewall roles or allow list).
  */
 int app_state_read(const char *path, const struct app_state_run *run,
 		struct app_state **state, char *err, size_t err_len);

@@ -57,6 +57,13 @@ struct lcore_counters {
 	uint64_t dropped_malformed;
 	uint64_t dropped_fragment;
 	uint64_t dropped_mirror_rx;
+	uint64_t dropped_wrong_direction;
+	uint64_t dropped_vlan_depth;
+	uint64_t dropped_encapsulated;
+	uint64_t dropped_tunnel_non_ip;
+	uint64_t dropped_non_ip;
+	uint64_t firewall_unparsed;
+	uint64_t nd_passed;
 	uint64_t mirrored;
 	uint64_t mirror_dropped;
 	uint64_t events_queued;
@@ -77,7 +84,7 @@ static const struct {
 	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
 	FLOW(unsolicited), FLOW(not_syn), FLOW(new_flow_limited),
 	FLOW(emergency_enter), FLOW(emergency_exit), FLOW(emergency),
-	FLOW(flows_restored), FLOW(flows_flushed),
+	FLOW(flows_restored), FLOW(flows_flushed), FLOW(wrong_direction),
 	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
 	OWN(blocked_packets), OWN(blocked_bytes), OWN(blocked_address),
 	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),
@@ -86,7 +93,11 @@ static const struct {
 	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors), OWN(rx_len_mismatch),
 	OWN(dropped_unsolicited), OWN(dropped_not_syn), OWN(dropped_limited),
 	OWN(dropped_table_full), OWN(dropped_malformed),
-	OWN(dropped_fragment), OWN(dropped_mirror_rx), OWN(mirrored),
+	OWN(dropped_fragment), OWN(dropped_mirror_rx),
+	OWN(dropped_wrong_direction), OWN(dropped_vlan_depth),
+	OWN(dropped_encapsulated), OWN(dropped_tunnel_non_ip),
+	OWN(dropped_non_ip), OWN(firewall_unparsed), OWN(nd_passed),
+	OWN(mirrored),
 	OWN(mirror_dropped), OWN(events_queued), OWN(events_dropped),
 	OWN(flushes),
 };
@@ -127,6 +138,13 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	c->dropped_malformed = w->dropped[APP_DROP_MALFORMED];
 	c->dropped_fragment = w->dropped[APP_DROP_FRAGMENT];
 	c->dropped_mirror_rx = w->dropped[APP_DROP_MIRROR_RX];
+	c->dropped_wrong_direction = w->dropped[APP_DROP_WRONG_DIR];
+	c->dropped_vlan_depth = w->dropped[APP_DROP_VLAN_DEPTH];
+	c->dropped_encapsulated = w->dropped[APP_DROP_ENCAPSULATED];
+	c->dropped_tunnel_non_ip = w->dropped[APP_DROP_TUNNEL_NON_IP];
+	c->dropped_non_ip = w->dropped[APP_DROP_NON_IP];
+	c->firewall_unparsed = w->firewall_unparsed;
+	c->nd_passed = w->nd_passed;
 	c->mirrored = w->mirrored;
 	c->mirror_dropped = w->mirror_dropped;
 	c->events_queued = w->events_queued;
@@ -258,7 +276,7 @@ table_visit(const struct app_worker *w, const struct stats_sink *s)
 
 /* ------------------------------------------------------------- table */
 
-#define PRINT_ROWS 64
+#define PRINT_ROWS 80
 _Static_assert(NB_COUNTERS + 1 + CFLOW_PARSE_MALFORMED_LAST -
 	CFLOW_PARSE_MALFORMED_FIRST + 1 <= PRINT_ROWS, "PRINT_ROWS");
 

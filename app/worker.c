@@ -54,7 +54,11 @@ const struct app_flow_table_ops app_cflow_table_ops = {
  * (role, verdict) -> forward or a drop reason. Without roles every
  * packet the blocklist passes is forwarded, tracked or not. Inside, a
  * flow that may not be opened (strict TCP, admission) is dropped;
- * outside, so is every packet that is not of a tracked flow.
+ * outside, so is every packet that is not of a tracked flow, in the
+ * direction toward its inside endpoint: fail closed. Two cells are left
+ * to the packet (outside_decide()): a frame the parser cannot place
+ * (--firewall-unparsed; ARP passes) and an unsolicited one (IPv6
+ * neighbour discovery passes).
  */
 const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX] = {
 	[APP_ROLE_NONE] = { 0 },
@@ -63,13 +67,15 @@ const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX] = {
 		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
 	},
 	[APP_ROLE_OUTSIDE] = {
+		[CFLOW_UNTRACKED_NON_IP] = APP_DECIDE_UNPARSED,
 		[CFLOW_UNTRACKED_MALFORMED] = APP_DROP_MALFORMED,
 		[CFLOW_UNTRACKED_FRAGMENT] = APP_DROP_FRAGMENT,
 		[CFLOW_UNTRACKED_ORPHAN] = APP_DROP_UNSOLICITED,
 		[CFLOW_UNTRACKED_FULL] = APP_DROP_TABLE_FULL,
-		[CFLOW_UNTRACKED_UNSOLICITED] = APP_DROP_UNSOLICITED,
+		[CFLOW_UNTRACKED_UNSOLICITED] = APP_DECIDE_UNSOLICITED,
 		[CFLOW_UNTRACKED_NOT_SYN] = APP_DROP_NOT_SYN,
 		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
+		[CFLOW_UNTRACKED_WRONG_DIR] = APP_DROP_WRONG_DIR,
 	},
 	/* Not reached: app_worker_burst() drops the mirror port's input
 	 * before tracking. Kept so that no path could forward it. */
@@ -90,6 +96,11 @@ app_drop_name(enum app_drop d)
 		[APP_DROP_MALFORMED] = "malformed",
 		[APP_DROP_FRAGMENT] = "fragment",
 		[APP_DROP_MIRROR_RX] = "mirror_rx",
+		[APP_DROP_WRONG_DIR] = "wrong_direction",
+		[APP_DROP_VLAN_DEPTH] = "vlan_depth",
+		[APP_DROP_ENCAPSULATED] = "encapsulated",
+		[APP_DROP_TUNNEL_NON_IP] = "tunnel_non_ip",
+		[APP_DROP_NON_IP] = "non_ip",
 	};
 
 	return (unsigned int)d < APP_DROP_MAX ? names[d] : "?";
@@ -316,18 +327,91 @@ mirror_send(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		rte_pktmbuf_free(pkts[k]);
 }
 
-/* Firewall mode: an outside packet may open a flow only to an allowed
- * service. */
+/* Firewall mode: an outside packet finds its flow only in the
+ * direction toward the flow's inside endpoint (CFLOW_IN_OUTSIDE), and
+ * may open one only to an allowed service, not through a tunnel. */
 static void
 set_input_flags(const struct app_run *run, struct rte_mbuf **pkts,
 		struct cflow_input *in, const struct cflow_packet *parsed,
 		const enum cflow_parse_status *status, uint16_t n)
 {
-	for (uint16_t k = 0; k < n; k++)
-		in[k].flags = run->role[pkts[k]->port] == APP_ROLE_OUTSIDE &&
-			(run->allow == NULL || status[k] != CFLOW_PARSE_OK ||
-			 !cbl_allow_match(run->allow, &parsed[k])) ?
-			CFLOW_IN_NO_CREATE : 0;
+	for (uint16_t k = 0; k < n; k++) {
+		if (run->role[pkts[k]->port] != APP_ROLE_OUTSIDE) {
+			in[k].flags = 0;
+			continue;
+		}
+		in[k].flags = CFLOW_IN_OUTSIDE;
+		if (run->allow == NULL || status[k] != CFLOW_PARSE_OK ||
+				parsed[k].tunnel != 0 ||
+				!cbl_allow_match(run->allow, &parsed[k]))
+			in[k].flags |= CFLOW_IN_NO_CREATE;
+	}
+}
+
+#define ETHER_TYPE_IPV4 0x0800
+#define ETHER_TYPE_IPV6 0x86dd
+#define ETHER_TYPE_ARP 0x0806
+#define ETHER_TYPE_MIN 0x0600   /* below: an 802.3 length (LLC, SNAP) */
+#define ICMPV6_RS 133           /* router solicitation .. redirect */
+#define ICMPV6_REDIRECT 137
+#define ND_HOP_LIMIT 255        /* RFC 4861: never forwarded by a router */
+
+/*
+ * Why the parser could not place a frame it calls non-IP (not ARP):
+ * IP or maybe IP behind more tags than it tracks (an IP type, or none
+ * reachable: beyond 8 tags, a tag cut short; on BSD loopback links a
+ * family that is not IP), an encapsulation that carries IP it does not
+ * open, a tunnel's inner frame, or another protocol.
+ */
+static enum app_drop
+unparsed_reason(const struct cflow_packet *p)
+{
+	if (p->tunnel != 0)
+		return APP_DROP_TUNNEL_NON_IP;
+	switch (p->ethertype) {
+	case 0:
+	case ETHER_TYPE_IPV4:
+	case ETHER_TYPE_IPV6:
+		return APP_DROP_VLAN_DEPTH;
+	case 0x8847:    /* MPLS unicast */
+	case 0x8848:    /* MPLS multicast */
+	case 0x8863:    /* PPPoE discovery */
+	case 0x8864:    /* PPPoE session */
+	case 0x88e7:    /* 802.1ah provider backbone bridging */
+		return APP_DROP_ENCAPSULATED;
+	default:
+		return p->ethertype < ETHER_TYPE_MIN ? APP_DROP_ENCAPSULATED :
+			APP_DROP_NON_IP;
+	}
+}
+
+/* IPv6 neighbour discovery on the link (RFC 4861: hop limit 255), not
+ * tunnelled: what the link needs, passed without a flow for now. */
+static inline bool
+is_nd(const struct cflow_packet *p)
+{
+	return p->tunnel == 0 && p->key.family == 6 && p->key.proto == 58 &&
+		p->hop_limit == ND_HOP_LIMIT && p->icmp_type >= ICMPV6_RS &&
+		p->icmp_type <= ICMPV6_REDIRECT;
+}
+
+/* What the action table left to an outside packet (APP_DECIDE_*): the
+ * forward or drop it comes to, counted. */
+static uint8_t
+outside_decide(struct app_worker *w, uint8_t act,
+		const struct cflow_packet *p)
+{
+	if (act == APP_DECIDE_UNSOLICITED) {
+		if (!is_nd(p))
+			return APP_DROP_UNSOLICITED;
+		w->nd_passed++;
+		return APP_FORWARD;
+	}
+	if (p->tunnel == 0 && p->ethertype == ETHER_TYPE_ARP)
+		return APP_FORWARD;
+	w->firewall_unparsed++;
+	return w->run->cfg->firewall_unparsed == APP_UNPARSED_PASS ?
+		APP_FORWARD : (uint8_t)unparsed_reason(p);
 }
 
 /* The packets of a tracked burst that make an event (a new flow's first
@@ -521,6 +605,8 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 		struct rte_mbuf *m = pkts[k];
 		uint8_t act = app_actions[run->role[m->port]][verdicts[k]];
 
+		if (unlikely(act >= APP_DROP_MAX))
+			act = outside_decide(w, act, &parsed[k]);
 		*RTE_MBUF_DYNFIELD(m, run->verdict_offset, uint8_t *) =
 			(uint8_t)verdicts[k];
 		if (act != APP_FORWARD) {
@@ -672,8 +758,8 @@ blocklist_unparsed(struct app_worker *w, const struct cbl *bl,
 		}
 		if (!w->bl_has_flows)
 			return CBL_NONE;
-	} else if (pkt->ethertype != 0 && pkt->ethertype != 0x0800 &&
-			pkt->ethertype != 0x86dd) {
+	} else if (pkt->ethertype != 0 && pkt->ethertype != ETHER_TYPE_IPV4 &&
+			pkt->ethertype != ETHER_TYPE_IPV6) {
 		return CBL_NONE;
 	}
 	w->blocklist_unparsed++;

@@ -122,7 +122,20 @@ enum app_drop {
 	APP_DROP_MALFORMED,   /* outside: not decidable */
 	APP_DROP_FRAGMENT,    /* outside: a non-first fragment */
 	APP_DROP_MIRROR_RX,   /* received on the mirror port */
+	/* outside: travels away from its flow's inside endpoint */
+	APP_DROP_WRONG_DIR,
+	/* outside, --firewall-unparsed drop: frames the parser cannot
+	 * place (worker.c, unparsed_reason()) */
+	APP_DROP_VLAN_DEPTH,  /* IP, or maybe IP, behind 3+ VLAN tags */
+	APP_DROP_ENCAPSULATED, /* MPLS, PPPoE, 802.3 LLC/SNAP, PBB */
+	APP_DROP_TUNNEL_NON_IP, /* --decap: a tunnel's inner frame not IP */
+	APP_DROP_NON_IP,      /* any other frame but ARP */
 	APP_DROP_MAX,
+	/* Not reasons: what the action table leaves to the packet, decided
+	 * by worker.c's outside_decide(). */
+	APP_DECIDE_UNPARSED = APP_DROP_MAX, /* --firewall-unparsed; ARP
+					     * passes */
+	APP_DECIDE_UNSOLICITED, /* unsolicited; IPv6 ND passes */
 };
 
 /* "unsolicited", ... for counters; "forward" for APP_FORWARD. */
@@ -226,6 +239,10 @@ struct app_worker {
 	uint64_t handoff_drops; /* dropped: the owner's ring stayed full */
 	uint64_t handoff_waits; /* bursts that waited for a full ring */
 	uint64_t dropped[APP_DROP_MAX]; /* by reason ([APP_FORWARD]: 0) */
+	uint64_t firewall_unparsed; /* outside frames --firewall-unparsed
+				     * decided, passed or dropped */
+	uint64_t nd_passed;     /* outside IPv6 neighbour discovery of no
+				 * flow, passed */
 	uint64_t mirrored;      /* copies sent out of the mirror port */
 	uint64_t mirror_dropped; /* copies the mirror port did not take */
 	struct rte_ring *event_ring; /* to the main lcore, or NULL */

@@ -1134,6 +1134,8 @@ run_config(struct result *res)
 			if (v == FW_MIRROR)
 				q.count_bits = 32 - (unsigned int)
 					__builtin_clz(opt.mirror_first + 1);
+			/* and, with roles, each flow's inside endpoint */
+			q.sided = v != FORWARD;
 			heap0 = heap_bytes();
 			l->fwd_tracker[v - FORWARD] = cflow_tracker_create(&q);
 			if (l->fwd_tracker[v - FORWARD] == NULL)

@@ -6,7 +6,8 @@
  * (cflow_state.h) on this store.
  *
  * Per rte_hash position, one 64-bit state: bit 0 closing, bits 1-2
- * class, bit 3 in use, bits 4-63 the last-seen time in ns. rte_hash
+ * class, bit 3 in use, bit 4 the key's higher endpoint is the inside
+ * one (sided), bits 5-63 the last-seen time in ns. rte_hash
  * positions are stable while a key is in the table (displacements move
  * signatures, not keys), so the state is updated without a second hash
  * operation.
@@ -26,7 +27,8 @@
 
 #define STATE_CLOSING 1u
 #define STATE_USED 8u
-#define STATE_TIME_SHIFT 4
+#define STATE_HI_INSIDE 16u
+#define STATE_TIME_SHIFT 5
 
 struct exact_table {
 	struct rte_hash *h;
@@ -37,6 +39,7 @@ struct exact_table {
 	uint64_t timeout_ns[CFLOW_CLASS_MAX];
 	uint64_t linger_ns;      /* 0 with CFLOW_LINGER_NONE */
 	bool tcp_strict;
+	bool sided;
 	uint64_t now_ns;
 	uint64_t sweep_period_ns;
 	struct cflow_pace sweep_pace; /* in positions */
@@ -92,6 +95,7 @@ exact_table_create(const struct cflow_tracker_params *params, int socket_id)
 			shortest = p->timeout_ns[c];
 	}
 	t->tcp_strict = p->tcp_strict;
+	t->sided = p->sided;
 	t->linger_ns = p->close_linger_ns == CFLOW_LINGER_NONE ? 0 :
 		p->close_linger_ns;
 	/* The tracker's bound: as many slots as its buckets hold. */
@@ -119,10 +123,11 @@ exact_table_counters(const struct exact_table *t, struct cflow_counters *c)
 	*c = t->c;
 }
 
+/* @p side: STATE_HI_INSIDE or 0. */
 static inline uint64_t
-state_make(uint64_t now_ns, unsigned int cls, bool closing)
+state_make(uint64_t now_ns, unsigned int cls, bool closing, uint64_t side)
 {
-	return now_ns << STATE_TIME_SHIFT | STATE_USED | cls << 1 |
+	return now_ns << STATE_TIME_SHIFT | STATE_USED | side | cls << 1 |
 		(closing ? STATE_CLOSING : 0);
 }
 
@@ -140,15 +145,21 @@ track_one(struct exact_table *t, const struct cflow_packet *pkt,
 	uint64_t age = t->now_ns - (s >> STATE_TIME_SHIFT);
 	unsigned int cls = (s >> 1) & 3;
 	bool closing = s & STATE_CLOSING, inserted = false;
-	struct cflow_step step = cflow_state_step(
-		pos < 0 ? CFLOW_STATE_NONE :
-			closing ? CFLOW_STATE_CLOSING : CFLOW_STATE_OPEN,
-		age > (closing ? t->linger_ns : t->timeout_ns[cls]),
-		pkt->proto_class, pkt->tcp_flags, t->linger_ns != 0);
+	bool stale = age > (closing ? t->linger_ns : t->timeout_ns[cls]);
+	struct cflow_step step;
 
-	/* What the packet may open (no admission control here). */
-	cflow_state_admit(&step, in_flags, t->tcp_strict, pkt->proto_class,
-		pkt->tcp_flags);
+	if (t->sided && pos >= 0 && !stale && !cflow_side_ok(
+			(s & STATE_HI_INSIDE) != 0, pkt->reversed, in_flags)) {
+		step = cflow_state_wrong_dir();
+	} else {
+		step = cflow_state_step(pos < 0 ? CFLOW_STATE_NONE :
+				closing ? CFLOW_STATE_CLOSING :
+				CFLOW_STATE_OPEN, stale, pkt->proto_class,
+			pkt->tcp_flags, t->linger_ns != 0);
+		/* What the packet may open (no admission control here). */
+		cflow_state_admit(&step, in_flags, t->tcp_strict,
+			pkt->proto_class, pkt->tcp_flags);
+	}
 	if (step.remove) {
 		rte_hash_del_key(t->h, &pkt->key);
 		t->state[pos] = 0;
@@ -156,7 +167,8 @@ track_one(struct exact_table *t, const struct cflow_packet *pkt,
 	}
 	if (step.next != CFLOW_STATE_NONE) {
 		t->state[pos] = state_make(t->now_ns, cls,
-				step.next == CFLOW_STATE_CLOSING);
+				step.next == CFLOW_STATE_CLOSING,
+				s & STATE_HI_INSIDE);
 	} else if (step.insert) {
 		int32_t at = rte_hash_add_key(t->h, &pkt->key);
 
@@ -164,7 +176,9 @@ track_one(struct exact_table *t, const struct cflow_packet *pkt,
 		inserted = at >= 0;
 		if (inserted)
 			t->state[at] = state_make(t->now_ns, pkt->proto_class,
-					false);
+					false, t->sided && cflow_side_hi_inside(
+					pkt->reversed, in_flags) ?
+					STATE_HI_INSIDE : 0);
 	}
 	return cflow_count_step(&t->c, &step, inserted);
 }

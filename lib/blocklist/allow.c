@@ -277,6 +277,34 @@ cbl_allow_rules(const struct cbl_allow *al)
 	return al->nb_rules;
 }
 
+static int
+rule_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct rule));
+}
+
+uint64_t
+cbl_allow_digest(const struct cbl_allow *al)
+{
+	struct rule *sorted = malloc(al->nb_rules ? al->nb_rules *
+		sizeof(*sorted) : 1);
+	uint64_t d;
+
+	if (sorted == NULL) {
+		errno = ENOMEM;
+		return 0;
+	}
+	/* Rules are whole, zero padded and deduplicated (build()): sorted,
+	 * they are the list's canonical form. */
+	if (al->nb_rules != 0) {
+		memcpy(sorted, al->rules, al->nb_rules * sizeof(*sorted));
+		qsort(sorted, al->nb_rules, sizeof(*sorted), rule_cmp);
+	}
+	d = XXH64(sorted, al->nb_rules * sizeof(*sorted), ALLOW_SEED);
+	free(sorted);
+	return d != 0 ? d : 1;
+}
+
 void
 cbl_allow_free(struct cbl_allow *al)
 {

@@ -259,6 +259,17 @@ bool cbl_allow_match(const struct cbl_allow *al,
 /** Rules in the list (duplicates counted once). */
 uint64_t cbl_allow_rules(const struct cbl_allow *al);
 
+/**
+ * A digest of the rules, whatever their order, spelling, comments or
+ * duplicates: equal for two lists that allow the same, different (but
+ * for a 64-bit hash collision) otherwise; never 0, so that 0 can stand
+ * for no list (a saved flow table's allow list: docs/design.md).
+ *
+ * @return
+ *   The digest, or 0 (errno ENOMEM).
+ */
+uint64_t cbl_allow_digest(const struct cbl_allow *al);
+
 /** Free @p al; NULL is a no-op. */
 void cbl_allow_free(struct cbl_allow *al);
 

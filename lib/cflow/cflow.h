@@ -271,10 +271,11 @@ enum cflow_proto_class {
  * What the parser tells the tracker about one packet.
  *
  * With CFLOW_PARSE_OK, every field is set and has_addrs is true. With any
- * other status, only ethertype and has_addrs are meaningful and, if
- * has_addrs is true, the key's addr_lo, addr_hi (lower address first) and
- * family: the rest of the key (ports, proto, vlan), tcp_flags and
- * proto_class are zero. If has_addrs is false, all but ethertype is zero.
+ * other status, only ethertype, tunnel and has_addrs are meaningful and,
+ * if has_addrs is true, the key's addr_lo, addr_hi (lower address first)
+ * and family: the rest of the key (ports, proto, vlan), tcp_flags,
+ * proto_class, icmp_type and hop_limit are zero. If has_addrs is false,
+ * all but ethertype and tunnel is zero.
  */
 struct cflow_packet {
 	struct cflow_key key;
@@ -287,6 +288,13 @@ struct cflow_packet {
 	 * CFLOW_PARSE_OK.
 	 */
 	bool has_addrs;
+	/**
+	 * The tunnel the packet was decapsulated from, whatever its status
+	 * (the inner packet's): one enum cflow_decap bit; 0 if it was not
+	 * decapsulated (no tunnel, decap off, or a tunnel header cut short
+	 * or broken, which reports the outer packet).
+	 */
+	uint8_t tunnel;
 	/**
 	 * The type field behind the VLAN tags (host order: 0x0800, 0x86dd,
 	 * 0x0806 for ARP, ...), whatever the status; 0 if it could not be
@@ -311,6 +319,12 @@ struct cflow_packet {
 	 * allow list matches the destination).
 	 */
 	bool reversed;
+	/** With CFLOW_PARSE_OK and class ICMP: the ICMP or ICMPv6 type;
+	 *  else 0. */
+	uint8_t icmp_type;
+	/** With CFLOW_PARSE_OK: the TTL or hop limit of the IP header the
+	 *  key is of (a decapsulated packet's inner one); else 0. */
+	uint8_t hop_limit;
 };
 
 /** Parser options; zeroed, Ethernet without VLAN ids in the key. */
@@ -338,6 +352,22 @@ struct cflow_parse_params {
 	 * is not decapsulated: the outer packet is keyed as without decap.
 	 */
 	unsigned int decap;
+	/**
+	 * Bind each decapsulated flow to its tunnel's endpoints (default
+	 * off). The key.tunnel of a decapsulated CFLOW_PARSE_OK packet is
+	 * then a digest, keyed by @p tunnel_seed, of the tunnel kind, the
+	 * outer addresses (the one on the side of the key's lower
+	 * endpoint first, so that both directions agree) and, with
+	 * vlan_in_key, the VNI, GRE key or TEID; never 0, whatever
+	 * vlan_in_key. The same inner 5-tuple in another tunnel, between
+	 * other outer addresses, or not tunnelled, is another flow: a
+	 * firewall's outside cannot wrap a tracked flow's packets in a
+	 * tunnel of its own choosing. The digest has 32 bits: an outer
+	 * header that is not the flow's tunnel's gives the flow's key with
+	 * a chance of 2^-32 a packet, if @p tunnel_seed is secret.
+	 */
+	bool tunnel_bind;
+	uint64_t tunnel_seed;   /**< the digest's key, with tunnel_bind */
 };
 
 /**
@@ -447,6 +477,13 @@ enum cflow_verdict {
 	CFLOW_UNTRACKED_NOT_SYN,
 	/** A new flow beyond the admission rate (new_flow_rate). */
 	CFLOW_UNTRACKED_LIMITED,
+	/**
+	 * A packet from the outside (CFLOW_IN_OUTSIDE) whose flow is tracked
+	 * but which travels away from the flow's inside endpoint: its source
+	 * claims to be the inside host (sided trackers). Not a packet of the
+	 * flow: the flow is left as it was.
+	 */
+	CFLOW_UNTRACKED_WRONG_DIR,
 	CFLOW_VERDICT_MAX,
 };
 
@@ -648,6 +685,19 @@ struct cflow_tracker_params {
 	 * with 16-bit values, ticks grow coarser.
 	 */
 	unsigned int count_bits;
+	/**
+	 * Remember, per flow, which endpoint of its canonical key is the
+	 * inside one (default off): a firewall's. The packet that opens a
+	 * flow tells it: its source, or its destination if the packet came
+	 * from the outside (CFLOW_IN_OUTSIDE: an allowed service). A packet
+	 * from the outside then finds its flow only travelling toward that
+	 * endpoint; one that claims the inside endpoint as its source is
+	 * CFLOW_UNTRACKED_WRONG_DIR and changes nothing. One bit of the
+	 * value, taken from the time as count_bits' are: with 16-bit values
+	 * ticks are twice as coarse, with 32-bit values timeouts up to 13
+	 * days keep 16.8 ms ticks.
+	 */
+	bool sided;
 };
 
 /** Default emergency timeout, seconds. */
@@ -657,12 +707,18 @@ struct cflow_tracker_params {
 /** The packet may find its flow but never open one: an untracked flow
  * stays untracked (CFLOW_UNTRACKED_UNSOLICITED). A firewall's outside. */
 #define CFLOW_IN_NO_CREATE 0x01
+/** The packet comes from a firewall's outside: with a sided tracker it
+ * finds its flow only travelling toward the flow's inside endpoint (else
+ * CFLOW_UNTRACKED_WRONG_DIR), and a flow it opens has its destination
+ * inside. Ignored by trackers that are not sided. */
+#define CFLOW_IN_OUTSIDE 0x02
 
 /**
  * Counters, all 64-bit. Every packet is counted once in packets and in
  * exactly one of: non_ip, malformed[], fragments, orphan_close,
- * insert_failed, unsolicited, not_syn, new_flow_limited, flows_new,
- * flows_seen, flows_closed (the closing packet):
+ * insert_failed, unsolicited, not_syn, new_flow_limited,
+ * wrong_direction, flows_new, flows_seen, flows_closed (the closing
+ * packet):
  *
  *   packets == cflow_packets_classified()
  *
@@ -698,6 +754,8 @@ struct cflow_counters {
 	uint64_t flows_restored;
 	/** open flows removed by cflow_tracker_flush() */
 	uint64_t flows_flushed;
+	/** CFLOW_UNTRACKED_WRONG_DIR packets */
+	uint64_t wrong_direction;
 };
 
 /** One packet handed to the tracker. */
@@ -735,7 +793,7 @@ struct cflow_tracker;
  *   capacity over CF_MAX_CAPACITY, value_bits not 16 or 32, a
  *   full_policy or hash out of range, a timeout or linger too long for
  *   the value bits (26 days with 32-bit values and no packet count,
- *   half as long for each bit of count_bits).
+ *   half as long for each bit of count_bits and for sided).
  */
 int cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 		struct cflow_tracker_params *out);
@@ -928,8 +986,8 @@ int64_t cflow_tracker_save(const struct cflow_tracker *t, void *buf,
  * tracker that has tracked nothing yet. The input is untrusted. The
  * saved table must have been made with the same table parameters
  * (capacity, exact_size, fp_bits, value_bits, table layout, seed), the
- * same hash mode, count_bits and tick (which the longest timeout or
- * linger picks): timeouts may otherwise differ. On success @p t's clock
+ * same hash mode, count_bits, sided and tick (which the longest timeout
+ * or linger picks): timeouts may otherwise differ. On success @p t's clock
  * is the saved clock (time never goes backwards: packets older than it
  * count as at it), its open flows are counted in active and
  * flows_restored, and @p saved_ns (if not NULL) receives the saved

@@ -251,7 +251,10 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 	case PROTO_ICMPV6:
 		/* Keyed with zero ports, but the header must be there. */
 		pkt->proto_class = CFLOW_CLASS_ICMP;
-		return l4len < 4 ? CFLOW_PARSE_TRUNC_L4 : CFLOW_PARSE_OK;
+		if (l4len < 4)
+			return CFLOW_PARSE_TRUNC_L4;
+		pkt->icmp_type = l4[0];
+		return CFLOW_PARSE_OK;
 	default:
 		pkt->proto_class = CFLOW_CLASS_OTHER;
 		return CFLOW_PARSE_OK;
@@ -307,6 +310,7 @@ addrs_v4(const uint8_t *p, enum cflow_parse_status st,
 {
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
+	pkt->icmp_type = 0;
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, 0, 0, 0);
 	pkt->has_addrs = true;
 	return st;
@@ -319,6 +323,7 @@ addrs_v6(const uint8_t *p, enum cflow_parse_status st,
 {
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
+	pkt->icmp_type = 0;
 	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0,
 		0);
 	pkt->has_addrs = true;
@@ -329,10 +334,52 @@ static int decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 		uint16_t dport, unsigned int decap,
 		enum cflow_parse_status *st, struct cflow_packet *pkt);
 
-static enum cflow_parse_status
-parse_ipv4(const uint8_t *p, uint32_t len, unsigned int decap,
-		struct cflow_packet *pkt)
+/* The decapsulation a parse asks for: none without params (an inner
+ * packet is parsed so). */
+static inline unsigned int
+decap_of(const struct cflow_parse_params *pp)
 {
+	return pp != NULL ? pp->decap & CFLOW_DECAP_ALL : 0;
+}
+
+/*
+ * A decapsulated flow bound to its tunnel (tunnel_bind): key.tunnel
+ * becomes a keyed digest of the tunnel kind, the outer addresses (of
+ * @p alen bytes) on the sides of the inner key's endpoints, lower first,
+ * and, with vlan_in_key, the tunnel's id; never 0 (a flow outside any
+ * tunnel).
+ */
+static void
+bind_tunnel(struct cflow_packet *pkt, const uint8_t *src, const uint8_t *dst,
+		unsigned int alen, const struct cflow_parse_params *pp)
+{
+	struct {
+		uint8_t lo[16];
+		uint8_t hi[16];
+		uint32_t id;
+		uint8_t kind;
+		uint8_t family;
+		uint8_t pad[2];
+	} b;
+	uint32_t d;
+
+	memset(&b, 0, sizeof(b));
+	/* reversed: the inner source is the key's higher endpoint, so is
+	 * the outer source's side */
+	memcpy(b.lo, pkt->reversed ? dst : src, alen);
+	memcpy(b.hi, pkt->reversed ? src : dst, alen);
+	b.id = pp->vlan_in_key ? pkt->key.tunnel : 0;
+	b.kind = pkt->tunnel;
+	b.family = (uint8_t)alen;
+	d = (uint32_t)XXH3_64bits_withSeed(&b, sizeof(b), pp->tunnel_seed);
+	pkt->key.tunnel = d != 0 ? d : 1;
+}
+
+static enum cflow_parse_status
+parse_ipv4(const uint8_t *p, uint32_t len,
+		const struct cflow_parse_params *pp, struct cflow_packet *pkt)
+{
+	unsigned int decap = decap_of(pp);
 	uint32_t ihl, total;
 	uint16_t sport, dport;
 	enum cflow_parse_status st;
@@ -365,19 +412,24 @@ parse_ipv4(const uint8_t *p, uint32_t len, unsigned int decap,
 
 		if (r == 0)
 			return addrs_v4(p, st, pkt);
-		if (r > 0)
+		if (r > 0) {
+			if (st == CFLOW_PARSE_OK && pp->tunnel_bind)
+				bind_tunnel(pkt, p + 12, p + 16, 4, pp);
 			return st;
+		}
 	}
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, sport,
 		dport, p[9]);
 	pkt->has_addrs = true;
+	pkt->hop_limit = p[8];
 	return CFLOW_PARSE_OK;
 }
 
 static enum cflow_parse_status
-parse_ipv6(const uint8_t *p, uint32_t len, unsigned int decap,
-		struct cflow_packet *pkt)
+parse_ipv6(const uint8_t *p, uint32_t len,
+		const struct cflow_parse_params *pp, struct cflow_packet *pkt)
 {
+	unsigned int decap = decap_of(pp);
 	uint32_t off = IPV6_HDR, payload;
 	uint16_t sport, dport;
 	enum cflow_parse_status st;
@@ -429,12 +481,16 @@ parse_ipv6(const uint8_t *p, uint32_t len, unsigned int decap,
 
 		if (r == 0)
 			return addrs_v6(p, st, pkt);
-		if (r > 0)
+		if (r > 0) {
+			if (st == CFLOW_PARSE_OK && pp->tunnel_bind)
+				bind_tunnel(pkt, p + 8, p + 24, 16, pp);
 			return st;
+		}
 	}
 	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24,
 		sport, dport, nh);
 	pkt->has_addrs = true;
+	pkt->hop_limit = p[7];
 	return CFLOW_PARSE_OK;
 }
 
@@ -562,11 +618,12 @@ parse_link(const uint8_t *buf, uint32_t len, enum cflow_link_type link,
 /*
  * What follows a link header or an inner Ethernet header at buf + off:
  * up to CFLOW_PARSE_VLAN_MAX tags (their ids in *vlan), then IPv4 or
- * IPv6, decapsulating the tunnels in decap.
+ * IPv6, decapsulating the tunnels @p pp asks for (none if NULL).
  */
 static enum cflow_parse_status
 parse_l3(const uint8_t *buf, uint32_t len, uint32_t off, uint16_t type,
-		unsigned int decap, uint32_t *vlan, struct cflow_packet *pkt)
+		const struct cflow_parse_params *pp, uint32_t *vlan,
+		struct cflow_packet *pkt)
 {
 	for (unsigned int tags = 0; is_vlan(type); tags++) {
 		if (tags == CFLOW_PARSE_VLAN_MAX)
@@ -579,9 +636,9 @@ parse_l3(const uint8_t *buf, uint32_t len, uint32_t off, uint16_t type,
 	}
 	pkt->ethertype = type;
 	if (type == ETHER_TYPE_IPV4)
-		return parse_ipv4(buf + off, len - off, decap, pkt);
+		return parse_ipv4(buf + off, len - off, pp, pkt);
 	if (type == ETHER_TYPE_IPV6)
-		return parse_ipv6(buf + off, len - off, decap, pkt);
+		return parse_ipv6(buf + off, len - off, pp, pkt);
 	return CFLOW_PARSE_NON_IP;
 }
 
@@ -605,16 +662,16 @@ parse_inner(const uint8_t *p, uint32_t len, uint16_t type,
 		if (len < ETHER_HDR_LEN)
 			st = CFLOW_PARSE_TRUNC_L2;
 		else
-			st = parse_l3(p, len, ETHER_HDR_LEN, rd16(p + 12), 0,
-					&vlan, pkt);
+			st = parse_l3(p, len, ETHER_HDR_LEN, rd16(p + 12),
+					NULL, &vlan, pkt);
 	} else if (type == 0 && len < 1) {
 		st = CFLOW_PARSE_TRUNC_L3;
 	} else if (type == 0 && p[0] >> 4 != 4 && p[0] >> 4 != 6) {
 		st = CFLOW_PARSE_BAD_VERSION;
 	} else if (type == ETHER_TYPE_IPV4 || (type == 0 && p[0] >> 4 == 4)) {
-		st = parse_ipv4(p, len, 0, pkt);
+		st = parse_ipv4(p, len, NULL, pkt);
 	} else {
-		st = parse_ipv6(p, len, 0, pkt);
+		st = parse_ipv6(p, len, NULL, pkt);
 	}
 	pkt->ethertype = outer_type;
 	return st;
@@ -665,6 +722,7 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			return 0;
 		}
 		*st = parse_inner(l4 + hlen, l4len - hlen, type, pkt);
+		pkt->tunnel = CFLOW_DECAP_GRE;
 		if (flags & GRE_FLAG_K)
 			pkt->key.tunnel = rd32(l4 + GRE_HDR +
 				((flags & GRE_FLAG_C) ? 4 : 0));
@@ -683,6 +741,7 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			return -1;
 		*st = parse_inner(h + VXLAN_HDR, hmax - VXLAN_HDR,
 				ETHER_TYPE_TEB, pkt);
+		pkt->tunnel = CFLOW_DECAP_VXLAN;
 		pkt->key.tunnel = rd32(h + 4) >> 8; /* the VNI */
 		return 1;
 	}
@@ -700,6 +759,7 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			return 0;
 		}
 		*st = parse_inner(h + hlen, hmax - hlen, type, pkt);
+		pkt->tunnel = CFLOW_DECAP_GENEVE;
 		pkt->key.tunnel = rd32(h + 4) >> 8; /* the VNI */
 		return 1;
 	}
@@ -752,6 +812,7 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 			}
 		}
 		*st = parse_inner(h + hlen, hmax - hlen, 0, pkt);
+		pkt->tunnel = CFLOW_DECAP_GTPU;
 		pkt->key.tunnel = rd32(h + 4); /* the TEID */
 		return 1;
 	}
@@ -797,6 +858,7 @@ parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, rd16(l4),
 		rd16(l4 + 2), proto);
 	pkt->has_addrs = true;
+	pkt->hop_limit = p[8];
 	return true;
 }
 
@@ -841,11 +903,11 @@ parse_general(const uint8_t *buf, uint32_t len,
 			CFLOW_LINK_EN10MB, &off, &type);
 	if (st != CFLOW_PARSE_OK)
 		return st;
-	st = parse_l3(buf, len, off, type, params != NULL ?
-			params->decap & CFLOW_DECAP_ALL : 0, &vlan, pkt);
+	st = parse_l3(buf, len, off, type, params, &vlan, pkt);
 	if (st == CFLOW_PARSE_OK && params != NULL && params->vlan_in_key)
 		pkt->key.vlan = vlan;
-	else
+	else if (st != CFLOW_PARSE_OK || pkt->tunnel == 0 ||
+			!params->tunnel_bind)
 		pkt->key.tunnel = 0;
 	return st;
 }

@@ -16,6 +16,9 @@
  * - cflow_count_packet(), always;
  * - cflow_count_untracked() for a packet whose parse status is not
  *   CFLOW_PARSE_OK: its verdict;
+ * - else, for a table that keeps each flow's inside endpoint (sided), a
+ *   packet from the outside of a flow it finds live whose direction
+ *   cflow_side_ok() refuses takes cflow_state_wrong_dir();
  * - else cflow_state_step() with the state of the packet's flow in the
  *   table, then cflow_state_admit() (what the packet may open) and, if
  *   the step would insert and admission control has no token,
@@ -154,6 +157,49 @@ cflow_state_step(enum cflow_state state, bool stale, unsigned int proto_class,
 }
 
 /**
+ * Sided tables: which endpoint of its canonical key is the inside one,
+ * for a flow that a packet opens. Its source (the key's higher endpoint
+ * if @p reversed) unless it comes from the outside (CFLOW_IN_OUTSIDE in
+ * @p in_flags: an allowed service), then its destination.
+ *
+ * @return
+ *   true if the key's higher endpoint (addr_hi, port_hi) is inside.
+ */
+static inline bool
+cflow_side_hi_inside(bool reversed, uint8_t in_flags)
+{
+	return reversed != ((in_flags & CFLOW_IN_OUTSIDE) != 0);
+}
+
+/**
+ * Sided tables: may a packet (@p reversed, @p in_flags) be one of a flow
+ * whose inside endpoint is the key's higher one if @p hi_inside? A
+ * packet from the outside must travel toward the inside endpoint; one
+ * from elsewhere is not checked (two inside ports may be paired).
+ */
+static inline bool
+cflow_side_ok(bool hi_inside, bool reversed, uint8_t in_flags)
+{
+	return !(in_flags & CFLOW_IN_OUTSIDE) ||
+		hi_inside == cflow_side_hi_inside(reversed, in_flags);
+}
+
+/**
+ * The step of a packet that cflow_side_ok() refuses, of a flow the table
+ * holds and that is not stale: CFLOW_UNTRACKED_WRONG_DIR, and nothing
+ * done (no refresh, no close, no removal: a spoofed packet must not
+ * touch the flow it claims).
+ */
+static inline struct cflow_step
+cflow_state_wrong_dir(void)
+{
+	return (struct cflow_step){
+		.verdict = CFLOW_UNTRACKED_WRONG_DIR,
+		.next = CFLOW_STATE_NONE,
+	};
+}
+
+/**
  * What the packet may do to an untracked flow, applied to its step: with
  * CFLOW_IN_NO_CREATE in @p in_flags a flow is never opened
  * (CFLOW_UNTRACKED_UNSOLICITED, a FIN or RST of no flow too), and a SYN
@@ -250,6 +296,9 @@ cflow_count_step(struct cflow_counters *c, const struct cflow_step *s,
 		break;
 	case CFLOW_UNTRACKED_LIMITED:
 		c->new_flow_limited++;
+		break;
+	case CFLOW_UNTRACKED_WRONG_DIR:
+		c->wrong_direction++;
 		break;
 	default:
 		c->orphan_close++;

@@ -5,8 +5,10 @@
  * state, protocol class and coarse last-seen time.
  *
  * Value layout (value_bits 32 or 16): bit 0 closing, bits 1-2 class,
- * then count_bits bits (0 to 8) of the flow's saturating packet count,
- * then the time in ticks, modulo 2^(value_bits - 3 - count_bits), of the
+ * with sided a bit 3 set when the key's higher endpoint is the inside
+ * one, then count_bits bits (0 to 8) of the flow's saturating packet
+ * count, then the time in ticks, modulo 2^(value_bits - 3 - sided -
+ * count_bits), of the
  * flow's last packet, open or closing: a closed flow lingers from its
  * last packet as an open one idles from it. A tick is 2^24 ns (16.8 ms)
  * with 32-bit values; with 16-bit values it is the smallest power of two
@@ -53,7 +55,8 @@
 #define MIN_TICK_SHIFT 24
 #define VALUE_CLOSING 1u
 #define VALUE_CLASS_SHIFT 1
-#define VALUE_COUNT_SHIFT 3
+#define VALUE_FLAG_BITS 3       /* closing, class */
+#define VALUE_HI_INSIDE 8u      /* sided: bit 3 */
 #define NS_PER_S UINT64_C(1000000000)
 
 struct cflow_tracker {
@@ -62,8 +65,10 @@ struct cflow_tracker {
 	unsigned int tick_shift;  /* a tick is 2^tick_shift ns */
 	uint32_t tick_mask;       /* ticks are stored modulo tick_mask + 1 */
 	uint64_t leap_ns;         /* a quarter of the tick range */
-	unsigned int vtick;       /* the time's shift in a value: 3 + count
-				   * bits */
+	unsigned int count_shift; /* the count's shift: 3, 4 if sided */
+	uint32_t side_mask;       /* VALUE_HI_INSIDE if sided, else 0 */
+	unsigned int vtick;       /* the time's shift in a value:
+				   * count_shift + count bits */
 	uint32_t count_max;       /* 2^count_bits - 1, 0 without a count */
 	uint32_t timeout_ticks[CFLOW_CLASS_MAX]; /* in force */
 	uint32_t linger_ticks;
@@ -111,11 +116,12 @@ cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
 
 /* ------------------------------------------------------------- values */
 
+/* @p side: VALUE_HI_INSIDE or 0 (always 0 unless sided). */
 static inline uint32_t
 value_make(const struct cflow_tracker *t, uint32_t tick, unsigned int cls,
-		bool closing, uint32_t count)
+		bool closing, uint32_t count, uint32_t side)
 {
-	return tick << t->vtick | count << VALUE_COUNT_SHIFT |
+	return tick << t->vtick | count << t->count_shift | side |
 		cls << VALUE_CLASS_SHIFT | (closing ? VALUE_CLOSING : 0);
 }
 
@@ -123,7 +129,15 @@ value_make(const struct cflow_tracker *t, uint32_t tick, unsigned int cls,
 static inline uint32_t
 value_count(const struct cflow_tracker *t, uint64_t v)
 {
-	return (uint32_t)(v >> VALUE_COUNT_SHIFT) & t->count_max;
+	return (uint32_t)(v >> t->count_shift) & t->count_max;
+}
+
+/* Sided: VALUE_HI_INSIDE if the key's higher endpoint is inside; 0 if
+ * not, and always without sides (the bit is the count's, or time's). */
+static inline uint32_t
+value_side(const struct cflow_tracker *t, uint64_t v)
+{
+	return (uint32_t)v & t->side_mask;
 }
 
 static inline uint32_t
@@ -274,10 +288,11 @@ ticks_of(uint64_t ns, unsigned int shift)
  * tell apart is the sweep's slack. 0 if none fits.
  */
 static unsigned int
-tick_shift_for(unsigned int value_bits, unsigned int count_bits,
+tick_shift_for(unsigned int value_bits, unsigned int count_bits, bool sided,
 		uint64_t longest)
 {
-	unsigned int tick_bits = value_bits - VALUE_COUNT_SHIFT - count_bits;
+	unsigned int tick_bits = value_bits - VALUE_FLAG_BITS - sided -
+		count_bits;
 
 	for (unsigned int shift = MIN_TICK_SHIFT; shift < 40; shift++)
 		if ((longest >> shift) + 4 < (UINT64_C(1) << (tick_bits - 2)))
@@ -354,10 +369,11 @@ cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 			 r.emergency_low_ppm >= r.emergency_load_ppm))
 		goto einval;
 	/* 32-bit values keep 16.8 ms ticks: timeouts up to 26 days (less
-	 * with a packet count, whose bits come from the time's). */
-	shift = tick_shift_for(r.value_bits, r.count_bits, longest_ns(&r));
+	 * with a packet count or a side, whose bits come from the time's). */
+	shift = tick_shift_for(r.value_bits, r.count_bits, r.sided,
+		longest_ns(&r));
 	if (shift == 0 || (r.value_bits == 32 && r.count_bits == 0 &&
-			shift != MIN_TICK_SHIFT))
+			!r.sided && shift != MIN_TICK_SHIFT))
 		goto einval;
 	*out = r;
 	return 0;
@@ -410,10 +426,12 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
 		if (p->timeout_ns[c] < shortest)
 			shortest = p->timeout_ns[c];
-	t->tick_shift = tick_shift_for(p->value_bits, p->count_bits,
+	t->tick_shift = tick_shift_for(p->value_bits, p->count_bits, p->sided,
 		longest_ns(p));
 	CFU_ASSERT(t->tick_shift >= MIN_TICK_SHIFT);
-	t->vtick = VALUE_COUNT_SHIFT + p->count_bits;
+	t->count_shift = VALUE_FLAG_BITS + p->sided;
+	t->side_mask = p->sided ? VALUE_HI_INSIDE : 0;
+	t->vtick = t->count_shift + p->count_bits;
 	t->count_max = (UINT32_C(1) << p->count_bits) - 1;
 	t->tick_mask = (UINT32_C(1) << (p->value_bits - t->vtick)) - 1;
 	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << t->tick_shift;
@@ -548,13 +566,14 @@ evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 	return true;
 }
 
-/* Insert a new open flow; false if the table is full and stays so. */
+/* Insert a new open flow (@p side: its value_side()); false if the table
+ * is full and stays so. */
 static bool
 insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
-		uint64_t *written)
+		uint32_t side, uint64_t *written)
 {
 	uint32_t v = value_make(t, t->now_tick, cls, false,
-		t->count_max != 0);
+		t->count_max != 0, side);
 	int ret = cf_add_with_hash(t->filter, hash, v, NULL);
 
 	/* -ENOSPC comes at once from a table at its load limit: evicting
@@ -628,17 +647,25 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		uint64_t v, bool *changed, uint64_t *written, uint8_t *count)
 {
 	bool closing = found && value_closing(v), inserted = false;
-	struct cflow_step s = cflow_state_step(
-		!found ? CFLOW_STATE_NONE :
-			closing ? CFLOW_STATE_CLOSING : CFLOW_STATE_OPEN,
-		closing ? linger_done(t, v) : found && idle_expired(t, v),
-		pkt->proto_class, pkt->tcp_flags, t->linger_ticks != 0);
+	bool stale = closing ? linger_done(t, v) :
+		found && idle_expired(t, v);
+	struct cflow_step s;
 	enum cflow_verdict verdict;
 
-	cflow_state_admit(&s, in_flags, t->params.tcp_strict,
-		pkt->proto_class, pkt->tcp_flags);
-	if (s.insert && !token_take(t))
-		cflow_state_limit(&s);
+	if (t->params.sided && found && !stale && !cflow_side_ok(
+			value_side(t, v) != 0, pkt->reversed, in_flags)) {
+		/* From the outside, claiming the inside endpoint's source. */
+		s = cflow_state_wrong_dir();
+	} else {
+		s = cflow_state_step(!found ? CFLOW_STATE_NONE :
+				closing ? CFLOW_STATE_CLOSING :
+				CFLOW_STATE_OPEN, stale, pkt->proto_class,
+			pkt->tcp_flags, t->linger_ticks != 0);
+		cflow_state_admit(&s, in_flags, t->params.tcp_strict,
+			pkt->proto_class, pkt->tcp_flags);
+		if (s.insert && !token_take(t))
+			cflow_state_limit(&s);
+	}
 	CFU_ASSERT(pkt->proto_class < CFLOW_CLASS_MAX);
 	CFU_ASSERT(!found || value_class(v) < CFLOW_CLASS_MAX);
 	if (s.remove) {
@@ -652,7 +679,7 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 
 		n += n < t->count_max;
 		nv = value_make(t, value_stamp(t, v), value_class(v),
-			s.next == CFLOW_STATE_CLOSING, n);
+			s.next == CFLOW_STATE_CLOSING, n, value_side(t, v));
 		CFU_ASSERT(found && !s.remove);
 		/* A busy flow's packets within one tick change nothing: no
 		 * call, and the line stays clean. */
@@ -665,7 +692,9 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		*count = (uint8_t)n;
 	} else if (s.insert) {
 		*changed = true;
-		inserted = insert_flow(t, hash, pkt->proto_class, written);
+		inserted = insert_flow(t, hash, pkt->proto_class,
+			t->params.sided && cflow_side_hi_inside(pkt->reversed,
+				in_flags) ? VALUE_HI_INSIDE : 0, written);
 		*count = inserted && t->count_max != 0;
 	}
 	CFU_ASSERT(!s.expired || t->c.active > 0);
@@ -977,8 +1006,8 @@ cflow_packets_classified(const struct cflow_counters *c)
 {
 	return c->non_ip + cflow_malformed_total(c) + c->fragments +
 		c->orphan_close + c->insert_failed + c->unsolicited +
-		c->not_syn + c->new_flow_limited + c->flows_new +
-		c->flows_seen + c->flows_closed;
+		c->not_syn + c->new_flow_limited + c->wrong_direction +
+		c->flows_new + c->flows_seen + c->flows_closed;
 }
 
 uint64_t
@@ -997,8 +1026,10 @@ cflow_counters_get(const struct cflow_tracker *t, struct cflow_counters *c)
 /* ------------------------------------------------------ warm restart */
 
 #define STATE_MAGIC "CFLOWTRK"
-#define STATE_VERSION 1
+/* 2: flags (sided); version 1's reserved field was 0. */
+#define STATE_VERSION 2
 #define STATE_BYTE_ORDER UINT32_C(0x01020304)
+#define STATE_FLAG_SIDED 1u
 
 /* The header of cflow_tracker_save() output, in the host's byte order;
  * the table follows. */
@@ -1009,7 +1040,7 @@ struct state_header {
 	uint32_t hash;          /* enum cflow_hash_mode */
 	uint32_t tick_shift;
 	uint32_t count_bits;
-	uint32_t reserved;      /* 0 */
+	uint32_t flags;         /* STATE_FLAG_* */
 	uint64_t now_ns;        /* the clock */
 	uint64_t table_len;     /* bytes of cf_save_mem() output after it */
 	uint64_t checksum;      /* XXH64 of the bytes before it, seed 0 */
@@ -1052,6 +1083,7 @@ cflow_tracker_save(const struct cflow_tracker *t, void *buf, size_t len)
 	h.hash = (uint32_t)t->params.hash;
 	h.tick_shift = t->tick_shift;
 	h.count_bits = t->params.count_bits;
+	h.flags = t->params.sided ? STATE_FLAG_SIDED : 0;
 	h.now_ns = t->now_ns;
 	n = cf_save_mem(t->filter, (char *)buf + sizeof(h),
 		len - sizeof(h));
@@ -1142,6 +1174,15 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 		return cfu_fail(ESTALE, err, errlen, "saved with another packet "
 			"count (%u bits, now %u: --mirror-first)", h.count_bits,
 			t->params.count_bits);
+	if (h.flags & ~STATE_FLAG_SIDED)
+		return cfu_fail(EBADMSG, err, errlen, "unknown flags %#x",
+			h.flags);
+	if (!(h.flags & STATE_FLAG_SIDED) != !t->params.sided)
+		return cfu_fail(ESTALE, err, errlen, "saved %s the flows' "
+			"inside endpoints (firewall roles: --inside, "
+			"--outside), this tracker %s them", (h.flags &
+			STATE_FLAG_SIDED) ? "with" : "without",
+			t->params.sided ? "keeps" : "does not keep");
 	if (h.tick_shift != t->tick_shift)
 		return cfu_fail(ESTALE, err, errlen, "saved with another tick "
 			"(2^%u ns, now 2^%u ns: the longest timeout or linger "

@@ -96,6 +96,15 @@ cfu_file_read(const char *path, size_t max, size_t *len, char *err,
 		size_t err_len)
 {
 	struct stat sb;
+
+	return cfu_file_read_stat(path, max, len, &sb, err, err_len);
+}
+
+char *
+cfu_file_read_stat(const char *path, size_t max, size_t *len,
+		struct stat *stat_out, char *err, size_t err_len)
+{
+	struct stat sb;
 	char *buf;
 	size_t n = 0, room;
 	int fd = cfu_file_open(path, &sb, err, err_len), e;
@@ -146,6 +155,7 @@ cfu_file_read(const char *path, size_t max, size_t *len, char *err,
 	}
 	buf[n] = '\0';
 	*len = n;
+	*stat_out = sb;
 	return buf;
 }
 
@@ -256,6 +266,13 @@ int
 cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx, char *err,
 		size_t err_len)
 {
+	return cfu_write_durable_mode(path, 0666, fill, ctx, err, err_len);
+}
+
+int
+cfu_write_durable_mode(const char *path, mode_t mode, cfu_fill_fn fill,
+		void *ctx, char *err, size_t err_len)
+{
 	static unsigned int seq;
 	char tmp[PATH_MAX];
 	struct stat sb;
@@ -278,7 +295,7 @@ cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx, char *err,
 			return cfu_fail(ENAMETOOLONG, err, err_len, "%s: %s",
 				path, strerror(ENAMETOOLONG));
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY |
-			O_CLOEXEC, 0666);
+			O_CLOEXEC, mode);
 		if (fd < 0 && (errno != EEXIST || tries == 100)) {
 			e = errno;
 			return cfu_fail(e, err, err_len,

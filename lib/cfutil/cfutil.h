@@ -108,6 +108,14 @@ int cfu_file_open(const char *path, struct stat *sb, char *err,
 char *cfu_file_read(const char *path, size_t max, size_t *len, char *err,
 		size_t err_len);
 
+/**
+ * cfu_file_read(), and the fstat() of the descriptor it read into
+ * @p sb: the owner and mode of the very file read (a private file's
+ * checks, without a race against a rename).
+ */
+char *cfu_file_read_stat(const char *path, size_t max, size_t *len,
+		struct stat *sb, char *err, size_t err_len);
+
 /** write() all of @p buf, across short writes and EINTR: 0 or -errno. */
 int cfu_write_all(int fd, const void *buf, size_t len);
 
@@ -139,6 +147,14 @@ int cfu_path_dir(const char *path, char *dir, size_t size);
  */
 int cfu_write_durable(const char *path, cfu_fill_fn fill, void *ctx,
 		char *err, size_t err_len);
+
+/**
+ * cfu_write_durable(), the temporary file (hence @p path) created with
+ * @p mode (less the umask) instead of 0666: 0600 for a file that holds
+ * a secret, which no other user may read at any moment.
+ */
+int cfu_write_durable_mode(const char *path, mode_t mode, cfu_fill_fn fill,
+		void *ctx, char *err, size_t err_len);
 
 /** clock_gettime(@p id) in ns. */
 static inline uint64_t

@@ -29,7 +29,15 @@ What it models (docs/firewall.md):
 - the per-flow packet ordinal (both directions, 1 = the creating
   packet, saturating at 2^count_bits - 1; 0 untracked): mirrored when
   1 <= ordinal <= N;
-- the action table role x verdict -> forward or drop(reason).
+- direction (issue 24): each flow keeps its inside endpoint (the source
+  of the packet that opened it from inside, the destination of one an
+  allowed outside packet opened); an outside packet of a live flow whose
+  source is that endpoint is wrong_direction and changes nothing;
+- the action table role x verdict -> forward or drop(reason); from the
+  outside, a non-IP frame other than ARP is dropped by
+  --firewall-unparsed drop (the default), its reason by its ethertype,
+  and unsolicited IPv6 neighbour discovery (ICMPv6 133-137, hop limit
+  255) passes.
 
 The app expires a flow no earlier than its timeout and no later than
 timeout + max(1 s, timeout / 8) (the sweep), and time is kept in 16.8 ms
@@ -54,25 +62,44 @@ NEW, SEEN, CLOSING = "new", "seen", "closing"
 ORPHAN, UNSOLICITED, NOT_SYN, LIMITED = ("orphan", "unsolicited", "not_syn",
                                          "limited")
 FULL, NON_IP, MALFORMED, FRAGMENT = "full", "non_ip", "malformed", "fragment"
+WRONG_DIR = "wrong_dir"
 VERDICTS = (NEW, SEEN, CLOSING, ORPHAN, UNSOLICITED, NOT_SYN, LIMITED, FULL,
-            NON_IP, MALFORMED, FRAGMENT)
+            NON_IP, MALFORMED, FRAGMENT, WRONG_DIR)
 
 FWD = "forward"
-# role -> verdict -> FWD or a drop reason; None: cannot happen.
+# role -> verdict -> FWD or a drop reason; None: cannot happen. The
+# outside's NON_IP cell is ARP's: other frames the parser cannot place
+# follow --firewall-unparsed (unparsed_reason()), and its UNSOLICITED cell
+# lets IPv6 neighbour discovery through (is_nd()); the inside's and no
+# role's WRONG_DIR cells cannot be reached (forward, as the app's).
 ACTIONS = {
     "none": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: FWD,
              UNSOLICITED: None, NOT_SYN: FWD, LIMITED: FWD, FULL: FWD,
-             NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD},
+             NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD, WRONG_DIR: FWD},
     "inside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: FWD,
                UNSOLICITED: None, NOT_SYN: "not_syn", LIMITED: "limited",
-               FULL: FWD, NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD},
+               FULL: FWD, NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD,
+               WRONG_DIR: FWD},
     "outside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: "unsolicited",
                 UNSOLICITED: "unsolicited", NOT_SYN: "not_syn",
                 LIMITED: "limited", FULL: "table_full", NON_IP: FWD,
-                MALFORMED: "malformed", FRAGMENT: "fragment"},
+                MALFORMED: "malformed", FRAGMENT: "fragment",
+                WRONG_DIR: "wrong_direction"},
 }
 DROP_REASONS = ("unsolicited", "not_syn", "limited", "table_full",
                 "malformed", "fragment")
+# Issue 24's reasons: in a Result's drops once they happen.
+MORE_DROP_REASONS = ("wrong_direction", "vlan_depth", "encapsulated",
+                     "tunnel_non_ip", "non_ip")
+
+
+def unparsed_reason(ethertype):
+    """The outside's drop reason of a non-IP frame (not ARP; VLAN tags
+    and tunnels are not modelled) under --firewall-unparsed drop."""
+    if ethertype in (0x8847, 0x8848, 0x8863, 0x8864, 0x88e7) or \
+            ethertype < 0x0600:
+        return "encapsulated"
+    return "non_ip"
 
 CLASSES = ("tcp", "udp", "icmp", "other")
 DEFAULT_TIMEOUTS = {"tcp": 300, "udp": 60, "icmp": 30, "other": 60}
@@ -108,7 +135,7 @@ def parse(frame):
         return _ipv4(frame, 14)
     if ethertype == 0x86dd:
         return _ipv6(frame, 14)
-    return {"kind": NON_IP}
+    return {"kind": NON_IP, "ethertype": ethertype}
 
 
 def _ipv4(b, o):
@@ -136,6 +163,7 @@ def _ipv6(b, o):
         return {"kind": MALFORMED}
     nh = b[o + 6]
     src, dst = bytes(b[o + 8:o + 24]), bytes(b[o + 24:o + 40])
+    hlim = b[o + 7]
     o += 40
     if nh == 44:    # fragment header
         if len(b) < o + 8:
@@ -147,7 +175,10 @@ def _ipv6(b, o):
         o += 8
     if nh in (0, 43, 60, 51, 50, 135, 139, 140, 253, 254):
         raise Unmodelled("IPv6 extension headers are not modelled")
-    return _l4(b, o, nh, src, dst, 6)
+    p = _l4(b, o, nh, src, dst, 6)
+    if p["kind"] == "ip" and nh == ICMP6:
+        p["nd"] = hlim == 255 and 133 <= b[o] <= 137
+    return p
 
 
 def _l4(b, o, proto, src, dst, family):
@@ -240,7 +271,7 @@ class Config:
     def __init__(self, roles=None, tx_port=None, allow=(), tcp_strict=False,
                  timeouts=None, linger=DEFAULT_LINGER, new_flow_rate=0,
                  new_flow_burst=None, mirror_first=0, count_bits=None,
-                 slack_ns=0, mode="forward", owner=None):
+                 slack_ns=0, mode="forward", owner=None, unparsed="drop"):
         self.roles = dict(roles or {0: "none", 1: "none"})
         ports = sorted(self.roles)
         # The app's pairing: 0<->1, 2<->3 (mirror ports excluded here:
@@ -267,6 +298,9 @@ class Config:
         self.count_bits = count_bits
         self.slack_ns = slack_ns
         self.mode = mode
+        # --firewall-unparsed: what the outside's non-IP frames but ARP
+        # come to
+        self.unparsed = unparsed
         # The admission bucket is per worker: @owner maps a flow key to
         # its worker (None: one worker).
         self.owner = owner
@@ -275,10 +309,11 @@ class Config:
 
 
 class Flow:
-    __slots__ = ("cls", "last", "closed", "count")
+    __slots__ = ("cls", "last", "closed", "count", "inside")
 
-    def __init__(self, cls, t):
+    def __init__(self, cls, t, inside):
         self.cls, self.last, self.closed, self.count = cls, t, False, 1
+        self.inside = inside    # the inside endpoint (address, port)
 
 
 class Decision:
@@ -339,7 +374,8 @@ class Oracle:
             "packets", "bytes", "flows_new", "flows_seen", "flows_closed",
             "flows_expired", "orphan_close", "reused", "unsolicited",
             "not_syn", "new_flow_limited", "insert_failed", "non_ip",
-            "malformed", "fragments", "forwarded", "dropped", "mirrored")}
+            "malformed", "fragments", "forwarded", "dropped", "mirrored",
+            "wrong_direction", "nd_passed")}
         self.drops = {r: 0 for r in DROP_REASONS}
         self.log = []
 
@@ -399,7 +435,13 @@ class Oracle:
                 if not f.closed:
                     self.c["flows_expired"] += 1
                 f = None
-            if f is not None and f.closed and syn_only and not no_create:
+            src_ep = (p["src"], p["sport"])
+            if f is not None and role == "outside" and src_ep == f.inside:
+                # From the outside, claiming the inside endpoint: not a
+                # packet of the flow, which stays as it was.
+                verdict = WRONG_DIR
+            elif f is not None and f.closed and syn_only and \
+                    not no_create:
                 # A new connection on a lingering flow: checks 3 (passes:
                 # SYN only) and 4, then reused and new.
                 if self._take_token(t, key):
@@ -434,9 +476,12 @@ class Oracle:
             else:
                 verdict = NEW
             if verdict == NEW:
-                flow = self.flows[key] = Flow(p["cls"], t)
+                flow = self.flows[key] = Flow(
+                    p["cls"], t, (p["dst"], p["dport"]) if role == "outside"
+                    else src_ep)
             self.c[{NEW: "flows_new", SEEN: "flows_seen",
                     CLOSING: "flows_closed", ORPHAN: "orphan_close",
+                    WRONG_DIR: "wrong_direction",
                     UNSOLICITED: "unsolicited", NOT_SYN: "not_syn",
                     LIMITED: "new_flow_limited"}[verdict]] += 1
         d = Decision()
@@ -448,6 +493,13 @@ class Oracle:
             if d.action is None:
                 raise AssertionError("verdict %s on a %s port" % (verdict,
                                                                   role))
+            if role == "outside" and verdict == NON_IP and \
+                    p["ethertype"] != 0x0806 and cfg.unparsed == "drop":
+                d.action = unparsed_reason(p["ethertype"])
+            if role == "outside" and verdict == UNSOLICITED and \
+                    p.get("nd"):
+                d.action = FWD
+                self.c["nd_passed"] += 1
         d.out_port = cfg.tx_port[port] if d.action == FWD else None
         if flow is not None:
             cap = (1 << cfg.count_bits) - 1 if cfg.count_bits else 0
@@ -460,7 +512,7 @@ class Oracle:
             self.c["forwarded"] += 1
         elif d.action != "monitor":
             self.c["dropped"] += 1
-            self.drops[d.action] += 1
+            self.drops[d.action] = self.drops.get(d.action, 0) + 1
         if d.mirrored:
             self.c["mirrored"] += 1
         self.log.append(d)

@@ -42,6 +42,7 @@ fuzz_restore_params(uint8_t settings, struct cflow_tracker_params *p)
 	p->table = (settings & 4) ? CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
 	p->count_bits = (settings & 8) ? 4 : 0;
 	p->close_linger_ns = (settings & 16) ? CFLOW_LINGER_NONE : 1000 * MS;
+	p->sided = settings & 32;
 	for (int k = 0; k < CFLOW_CLASS_MAX; k++)
 		p->timeout_ns[k] = (uint64_t)(1 + k) * 1000 * MS;
 	p->seed = 7;

@@ -15,8 +15,8 @@
  *   ethertype is the walk's;
  * - a frame shorter than its link header is CFLOW_PARSE_TRUNC_L2; a link
  *   type out of range, CFLOW_PARSE_NON_IP;
- * - status OK => addresses reported, and at most CFLOW_PARSE_VLAN_MAX
- *   tags;
+ * - status OK => addresses reported, at most CFLOW_PARSE_VLAN_MAX tags,
+ *   the header's TTL or hop limit, no tunnel (without decap);
  * - any other status: nothing but the ethertype, addresses and family
  *   set;
  * - a packet with a listed address (10.0.0.0/8, 2001:db8::/32,
@@ -26,7 +26,7 @@
  * - with decap: a packet whose outer parse (decap off) is not an OK UDP
  *   or GRE one parses exactly as without decap; any other keeps the
  *   outer ethertype, reports addresses with OK, and nothing but the
- *   addresses and family otherwise. The checks above then run on the
+ *   addresses, family and tunnel otherwise. The checks above then run on the
  *   parse without decap.
  */
 
@@ -234,6 +234,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rest.has_addrs = d.has_addrs;
 			rest.ethertype = d.ethertype;
 			rest.reversed = d.reversed;
+			rest.tunnel = d.tunnel;
 			if (memcmp(&d, &rest, sizeof(d)) != 0 ||
 					(!d.has_addrs && (d.key.family != 0 ||
 					d.key.addr_hi[15] != 0)))
@@ -250,7 +251,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (p.has_addrs != has || p.ethertype != ethertype)
 		abort();
 	if (st == CFLOW_PARSE_OK && (!p.has_addrs ||
-			tags > CFLOW_PARSE_VLAN_MAX))
+			tags > CFLOW_PARSE_VLAN_MAX || p.tunnel != 0))
+		abort();
+	/* The TTL or hop limit of the header the key is of. */
+	if (st == CFLOW_PARSE_OK && p.hop_limit !=
+			frame[l3 + (family == 4 ? 8 : 7)])
 		abort();
 	if (has) {
 		/* The header's addresses, lower first. */

@@ -6,7 +6,8 @@
  * through the restored tracker. The input is a byte for the tracker's
  * settings, two bytes (little-endian) for the length of the saved state,
  * the saved state, then records of [time step: 1 byte, in 100 ms]
- * [length: 1 byte] [frame: length bytes] as in fuzz_track.
+ * [length: 1 byte] [frame: length bytes] as in fuzz_track (frames of
+ * odd length come from the outside: CFLOW_IN_OUTSIDE).
  *
  * The two checksums of the saved state (its header's and the filter
  * file's) are set right before the restore unless the settings' top bit
@@ -124,7 +125,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		memcpy(frames[n], data + off, flen);
 		in[n] = (struct cflow_input){ .data = frames[n], .len = flen,
-			.wire_len = flen, .time_ns = now };
+			.wire_len = flen, .time_ns = now,
+			.flags = (flen & 1) ? CFLOW_IN_OUTSIDE : 0 };
 		off += flen;
 		if (++n == CF_BULK_MAX || off + 2 > size) {
 			cflow_track_burst(t, in, n, NULL);

@@ -7,7 +7,8 @@
  * tracker whose table fills. After every burst the counters must keep
  * their two invariants (see struct cflow_counters); any violation aborts.
  * The settings' top bit turns on the inline filter's: strict TCP,
- * admission control, emergency mode, packet counts, and outside frames.
+ * admission control, emergency mode, packet counts, the flows' inside
+ * endpoints (sided), and outside frames, allowed or not.
  * An input of odd length runs on the interleaved table layout (every
  * settings bit is taken; the layout changes no decision).
  * Each frame is copied into a buffer of exactly its length, so ASan
@@ -82,7 +83,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = (uint64_t)(1 + c) * 1000 * MS;
 	/* The inline filter's settings: frames of odd length/2 come from
-	 * the outside (CFLOW_IN_NO_CREATE). */
+	 * the outside (CFLOW_IN_NO_CREATE), and of odd length/4 from an
+	 * allowed outside. */
 	if (data[0] & 128) {
 		p.tcp_strict = true;
 		p.new_flow_rate = 5;
@@ -90,6 +92,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p.emergency_load_ppm = 500000;
 		p.emergency_timeout_ns = 500 * MS;
 		p.count_bits = 4;
+		p.sided = true;
 	}
 	t = cflow_tracker_create(&p);
 	if (t == NULL)
@@ -106,8 +109,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		in[n] = (struct cflow_input){ .data = frames[n], .len = len,
 			.wire_len = len, .time_ns = now, .rss = len * 2654435761u,
 			.has_rss = len & 1,
-			.flags = (data[0] & 128) && (len & 2) ?
-				CFLOW_IN_NO_CREATE : 0 };
+			.flags = !(data[0] & 128) ? 0 : (len & 2) ?
+				CFLOW_IN_NO_CREATE | CFLOW_IN_OUTSIDE :
+				(len & 4) ? CFLOW_IN_OUTSIDE : 0 };
 		off += len;
 		if (++n == CF_BULK_MAX || off + 2 > size) {
 			cflow_track_burst(t, in, n, NULL);

@@ -16,7 +16,8 @@
 #define NB_FRAMES 40
 #define FRAME_LEN 54
 
-static const uint8_t settings[] = { 0, 1, 2, 4, 8, 16, 1 | 4 | 8, 2 | 16 };
+static const uint8_t settings[] = { 0, 1, 2, 4, 8, 16, 1 | 4 | 8, 2 | 16,
+	32, 2 | 8 | 32 };
 
 /* Ethernet, IPv4, TCP (with @p flags) or UDP: 54 bytes. */
 static void
@@ -75,7 +76,10 @@ main(int argc, char **argv)
 		for (unsigned int i = 0; i < NB_FRAMES; i++)
 			in[i] = (struct cflow_input){ .data = frames[i],
 				.len = FRAME_LEN, .wire_len = FRAME_LEN,
-				.time_ns = 1000 * MS * 1000 + i * 50 * MS };
+				.time_ns = 1000 * MS * 1000 + i * 50 * MS,
+				/* sided: some from the outside */
+				.flags = (p.sided && i % 4 == 3) ?
+					CFLOW_IN_OUTSIDE : 0 };
 		cflow_track_burst(t, in, 32, NULL);
 		cflow_track_burst(t, in + 32, NB_FRAMES - 32, NULL);
 		len = cflow_tracker_save_size(t);

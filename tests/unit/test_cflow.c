@@ -4133,6 +4133,7 @@ tun_reference(enum tun_kind kind, int family, const uint8_t *inner,
 			family == 6 ? CFLOW_LINK_IPV6 : CFLOW_LINK_IPV4;
 	st = cflow_parse(inner, len, &pp, p);
 	p->ethertype = 0x0800;
+	p->tunnel = (uint8_t)c->bit;
 	return st;
 }
 
@@ -4226,6 +4227,7 @@ test_parse_tunnel_truncation(void)
 					ref.key.proto = 0;
 					ref.tcp_flags = 0;
 					ref.proto_class = 0;
+					ref.hop_limit = 0;
 					rst = CFLOW_PARSE_TRUNC_L4;
 				} else {
 					rst = tun_reference(k,
