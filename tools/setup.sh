@@ -1,13 +1,15 @@
 #!/bin/sh
-# Install every Debian package cuckooflow needs to build, test and benchmark.
+# Install every Debian package cuckooflow needs to build, test and benchmark:
+# every tool a test uses is here (a missing one fails the test, it does
+# not skip it).
 # Idempotent; run as root on Debian 12. Skips apt-get when all are present.
 set -eu
 
 PKGS="build-essential meson ninja-build pkg-config \
 libdpdk-dev dpdk dpdk-dev libpcap-dev libxxhash-dev \
-python3-scapy python3-pytest tshark python3-matplotlib python3-prometheus-client \
-tcpreplay tcpdump iproute2 prometheus \
-clang libclang-rt-14-dev scdoc"
+python3-scapy python3-pytest python3-pytest-xdist tshark python3-matplotlib \
+python3-prometheus-client tcpreplay tcpdump iproute2 prometheus nfdump \
+clang libclang-rt-14-dev scdoc stress-ng"
 
 missing=""
 for p in $PKGS; do

@@ -1,13 +1,27 @@
 #!/bin/sh
 # The test command: install what is missing, then build and run every
-# suite. Ends with "N passed, N failed" and exits non-zero on any failure.
+# suite. Ends with "N passed, N failed" and exits non-zero on any failure
+# (docs/testing.md).
 #
 #   tools/test.sh            everything (what CI runs)
-#   FUZZ_SECONDS=300 tools/test.sh   longer fuzz runs
+#   FUZZ_SECONDS=300 tools/test.sh   longer fuzz runs (30 s each)
 #   FUZZ_SEED=0 tools/test.sh        random fuzz seeds (default 1: a
 #                                    run explores the same inputs first,
 #                                    so CI does not fail on a new finding
 #                                    of chance; hunting is done by hand)
+#   PYTEST_XDIST_AUTO_NUM_WORKERS=N  end-to-end tests side by side (twice
+#                                    the CPUs, at least 4)
+#
+# Two trees: build/ (gcc, release, the AVX2/AVX-512 clones) and
+# build-san/ (clang, ASan+UBSan, libFuzzer's coverage: the fuzz targets
+# are built there too). Each runs every suite: unit (slow ones too), the
+# captures' truths, the fuzz corpora replayed, install, and the
+# end-to-end tests, those side by side (pytest-xdist). Then each libFuzzer
+# target for FUZZ_SECONDS, all five at once.
+#
+# A skipped test is a failure unless it skipped for want of hardware
+# (its reason starts with "hardware:"): every tool a test uses is
+# installed by tools/setup.sh.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -15,17 +29,20 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 FUZZ_SEED=${FUZZ_SEED:-1}
 START=$(date +%s)
 TALLY=$(mktemp)
-trap 'rm -f "$TALLY"' EXIT
+TIMES=$(mktemp)
+trap 'rm -f "$TALLY" "$TIMES"' EXIT
 
 sh tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
 # Hugepages, so that the application is tested on them as well as with
-# --no-huge (its hugepage tests are skipped without them): 1 GiB of 2 MiB
-# pages unless 256 are there already, and hugetlbfs on /dev/hugepages
-# (DPDK's dpdk-hugepages.py; --setup would first free pages in use).
+# --no-huge: 2 GiB of 2 MiB pages unless 1024 are there already (tests
+# on hugepages run side by side), and
+# hugetlbfs on /dev/hugepages (DPDK's dpdk-hugepages.py; --setup would
+# first free pages in use). The test run reserves them, not the service
+# (docs/usage.md, Hugepages).
 if [ "$(id -u)" = 0 ]; then
-	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 256 ] ||
-		dpdk-hugepages.py --pagesize 2M --reserve 1G ||
+	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 1024 ] ||
+		dpdk-hugepages.py --pagesize 2M --reserve 2G ||
 		echo "test.sh: no hugepages reserved"
 	mkdir -p /dev/hugepages
 	dpdk-hugepages.py --pagesize 2M --mount >/dev/null
@@ -39,23 +56,39 @@ tally() {
 	echo "== $1: $2 passed, $3 failed, ${4:-0} skipped"
 }
 
-# Count meson's results; a TAP test counts each of its cases.
+# took NAME SECONDS: a line of the time table printed at the end
+took() {
+	printf '%-40s %5d s\n' "$1" "$2" >> "$TIMES"
+}
+
+# Count meson's results; a TAP test counts each of its cases. A skip
+# whose reason does not start with "hardware:" is listed and counted
+# failed.
 count_meson() {
 	/usr/bin/python3 - "$1/meson-logs/testlog.json" <<'PY'
-import json, sys
+import json, re, sys
 passed = failed = skipped = 0
 for line in open(sys.argv[1]):
     t = json.loads(line)
     out = t.get("stdout") or ""
-    skips = sum(1 for l in out.splitlines()
-                if l.startswith("ok ") and "# SKIP" in l)
-    oks = sum(1 for l in out.splitlines() if l.startswith("ok ")) - skips
-    skipped += skips
-    bad = sum(1 for l in out.splitlines() if l.startswith("not ok "))
+    lines = out.splitlines()
+    for l in lines:
+        m = re.match(r"ok \d+ - (.*?) # SKIP ?(.*)$", l)
+        if m is None:
+            continue
+        if m.group(2).startswith("hardware:"):
+            skipped += 1
+        else:
+            failed += 1
+            sys.stderr.write("== %s: %s: skipped (%s): only a missing "
+                             "piece of hardware may skip\n" % (
+                                 t["name"], m.group(1), m.group(2)))
+    oks = sum(1 for l in lines if l.startswith("ok ") and
+              "# SKIP" not in l)
+    bad = sum(1 for l in lines if l.startswith("not ok "))
     if bad:
         # meson prints a TAP test's stderr only: show each failed case
         # with the diagnostics before it ("# " lines), on stderr.
-        lines = out.splitlines()
         for i, l in enumerate(lines):
             if l.startswith("not ok ") and "# TODO" not in l:
                 j = i
@@ -65,7 +98,8 @@ for line in open(sys.argv[1]):
                 sys.stderr.write("== %s: %s\n%s\n" % (
                     t["name"], l, "\n".join(shown[:-1])))
     if t["result"] == "SKIP":
-        skipped += 1
+        failed += 1
+        sys.stderr.write("== %s: skipped by meson\n" % t["name"])
     elif t["result"] in ("OK", "EXPECTEDFAIL"):
         passed += max(oks, 1)
     else:
@@ -75,59 +109,80 @@ print(passed, failed, skipped)
 PY
 }
 
-# suite NAME BUILDDIR "SUITES" [meson options...]: configure, build, test.
-suite() {
-	name=$1 dir=$2 suites=$3 t0=$(date +%s)
-	shift 3
+# build NAME DIR [meson options...]: configure and build a tree.
+build() {
+	name=$1 dir=$2 t0=$(date +%s)
+	shift 2
 	if [ -d "$dir" ]; then
 		meson setup --reconfigure "$dir" "$@" >"$dir.setup.log" 2>&1
 	else
 		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1
-	fi || { cat "$dir.setup.log"; tally "$name build" 0 1; return; }
+	fi || { cat "$dir.setup.log"; tally "$name build" 0 1; return 1; }
 	ninja -C "$dir" >"$dir.build.log" 2>&1 ||
-		{ tail -50 "$dir.build.log"; tally "$name build" 0 1; return; }
-	# shellcheck disable=SC2086 # one --suite per word
-	meson test -C "$dir" --print-errorlogs --num-processes 2 \
-		$(printf -- '--suite %s ' $suites)
-	set -- $(count_meson "$dir")
-	tally "$name" "$1" "$2" "$3"
-	echo "== $name: build and tests took $(($(date +%s) - t0)) s"
+		{ tail -50 "$dir.build.log"; tally "$name build" 0 1; return 1; }
+	took "$name: build" $(($(date +%s) - t0))
 }
 
-# install: meson install into a DESTDIR and a program built against it
-# (static and shared libraries: -Ddefault_library=both, also in build
-# directories set up before it was the default).
-suite release build "unit unit-slow fuzz-replay pcap app install" -Dwerror=true \
-	-Ddefault_library=both
-suite asan build-asan "unit unit-slow fuzz-replay pcap app install" -Dwerror=true \
-	-Ddefault_library=both -Dbuildtype=debugoptimized \
-	-Db_sanitize=address,undefined -Db_lundef=false \
-	-Dc_args=-fno-sanitize-recover=all -Dbench=disabled
+# run NAME DIR: every suite of a built tree.
+run() {
+	name=$1 dir=$2 t0=$(date +%s)
+	meson test -C "$dir" --print-errorlogs --num-processes 2 \
+		--suite unit --suite unit-slow --suite fuzz-replay \
+		--suite pcap --suite install --suite app --suite cli
+	set -- $(count_meson "$dir")
+	tally "$name" "$1" "$2" "$3"
+	took "$name: tests" $(($(date +%s) - t0))
+}
 
-# libFuzzer: a short run of each target from a copy of its corpus.
-# The unit tests already ran under ASan above; here only the corpora.
-CC=clang suite fuzz build-fuzz fuzz-replay -Dwerror=true -Dfuzz=true \
-	-Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
-	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all -Dbench=disabled
-for target in ops load track parse restore; do
-	bin=build-fuzz/tests/fuzz/fuzz_$target
+SAN_OPTS="-Dwerror=true -Ddefault_library=both -Dbuildtype=debugoptimized
+	-Db_sanitize=address,undefined -Db_lundef=false
+	-Dc_args=-fno-sanitize-recover=all -Dbench=disabled -Dfuzz=true"
+
+# shellcheck disable=SC2086 # options, one a word
+build release build -Dwerror=true -Ddefault_library=both &&
+	run release build
+# shellcheck disable=SC2086
+CC=clang build sanitizers build-san $SAN_OPTS && run sanitizers build-san
+
+# libFuzzer: each target from a copy of its corpus, all at once.
+t0=$(date +%s)
+targets="ops load track parse restore"
+for target in $targets; do
+	bin=build-san/tests/fuzz/fuzz_$target
 	[ -x "$bin" ] || { tally "fuzz_$target" 0 1; continue; }
-	work=$(mktemp -d)
+	work=build-san/fuzz_$target.work
+	rm -rf "$work"
+	mkdir -p "$work"
 	cp "$ROOT/tests/fuzz/corpus/$target/"* "$work/"
-	if "$bin" -max_total_time="$FUZZ_SECONDS" -seed="$FUZZ_SEED" \
-			-print_final_stats=1 \
-			-artifact_prefix="$work/" "$work" \
-			>"build-fuzz/fuzz_$target.log" 2>&1; then
+	(
+		if "$bin" -max_total_time="$FUZZ_SECONDS" -seed="$FUZZ_SEED" \
+				-print_final_stats=1 -artifact_prefix="$work/" \
+				"$work" >"build-san/fuzz_$target.log" 2>&1; then
+			echo ok >"$work.result"
+		else
+			echo failed >"$work.result"
+		fi
+	) &
+done
+wait
+for target in $targets; do
+	work=build-san/fuzz_$target.work
+	[ -f "$work.result" ] || continue
+	if [ "$(cat "$work.result")" = ok ]; then
 		tally "fuzz_$target ($FUZZ_SECONDS s)" 1 0
 	else
-		tail -40 "build-fuzz/fuzz_$target.log"
+		tail -40 "build-san/fuzz_$target.log"
 		ls "$work"/crash-* "$work"/leak-* 2>/dev/null
 		tally "fuzz_$target ($FUZZ_SECONDS s)" 0 1
 	fi
-	rm -rf "$work"
+	rm -rf "$work" "$work.result"
 done
+took "fuzzers, 5 side by side" $(($(date +%s) - t0))
 
-echo "== all suites took $(($(date +%s) - START)) s"
+echo "== time by suite:"
+cat "$TIMES"
+took "all" $(($(date +%s) - START))
+tail -1 "$TIMES"
 awk '{ p += $1; f += $2; s += $3 }
 	END { printf "%d passed, %d failed, %d skipped\n", p, f, s;
 		exit f != 0 }' "$TALLY"

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from harness import no_crash
+from harness import DEADLINE, no_crash
 
 T0 = 1700000000.0
 DAY = 86400.0
@@ -125,7 +125,7 @@ def run(tmp_path, nb, queues, args=()):
          "--file-prefix=cfclk%d_%d" % (os.getpid(), n), "--vdev", vdev,
          "--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",
          "--timeout-udp", "%d" % UDP_TIMEOUT, "--stats-json", str(out)] +
-        list(args), capture_output=True, text=True, timeout=120)
+        list(args), capture_output=True, text=True, timeout=DEADLINE)
     log = p.stdout + p.stderr
     no_crash(p.returncode, log=log)
     assert p.returncode == 0 and out.exists(), "rc %d: %s" % (

@@ -55,7 +55,7 @@ from scapy.contrib.mpls import MPLS
 from scapy.layers.vxlan import VXLAN
 from scapy.utils import RawPcapReader
 
-from harness import empty_pcap, no_crash
+from harness import DEADLINE, empty_pcap, no_crash
 
 APP = None
 WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}
@@ -142,7 +142,7 @@ def run(tmp, tag, inside, outside, args, nb, t0=T0):
         vdevs + ["--", "--clock", "pkt", "--exit-on-eof", "--stats-json",
                  stats] + list(args)
     try:
-        p = subprocess.run(cmd, capture_output=True, timeout=120)
+        p = subprocess.run(cmd, capture_output=True, timeout=DEADLINE)
     finally:
         shutil.rmtree("/var/run/dpdk/" + pre, ignore_errors=True)
     log = (p.stdout + p.stderr).decode(errors="replace")
@@ -541,7 +541,7 @@ def run_args(tmp, args):
                "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s/t0.pcap" % (e, tmp),
                "--vdev=net_pcap1,rx_pcap=%s,tx_pcap=%s/t1.pcap" % (e, tmp),
                "--", "--clock", "pkt", "--exit-on-eof"] + args
-        p = subprocess.run(cmd, capture_output=True, timeout=60)
+        p = subprocess.run(cmd, capture_output=True, timeout=DEADLINE)
         log = (p.stdout + p.stderr).decode(errors="replace")
         return no_crash(p.returncode, log=log), log
     finally:

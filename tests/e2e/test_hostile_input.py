@@ -17,7 +17,7 @@ may do to cuckooflow.
 - A full disk (a small tmpfs mounted by the test) leaves no part of a
   JSON line, nor of a pcapng block.
 
-usage: [HOSTILE_HANG_S=120] /usr/bin/python3 -m pytest
+usage: [HOSTILE_HANG_S=SECONDS] /usr/bin/python3 -m pytest
            tests/e2e/test_hostile_input.py [--cuckooflow BIN] [--pcaps PCAPS]
 Every run has its own --file-prefix and files under pytest's tmp_path.
 """
@@ -32,7 +32,7 @@ import time
 import pytest
 
 import dpdk_telemetry
-from harness import free_udp_port, no_crash
+from harness import DEADLINE, free_udp_port, no_crash
 
 APP = PCAPS = None
 runs = 0
@@ -40,7 +40,7 @@ runs = 0
 WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}
 # Long enough for the slowest machine; a hang is the failure mode
 # ($HOSTILE_HANG_S: shorter, to see an old binary fail sooner).
-HANG = float(os.environ.get("HOSTILE_HANG_S", "120"))
+HANG = float(os.environ.get("HOSTILE_HANG_S", DEADLINE))
 
 
 @pytest.fixture(scope="module", autouse=True)
