@@ -183,6 +183,7 @@ def test_apart_merged_one_worker(tmp_path, case):
     assert not differences(got, want), differences(got, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nb", (1, 2))
 @pytest.mark.parametrize("case", GAPS)
 def test_apart_split(tmp_path, case, nb):

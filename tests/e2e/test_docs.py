@@ -362,7 +362,7 @@ class Page:
                 raise AssertionError("%s: exit %d: %s" % (
                     shlex.join(x[0]), x[1].returncode, x[3].text()[-600:]))
             try:
-                if dpdk_telemetry.query(x[2], "/cuckooflow/stats"):
+                if dpdk_telemetry.query(x[2], "/cuckooflow/stats", timeout=DEADLINE):
                     return
             except (OSError, ValueError):
                 pass
@@ -638,7 +638,7 @@ def app_run(cuckooflow, pcaps, args, eal=(), serve=None):
     try:
         for _ in polling(0.1):
             try:
-                if dpdk_telemetry.query(prefix, "/cuckooflow/stats"):
+                if dpdk_telemetry.query(prefix, "/cuckooflow/stats", timeout=DEADLINE):
                     break
             except (OSError, ValueError):
                 continue
@@ -675,8 +675,8 @@ def test_memory_figures(cuckooflow, pcaps, tmp_path):
     eal = ["-l", "0,1", "--no-huge", "-m", "512"]
 
     def pool(prefix):
-        name = dpdk_telemetry.query(prefix, "/mempool/list")[0]
-        return dpdk_telemetry.query(prefix, "/mempool/info," + name)
+        name = dpdk_telemetry.query(prefix, "/mempool/list", timeout=DEADLINE)[0]
+        return dpdk_telemetry.query(prefix, "/mempool/info," + name, timeout=DEADLINE)
 
     rc, info = app_run(cuckooflow, pcaps, [], eal, serve=pool)
     assert rc == 0

@@ -507,7 +507,7 @@ def test_memif_firewall(nb):
     try:
         # its ports are set up once telemetry answers (memif's sockets
         # are abstract: no file to wait for)
-        wait_until(lambda: query(prefix, "/cuckooflow/stats"),
+        wait_until(lambda: query(pre, "/cuckooflow/stats"),
                    "cuckooflow's telemetry", proc=cf)
         # testpmd's ports: 0 net_pcap (inside capture) <-> 1 memif link
         # 0 (cuckooflow's inside), 2 memif link 1 (its outside) <-> 3

@@ -628,6 +628,7 @@ def take_over(tmp, state, args=()):
     return log, st, got
 
 
+@pytest.mark.slow
 def test_state_file_private(tmp_path):
     """The state file holds the tables' hash seed: it is created 0600
     (the directory 0755 as it was), and a file others may read or

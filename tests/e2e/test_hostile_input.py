@@ -96,7 +96,7 @@ class Started:
     def events(self):
         """/cuckooflow/events, or None (not answering yet, or gone)."""
         try:
-            return dpdk_telemetry.query(self.prefix, "/cuckooflow/events")
+            return dpdk_telemetry.query(self.prefix, "/cuckooflow/events", timeout=DEADLINE)
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -401,7 +401,7 @@ def test_stats_json_fifo_without_reader_after_sigint(tmp_path, started):
 
 def stats_answer(app):
     try:
-        s = dpdk_telemetry.query(app.prefix, "/cuckooflow/stats")
+        s = dpdk_telemetry.query(app.prefix, "/cuckooflow/stats", timeout=DEADLINE)
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return bool(s) and s["packets"] > 0

@@ -46,7 +46,7 @@ import time
 
 import pytest
 
-from harness import DEADLINE, stats, wait_packets
+from harness import DEADLINE, polling, stats, wait_packets
 
 APP = TMP = None
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -240,11 +240,10 @@ def link_stats(ns, dev):
             "rx_dropped": s["rx"]["dropped"]}
 
 
-def wait_link(ns, dev, tries=100):
-    for _ in range(tries):
+def wait_link(ns, dev):
+    for _ in polling(0.1):
         if sh(IP, "-n", ns, "link", "show", dev, check=False).returncode == 0:
             return True
-        time.sleep(0.1)
     return False
 
 
@@ -276,13 +275,12 @@ def stop(proc, log):
         return proc.returncode, f.read()
 
 
-def wait_ready(prefix, proc, tries=200):
-    for _ in range(tries):
+def wait_ready(prefix, proc):
+    for _ in polling(0.05):
         if proc.poll() is not None:
             return False
         if stats(prefix) is not None:
             return True
-        time.sleep(0.05)
     return False
 
 
@@ -330,7 +328,13 @@ def live_run(kind, nb):
                 return bad, info
             sh(IP, "-n", ns, "link", "set", "cftap0", "master", "cfbr0")
             sh(IP, "-n", ns, "link", "set", "cftap0", "up")
-            time.sleep(0.2)
+            # until the bridge forwards to it
+            for _ in polling(0.05):
+                r = sh("bridge", "-n", ns, "-j", "link", "show", "dev",
+                       "cftap0", check=False)
+                if r.returncode == 0 and '"state":"forwarding"' in \
+                        r.stdout.replace(" ", ""):
+                    break
         # The tap is cuckooflow's: its tx counter, from 0, is every frame
         # the kernel gave it. vethA's counts from now.
         before = link_stats(ns, seen_dev) if not bridge else {"tx": 0}
@@ -347,9 +351,14 @@ def live_run(kind, nb):
                 bad.append("phase %d: telemetry shows %s of %d packets" % (
                     i, st and st["packets"], sent))
                 break
-        time.sleep(0.3)     # anything late (the kernel's own) shows too
-        after = link_stats(ns, seen_dev)
-        arrived = after[seen_key] - before[seen_key]
+        # anything late (the kernel's own) shows too: until cuckooflow
+        # has counted every frame the kernel gave its port
+        for _ in polling(0.05):
+            after = link_stats(ns, seen_dev)
+            arrived = after[seen_key] - before[seen_key]
+            st = stats(prefix) or st
+            if st and st["packets"] >= arrived:
+                break
         rc, text = stop(proc, log)
         info["log"] = text
         if rc != 0:
