@@ -126,6 +126,14 @@ def pytest_configure(config):
         config.pluginmanager.register(Tap(config), "cuckooflow-tap")
 
 
+class _Mute:
+    """A terminal that writes nothing."""
+    hasmarkup = isatty = False
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
 class Tap:
     """TAP on stdout: a line per test once its teardown is reported, the
     plan last. Replaces pytest's terminal report."""
@@ -136,6 +144,11 @@ class Tap:
         term = config.pluginmanager.getplugin("terminalreporter")
         if term is not None:
             config.pluginmanager.unregister(term)
+        # pytest-xdist's status lines ("gw0 I / gw1 I") are not TAP: its
+        # reporter writes through the terminal reporter it took earlier
+        dist = config.pluginmanager.getplugin("terminaldistreporter")
+        if dist is not None:
+            dist.tr = _Mute()
 
     @staticmethod
     def comment(text):

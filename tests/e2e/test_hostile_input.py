@@ -507,19 +507,24 @@ def test_ipfix_losses_said_at_exit():
 # ------------------------------------------------------------ full disk
 
 @pytest.fixture
-def small_disk(tmp_path):
-    """A 64 KiB tmpfs of this test's own (root), unmounted after."""
+def small_disks(tmp_path):
+    """Two 64 KiB tmpfs of this test's own (root), unmounted after: one
+    for each output, so that each fills on its own."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    disk = os.path.join(str(tmp_path), "disk")
-    os.mkdir(disk)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs",
-                       disk]).returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
+    disks = []
     try:
-        yield disk
+        for n in (1, 2):
+            disk = os.path.join(str(tmp_path), "disk%d" % n)
+            os.mkdir(disk)
+            assert subprocess.run(["mount", "-t", "tmpfs", "-o",
+                                   "size=64k", "tmpfs", disk]).returncode \
+                == 0, "cannot mount a tmpfs on " + disk
+            disks.append(disk)
+        yield disks
     finally:
-        subprocess.run(["umount", "-l", disk], check=False)
+        for disk in disks:
+            subprocess.run(["umount", "-l", disk], check=False)
 
 
 def many_flows(path, n):
@@ -542,14 +547,14 @@ def pcapng_blocks(path):
     return types
 
 
-def test_full_disk_whole_lines(tmp_path, small_disk):
+def test_full_disk_whole_lines(tmp_path, small_disks):
     """--events and --new-flow-pcap on a full disk: each file ends on a
     whole line or block (a write cut midway is taken back); the lines
     lost are counted and said, the run exits 1 (a write error). (Before:
     stdio left part of a line at the end of the JSON file.)"""
     cap = many_flows(os.path.join(str(tmp_path), "flows.pcap"), 3000)
-    events = os.path.join(small_disk, "events.jsonl")
-    first = os.path.join(small_disk, "first.pcapng")
+    events = os.path.join(small_disks[0], "events.jsonl")
+    first = os.path.join(small_disks[1], "first.pcapng")
     rc, log = run(1, ["net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % cap], [
         "--clock", "pkt", "--exit-on-eof", "--events", events,
         "--new-flow-pcap", first])
