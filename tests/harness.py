@@ -107,6 +107,21 @@ def empty_pcap(path):
     return path
 
 
+def timed_pcap(path, frames, t0=1700000000.0, gap=0.001):
+    """Write a capture (Ethernet) of @frames, in their order: scapy
+    packets, @gap seconds apart from @t0, or (time, packet) pairs.
+    Returns @path as a string."""
+    from scapy.all import wrpcap
+    pkts = []
+    for k, fr in enumerate(frames):
+        t, p = fr if isinstance(fr, tuple) else (t0 + k * gap, fr)
+        p = p.copy()
+        p.time = t
+        pkts.append(p)
+    wrpcap(str(path), pkts, linktype=1)
+    return str(path)
+
+
 def hugepages_free():
     """Free hugepages of the default size (/proc/meminfo)."""
     with open("/proc/meminfo") as f:

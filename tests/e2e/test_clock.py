@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from harness import DEADLINE, no_crash
+from harness import DEADLINE, no_crash, timed_pcap
 
 T0 = 1700000000.0
 DAY = 86400.0
@@ -49,14 +49,7 @@ def bad_ip():
 
 def write_pcap(path, frames):
     """@frames: (time, scapy frame), written in that order."""
-    from scapy.all import wrpcap
-    out = []
-    for t, f in frames:
-        f = f.copy()
-        f.time = t
-        out.append(f)
-    wrpcap(str(path), out, linktype=1)
-    return str(path)
+    return timed_pcap(path, frames)
 
 
 def flow_of(frame):

@@ -29,13 +29,13 @@ import subprocess
 import time
 
 import pytest
-from scapy.all import ARP, IP, TCP, UDP, Ether, Raw, wrpcap
+from scapy.all import ARP, IP, TCP, UDP, Ether, Raw
 from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
 from harness import (DEADLINE, Testpmd, links_up, memif_peer_argv,
                      need_tool, no_crash, polling, query,
-                     wait_until)
+                     timed_pcap, wait_until)
 
 APP = TMP = None
 runs = 0
@@ -73,14 +73,7 @@ def write(name, text):
 
 def pcap(name, frames, t0=T0, gap=0.001):
     """A capture of @frames (scapy packets or (time, packet) pairs)."""
-    pkts = []
-    for k, fr in enumerate(frames):
-        t, p = fr if isinstance(fr, tuple) else (t0 + k * gap, fr)
-        p = p.copy()
-        p.time = t
-        pkts.append(p)
-    wrpcap(path(name), pkts, linktype=1)
-    return path(name)
+    return timed_pcap(path(name), frames, t0, gap)
 
 
 def nb_frames(p):
