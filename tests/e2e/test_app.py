@@ -2839,9 +2839,14 @@ def thread_stopped(pid, name):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
                             ctypes.c_void_p]
+    def comm(t):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                return f.read().strip()
+        except FileNotFoundError:  # a thread that ended meanwhile
+            return None
     tids = [int(t) for t in os.listdir("/proc/%d/task" % pid)
-            if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() ==
-            name]
+            if comm(t) == name]
     assert len(tids) == 1, name
 
     @contextlib.contextmanager
