@@ -667,7 +667,7 @@ tcp 10.0.0.10 20005 10.0.0.11 443
 
 def readable_addrs(frame):
     """The L3 addresses if the IP header itself is readable and sane, as
-    cflow.h specifies: behind at most 8 VLAN tags, IPv4 with version 4,
+    cflow_parse.h specifies: behind at most 8 VLAN tags, IPv4 with version 4,
     IHL >= 5 and the whole header captured, IPv6 with version 6 and its
     40 bytes captured; else None."""
     off, etype = 12, None

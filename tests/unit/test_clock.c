@@ -165,7 +165,7 @@ test_clock_unparsed_frames_count(void)
 		cflow_sweep_all(t, t0 + 1000 * S);
 		cflow_counters_get(t, &c);
 		/* With flow_time the caller gives each packet its stream's
-		 * latest time (cflow.h): here B's own, 990 s idle at the
+		 * latest time (cflow_track.h): here B's own, 990 s idle at the
 		 * end. */
 		if (ft)
 			TEST_ASSERT(c.flows_new == 2 && c.flows_expired == 2 &&
