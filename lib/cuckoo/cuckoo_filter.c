@@ -1078,8 +1078,11 @@ bytes_match_burst(const struct cf_filter *f, unsigned int n,
 
 /*
  * Two passes over a burst, as rte_member_lookup_bulk does: derive every
- * bucket pair and prefetch both lines, then compare. The compare pass is
- * branch-free on hit or miss so that mixed bursts do not mispredict.
+ * bucket pair and prefetch both lines, then compare. The compare pass of
+ * buckets of at most 64 bits is branch-free on hit or miss, so that mixed
+ * bursts do not mispredict; CF_MODE_SLOTS (wider buckets: 32-bit
+ * fingerprints) compares slot by slot and leaves a bucket at its first
+ * match (cf_find_in_bucket()), a branch that depends on the data.
  */
 static inline __attribute__((always_inline)) int
 lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
