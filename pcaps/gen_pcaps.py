@@ -27,7 +27,7 @@ from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1AD, Dot1Q, Ether, IPv6,
                        IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
                        IPv6ExtHdrRouting, Raw)
 
-# lib/cflow defaults (cflow.h), in seconds.
+# lib/cflow defaults (cflow_track.h), in seconds.
 TIMEOUT = {"tcp": 300, "udp": 60, "icmp": 30, "other": 60}
 LINGER = 10
 BASE = 1_700_000_000  # capture start, seconds since the epoch

@@ -40,6 +40,7 @@
 
 #include "cbl_private.h"
 #include "cfutil.h"
+#include "cuckoo_filter.h"
 
 #define BL_MAGIC "CFBLOCK1"
 #define BL_VERSION 1

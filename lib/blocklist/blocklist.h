@@ -47,15 +47,15 @@
  *   - ENOSPC (table full), ENOMEM.
  *
  * Of lib/cflow this library takes only the packet and key types of
- * cflow.h (and its inline cflow_key_init()): it links neither the parser
- * nor the tracker.
+ * cflow_parse.h (and its inline cflow_key_init()): it links neither the
+ * parser nor the tracker.
  */
 
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cflow.h"
+#include "cflow_parse.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cflow.h"
+#include "cflow_event.h"
 #include "cfutil.h"
 
 _Static_assert(sizeof(struct cflow_event) == 64, "cflow_event: 64 bytes");

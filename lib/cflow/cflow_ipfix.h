@@ -50,7 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cflow.h"
+#include "cflow_event.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,7 +22,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "cflow.h"
+#include "cflow_parse.h"
 
 #define ETHER_HDR_LEN 14
 #define SLL_HDR_LEN 16
@@ -99,7 +99,7 @@
 #define PROTO_SCTP 132
 #define PROTO_UDPLITE 136
 
-/* The bound in cflow.h covers every link header, and both the tracked
+/* The bound in cflow_parse.h covers every link header, and both the tracked
  * and the address-only paths behind it. */
 _Static_assert(CFLOW_PARSE_LINK_HDR_MAX == SLL2_HDR_LEN &&
 	SLL2_HDR_LEN >= SLL_HDR_LEN && SLL2_HDR_LEN >= ETHER_HDR_LEN &&

@@ -9,7 +9,8 @@
  * keep the tracker's contract (verdicts, counters, timeouts, linger) on
  * another store: bench_pipeline's exact table on rte_hash uses it, so
  * that the two cannot drift apart. The tracker's own per-packet code is
- * these functions.
+ * these functions. Private to this tree, not installed: such a table
+ * includes it from lib/cflow.
  *
  * A table calls, for each packet of a burst:
  *
@@ -37,7 +38,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cflow.h"
+#include "cflow_track.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -56,7 +56,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "cflow.h"
+#include "cflow_track.h"
 #include "cflow_topk.h"
 #include "cfutil.h"
 

@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuckoo_filter.h"
+#include "cf_alloc.h"
 
 #ifdef __cplusplus
 extern "C" {

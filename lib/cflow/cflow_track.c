@@ -48,7 +48,7 @@
 
 #include <xxhash.h>
 
-#include "cflow.h"
+#include "cflow_track.h"
 #include "cfutil.h"
 #include "cflow_state.h"
 

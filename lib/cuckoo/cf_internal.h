@@ -5,7 +5,7 @@
 
 /*
  * Private layout of struct cf_filter and the bucket primitives shared by
- * cuckoo_filter.c, cf_semisort.c and cf_io.c. Never installed.
+ * cuckoo_filter.c, cf_scan.c, cf_semisort.c and cf_io.c. Never installed.
  *
  * The table is one bit array: bucket i starts at bit i * pitch_bits.
  * A plain slot holds an f-bit fingerprint, 0 meaning empty. A semi-sorted
@@ -372,6 +372,33 @@ cf_interleave_stride(const struct cf_params *p, uint32_t *value_off)
 		*value_off = off;
 	return stride <= CF_ALIGN ? stride : 0;
 }
+
+/* Slots of the table, the stash excluded: the first stash position. */
+static inline uint32_t
+cf_table_slots(const struct cf_filter *f)
+{
+	return (uint32_t)(f->buckets * f->slots);
+}
+
+/* Remove stash entry k. */
+static inline void
+cf_stash_remove(struct cf_filter *f, uint32_t k)
+{
+	CFU_ASSERT(k < f->stash_count);
+	/* The entries after k move down one position. */
+	f->relocations++;
+	f->stash_count--;
+	memmove(&f->stash[k], &f->stash[k + 1],
+			(f->stash_count - k) * sizeof(f->stash[0]));
+	CFU_ASSERT(cf_stash_valid(f));
+}
+
+/* Stash items take free slots of their buckets, with no walk: after a
+ * scan emptied slots of many buckets (cuckoo_filter.c). */
+void cf_stash_rehome_any(struct cf_filter *f);
+/* Below the load limit, stash items also try a walk each, until one
+ * fails (cuckoo_filter.c). */
+void cf_stash_rehome_walk(struct cf_filter *f);
 
 /* Fill defaults and check; 0 or -EINVAL. Sets the bucket count. */
 int cf_params_resolve(const struct cf_params *in, struct cf_params *out,

@@ -41,6 +41,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cf_alloc.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -105,21 +107,6 @@ enum cf_table_type {
 	 * 22). Files of this layout are format version 2.
 	 */
 	CF_TABLE_INTERLEAVED = 2,
-};
-
-/**
- * Memory hooks. cuckooflow passes rte_zmalloc_socket()/rte_free().
- */
-struct cf_allocator {
-	/**
-	 * Return @p size bytes of zeroed memory aligned to @p align (a power
-	 * of two, at least 64), preferably on NUMA socket @p socket_id, or
-	 * NULL.
-	 */
-	void *(*alloc)(size_t size, size_t align, int socket_id, void *ctx);
-	/** Release memory from alloc(); @p size is the size requested. */
-	void (*free)(void *ptr, size_t size, void *ctx);
-	void *ctx; /**< Passed to both hooks. */
 };
 
 /**

@@ -667,7 +667,7 @@ tcp 10.0.0.10 20005 10.0.0.11 443
 
 def readable_addrs(frame):
     """The L3 addresses if the IP header itself is readable and sane, as
-    cflow.h specifies: behind at most 8 VLAN tags, IPv4 with version 4,
+    cflow_parse.h specifies: behind at most 8 VLAN tags, IPv4 with version 4,
     IHL >= 5 and the whole header captured, IPv6 with version 6 and its
     40 bytes captured; else None."""
     off, etype = 12, None
@@ -2572,7 +2572,7 @@ def test_flow_lookup_and_flush():
     flow, with 2 workers handing flows off (the owner answers), and a
     malformed request by its error; /cuckooflow/flush empties the tables,
     counted, the flow identity intact at the end. (An expired flow's
-    answer is in test_cflow: here the final sweep removes it first.)"""
+    answer is in test_track: here the final sweep removes it first.)"""
     files, stamped = workers_files()
     # Flow 2 is UDP, open; flow 0 was closed by the client's FIN (kept
     # lingering 10 s); an address pair that never appeared.
@@ -2689,7 +2689,7 @@ def test_flow_lookup_expired_live(nb):
     flow counted expired at the end. Which answers a lookup catches
     depends on the machine's pace; that a flow past its timeout and not
     swept answers "expired" is tested on the tracker's own clock
-    (tests/unit/test_cflow.c, test_track_lookup_flush), and the sweep's
+    (tests/unit/test_track.c, test_track_lookup_flush), and the sweep's
     pace after a replay (a pass a period) in docs/benchmarks.md."""
     cap = os.path.join(TMP, "expire_live.pcap")
     flows = [(bytes((10, 6, 0, f + 1)), bytes((192, 0, 2, 7)), 6000 + f, 53)

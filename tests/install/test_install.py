@@ -21,8 +21,9 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV = os.environ
 LIBS = ("cuckoo", "cflow", "blocklist")
-HEADERS = ("blocklist.h", "cflow.h", "cflow_ipfix.h", "cflow_state.h",
-           "cflow_topk.h", "cuckoo_filter.h")
+HEADERS = ("blocklist.h", "cf_alloc.h", "cflow.h", "cflow_event.h",
+           "cflow_ipfix.h", "cflow_parse.h", "cflow_topk.h", "cflow_track.h",
+           "cuckoo_filter.h")
 WANT = ("cuckoo: added 1000, found 1000, odd keys left 500\n"
         "cflow: ok, proto 6, ports 1234-80; packets 4, new 1, closed 1\n"
         "blocklist: packet address, 203.0.113.9 not listed\n")
@@ -106,7 +107,8 @@ def expected(root):
 def test_files(destdir):
     """Exactly the expected files: programs, man pages, the headers
     under include/cuckooflow, libraries, .pc files, the example config,
-    the unit; nothing internal (cfutil, the app's library)."""
+    the unit; nothing internal (cfutil, cf_internal.h, cflow_state.h,
+    the app's library)."""
     got = set()
     for d, _, names in os.walk(destdir):
         got |= {os.path.join(d, n) for n in names}

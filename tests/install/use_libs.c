@@ -15,7 +15,6 @@
 
 #include <cuckooflow/blocklist.h>
 #include <cuckooflow/cflow.h>
-#include <cuckooflow/cflow_state.h>
 #include <cuckooflow/cuckoo_filter.h>
 
 #define NB_KEYS 1000

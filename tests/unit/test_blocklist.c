@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "blocklist.h"
+#include "cuckoo_filter.h"
 #include "test.h"
 
 static char dir[] = "/tmp/cf_bl_XXXXXX";

@@ -2,12 +2,13 @@
 
 /*
  * What the firewall (docs/firewall.md) needs of lib/cflow beyond
- * test_cflow.c's cases: the parser's tunnel, ICMP type and hop limit
- * fields, decapsulated flows bound to their tunnel's outer endpoints
- * (tunnel_bind), and sided trackers, which keep each flow's inside
- * endpoint and refuse outside packets travelling away from it
- * (CFLOW_UNTRACKED_WRONG_DIR), across a warm restart too; and the allow
- * list's digest a saved table is checked against.
+ * test_parse.c's and test_track.c's cases: the parser's tunnel, ICMP
+ * type and hop limit fields, decapsulated flows bound to their tunnel's
+ * outer endpoints (tunnel_bind), and sided trackers, which keep each
+ * flow's inside endpoint and refuse outside packets travelling away from
+ * it (CFLOW_UNTRACKED_WRONG_DIR), across a warm restart too; and the
+ * allow list's digest a saved table is checked against. Frames from
+ * packets.h (struct pkt_spec).
  */
 
 #include <errno.h>
@@ -20,177 +21,10 @@
 #include "blocklist.h"
 #include "cflow.h"
 #include "cflow_state.h"
+#include "packets.h"
 #include "test.h"
 
 #define S (UINT64_C(1000000000))
-
-/* ----------------------------------------------------- frame builder */
-
-/* An IP packet's fields; addresses are IPv4 a.b.c.d as a uint32_t, or
- * IPv6 2001:db8::N with N the same value. */
-struct pkt_spec {
-	int family;             /* 4 or 6 */
-	uint32_t src, dst;
-	uint16_t sport, dport;
-	uint8_t proto;          /* 6, 17, 1 or 58 */
-	uint8_t flags;          /* TCP flags, or the ICMP type */
-	uint8_t ttl;            /* 0: 64 */
-};
-
-static void
-w16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-w32(uint8_t *p, uint32_t v)
-{
-	w16(p, (uint16_t)(v >> 16));
-	w16(p + 2, (uint16_t)v);
-}
-
-static void
-addr(uint8_t *p, int family, uint32_t a)
-{
-	if (family == 4) {
-		w32(p, a);
-		return;
-	}
-	memset(p, 0, 16);
-	w16(p, 0x2001);
-	w16(p + 2, 0x0db8);
-	w32(p + 12, a);
-}
-
-/* The IP packet (no link header) at @p b; its length. */
-static uint32_t
-ip_build(uint8_t *b, const struct pkt_spec *s)
-{
-	uint32_t hl = s->family == 4 ? 20 : 40;
-	uint32_t l4len = s->proto == 6 ? 20 : 8;
-	uint8_t *l4 = b + hl;
-
-	memset(b, 0, hl + l4len);
-	if (s->family == 4) {
-		b[0] = 0x45;
-		w16(b + 2, (uint16_t)(hl + l4len));
-		b[8] = s->ttl ? s->ttl : 64;
-		b[9] = s->proto;
-		addr(b + 12, 4, s->src);
-		addr(b + 16, 4, s->dst);
-	} else {
-		b[0] = 0x60;
-		w16(b + 4, (uint16_t)l4len);
-		b[6] = s->proto;
-		b[7] = s->ttl ? s->ttl : 64;
-		addr(b + 8, 6, s->src);
-		addr(b + 24, 6, s->dst);
-	}
-	if (s->proto == 6 || s->proto == 17) {
-		w16(l4, s->sport);
-		w16(l4 + 2, s->dport);
-	}
-	if (s->proto == 6) {
-		l4[12] = 0x50;
-		l4[13] = s->flags;
-	} else if (s->proto == 17) {
-		w16(l4 + 4, 8);
-	} else {
-		l4[0] = s->flags;       /* the ICMP type */
-	}
-	return hl + l4len;
-}
-
-/* An Ethernet header of @p type at @p b; 14. */
-static uint32_t
-eth(uint8_t *b, uint16_t type)
-{
-	memset(b, 0, 12);
-	b[0] = 2;
-	b[6] = 2;
-	b[11] = 1;
-	w16(b + 12, type);
-	return 14;
-}
-
-/* Ethernet + the IP packet: the frame's length. */
-static uint32_t
-frame(uint8_t *b, const struct pkt_spec *s)
-{
-	uint32_t n = eth(b, s->family == 4 ? 0x0800 : 0x86dd);
-
-	return n + ip_build(b + n, s);
-}
-
-enum tun { TUN_VXLAN, TUN_GENEVE, TUN_GRE, TUN_GTPU };
-
-/*
- * @p inner (@p ilen bytes: an Ethernet frame for VXLAN, Geneve with
- * 0x6558 and GRE with 0x6558 if @p teb, else an IP packet) in a tunnel
- * between outer IPv4 addresses @p osrc and @p odst, id @p id.
- */
-static uint32_t
-tun_frame(uint8_t *b, enum tun kind, bool teb, uint32_t osrc, uint32_t odst,
-		uint32_t id, const uint8_t *inner, uint32_t ilen)
-{
-	uint32_t n = eth(b, 0x0800), hl, total;
-	uint8_t *ip = b + n, *l4;
-	uint16_t type = teb ? 0x6558 : (inner[0] >> 4) == 6 ? 0x86dd : 0x0800;
-
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[8] = 64;
-	ip[9] = kind == TUN_GRE ? 47 : 17;
-	w32(ip + 12, osrc);
-	w32(ip + 16, odst);
-	l4 = ip + 20;
-	if (kind == TUN_GRE) {
-		w16(l4, 0x2000);        /* K */
-		w16(l4 + 2, type);
-		w32(l4 + 4, id);
-		hl = 8;
-	} else {
-		memset(l4, 0, 16);
-		w16(l4, 49152);
-		w16(l4 + 2, kind == TUN_VXLAN ? 4789 : kind == TUN_GENEVE ?
-			6081 : 2152);
-		if (kind == TUN_VXLAN) {
-			l4[8] = 0x08;
-			w32(l4 + 12, id << 8);
-		} else if (kind == TUN_GENEVE) {
-			w16(l4 + 10, type);
-			w32(l4 + 12, id << 8);
-		} else {
-			l4[8] = 0x30;
-			l4[9] = 255;
-			w16(l4 + 10, (uint16_t)ilen);
-			w32(l4 + 12, id);
-		}
-		hl = 16;
-	}
-	memcpy(l4 + hl, inner, ilen);
-	total = 20 + hl + ilen;
-	w16(ip + 2, (uint16_t)total);
-	if (kind != TUN_GRE)
-		w16(l4 + 4, (uint16_t)(total - 20));
-	return n + total;
-}
-
-/* What the parser makes of a frame, in a buffer of its exact size. */
-static enum cflow_parse_status
-parse(const uint8_t *f, uint32_t len, const struct cflow_parse_params *pp,
-		struct cflow_packet *p)
-{
-	uint8_t *b = malloc(len ? len : 1);
-	enum cflow_parse_status st;
-
-	memcpy(b, f, len);
-	st = cflow_parse(b, len, pp, p);
-	free(b);
-	return st;
-}
 
 /* ------------------------------------------------------------ parser */
 
@@ -208,83 +42,84 @@ test_parse_fw_fields(void)
 	struct cflow_packet p;
 	uint32_t len, ilen;
 
-	len = frame(f, &echo);
-	TEST_ASSERT(parse(f, len, NULL, &p) == CFLOW_PARSE_OK &&
+	len = pkt_frame(f, &echo);
+	TEST_ASSERT(parse_exact(f, len, NULL, &p) == CFLOW_PARSE_OK &&
 		p.icmp_type == 8 && p.hop_limit == 61 && p.tunnel == 0,
 		"echo: type %u hop limit %u", p.icmp_type, p.hop_limit);
-	len = frame(f, &ns);
-	TEST_ASSERT(parse(f, len, NULL, &p) == CFLOW_PARSE_OK &&
+	len = pkt_frame(f, &ns);
+	TEST_ASSERT(parse_exact(f, len, NULL, &p) == CFLOW_PARSE_OK &&
 		p.icmp_type == 135 && p.hop_limit == 255,
 		"NS: type %u hop limit %u", p.icmp_type, p.hop_limit);
-	len = frame(f, &syn);
-	TEST_ASSERT(parse(f, len, NULL, &p) == CFLOW_PARSE_OK &&
+	len = pkt_frame(f, &syn);
+	TEST_ASSERT(parse_exact(f, len, NULL, &p) == CFLOW_PARSE_OK &&
 		p.icmp_type == 0 && p.hop_limit == 64, "SYN (fast path)");
 	TEST_ASSERT(cflow_parse_general(f, len, NULL, &p) == CFLOW_PARSE_OK &&
 		p.icmp_type == 0 && p.hop_limit == 64, "SYN (general path)");
 	/* Cut in the L4 header: addresses only. */
-	len = frame(f, &echo);
-	TEST_ASSERT(parse(f, len - 5, NULL, &p) == CFLOW_PARSE_TRUNC_L4 &&
+	len = pkt_frame(f, &echo);
+	TEST_ASSERT(parse_exact(f, len - 5, NULL, &p) == CFLOW_PARSE_TRUNC_L4 &&
 		p.has_addrs && p.icmp_type == 0 && p.hop_limit == 0,
 		"cut echo: type %u hop limit %u", p.icmp_type, p.hop_limit);
 	/* Decapsulated: the inner packet's, and the tunnel. */
-	ilen = ip_build(inner, &echo);
-	len = tun_frame(f, TUN_GTPU, false, 0x0a0000fe, 0xc00002fe, 7, inner,
-		ilen);
-	TEST_ASSERT(parse(f, len, &decap, &p) == CFLOW_PARSE_OK &&
+	ilen = pkt_ip(inner, &echo);
+	len = pkt_tun_frame(f, TUN_GTPU, false, 0x0a0000fe, 0xc00002fe, 7,
+		inner, ilen);
+	TEST_ASSERT(parse_exact(f, len, &decap, &p) == CFLOW_PARSE_OK &&
 		p.tunnel == CFLOW_DECAP_GTPU && p.icmp_type == 8 &&
 		p.hop_limit == 61 && p.key.addr_lo[15] == 1,
 		"GTP-U echo: tunnel %u type %u hop %u", p.tunnel, p.icmp_type,
 		p.hop_limit);
-	TEST_ASSERT(parse(f, len, NULL, &p) == CFLOW_PARSE_OK &&
+	TEST_ASSERT(parse_exact(f, len, NULL, &p) == CFLOW_PARSE_OK &&
 		p.tunnel == 0 && p.key.proto == 17 && p.hop_limit == 64,
 		"GTP-U, decap off: the outer UDP flow");
 	/* A non-IP inner frame: non_ip, no addresses, the tunnel. */
 	memset(arp, 0, sizeof(arp));
-	ilen = eth(arp, 0x0806) + 28;
+	ilen = pkt_eth(arp, 0x0806) + 28;
 	for (int k = 0; k < 3; k++) {
-		enum tun kind = k == 0 ? TUN_VXLAN : k == 1 ? TUN_GENEVE :
+		enum pkt_tun kind = k == 0 ? TUN_VXLAN : k == 1 ? TUN_GENEVE :
 			TUN_GRE;
 		unsigned int bit = k == 0 ? CFLOW_DECAP_VXLAN : k == 1 ?
 			CFLOW_DECAP_GENEVE : CFLOW_DECAP_GRE;
 
-		len = tun_frame(f, kind, true, 0x0a0000fe, 0xc00002fe, 7, arp,
-			ilen);
-		TEST_ASSERT(parse(f, len, &decap, &p) == CFLOW_PARSE_NON_IP &&
-			!p.has_addrs && p.tunnel == bit &&
+		len = pkt_tun_frame(f, kind, true, 0x0a0000fe, 0xc00002fe, 7,
+			arp, ilen);
+		TEST_ASSERT(parse_exact(f, len, &decap, &p) ==
+			CFLOW_PARSE_NON_IP && !p.has_addrs && p.tunnel == bit &&
 			p.ethertype == 0x0800, "ARP in tunnel %d: tunnel %u",
 			k, p.tunnel);
 	}
 	/* A tunnel header cut short is not decapsulated. */
-	ilen = ip_build(inner, &syn);
-	len = tun_frame(f, TUN_GRE, false, 0x0a0000fe, 0xc00002fe, 7, inner,
-		ilen);
-	TEST_ASSERT(parse(f, 14 + 20 + 6, &decap, &p) == CFLOW_PARSE_TRUNC_L4
-		&& p.tunnel == 0 && p.has_addrs, "GRE cut: tunnel %u",
-		p.tunnel);
+	ilen = pkt_ip(inner, &syn);
+	len = pkt_tun_frame(f, TUN_GRE, false, 0x0a0000fe, 0xc00002fe, 7,
+		inner, ilen);
+	TEST_ASSERT(parse_exact(f, 14 + 20 + 6, &decap, &p) ==
+		CFLOW_PARSE_TRUNC_L4 && p.tunnel == 0 && p.has_addrs,
+		"GRE cut: tunnel %u", p.tunnel);
 	return 0;
 }
 
 /* A flow's key inside a tunnel between outer addresses @p osrc and
  * @p odst; the inner packet @p s. */
 static int
-tun_key(enum tun kind, uint32_t osrc, uint32_t odst, uint32_t id,
+tun_key(enum pkt_tun kind, uint32_t osrc, uint32_t odst, uint32_t id,
 		const struct pkt_spec *s, const struct cflow_parse_params *pp,
 		struct cflow_key *key)
 {
 	uint8_t f[512], inner[256], e[300];
 	struct cflow_packet p;
-	uint32_t ilen = ip_build(inner, s), len;
+	uint32_t ilen = pkt_ip(inner, s), len;
 	bool teb = kind == TUN_VXLAN;
 
 	if (teb) {
-		uint32_t n = eth(e, s->family == 4 ? 0x0800 : 0x86dd);
+		uint32_t n = pkt_eth(e, s->family == 4 ? 0x0800 : 0x86dd);
 
 		memcpy(e + n, inner, ilen);
-		len = tun_frame(f, kind, true, osrc, odst, id, e, n + ilen);
+		len = pkt_tun_frame(f, kind, true, osrc, odst, id, e, n + ilen);
 	} else {
-		len = tun_frame(f, kind, false, osrc, odst, id, inner, ilen);
+		len = pkt_tun_frame(f, kind, false, osrc, odst, id, inner,
+			ilen);
 	}
-	if (parse(f, len, pp, &p) != CFLOW_PARSE_OK)
+	if (parse_exact(f, len, pp, &p) != CFLOW_PARSE_OK)
 		return -1;
 	*key = p.key;
 	return 0;
@@ -310,7 +145,8 @@ test_parse_tunnel_bind(void)
 		.decap = CFLOW_DECAP_ALL }, vlan_key = bind;
 	const uint32_t in_vtep = 0xc6120101, out_vtep = 0xcb007101;
 	const uint32_t spoofer = 0xcb007142, other_in = 0xc6120163;
-	const enum tun kinds[] = { TUN_VXLAN, TUN_GENEVE, TUN_GRE, TUN_GTPU };
+	const enum pkt_tun kinds[] = { TUN_VXLAN, TUN_GENEVE, TUN_GRE,
+		TUN_GTPU };
 
 	other_seed.tunnel_seed = 0x5eee;
 	vlan_key.vlan_in_key = true;
@@ -330,7 +166,7 @@ test_parse_tunnel_bind(void)
 		TEST_ASSERT(same_key(&a, &b) && a.tunnel != 0,
 			"%u/%d: both directions, one key", k, family);
 		/* the same inner flow, not tunnelled */
-		TEST_ASSERT(parse(f, frame(f, &back), &bind, &p) ==
+		TEST_ASSERT(parse_exact(f, pkt_frame(f, &back), &bind, &p) ==
 			CFLOW_PARSE_OK && p.key.tunnel == 0 &&
 			!same_key(&p.key, &a), "%u/%d: not tunnelled", k,
 			family);
@@ -381,7 +217,7 @@ send(struct cflow_tracker *t, const struct pkt_spec *s, uint64_t at,
 	enum cflow_parse_status st;
 	enum cflow_verdict v;
 
-	in.len = frame(f, s);
+	in.len = pkt_frame(f, s);
 	in.wire_len = in.len;
 	st = cflow_parse(f, in.len, NULL, &pkt);
 	cflow_track_parsed(t, &in, &pkt, &st, 1, &v, NULL);
