@@ -239,6 +239,8 @@ struct lane {
  * spell of this shared machine hits them all alike. */
 
 static struct lane lanes[MAX_LCORES];
+/* The exact variant's tables, by lane (exact_worker_table.h). */
+struct exact_table *exact_worker_tables[MAX_LCORES];
 /* the lanes' workers, in one array as app_run.workers wants them */
 static struct app_worker workers[MAX_LCORES];
 static unsigned int nb_lanes;
@@ -578,6 +580,9 @@ lane_step(struct lane *l, bool warm)
 		probe_burst(l, pkts, n);
 	if (current == CEILING || current == PROBE)
 		rte_pktmbuf_free_bulk(pkts, n);
+	else if (current == RTE_HASH && n != 0)
+		/* the same loop over the exact table (exact_table.h) */
+		exact_worker_burst(l->w, &l->w->rxq[0], NULL, pkts, n);
 	else if (n != 0)
 		app_worker_burst(l->w, &l->w->rxq[0], NULL, pkts, n);
 	/* the application's loop: then what other workers handed over */
@@ -636,12 +641,12 @@ lane_main(void *arg)
 		lane_step(l, false);
 	barrier(l, (unsigned int *)&go, nb_lanes);
 	l->packets[slot] = start; /* the warm-up does not count */
-	mirrored0 = l->w->mirrored;
-	sent0 = l->w->tx_packets;
-	q0 = l->w->events_queued;
-	d0 = l->w->events_dropped;
+	mirrored0 = l->w->ctr.mirrored;
+	sent0 = l->w->ctr.tx_packets;
+	q0 = l->w->ctr.events_queued;
+	d0 = l->w->ctr.events_dropped;
 	if (tracked)
-		cflow_counters_get(l->w->table, &c0);
+		cflow_counters_get(l->w->tracker, &c0);
 	thread_usage(&cpu0, &csw0);
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(slice * (double)hz);
@@ -652,13 +657,13 @@ lane_main(void *arg)
 	t1 = rte_rdtsc();
 	thread_usage(&cpu1, &csw1);
 	l->cycles[slot] += t1 - t0;
-	l->mirrored[slot] += l->w->mirrored - mirrored0;
-	l->sent[slot] += l->w->tx_packets - sent0;
+	l->mirrored[slot] += l->w->ctr.mirrored - mirrored0;
+	l->sent[slot] += l->w->ctr.tx_packets - sent0;
 	l->cpu_s[slot] += cpu1 - cpu0;
 	l->wall_s[slot] += (double)(t1 - t0) / (double)hz;
 	l->preempted[slot] += csw1 - csw0;
 	if (tracked) {
-		cflow_counters_get(l->w->table, &c1);
+		cflow_counters_get(l->w->tracker, &c1);
 		l->tpackets[slot] += c1.packets - c0.packets;
 		l->tnew[slot] += c1.flows_new - c0.flows_new;
 		l->tclosed[slot] += c1.flows_closed - c0.flows_closed;
@@ -669,8 +674,8 @@ lane_main(void *arg)
 		l->turn_cpu[slot][turn] = cpu1 > cpu0 ?
 			(double)(l->packets[slot] - start) / (cpu1 - cpu0) : 0;
 	}
-	l->ev_queued[slot] += l->w->events_queued - q0;
-	l->ev_dropped[slot] += l->w->events_dropped - d0;
+	l->ev_queued[slot] += l->w->ctr.events_queued - q0;
+	l->ev_dropped[slot] += l->w->ctr.events_dropped - d0;
 	l->last_packets = l->packets[slot] - start;
 	l->last_cycles = t1 - t0;
 	l->last_preempted = csw1 - csw0;
@@ -865,24 +870,24 @@ uses_tracker(int v)
 	return opt.variant[v] && (v == CUCKOO || IS_EVENTS(v));
 }
 
+/*
+ * A lane's table of @p flows: the application's tracker parameters
+ * (app_tracker_params(): its layout, seed, timeouts) from the bench's
+ * config, then the bench's own extras, explicitly.
+ */
 static void
-tracker_params(struct cflow_tracker_params *p, uint64_t flows,
-		unsigned int lane)
+tracker_params(struct cflow_tracker_params *p, uint64_t flows)
 {
-	*p = (struct cflow_tracker_params){ .capacity = flows };
-	p->fp_bits = opt.fp_bits;
-	p->value_bits = opt.age_bits;
-	/* handoff: the owner tracks with the hash the receiver computed */
-	p->seed = opt.handoff ? HANDOFF_SEED : 0x5eed + lane;
-	p->allocator = &app_dpdk_allocator;
-	p->socket_id = (int)rte_socket_id();
-	p->exact_size = opt.exact_size;
+	app_cfg.flows = flows;
+	app_tracker_params(&bench_run, (int)rte_socket_id(), p);
 	p->sweep_max_buckets = opt.sweep_buckets;
 }
 
-/* The workers' shared settings, without handoff. */
+/* The workers' shared settings, without handoff; every tracker's seed
+ * (with --handoff the owner tracks with the hash the receiver
+ * computed). */
 static void
-run_init(struct app_run *run, const struct app_flow_table_ops *ops)
+run_init(struct app_run *run)
 {
 	*run = (struct app_run){
 		.cfg = &app_cfg,
@@ -890,7 +895,6 @@ run_init(struct app_run *run, const struct app_flow_table_ops *ops)
 		.verdict_offset = rte_mbuf_dynfield_lookup(
 			APP_VERDICT_DYNFIELD, NULL),
 		.tsc_hz = rte_get_tsc_hz(),
-		.table_ops = ops,
 		.workers = workers,
 		.nb_workers = nb_lanes,
 		.hash_seed = HANDOFF_SEED,
@@ -928,6 +932,7 @@ fwd_run_init(struct app_run *run, enum variant v)
 static void
 events_setup(enum variant v, bool fill)
 {
+	char err[512];
 	bool json = v == EV_JSON || v == EV_ALL || v == EV_ALL_TOP;
 	bool ipfix = v == EV_IPFIX || v == EV_ALL || v == EV_ALL_TOP;
 	bool pcap = v == EV_PCAPNG || v == EV_ALL || v == EV_ALL_TOP;
@@ -951,8 +956,10 @@ events_setup(enum variant v, bool fill)
 	/* as main.c: events carry epoch times */
 	bench_run.epoch_offset_ns = cfu_clock_ns(CLOCK_REALTIME) -
 		app_tsc_ns(&bench_run);
-	app_events_setup(&app_cfg, &bench_run);
-	app_top_setup(&app_cfg, &bench_run);
+	if (app_events_setup(&app_cfg, &bench_run, err, sizeof(err)) < 0 ||
+			app_top_setup(&app_cfg, &bench_run, err,
+				sizeof(err)) < 0)
+		rte_exit(EXIT_FAILURE, "%s: %s\n", variant_names[v], err);
 	/* ev_ring: the worker's side alone, into a ring as the app's */
 	if ((v == EV_RING || v == EV_MREF) && !fill) {
 		bench_run.first_packets = v == EV_MREF;
@@ -1031,14 +1038,15 @@ launch(enum variant v, bool fill)
 	filling = fill;
 	ready = go = quiet = 0;
 	lanes_finished = 0;
-	run_init(&bench_run, v == RTE_HASH ? &exact_table_ops :
-		&app_cflow_table_ops);
+	run_init(&bench_run);
 	fwd_run_init(&bench_run, v);
-	for (unsigned int i = 0; i < nb_lanes; i++)
-		lanes[i].w->table = v == RTE_HASH ? (void *)lanes[i].exact :
+	for (unsigned int i = 0; i < nb_lanes; i++) {
+		exact_worker_tables[i] = lanes[i].exact;
+		lanes[i].w->tracker = v == RTE_HASH ? NULL :
 			v >= FORWARD ? lanes[i].fwd_tracker[v - FORWARD] :
 			v == CUCKOO_IL ? lanes[i].tracker_il :
 			lanes[i].tracker;
+	}
 	if (!drain_mode) {
 		rte_eal_mp_remote_launch(lane_entry, NULL, CALL_MAIN);
 		rte_eal_mp_wait_lcore();
@@ -1070,12 +1078,13 @@ run_config(struct result *res)
 	for (int v = 0; v < VARIANTS; v++)
 		tracker |= uses_tracker(v);
 	slice_s = opt.seconds / opt.rounds;
+	run_init(&bench_run);
 	for (unsigned int i = 0; i < nb_lanes; i++) {
 		struct lane *l = &lanes[i];
 		struct cflow_tracker_params p;
 		uint64_t heap0 = heap_bytes();
 
-		tracker_params(&p, l->flows, i);
+		tracker_params(&p, l->flows);
 		l->tracker = tracker ? cflow_tracker_create(&p) : NULL;
 		if (tracker && l->tracker == NULL)
 			rte_exit(EXIT_FAILURE, "cuckoo table of %" PRIu64
@@ -1386,7 +1395,7 @@ launch_case(unsigned int ci, bool fill)
 	slot = ci;
 	filling = fill;
 	ready = go = quiet = 0;
-	run_init(&bench_run, &app_cflow_table_ops);
+	run_init(&bench_run);
 	bench_run.handoff = c->handoff;
 	bench_run.handoff_wait = true;  /* nothing lost: all tracked */
 	for (unsigned int i = 0; i < nb_lanes; i++) {
@@ -1396,11 +1405,10 @@ launch_case(unsigned int ci, bool fill)
 		l->ids = c->ids[i];
 		l->seq_pos = c->seq_pos[i];
 		l->w->tracker = c->tracker[i];
-		l->w->table = c->tracker[i];
-		rx[i] = l->w->rx_packets;
-		out[i] = l->w->handoff_out;
-		waits[i] = l->w->handoff_waits;
-		drops[i] = l->w->handoff_drops;
+		rx[i] = l->w->ctr.rx_packets;
+		out[i] = l->w->ctr.handoff_out;
+		waits[i] = l->w->ctr.handoff_waits;
+		drops[i] = l->w->ctr.handoff_drops;
 	}
 	rte_eal_mp_remote_launch(lane_main, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();
@@ -1424,10 +1432,10 @@ launch_case(unsigned int ci, bool fill)
 		c->seq_pos[i] = l->seq_pos;
 		if (fill)
 			continue;
-		c->rx[i] += l->w->rx_packets - rx[i];
-		c->out[i] += l->w->handoff_out - out[i];
-		c->waits[i] += l->w->handoff_waits - waits[i];
-		c->drops[i] += l->w->handoff_drops - drops[i];
+		c->rx[i] += l->w->ctr.rx_packets - rx[i];
+		c->out[i] += l->w->ctr.handoff_out - out[i];
+		c->waits[i] += l->w->ctr.handoff_waits - waits[i];
+		c->drops[i] += l->w->ctr.handoff_drops - drops[i];
 	}
 }
 
@@ -1460,7 +1468,7 @@ run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 		memset(c->clean_packets, 0, sizeof(c->clean_packets));
 		memset(c->clean_cycles, 0, sizeof(c->clean_cycles));
 		c->slices = c->clean_slices = 0;
-		run_init(&bench_run, &app_cflow_table_ops);
+		run_init(&bench_run);
 		for (unsigned int i = 0; i < nb_lanes; i++) {
 			struct lane *l = &lanes[i];
 			struct cflow_tracker_params p;
@@ -1469,7 +1477,7 @@ run_handoff(uint64_t flows, bool zipf, struct hresult *res)
 				c->seq[i] = malloc(sizeof(uint32_t) <<
 					SEQ_BITS);
 			c->ids[i] = malloc(sizeof(uint32_t) * l->flows);
-			tracker_params(&p, l->flows, i);
+			tracker_params(&p, l->flows);
 			c->tracker[i] = cflow_tracker_create(&p);
 			if (c->seq[i] == NULL || c->ids[i] == NULL ||
 					c->tracker[i] == NULL)
@@ -2133,14 +2141,15 @@ main(int argc, char **argv)
 	if (app_verdict_dynfield_register() < 0)
 		rte_exit(EXIT_FAILURE, "dynfield: %s\n",
 			rte_strerror(rte_errno));
-	app_cfg.mode = APP_MODE_MONITOR;
-	app_cfg.clock = APP_CLOCK_TSC;
+	/* the application's defaults (its tracker parameters, app/events.c
+	 * and app/top.c), and the bench's table */
+	app_config_defaults(&app_cfg);
 	app_cfg.burst = BURST;
-	/* the application's defaults, for app/events.c and app/top.c */
-	app_cfg.max_pkt_len = 1518;
 	app_cfg.event_ring = opt.event_ring;
-	app_cfg.ipfix_domain = 1;
-	app_cfg.top_period_s = 60;
+	app_cfg.top_sources = 0;
+	app_cfg.fp_bits = opt.fp_bits;
+	app_cfg.age_bits = opt.age_bits;
+	app_cfg.exact_size = opt.exact_size;
 	for (unsigned int i = 0; i < RTE_MIN(rte_lcore_count(),
 			(unsigned int)MAX_LCORES); i++)
 		lane_setup(i);

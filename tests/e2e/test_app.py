@@ -521,7 +521,7 @@ def test_telemetry_commands_and_final_stats(telemetry_run):
     diff = {k: (v, r["final"].get(k)) for k, v in r["stats"].items()
             if k in r["final"] and not isinstance(r["final"][k], dict)
             and r["final"][k] != v}
-    assert not r["bad"] and r["alive"] and len(ours) == 10 and not diff and \
+    assert not r["bad"] and r["alive"] and len(ours) == 11 and not diff and \
         r["rc"] == 0, "bad %s alive %s cmds %s diff %s rc %s" % (
             r["bad"][:3], r["alive"], ours, diff, r["rc"])
 
