@@ -10,8 +10,8 @@
 #define TRACKER(f, k, h) { #f, offsetof(struct cflow_counters, f), k, h }
 
 static const struct app_counter tracker[] = {
-	TRACKER(packets, APP_COUNTER, "packets tracked: the sum of the "
-		"classes below"),
+	TRACKER(packets, APP_COUNTER, "packets given to the tracker, each "
+		"in exactly one class"),
 	TRACKER(bytes, APP_COUNTER, "bytes of the packets tracked "
 		"(pkt_len, no FCS)"),
 	TRACKER(flows_new, APP_COUNTER, "flows opened: first packets"),
