@@ -7,7 +7,9 @@
  * receive path and the packet sequence:
  *
  *   ceiling   rx burst, then free: what the source and DPDK cost;
- *   cuckoo    the worker loop over lib/cflow's tracker;
+ *   cuckoo    the worker loop over lib/cflow's tracker, configured as
+ *             the application's (app_tracker_params(): --table-layout
+ *             auto, the seed, the timeouts);
  *   rte_hash  the same loop over an exact rte_hash flow table;
  *   cuckoo_il the cuckoo variant with lib/cuckoo's interleaved layout
  *             (CF_TABLE_INTERLEAVED: each flow's state in its bucket's
@@ -839,6 +841,7 @@ main(int argc, char **argv)
 	app_cfg.fp_bits = opt.fp_bits;
 	app_cfg.age_bits = opt.age_bits;
 	app_cfg.exact_size = opt.exact_size;
+	app_cfg.table_layout = opt.table_layout;
 	for (unsigned int i = 0; i < RTE_MIN(rte_lcore_count(),
 			(unsigned int)MAX_LCORES); i++)
 		lane_setup(i);

@@ -69,6 +69,7 @@ struct pipeline_opt {
 	unsigned int fp_bits;
 	unsigned int age_bits;
 	bool exact_size;
+	enum app_table_layout table_layout; /* the app's --table-layout */
 	unsigned int sweep_buckets;
 	unsigned int lcores[2]; /* 1 and/or 2 */
 	unsigned int nb_lcore_counts;

@@ -50,6 +50,10 @@ usage(const char *prog)
 		"  --age-bits N     cuckoo state bits, 16 or 32 (default 16)\n"
 		"  --exact-size     cuckoo tables sized exactly, not to a power "
 		"of two\n"
+		"  --table-layout L the cuckoo tables' layout, as the app's "
+		"option: auto, plain\n"
+		"                   or interleaved (default auto; cuckoo_il: "
+		"interleaved)\n"
 		"  --sweep-buckets N  sweep work bound per burst, in buckets of "
 		"4 slots (default 64; 1 shows what the sweep costs)\n"
 		"  --lcores L       1, 2 or both (default: both if the EAL has "
@@ -135,7 +139,7 @@ parse_options(int argc, char **argv)
 		{ "mirror-first", 1, NULL, 'M' },
 		{ "new-share", 1, NULL, 'N' }, { "top-sources", 1, NULL, 'T' },
 		{ "event-ring", 1, NULL, 'R' }, { "ev-dir", 1, NULL, 'D' },
-		{ "rounds", 1, NULL, 'r' },
+		{ "rounds", 1, NULL, 'r' }, { "table-layout", 1, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -313,6 +317,16 @@ parse_options(int argc, char **argv)
 			break;
 		case 'D':
 			opt.ev_dir = optarg;
+			break;
+		case 'L':
+			if (strcmp(optarg, "auto") == 0)
+				opt.table_layout = APP_LAYOUT_AUTO;
+			else if (strcmp(optarg, "plain") == 0)
+				opt.table_layout = APP_LAYOUT_PLAIN;
+			else if (strcmp(optarg, "interleaved") == 0)
+				opt.table_layout = APP_LAYOUT_INTERLEAVED;
+			else
+				goto bad;
 			break;
 		case 'r':
 			opt.rounds = (unsigned int)strtoul(optarg, &end, 0);
