@@ -4,7 +4,7 @@
 
 #include <rte_malloc.h>
 
-#include "worker.h"
+#include "run.h"
 
 static void *
 zmalloc_socket(size_t size, size_t align, int socket_id, void *ctx)

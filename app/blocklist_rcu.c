@@ -200,15 +200,19 @@ tel_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-void
-app_blocklist_telemetry(void)
+int
+app_blocklist_telemetry(char *err, size_t err_len)
 {
-	app_telemetry_register("/cuckooflow/blocklist", tel_blocklist,
-		"Blocklist in force: source, entries, reloads. Takes no "
-		"parameters");
-	app_telemetry_register("/cuckooflow/blocklist/reload", tel_reload,
-		"Replace the blocklist. Parameters: string path (default: the "
-		"current source)");
+	static const struct app_telemetry_cmd cmds[] = {
+		{ "/cuckooflow/blocklist", tel_blocklist,
+			"Blocklist in force: source, entries, reloads. Takes no "
+			"parameters" },
+		{ "/cuckooflow/blocklist/reload", tel_reload,
+			"Replace the blocklist. Parameters: string path "
+			"(default: the current source)" },
+	};
+
+	return app_telemetry_register_all(cmds, RTE_DIM(cmds), err, err_len);
 }
 
 void

@@ -50,8 +50,9 @@ struct rte_rcu_qsbr *app_blocklist_rcu(void);
  */
 int app_blocklist_reload(const char *path, char *err, size_t err_len);
 
-/* Register the telemetry commands (exits on failure). */
-void app_blocklist_telemetry(void);
+/* Register the telemetry commands: 0, or a negative errno with the
+ * reason in @p err. */
+int app_blocklist_telemetry(char *err, size_t err_len);
 
 void app_blocklist_fini(void);
 

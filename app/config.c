@@ -17,10 +17,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rte_common.h>
 #include <rte_config.h>
 
+#include "cflow_topk.h"
 #include "cfutil.h"
 #include "config.h"
+
+#define CFG_FILE_MAX (1u << 20)
+#define CFG_LINE_MAX 4096
 
 enum opt_type {
 	OPT_UINT,   /* decimal or 0x hex, within [min, max] */
@@ -29,22 +34,47 @@ enum opt_type {
 	OPT_STRING,
 };
 
+struct option_def;
+
+/*
+ * Where a value is read into: the config and, for --stats-json, the
+ * place it was set at (its check, after the command line, names it).
+ */
+struct parse_ctx {
+	struct app_config *cfg;
+	char where_json[CFG_LINE_MAX + 320];
+};
+
+/* An option's own reading of @p value (instead of its type's); @p where
+ * says "--name" or "file:line: [section] key =". 0 or -EINVAL. */
+typedef int (*opt_parse_fn)(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where);
+/* An option's own text of its value in @p cfg. */
+typedef void (*opt_print_fn)(const struct app_config *cfg,
+		const struct option_def *d, char *buf, size_t len);
+
 struct option_def {
 	const char *name;      /* --name */
 	const char *section;   /* INI section, NULL: command line only */
 	const char *key;       /* INI key */
 	enum opt_type type;
-	size_t offset;         /* in struct app_config */
+	size_t offset;         /* of its field in struct app_config */
+	size_t size;           /* of its field; 0: none */
 	uint64_t min, max;
-	const char *const *choices;
-	const char *defval;
+	/* OPT_UINT, OPT_FLAG, OPT_CHOICE: the field's value at start */
+	uint64_t def;
 	const char *help;
 	const char *zero_word;  /* OPT_UINT: a word that stands for 0 */
-	size_t size;            /* OPT_STRING: the field's size */
 	const char *arg;        /* OPT_STRING: its name in --help */
+	const char *const *choices;
 	/* OPT_CHOICE: the number each choice stands for, stored in the
 	 * field; NULL: the choice's index. */
 	const uint64_t *choice_values;
+	/* OPT_UINT: the limit, asked of a library (else max) */
+	uint64_t (*max_of)(void);
+	opt_parse_fn parse;     /* NULL: the type's */
+	opt_print_fn print;     /* NULL: the type's */
+	bool first;             /* read before every other option (--cfg) */
 };
 
 static const char *const modes[] = { "monitor", "forward", NULL };
@@ -62,204 +92,238 @@ static const uint64_t fw_unparsed_values[] = { APP_UNPARSED_AUTO,
 static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
 static const char *const layouts[] = { "auto", "plain", "interleaved", NULL };
 
-#define OFF(f) offsetof(struct app_config, f)
-#define STR(f) OFF(f), 0, 0, NULL
-#define SIZE(f) .size = sizeof(((struct app_config *)0)->f)
-/* The longest timeout or linger, s: 26 days, what 32-bit state holds
- * (16.8 ms ticks, a quarter of the tick range; lib/cflow). */
-#define MAX_TIMEOUT_S (86400 * 26)
+/* A field: its offset and its size, which its type gives. */
+#define FIELD(f) .offset = offsetof(struct app_config, f), \
+	.size = sizeof(((struct app_config *)0)->f)
+
+/* Per-option readers and printers, below the table. */
+static int parse_portmask(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where);
+static void print_portmask(const struct app_config *cfg,
+		const struct option_def *d, char *buf, size_t len);
+static int parse_hash_seed(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where);
+static void print_hash_seed(const struct app_config *cfg,
+		const struct option_def *d, char *buf, size_t len);
+static int parse_idle_timeout(struct parse_ctx *c,
+		const struct option_def *d, const char *value, const char *where);
+static void print_idle_timeout(const struct app_config *cfg,
+		const struct option_def *d, char *buf, size_t len);
+static int parse_decap(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where);
+static int parse_stats_json(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where);
+static int parse_port_or_none(struct parse_ctx *c,
+		const struct option_def *d, const char *value, const char *where);
+static void print_port_or_none(const struct app_config *cfg,
+		const struct option_def *d, char *buf, size_t len);
+static int parse_cfg(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where);
 
 /* The fields after help are optional: left out, they are zero. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct option_def defs[] = {
-	{ "portmask", "ports", "portmask", OPT_UINT, OFF(portmask), 1,
-		UINT64_MAX, NULL, "all", "ports to use: a hex bitmask of port "
-		"ids (0x or not: 10 is port 4), or all",
-		.zero_word = "all" },
-	{ "rxq", "ports", "rxq", OPT_UINT, OFF(rxq), 1, 1024, NULL, "auto",
+	{ "portmask", "ports", "portmask", OPT_UINT, FIELD(portmask), 1,
+		UINT64_MAX, 0, "ports to use: a hex bitmask of port "
+		"ids (0x or not: 10 is port 4), or all", .zero_word = "all",
+		.parse = parse_portmask, .print = print_portmask },
+	{ "rxq", "ports", "rxq", OPT_UINT, FIELD(rxq), 1, 1024, 0,
 		"rx queues per port (auto: one per worker, or each rx_pcap "
 		"of a net_pcap port)", .zero_word = "auto" },
-	{ "txq", "ports", "txq", OPT_UINT, OFF(txq), 1, 1024, NULL, "auto",
+	{ "txq", "ports", "txq", OPT_UINT, FIELD(txq), 1, 1024, 0,
 		"tx queues per port (auto: one per worker in forward mode, "
 		"where each worker needs its own)", .zero_word = "auto" },
-	{ "rxd", "ports", "rxd", OPT_UINT, OFF(rxd), 32, 32768, NULL, "1024",
+	{ "rxd", "ports", "rxd", OPT_UINT, FIELD(rxd), 32, 32768, 1024,
 		"descriptors per rx queue" },
-	{ "txd", "ports", "txd", OPT_UINT, OFF(txd), 32, 32768, NULL, "1024",
+	{ "txd", "ports", "txd", OPT_UINT, FIELD(txd), 32, 32768, 1024,
 		"descriptors per tx queue" },
-	{ "max-pkt-len", "ports", "max_pkt_len", OPT_UINT, OFF(max_pkt_len),
-		64, 16128, NULL, "1518", "largest frame received, in bytes "
+	{ "max-pkt-len", "ports", "max_pkt_len", OPT_UINT, FIELD(max_pkt_len),
+		64, 16128, 1518, "largest frame received, in bytes "
 		"(jumbo frames: mbufs get the room)" },
-	{ "burst", "ports", "burst", OPT_UINT, OFF(burst), 1, CF_BULK_MAX,
-		NULL, "32", "packets per rx burst" },
-	{ "mbufs", "ports", "mbufs", OPT_UINT, OFF(mbufs), 0, 1u << 24, NULL,
-		"0", "mbufs in the pool (0: enough for every ring and lcore)" },
-	{ "mode", "ports", "mode", OPT_CHOICE, OFF(mode), 0, 0, modes,
-		"monitor", "monitor: count and drop; forward: to the paired "
-		"port" },
-	{ "flows", "flows", "flows", OPT_UINT, OFF(flows), 1, CF_MAX_CAPACITY,
-		NULL, "1048576", "flow table capacity per lcore" },
-	{ "fp-bits", "flows", "fp_bits", OPT_UINT, OFF(fp_bits), 4, 32, NULL,
-		"auto", "fingerprint bits (FPR ~ 8 * load / 2^bits; auto: 12, "
+	{ "burst", "ports", "burst", OPT_UINT, FIELD(burst), 1, CF_BULK_MAX,
+		32, "packets per rx burst" },
+	{ "mbufs", "ports", "mbufs", OPT_UINT, FIELD(mbufs), 0, 1u << 24, 0,
+		"mbufs in the pool (0: enough for every ring and lcore)" },
+	{ "mode", "ports", "mode", OPT_CHOICE, FIELD(mode), 0, 0,
+		APP_MODE_MONITOR, "monitor: count and drop; forward: to the "
+		"paired port", .choices = modes },
+	{ "flows", "flows", "flows", OPT_UINT, FIELD(flows), 1,
+		CF_MAX_CAPACITY, CFLOW_CAPACITY_DEFAULT,
+		"flow table capacity per lcore" },
+	{ "fp-bits", "flows", "fp_bits", OPT_UINT, FIELD(fp_bits), 4, 32, 0,
+		"fingerprint bits (FPR ~ 8 * load / 2^bits; auto: 12, "
 		"32 in firewall mode: docs/firewall.md)", .zero_word = "auto" },
-	{ "age-bits", "flows", "age_bits", OPT_CHOICE, OFF(value_bits), 0, 0,
-		age_widths, "32", "bits of state per flow: 32 (16.8 ms ticks), "
-		"or 16 (ticks of ~1/2000 of the longest timeout; 2 bytes "
-		"less per flow)", .choice_values = age_width_bits },
-	{ "hash", "flows", "hash", OPT_CHOICE, OFF(hash), 0, 0, hashes,
-		"xxh3", "xxh3 of the 5-tuple, or the NIC's rss hash" },
-	{ "hash-seed", "flows", "hash_seed", OPT_UINT, OFF(hash_seed), 0,
-		UINT64_MAX, NULL, "random", "hash seed, for reproducible runs" },
-	{ "clock", "flows", "clock", OPT_CHOICE, OFF(clock), 0, 0, clocks,
-		"tsc", "tsc, or pkt: the capture time net_pcap attaches" },
-	{ "idle-timeout", NULL, NULL, OPT_UINT, 0, 1, MAX_TIMEOUT_S, NULL,
-		"(per class)",
-		"idle timeout in s for every protocol class" },
+	{ "age-bits", "flows", "age_bits", OPT_CHOICE, FIELD(age_bits), 0, 0,
+		CFLOW_VALUE_BITS_DEFAULT, "bits of state per flow: 32 "
+		"(16.8 ms ticks), or 16 (ticks of ~1/2000 of the longest "
+		"timeout; 2 bytes less per flow)", .choices = age_widths,
+		.choice_values = age_width_bits },
+	{ "hash", "flows", "hash", OPT_CHOICE, FIELD(hash), 0, 0,
+		CFLOW_HASH_XXH3, "xxh3 of the 5-tuple, or the NIC's rss hash",
+		.choices = hashes },
+	{ "hash-seed", "flows", "hash_seed", OPT_UINT, FIELD(hash_seed), 0,
+		UINT64_MAX, 0, "hash seed, for reproducible runs",
+		.parse = parse_hash_seed, .print = print_hash_seed },
+	{ "clock", "flows", "clock", OPT_CHOICE, FIELD(clock), 0, 0,
+		APP_CLOCK_TSC, "tsc, or pkt: the capture time net_pcap "
+		"attaches", .choices = clocks },
+	{ "idle-timeout", NULL, NULL, OPT_UINT, 0, 0, 1, 0, 0,
+		"idle timeout in s for every protocol class",
+		.max_of = app_config_timeout_max_s,
+		.parse = parse_idle_timeout, .print = print_idle_timeout },
 	{ "timeout-tcp", "timeouts", "tcp", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_TCP]), 1, MAX_TIMEOUT_S, NULL, "300",
-		"TCP idle timeout, s" },
+		FIELD(timeout_s[CFLOW_CLASS_TCP]), 1, 0, CFLOW_TIMEOUT_TCP_S,
+		"TCP idle timeout, s", .max_of = app_config_timeout_max_s },
 	{ "timeout-udp", "timeouts", "udp", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_UDP]), 1, MAX_TIMEOUT_S, NULL, "60",
-		"UDP and UDP-Lite idle timeout, s" },
+		FIELD(timeout_s[CFLOW_CLASS_UDP]), 1, 0, CFLOW_TIMEOUT_UDP_S,
+		"UDP and UDP-Lite idle timeout, s",
+		.max_of = app_config_timeout_max_s },
 	{ "timeout-icmp", "timeouts", "icmp", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_ICMP]), 1, MAX_TIMEOUT_S, NULL, "30",
-		"ICMP and ICMPv6 idle timeout, s" },
+		FIELD(timeout_s[CFLOW_CLASS_ICMP]), 1, 0, CFLOW_TIMEOUT_ICMP_S,
+		"ICMP and ICMPv6 idle timeout, s",
+		.max_of = app_config_timeout_max_s },
 	{ "timeout-other", "timeouts", "other", OPT_UINT,
-		OFF(timeout_s[CFLOW_CLASS_OTHER]), 1, MAX_TIMEOUT_S, NULL, "60",
-		"idle timeout of other protocols, s" },
+		FIELD(timeout_s[CFLOW_CLASS_OTHER]), 1, 0,
+		CFLOW_TIMEOUT_OTHER_S, "idle timeout of other protocols, s",
+		.max_of = app_config_timeout_max_s },
 	{ "close-linger", "flows", "close_linger", OPT_UINT,
-		OFF(close_linger_s), 0, MAX_TIMEOUT_S, NULL, "10",
+		FIELD(close_linger_s), 0, 0, CFLOW_CLOSE_LINGER_S,
 		"s a closed TCP flow lingers after its last packet (0: removed "
-		"at FIN/RST)" },
-	{ "full-policy", "flows", "full_policy", OPT_CHOICE, OFF(full_policy),
-		0, 0, policies, "evict", "full table: evict, or leave the new "
-		"flow untracked" },
-	{ "exact-size", "flows", "exact_size", OPT_FLAG, OFF(exact_size), 0,
-		1, NULL, "0", "size the table to --flows exactly, not to the "
+		"at FIN/RST)", .max_of = app_config_timeout_max_s },
+	{ "full-policy", "flows", "full_policy", OPT_CHOICE,
+		FIELD(full_policy), 0, 0, CFLOW_FULL_EVICT, "full table: "
+		"evict, or leave the new flow untracked",
+		.choices = policies },
+	{ "exact-size", "flows", "exact_size", OPT_FLAG, FIELD(exact_size), 0,
+		1, 0, "size the table to --flows exactly, not to the "
 		"next power of two (up to half the memory)" },
 	{ "table-layout", "flows", "table_layout", OPT_CHOICE,
-		OFF(table_layout), 0, 0, layouts, "auto", "each flow's state "
+		FIELD(table_layout), 0, 0, APP_LAYOUT_AUTO, "each flow's state "
 		"in its bucket's cache line (interleaved: a packet reads two "
 		"lines, not three) or in an array of its own (plain); auto: "
 		"interleaved where it takes no more memory (16-bit "
-		"fingerprints and state, or 32 and 32)" },
-	{ "vlan-in-key", "flows", "vlan_in_key", OPT_FLAG, OFF(vlan_in_key),
-		0, 1, NULL, "0", "key flows by their VLAN ids too" },
-	{ "decap", "flows", "decap", OPT_STRING, STR(decap_text), "",
+		"fingerprints and state, or 32 and 32)", .choices = layouts },
+	{ "vlan-in-key", "flows", "vlan_in_key", OPT_FLAG, FIELD(vlan_in_key),
+		0, 1, 0, "key flows by their VLAN ids too" },
+	{ "decap", "flows", "decap", OPT_STRING, FIELD(decap_text), 0, 0, 0,
 		"tunnels to decapsulate, keying flows by the inner 5-tuple: "
 		"a comma-separated list of vxlan, geneve, gre, gtpu, or all "
-		"(docs/tunnels.md)", SIZE(decap_text), .arg = "LIST" },
-	{ "exit-on-eof", "run", "exit_on_eof", OPT_FLAG, OFF(exit_on_eof), 0,
-		1, NULL, "0", "stop when every rx_pcap queue is exhausted" },
-	{ "stats-period", "run", "stats_period", OPT_UINT, OFF(stats_period_s),
-		0, 3600, NULL, "0", "print a timestamped snapshot of the "
-		"counters with per-second rates and table load every N s (0: "
-		"at exit only)" },
-	{ "stats-json", "run", "stats_json", OPT_STRING, STR(stats_json),
-		"", "write the final counters as JSON to FILE",
-		SIZE(stats_json) },
+		"(docs/tunnels.md)", .arg = "LIST", .parse = parse_decap },
+	{ "exit-on-eof", "run", "exit_on_eof", OPT_FLAG, FIELD(exit_on_eof), 0,
+		1, 0, "stop when every rx_pcap queue is exhausted" },
+	{ "stats-period", "run", "stats_period", OPT_UINT,
+		FIELD(stats_period_s), 0, 3600, 0, "print a timestamped "
+		"snapshot of the counters with per-second rates and table load "
+		"every N s (0: at exit only)" },
+	{ "stats-json", "run", "stats_json", OPT_STRING, FIELD(stats_json),
+		0, 0, 0, "write the final counters as JSON to FILE",
+		.parse = parse_stats_json },
 	{ "stats-json-period", "run", "stats_json_period", OPT_STRING,
-		STR(stats_json_period), "", "append a JSON object (time, "
-		"rates, counters) every --stats-period N s to FILE: JSON lines "
-		"(docs/usage.md)", SIZE(stats_json_period) },
-	{ "state-file", "run", "state_file", OPT_STRING, STR(state_file), "",
-		"warm restart: save every worker's flow table to FILE at "
-		"exit, take it over at start if saved by a run like this one "
-		"(docs/usage.md)", SIZE(state_file) },
-	{ "events", "events", "json", OPT_STRING, STR(events), "",
+		FIELD(stats_json_period), 0, 0, 0, "append a JSON object "
+		"(time, rates, counters) every --stats-period N s to FILE: "
+		"JSON lines (docs/usage.md)" },
+	{ "state-file", "run", "state_file", OPT_STRING, FIELD(state_file), 0,
+		0, 0, "warm restart: save every worker's flow table to FILE "
+		"at exit, take it over at start if saved by a run like this "
+		"one (docs/usage.md)" },
+	{ "events", "events", "json", OPT_STRING, FIELD(events), 0, 0, 0,
 		"append a JSON line for each new flow and each FIN/RST close "
-		"to FILE (reopened when moved away: logrotate)",
-		SIZE(events) },
+		"to FILE (reopened when moved away: logrotate)" },
 	{ "new-flow-pcap", "events", "new_flow_pcap", OPT_STRING,
-		STR(new_flow_pcap), "", "write the first packet of each new "
-		"flow to FILE, pcapng (rte_pcapng)", SIZE(new_flow_pcap) },
-	{ "ipfix", "events", "ipfix", OPT_STRING, STR(ipfix), "",
+		FIELD(new_flow_pcap), 0, 0, 0, "write the first packet of "
+		"each new flow to FILE, pcapng (rte_pcapng)" },
+	{ "ipfix", "events", "ipfix", OPT_STRING, FIELD(ipfix), 0, 0, 0,
 		"export the events as IPFIX over UDP to HOST:PORT "
-		"([ADDR]:PORT for IPv6)", SIZE(ipfix), .arg = "HOST:PORT" },
+		"([ADDR]:PORT for IPv6)", .arg = "HOST:PORT" },
 	{ "ipfix-domain", "events", "ipfix_domain", OPT_UINT,
-		OFF(ipfix_domain), 0, UINT32_MAX, NULL, "1", "the IPFIX "
+		FIELD(ipfix_domain), 0, UINT32_MAX, 1, "the IPFIX "
 		"observation domain id of the messages" },
-	{ "top-sources", "top", "counters", OPT_UINT, OFF(top_sources), 0,
-		1u << 24, NULL, "1024", "counters of each worker's sketch of "
-		"the sources opening the most flows (0: off; "
-		"/cuckooflow/top_new_sources)" },
-	{ "top-period", "top", "period", OPT_UINT, OFF(top_period_s), 1, 3600,
-		NULL, "60", "seconds the top sources are counted over before "
+	{ "top-sources", "top", "counters", OPT_UINT, FIELD(top_sources), 0,
+		CFLOW_TOPK_CAPACITY_MAX, CFLOW_TOPK_CAPACITY_DEFAULT,
+		"counters of each worker's sketch of the sources opening the "
+		"most flows (0: off; /cuckooflow/top_new_sources)" },
+	{ "top-period", "top", "period", OPT_UINT, FIELD(top_period_s), 1,
+		3600, 60, "seconds the top sources are counted over before "
 		"they are reported and counted anew" },
-	{ "event-ring", "events", "ring", OPT_UINT, OFF(event_ring), 64,
-		1u << 24, NULL, "16384", "events each worker's ring holds "
+	{ "event-ring", "events", "ring", OPT_UINT, FIELD(event_ring), 64,
+		1u << 24, 16384, "events each worker's ring holds "
 		"for the main lcore; a full ring drops them (events_dropped)" },
-	{ "affinity", "workers", "affinity", OPT_CHOICE, OFF(affinity), 0, 0,
-		affinities, "auto", "how a flow reaches its one worker: rss "
+	{ "affinity", "workers", "affinity", OPT_CHOICE, FIELD(affinity), 0,
+		0, APP_AFFINITY_AUTO, "how a flow reaches its one worker: rss "
 		"(symmetric RSS on every port), handoff (software hash and "
-		"rings), auto (rss where every port can)" },
-	{ "config", "workers", "config", OPT_STRING, STR(queue_map_text), "",
-		"rx queue map (port,queue,lcore)[,...], as l3fwd's (default: "
-		"queue i of every port on worker i)", SIZE(queue_map_text),
-		.arg = "MAP" },
+		"rings), auto (rss where every port can)",
+		.choices = affinities },
+	{ "config", "workers", "config", OPT_STRING, FIELD(queue_map_text), 0,
+		0, 0, "rx queue map (port,queue,lcore)[,...], as l3fwd's "
+		"(default: queue i of every port on worker i)", .arg = "MAP" },
 	{ "handoff-full", "workers", "handoff_full", OPT_CHOICE,
-		OFF(handoff_full), 0, 0, full_policies, "auto", "an owner's "
+		FIELD(handoff_full), 0, 0, APP_HANDOFF_FULL_AUTO, "an owner's "
 		"full ring: wait, or drop and count (auto: wait when every "
-		"port replays a capture)" },
+		"port replays a capture)", .choices = full_policies },
 	{ "handoff-ring", "workers", "handoff_ring", OPT_UINT,
-		OFF(handoff_ring), 64, 65536, NULL, "1024", "packets each "
+		FIELD(handoff_ring), 64, 65536, 1024, "packets each "
 		"worker-to-worker ring holds" },
-	{ "blocklist", "blocklist", "blocklist", OPT_STRING, STR(blocklist), "",
-		"drop packets matching this list (text or compiled)",
-		SIZE(blocklist) },
+	{ "blocklist", "blocklist", "blocklist", OPT_STRING, FIELD(blocklist),
+		0, 0, 0, "drop packets matching this list (text or "
+		"compiled)" },
 	{ "blocklist-unparsed", "blocklist", "blocklist_unparsed", OPT_CHOICE,
-		OFF(blocklist_unparsed), 0, 0, unparsed_policies, "drop",
+		FIELD(blocklist_unparsed), 0, 0, APP_UNPARSED_DROP,
 		"with --blocklist, an IP packet whose addresses (or, if the "
 		"list has flows, ports) cannot be read: drop (fail closed) or "
-		"pass" },
-	{ "inside", "firewall", "inside", OPT_STRING, STR(inside_text), "",
-		"firewall mode: ports on the inside, whose packets may open "
+		"pass", .choices = unparsed_policies },
+	{ "inside", "firewall", "inside", OPT_STRING, FIELD(inside_text), 0, 0,
+		0, "firewall mode: ports on the inside, whose packets may open "
 		"flows: a list of port ids and ranges (0,2-3)",
-		SIZE(inside_text), .arg = "PORTS" },
-	{ "outside", "firewall", "outside", OPT_STRING, STR(outside_text), "",
-		"firewall mode: ports on the outside, whose packets pass only "
-		"on a tracked flow (or an --allow rule)", SIZE(outside_text),
 		.arg = "PORTS" },
-	{ "tcp-strict", "firewall", "tcp_strict", OPT_FLAG, OFF(tcp_strict),
-		0, 1, NULL, "0", "a TCP flow is opened only by a SYN without "
+	{ "outside", "firewall", "outside", OPT_STRING, FIELD(outside_text),
+		0, 0, 0, "firewall mode: ports on the outside, whose packets "
+		"pass only on a tracked flow (or an --allow rule)",
+		.arg = "PORTS" },
+	{ "tcp-strict", "firewall", "tcp_strict", OPT_FLAG, FIELD(tcp_strict),
+		0, 1, 0, "a TCP flow is opened only by a SYN without "
 		"ACK (else any packet of it)" },
-	{ "allow", "firewall", "allow", OPT_STRING, STR(allow), "",
+	{ "allow", "firewall", "allow", OPT_STRING, FIELD(allow), 0, 0, 0,
 		"firewall mode: services outside hosts may open, lines of "
-		"'PROTO ADDR[/LEN] PORT|any'", SIZE(allow) },
+		"'PROTO ADDR[/LEN] PORT|any'" },
 	{ "firewall-unparsed", "firewall", "firewall_unparsed", OPT_CHOICE,
-		OFF(firewall_unparsed), 0, 0, fw_unparsed_policies, "auto",
+		FIELD(firewall_unparsed), 0, 0, APP_UNPARSED_AUTO,
 		"firewall mode: an outside frame the parser cannot take to a "
 		"flow (IP behind 3+ VLAN tags, MPLS, PPPoE, LLC/SNAP, a "
 		"tunnel's non-IP frame, other non-IP but ARP): drop or pass "
-		"(auto: drop)", .choice_values = fw_unparsed_values },
+		"(auto: drop)", .choices = fw_unparsed_policies,
+		.choice_values = fw_unparsed_values },
 	{ "new-flow-rate", "flows", "new_flow_rate", OPT_UINT,
-		OFF(new_flow_rate), 1, 1000000000, NULL, "off", "new flows "
+		FIELD(new_flow_rate), 1, 1000000000, 0, "new flows "
 		"each worker admits per second, past --new-flow-burst (off: "
 		"no limit)", .zero_word = "off" },
 	{ "new-flow-burst", "flows", "new_flow_burst", OPT_UINT,
-		OFF(new_flow_burst), 1, 1000000000, NULL, "rate",
+		FIELD(new_flow_burst), 1, 1000000000, 0,
 		"new flows admitted at once before the rate applies (rate: "
 		"as many as --new-flow-rate)", .zero_word = "rate" },
 	{ "emergency-load", "flows", "emergency_load", OPT_UINT,
-		OFF(emergency_load), 1, 100, NULL, "off", "table load, % of "
+		FIELD(emergency_load), 1, 100, 0, "table load, % of "
 		"--flows, above which idle timeouts shrink to "
 		"--emergency-timeout (off: never)", .zero_word = "off" },
 	{ "emergency-low", "flows", "emergency_low", OPT_UINT,
-		OFF(emergency_low), 1, 99, NULL, "auto", "load, %, below "
+		FIELD(emergency_low), 1, 99, 0, "load, %, below "
 		"which the emergency ends (auto: --emergency-load less 10)",
 		.zero_word = "auto" },
 	{ "emergency-timeout", "flows", "emergency_timeout", OPT_UINT,
-		OFF(emergency_timeout_s), 1, MAX_TIMEOUT_S, NULL, "10",
-		"idle timeout and linger, s, of every class in an emergency" },
-	{ "mirror-port", "mirror", "port", OPT_UINT, OFF(mirror_port), 0,
-		RTE_MAX_ETHPORTS - 1, NULL, "none", "send a copy of each "
+		FIELD(emergency_timeout_s), 1, 0, CFLOW_EMERGENCY_TIMEOUT_S,
+		"idle timeout and linger, s, of every class in an emergency",
+		.max_of = app_config_timeout_max_s },
+	{ "mirror-port", "mirror", "port", OPT_UINT, FIELD(mirror_port), 0,
+		RTE_MAX_ETHPORTS - 1, APP_NO_PORT, "send a copy of each "
 		"flow's first --mirror-first packets out of this port (forward "
-		"mode; not a forwarding port)" },
-	{ "mirror-first", "mirror", "first", OPT_UINT, OFF(mirror_first), 1,
-		254, NULL, "off", "packets of each flow, both directions "
+		"mode; not a forwarding port)", .parse = parse_port_or_none,
+		.print = print_port_or_none },
+	{ "mirror-first", "mirror", "first", OPT_UINT, FIELD(mirror_first), 1,
+		254, 0, "packets of each flow, both directions "
 		"together, copied to --mirror-port", .zero_word = "off" },
-	{ "cfg", NULL, NULL, OPT_STRING, STR(cfg_file), "",
-		"read settings from an INI FILE first", SIZE(cfg_file) },
+	{ "cfg", NULL, NULL, OPT_STRING, FIELD(cfg_file), 0, 0, 0,
+		"read settings from an INI FILE first", .parse = parse_cfg,
+		.first = true },
 };
 #pragma GCC diagnostic pop
 #define NB_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -290,12 +354,392 @@ config_msg(const char *fmt, ...)
 			msg_used + (size_t)n : msg_len - 1;
 }
 
+/* ------------------------------------------------------------ fields */
+
+/* Store @p v in @p d's field, of its own width (bool, enum, unsigned
+ * int or uint64_t). */
+static void
+field_set(struct app_config *cfg, const struct option_def *d, uint64_t v)
+{
+	void *p = (char *)cfg + d->offset;
+
+	if (d->type == OPT_FLAG) {
+		bool b = v != 0;
+
+		memcpy(p, &b, sizeof(b));
+	} else if (d->size == sizeof(uint32_t)) {
+		uint32_t u = (uint32_t)v;
+
+		memcpy(p, &u, sizeof(u));
+	} else if (d->size == sizeof(uint64_t)) {
+		memcpy(p, &v, sizeof(v));
+	}
+}
+
+static uint64_t
+field_get(const struct app_config *cfg, const struct option_def *d)
+{
+	const void *p = (const char *)cfg + d->offset;
+
+	if (d->type == OPT_FLAG) {
+		bool b;
+
+		memcpy(&b, p, sizeof(b));
+		return b;
+	} else if (d->size == sizeof(uint32_t)) {
+		uint32_t u;
+
+		memcpy(&u, p, sizeof(u));
+		return u;
+	} else if (d->size == sizeof(uint64_t)) {
+		uint64_t v;
+
+		memcpy(&v, p, sizeof(v));
+		return v;
+	}
+	return 0;
+}
+
+static uint64_t
+max_of(const struct option_def *d)
+{
+	return d->max_of != NULL ? d->max_of() : d->max;
+}
+
+uint64_t
+app_config_timeout_max_s(void)
+{
+	static uint64_t max;
+	uint64_t lo = 1, hi = UINT64_C(1) << 34; /* s: no overflow in ns */
+	int saved = errno;
+
+	if (max != 0)
+		return max;
+	/* The longest lib/cflow accepts with its defaults (32-bit state,
+	 * no packet count, no side): a bisection of its own check. */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		struct cflow_tracker_params p = {
+			.fixed_seed = true,
+			.timeout_ns = { [CFLOW_CLASS_TCP] = mid * 1000000000ull },
+		}, r;
+
+		if (cflow_tracker_params_resolve(&p, &r) == 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	errno = saved;
+	max = lo;
+	return max;
+}
+
+/* ----------------------------------------------------- reading values */
+
+/* The type's reading of @p value into @p d's field. */
+static int
+set_typed(struct app_config *cfg, const struct option_def *d,
+		const char *value, const char *where, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	switch (d->type) {
+	case OPT_STRING:
+		/* Refused whole, never cut to fit. */
+		if (strlen(value) >= d->size) {
+			config_msg("cuckooflow: %s %.40s...: %zu "
+				"characters, longer than the %zu allowed\n",
+				where, value, strlen(value), d->size - 1);
+			return -EINVAL;
+		}
+		if (out == NULL)
+			strcpy((char *)cfg + d->offset, value);
+		return 0;
+	case OPT_CHOICE:
+		for (unsigned int k = 0; d->choices[k] != NULL; k++)
+			if (strcmp(value, d->choices[k]) == 0) {
+				field_set(cfg, d, d->choice_values != NULL ?
+					d->choice_values[k] : k);
+				return 0;
+			}
+		config_msg("cuckooflow: %s %s: want one of", where, value);
+		for (unsigned int k = 0; d->choices[k] != NULL; k++)
+			config_msg(" %s", d->choices[k]);
+		config_msg("\n");
+		return -EINVAL;
+	case OPT_FLAG:
+	case OPT_UINT:
+		/* A word for 0 ("all" ports, "auto"): the number 0
+		 * itself is refused below. */
+		if (d->zero_word != NULL && strcmp(value, d->zero_word) == 0) {
+			v = 0;
+		} else {
+			errno = 0;
+			v = strtoull(value, &end, 0);
+			if (value[0] == '-' || value[0] == '\0' ||
+					*end != '\0' || errno != 0 ||
+					v < d->min || v > max_of(d)) {
+				config_msg("cuckooflow: %s %s: want an "
+					"integer in %" PRIu64 "..%" PRIu64 "%s%s"
+					"\n", where, value, d->min, max_of(d),
+					d->zero_word != NULL ? ", or " : "",
+					d->zero_word != NULL ? d->zero_word :
+					"");
+				return -EINVAL;
+			}
+		}
+		if (out != NULL)
+			*out = v;
+		else
+			field_set(cfg, d, v);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Set one option from text; where says "--name" or "file:section.key". */
+static int
+set_value(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where)
+{
+	if (d->parse != NULL)
+		return d->parse(c, d, value, where);
+	return set_typed(c->cfg, d, value, where, NULL);
+}
+
+/* --portmask: hex, 0x or not, as testpmd's and l3fwd's. */
+static int
+parse_portmask(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where)
+{
+	unsigned long long v;
+	char *end;
+
+	if (strcmp(value, d->zero_word) == 0) {
+		field_set(c->cfg, d, 0);
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(value, &end, 16);
+	if (value[0] == '-' || value[0] == '\0' || *end != '\0' ||
+			errno != 0 || v < d->min || v > d->max) {
+		config_msg("cuckooflow: %s %s: want a hex bitmask of port "
+			"ids (1 is port 0, 0x3 ports 0 and 1), or all\n",
+			where, value);
+		return -EINVAL;
+	}
+	field_set(c->cfg, d, v);
+	return 0;
+}
+
+static void
+print_portmask(const struct app_config *cfg, const struct option_def *d,
+		char *buf, size_t len)
+{
+	uint64_t v = field_get(cfg, d);
+
+	if (v == 0)
+		snprintf(buf, len, "%s", d->zero_word);
+	else
+		snprintf(buf, len, "0x%" PRIx64, v);
+}
+
+/* --hash-seed: given, else random. */
+static int
+parse_hash_seed(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where)
+{
+	int ret = set_typed(c->cfg, d, value, where, NULL);
+
+	if (ret == 0)
+		c->cfg->hash_seed_set = true;
+	return ret;
+}
+
+static void
+print_hash_seed(const struct app_config *cfg, const struct option_def *d,
+		char *buf, size_t len)
+{
+	if (cfg->hash_seed_set)
+		snprintf(buf, len, "%" PRIu64, field_get(cfg, d));
+	else
+		snprintf(buf, len, "random");
+}
+
+/* --idle-timeout: every class's timeout at once. */
+static int
+parse_idle_timeout(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where)
+{
+	uint64_t v = 0;
+	int ret = set_typed(c->cfg, d, value, where, &v);
+
+	if (ret == 0)
+		for (int k = 0; k < CFLOW_CLASS_MAX; k++)
+			c->cfg->timeout_s[k] = v;
+	return ret;
+}
+
+static void
+print_idle_timeout(const struct app_config *cfg, const struct option_def *d,
+		char *buf, size_t len)
+{
+	(void)cfg;
+	(void)d;
+	snprintf(buf, len, "(per class)");
+}
+
+/* --mirror-port: a port id, or none. */
+static int
+parse_port_or_none(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where)
+{
+	if (strcmp(value, "none") == 0) {
+		field_set(c->cfg, d, APP_NO_PORT);
+		return 0;
+	}
+	return set_typed(c->cfg, d, value, where, NULL);
+}
+
+static void
+print_port_or_none(const struct app_config *cfg, const struct option_def *d,
+		char *buf, size_t len)
+{
+	uint64_t v = field_get(cfg, d);
+
+	if (v == APP_NO_PORT)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* --decap: a comma-separated list of tunnel names, "all", or "" (none). */
+static int
+parse_decap(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} tunnels[] = {
+		{ "vxlan", CFLOW_DECAP_VXLAN },
+		{ "geneve", CFLOW_DECAP_GENEVE },
+		{ "gre", CFLOW_DECAP_GRE },
+		{ "gtpu", CFLOW_DECAP_GTPU },
+		{ "all", CFLOW_DECAP_ALL },
+	};
+	const char *p = value;
+	uint64_t mask = 0;
+	int ret = set_typed(c->cfg, d, value, where, &mask);
+
+	if (ret < 0)
+		return ret;
+	while (*p != '\0') {
+		size_t n = strcspn(p, ",");
+		unsigned int k;
+
+		for (k = 0; k < RTE_DIM(tunnels); k++)
+			if (strlen(tunnels[k].name) == n &&
+					strncmp(p, tunnels[k].name, n) == 0)
+				break;
+		if (k == RTE_DIM(tunnels)) {
+			config_msg("cuckooflow: %s %s: want a comma-"
+				"separated list of vxlan, geneve, gre, gtpu, "
+				"or all\n", where, value);
+			return -EINVAL;
+		}
+		mask |= tunnels[k].bit;
+		p += n;
+		if (*p == ',' && *++p == '\0') {
+			config_msg("cuckooflow: %s %s: a trailing "
+				"comma\n", where, value);
+			return -EINVAL;
+		}
+	}
+	strcpy(c->cfg->decap_text, value);
+	c->cfg->decap = mask;
+	return 0;
+}
+
+/* --stats-json: its check, at the end, names where it was set. */
+static int
+parse_stats_json(struct parse_ctx *c, const struct option_def *d,
+		const char *value, const char *where)
+{
+	int ret = set_typed(c->cfg, d, value, where, NULL);
+
+	if (ret == 0)
+		snprintf(c->where_json, sizeof(c->where_json), "%s", where);
+	return ret;
+}
+
+/* --cfg: read by find_cfg() before the rest; the main pass skips it. */
+static int
+parse_cfg(struct parse_ctx *c, const struct option_def *d, const char *value,
+		const char *where)
+{
+	(void)c;
+	(void)d;
+	(void)value;
+	(void)where;
+	return 0;
+}
+
+/* ----------------------------------------------------- printing values */
+
+/* @p d's value in @p cfg, as text (a string as it is, "" if empty). */
+static void
+print_value(const struct app_config *cfg, const struct option_def *d,
+		char *buf, size_t len)
+{
+	uint64_t v;
+
+	if (d->print != NULL) {
+		d->print(cfg, d, buf, len);
+		return;
+	}
+	if (d->type == OPT_STRING) {
+		snprintf(buf, len, "%s", (const char *)cfg + d->offset);
+		return;
+	}
+	v = field_get(cfg, d);
+	if (d->type == OPT_CHOICE) {
+		unsigned int k;
+
+		/* the choice whose field value is v */
+		for (k = 0; d->choices[k + 1] != NULL; k++)
+			if ((d->choice_values != NULL ? d->choice_values[k] :
+					k) == v)
+				break;
+		snprintf(buf, len, "%s", d->choices[k]);
+	} else if (d->zero_word != NULL && v == 0) {
+		snprintf(buf, len, "%s", d->zero_word);
+	} else {
+		snprintf(buf, len, "%" PRIu64, v);
+	}
+}
+
+void
+app_config_defaults(struct app_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	for (unsigned int i = 0; i < NB_DEFS; i++)
+		if (defs[i].size != 0 && defs[i].type != OPT_STRING)
+			field_set(cfg, &defs[i], defs[i].def);
+}
+
 static void
 usage(const char *prog)
 {
+	struct app_config *cfg = malloc(sizeof(*cfg));
+
+	if (cfg == NULL)
+		return;
+	app_config_defaults(cfg);
 	printf("usage: %s [EAL options] -- [options]\n\n", prog);
 	for (unsigned int i = 0; i < NB_DEFS; i++) {
-		char left[64];
+		char left[64], def[320];
 
 		snprintf(left, sizeof(left), "--%s%s%s", defs[i].name,
 			defs[i].type == OPT_FLAG ? "" :
@@ -310,142 +754,13 @@ usage(const char *prog)
 				snprintf(left + strlen(left), sizeof(left) -
 					strlen(left), "%s%s", *c, c[1] ? "|" : "");
 		}
+		print_value(cfg, &defs[i], def, sizeof(def));
 		printf("  %-30s %s (default %s)\n", left, defs[i].help,
-			defs[i].defval[0] ? defs[i].defval : "none");
+			def[0] ? def : "none");
 	}
 	printf("  %-30s %s\n\nConfig file keys: see config/cuckooflow.ini.\n",
 		"-h, --help", "this text");
-}
-
-static uint64_t *
-field(struct app_config *cfg, const struct option_def *d)
-{
-	return (uint64_t *)(void *)((char *)cfg + d->offset);
-}
-
-/* --decap: a comma-separated list of tunnel names, "all", or "" (none). */
-static int
-set_decap(struct app_config *cfg, const char *value, const char *where)
-{
-	static const struct {
-		const char *name;
-		unsigned int bit;
-	} tunnels[] = {
-		{ "vxlan", CFLOW_DECAP_VXLAN },
-		{ "geneve", CFLOW_DECAP_GENEVE },
-		{ "gre", CFLOW_DECAP_GRE },
-		{ "gtpu", CFLOW_DECAP_GTPU },
-		{ "all", CFLOW_DECAP_ALL },
-	};
-	const char *p = value;
-	uint64_t mask = 0;
-
-	while (*p != '\0') {
-		size_t n = strcspn(p, ",");
-		unsigned int k;
-
-		for (k = 0; k < sizeof(tunnels) / sizeof(tunnels[0]); k++)
-			if (strlen(tunnels[k].name) == n &&
-					strncmp(p, tunnels[k].name, n) == 0)
-				break;
-		if (k == sizeof(tunnels) / sizeof(tunnels[0])) {
-			config_msg("cuckooflow: %s %s: want a comma-"
-				"separated list of vxlan, geneve, gre, gtpu, "
-				"or all\n", where, value);
-			return -EINVAL;
-		}
-		mask |= tunnels[k].bit;
-		p += n;
-		if (*p == ',' && *++p == '\0') {
-			config_msg("cuckooflow: %s %s: a trailing "
-				"comma\n", where, value);
-			return -EINVAL;
-		}
-	}
-	strcpy(cfg->decap_text, value);
-	cfg->decap = mask;
-	return 0;
-}
-
-/* Set one option from text; where says "--name" or "file:section.key". */
-static int
-set_value(struct app_config *cfg, const struct option_def *d,
-		const char *value, const char *where)
-{
-	unsigned long long v;
-	char *end;
-	bool hex;
-
-	switch (d->type) {
-	case OPT_STRING:
-		/* Refused whole, never cut to fit. */
-		if (strlen(value) >= d->size) {
-			config_msg("cuckooflow: %s %.40s...: %zu "
-				"characters, longer than the %zu allowed\n",
-				where, value, strlen(value), d->size - 1);
-			return -EINVAL;
-		}
-		if (d->offset == OFF(decap_text))
-			return set_decap(cfg, value, where);
-		strcpy((char *)field(cfg, d), value);
-		return 0;
-	case OPT_CHOICE:
-		for (unsigned int k = 0; d->choices[k] != NULL; k++)
-			if (strcmp(value, d->choices[k]) == 0) {
-				*field(cfg, d) = d->choice_values != NULL ?
-					d->choice_values[k] : k;
-				return 0;
-			}
-		config_msg("cuckooflow: %s %s: want one of", where, value);
-		for (unsigned int k = 0; d->choices[k] != NULL; k++)
-			config_msg(" %s", d->choices[k]);
-		config_msg("\n");
-		return -EINVAL;
-	case OPT_FLAG:
-	case OPT_UINT:
-		if (d->offset == OFF(mirror_port) &&
-				strcmp(value, "none") == 0) {
-			*field(cfg, d) = APP_NO_PORT;
-			return 0;
-		}
-		/* A word for 0 ("all" ports, "auto"): the number 0
-		 * itself is refused below. */
-		if (d->zero_word != NULL && strcmp(value, d->zero_word) == 0) {
-			*field(cfg, d) = 0;
-			return 0;
-		}
-		errno = 0;
-		/* A port mask is hex, 0x or not, as testpmd's and l3fwd's.
-		 * (By name: --idle-timeout has no field, so offset 0 too.) */
-		hex = strcmp(d->name, "portmask") == 0;
-		v = strtoull(value, &end, hex ? 16 : 0);
-		if (value[0] == '-' || value[0] == '\0' || *end != '\0' ||
-				errno != 0 || v < d->min || v > d->max) {
-			if (hex)
-				config_msg("cuckooflow: %s %s: want a hex "
-					"bitmask of port ids (1 is port 0, 0x3 "
-					"ports 0 and 1), or all\n", where,
-					value);
-			else
-				config_msg("cuckooflow: %s %s: want an "
-					"integer in %" PRIu64 "..%" PRIu64 "%s%s"
-					"\n", where, value, d->min, d->max,
-					d->zero_word != NULL ? ", or " : "",
-					d->zero_word != NULL ? d->zero_word :
-					"");
-			return -EINVAL;
-		}
-		if (strcmp(d->name, "idle-timeout") == 0) {
-			for (int c = 0; c < CFLOW_CLASS_MAX; c++)
-				cfg->timeout_s[c] = v;
-			return 0;
-		}
-		*field(cfg, d) = v;
-		if (strcmp(d->name, "hash-seed") == 0)
-			cfg->hash_seed_set = true;
-		return 0;
-	}
-	return -EINVAL;
+	free(cfg);
 }
 
 /* ------------------------------------------------------- the INI file */
@@ -457,8 +772,6 @@ set_value(struct app_config *cfg, const struct option_def *d,
  * key may be set once. Any other line, a NUL byte, a line longer than
  * CFG_LINE_MAX, or a file over CFG_FILE_MAX is an error naming FILE:LINE.
  */
-#define CFG_FILE_MAX (1u << 20)
-#define CFG_LINE_MAX 4096
 
 static char *
 trim(char *p)
@@ -501,13 +814,11 @@ known_section(const char *name)
 
 /*
  * One line (NUL-terminated, no newline) of @p path. first_line[i]: the
- * line that set defs[i], 0 if none yet. @p where_json gets the place
- * stats_json was set at, for the check after the command line.
+ * line that set defs[i], 0 if none yet.
  */
 static int
-load_line(struct app_config *cfg, const char *path, unsigned int n,
-		char *text, const char **section, unsigned int *first_line,
-		char *where_json, size_t where_len)
+load_line(struct parse_ctx *c, const char *path, unsigned int n,
+		char *text, const char **section, unsigned int *first_line)
 {
 	const struct option_def *d = NULL;
 	char *p = trim(text), *eq, *key, *value;
@@ -566,14 +877,11 @@ load_line(struct app_config *cfg, const char *path, unsigned int n,
 	first_line[d - defs] = n;
 	snprintf(where, sizeof(where), "%s:%u: [%s] %s =", path, n, *section,
 		key);
-	if (d->offset == OFF(stats_json) && d->type == OPT_STRING)
-		snprintf(where_json, where_len, "%s", where);
-	return set_value(cfg, d, value, where);
+	return set_value(c, d, value, where);
 }
 
 static int
-load_file(struct app_config *cfg, const char *path, char *where_json,
-		size_t where_len)
+load_file(struct parse_ctx *c, const char *path)
 {
 	unsigned int first_line[NB_DEFS] = { 0 };
 	const char *section = NULL;
@@ -607,8 +915,8 @@ load_file(struct app_config *cfg, const char *path, char *where_json,
 		} else {
 			memcpy(line, buf + pos, end - pos);
 			line[end - pos] = '\0';
-			ret = load_line(cfg, path, n, line, &section,
-				first_line, where_json, where_len);
+			ret = load_line(c, path, n, line, &section,
+				first_line);
 		}
 		pos = end + 1;
 	}
@@ -723,10 +1031,10 @@ bad:
 	return -EINVAL;
 }
 
-/* The inline filter's options, together (ports are checked against the
+/* Firewall mode's options, together (ports are checked against the
  * devices later, in ports.c). */
 static int
-check_inline(struct app_config *cfg)
+check_firewall(struct app_config *cfg)
 {
 	uint64_t both;
 	int ret;
@@ -895,13 +1203,13 @@ check_output(const char *path, const char *where)
 }
 
 /*
- * The first pass over the arguments: only --cfg, however getopt_long
- * reads it (--cfg F, --cfg=F, an abbreviation: --cf F), and only once.
- * Returns 1 if given (even empty: then refused by the read), 0 if not,
- * or a negative errno.
+ * The first pass over the arguments: only the options read first (--cfg),
+ * however getopt_long reads them (--cfg F, --cfg=F, an abbreviation:
+ * --cf F), and only once. Returns 1 if given (even empty: then refused
+ * by the read), 0 if not, or a negative errno.
  */
 static int
-find_cfg(struct app_config *cfg, int argc, char **argv,
+find_cfg(struct parse_ctx *c, int argc, char **argv,
 		const struct option *longopts)
 {
 	bool seen = false;
@@ -910,16 +1218,18 @@ find_cfg(struct app_config *cfg, int argc, char **argv,
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (opt < OPT_VAL(0) || defs[opt - OPT_VAL(0)].offset !=
-				OFF(cfg_file))
+		const struct option_def *d;
+
+		if (opt < OPT_VAL(0) || !defs[opt - OPT_VAL(0)].first)
 			continue;
+		d = &defs[opt - OPT_VAL(0)];
 		if (seen) {
-			config_msg("cuckooflow: --cfg given twice: %s, "
-				"then %s\n", cfg->cfg_file, optarg);
+			config_msg("cuckooflow: --%s given twice: %s, "
+				"then %s\n", d->name, c->cfg->cfg_file, optarg);
 			return -EINVAL;
 		}
 		seen = true;
-		ret = set_value(cfg, &defs[opt - OPT_VAL(0)], optarg, "--cfg");
+		ret = set_typed(c->cfg, d, optarg, "--cfg", NULL);
 		if (ret < 0)
 			return ret;
 	}
@@ -931,31 +1241,22 @@ static int
 config_parse(struct app_config *cfg, int argc, char **argv)
 {
 	struct option longopts[NB_DEFS + 2];
-	char where_json[CFG_LINE_MAX + 320] = "--stats-json";
+	struct parse_ctx c = { .cfg = cfg, .where_json = "--stats-json" };
 	int opt, ret;
 
-	memset(cfg, 0, sizeof(*cfg));
-	for (unsigned int i = 0; i < NB_DEFS; i++) {
+	app_config_defaults(cfg);
+	for (unsigned int i = 0; i < NB_DEFS; i++)
 		/* Each its own val: else glibc takes an ambiguous
 		 * abbreviation (--c) for the first option it matches. */
 		longopts[i] = (struct option){ defs[i].name,
 			defs[i].type == OPT_FLAG ? no_argument :
 			required_argument, NULL, OPT_VAL(i) };
-		if (defs[i].section != NULL &&
-				strcmp(defs[i].defval, "random") != 0) {
-			ret = set_value(cfg, &defs[i], defs[i].defval,
-				"default");
-			if (ret < 0)
-				return ret;
-		}
-	}
 	longopts[NB_DEFS] = (struct option){ "help", no_argument, NULL, 'h' };
 	longopts[NB_DEFS + 1] = (struct option){ NULL, 0, NULL, 0 };
 
-	ret = find_cfg(cfg, argc, argv, longopts);
+	ret = find_cfg(&c, argc, argv, longopts);
 	if (ret == 1)
-		ret = load_file(cfg, cfg->cfg_file, where_json,
-			sizeof(where_json));
+		ret = load_file(&c, cfg->cfg_file);
 	if (ret < 0)
 		return ret;
 	optind = 0;
@@ -977,14 +1278,10 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 		d = &defs[opt - OPT_VAL(0)];
 		snprintf(where, sizeof(where), "--%s", d->name);
 		if (d->type == OPT_FLAG) {
-			*field(cfg, d) = 1;
+			field_set(cfg, d, 1);
 			continue;
 		}
-		if (d->offset == OFF(cfg_file))
-			continue; /* read by find_cfg() */
-		if (d->offset == OFF(stats_json))
-			snprintf(where_json, sizeof(where_json), "%s", where);
-		ret = set_value(cfg, d, optarg, where);
+		ret = set_value(&c, d, optarg, where);
 		if (ret < 0)
 			return ret;
 	}
@@ -996,11 +1293,11 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 	ret = parse_queue_map(cfg);
 	if (ret < 0)
 		return ret;
-	ret = check_inline(cfg);
+	ret = check_firewall(cfg);
 	if (ret < 0)
 		return ret;
-	/* A firewall's spoofed outside packets pass at the filter's false
-	 * positive rate: wider fingerprints there (docs/firewall.md). */
+	/* A firewall's spoofed outside packets pass at the cuckoo filter's
+	 * false positive rate: wider fingerprints there (docs/firewall.md). */
 	if (cfg->fp_bits == 0)
 		cfg->fp_bits = app_config_firewall(cfg) ?
 			APP_FIREWALL_FP_BITS : CF_DEFAULT_FP_BITS;
@@ -1013,7 +1310,7 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 	ret = check_state_dir(cfg->state_file);
 	if (ret < 0)
 		return ret;
-	return check_output(cfg->stats_json, where_json);
+	return check_output(cfg->stats_json, c.where_json);
 }
 
 int
@@ -1034,49 +1331,16 @@ app_config_parse(struct app_config *cfg, int argc, char **argv, char *err,
 	return ret;
 }
 
-/* The name of the choice whose field value is v. */
-static const char *
-choice_name(const struct option_def *d, uint64_t v)
-{
-	unsigned int k;
-
-	if (d->choice_values == NULL)
-		return d->choices[v];
-	for (k = 0; d->choices[k + 1] != NULL; k++)
-		if (d->choice_values[k] == v)
-			break;
-	return d->choices[k];
-}
-
 void
 app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
 		void *arg)
 {
 	for (unsigned int i = 0; i < NB_DEFS; i++) {
-		const struct option_def *d = &defs[i];
-		uint64_t v;
 		char buf[320];
 
-		if (d->section == NULL)
+		if (defs[i].section == NULL)
 			continue;
-		v = *field((struct app_config *)(uintptr_t)cfg, d);
-		if (d->type == OPT_STRING)
-			snprintf(buf, sizeof(buf), "%s",
-				(const char *)field((struct app_config *)
-				(uintptr_t)cfg, d));
-		else if (d->type == OPT_CHOICE)
-			snprintf(buf, sizeof(buf), "%s", choice_name(d, v));
-		else if (strcmp(d->name, "hash-seed") == 0 &&
-				!cfg->hash_seed_set)
-			snprintf(buf, sizeof(buf), "random");
-		else if (d->zero_word != NULL && v == 0)
-			snprintf(buf, sizeof(buf), "%s", d->zero_word);
-		else if (d->offset == OFF(mirror_port) && v == APP_NO_PORT)
-			snprintf(buf, sizeof(buf), "none");
-		else if (strcmp(d->name, "portmask") == 0)
-			snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-		else
-			snprintf(buf, sizeof(buf), "%" PRIu64, v);
-		fn(d->section, d->key, buf, arg);
+		print_value(cfg, &defs[i], buf, sizeof(buf));
+		fn(defs[i].section, defs[i].key, buf, arg);
 	}
 }

@@ -5,9 +5,11 @@
 
 /*
  * cuckooflow's settings: defaults, then the --cfg INI file, then the
- * command line. One table (config.c) defines every option, its config
- * key, its range and its help line; config.c reads the INI file itself,
- * strictly (docs/config.md).
+ * command line. One table (config.c) defines every option: its config
+ * key, its field (of its own type), its default (lib/cflow's and
+ * lib/cuckoo's where they have one), its range and its help line, and
+ * for the few that need one, how it reads and prints its value.
+ * config.c reads the INI file itself, strictly (docs/config.md).
  */
 
 #include <stdbool.h>
@@ -70,27 +72,27 @@ struct app_config {
 	uint64_t max_pkt_len;
 	uint64_t burst;
 	uint64_t mbufs;        /* 0: sized from rings, queues and lcores */
-	uint64_t mode;         /* enum app_mode */
+	enum app_mode mode;
 	uint64_t flows;        /* flow table capacity per lcore */
 	uint64_t fp_bits;      /* 0 (auto) until parsed: then
 				* CF_DEFAULT_FP_BITS, or APP_FIREWALL_FP_BITS */
-	uint64_t value_bits;   /* --age-bits: 32 or 16 bits of age state
-				* per flow, the flow table's value_bits */
-	uint64_t hash;         /* enum cflow_hash_mode */
+	unsigned int age_bits; /* 32 or 16 bits of age state per flow: the
+				* tracker's value_bits */
+	enum cflow_hash_mode hash;
 	uint64_t hash_seed;
 	bool hash_seed_set;    /* else random */
-	uint64_t clock;        /* enum app_clock */
+	enum app_clock clock;
 	uint64_t timeout_s[CFLOW_CLASS_MAX];
 	uint64_t close_linger_s;
-	uint64_t full_policy;  /* enum cflow_full_policy */
-	uint64_t vlan_in_key;
+	enum cflow_full_policy full_policy;
+	bool vlan_in_key;
 	uint64_t decap;        /* mask of enum cflow_decap, from decap_text */
 	char decap_text[64];   /* --decap, as given */
-	uint64_t exact_size;
-	uint64_t table_layout; /* enum app_table_layout */
-	uint64_t exit_on_eof;
-	uint64_t affinity;     /* enum app_affinity */
-	uint64_t handoff_full; /* enum app_handoff_full */
+	bool exact_size;
+	enum app_table_layout table_layout;
+	bool exit_on_eof;
+	enum app_affinity affinity;
+	enum app_handoff_full handoff_full;
 	uint64_t handoff_ring; /* packets per (receiver, owner) ring */
 	char queue_map_text[1024]; /* --config, as given */
 	struct app_queue_map queue_map[APP_MAX_QUEUE_MAP];
@@ -106,17 +108,17 @@ struct app_config {
 	uint64_t ipfix_domain; /* observation domain id */
 	uint64_t top_sources;  /* counters of each top-sources sketch */
 	uint64_t top_period_s;
-	uint64_t blocklist_unparsed; /* enum app_unparsed */
-	char blocklist[256];   /* text list or compiled filter file */
-	/* The inline flow filter (docs/firewall.md). */
+	enum app_unparsed blocklist_unparsed;
+	char blocklist[256];   /* text list, or one cuckooflow-filter compiled */
+	/* Firewall mode (docs/firewall.md). */
 	char inside_text[256]; /* --inside, as given */
 	char outside_text[256];
 	uint64_t inside_mask;  /* port ids, from inside_text */
 	uint64_t outside_mask;
-	uint64_t tcp_strict;   /* a TCP flow only from a SYN without ACK */
+	bool tcp_strict;       /* a TCP flow only from a SYN without ACK */
 	char allow[256];       /* services outside hosts may open */
-	/* enum app_unparsed: outside frames the parser cannot place */
-	uint64_t firewall_unparsed;
+	/* outside frames the parser cannot place */
+	enum app_unparsed firewall_unparsed;
 	uint64_t new_flow_rate;  /* flows/s per worker, 0: no limit */
 	uint64_t new_flow_burst; /* 0: the rate */
 	uint64_t emergency_load; /* % of capacity, 0: off */
@@ -165,10 +167,20 @@ app_config_firewall(const struct app_config *cfg)
 int app_config_parse(struct app_config *cfg, int argc, char **argv,
 		char *err, size_t err_len);
 
-/* Every setting with its INI section and key, as text. */
+/* Every setting with its INI section and key, as text (the --help
+ * defaults are the default config's). */
 typedef void (*app_config_visit_fn)(const char *section, const char *key,
 		const char *value, void *arg);
 void app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
 		void *arg);
+
+/* @p cfg with every default, as app_config_parse() starts from (--fp-bits
+ * and --firewall-unparsed still auto). */
+void app_config_defaults(struct app_config *cfg);
+
+/* The longest timeout or linger, s, that lib/cflow's 32-bit state holds
+ * (26 days): the limit of --timeout-*, --close-linger and
+ * --emergency-timeout, asked of cflow_tracker_params_resolve(). */
+uint64_t app_config_timeout_max_s(void);
 
 #endif /* _APP_CONFIG_H_ */

@@ -14,6 +14,7 @@
 #include "cfutil.h"
 #include "control.h"
 #include "telemetry.h"
+#include "worker.h"
 
 /* How long a request waits for a worker: a worker serves between
  * bursts, so this is only reached by a stopped or stuck one. */
@@ -329,14 +330,54 @@ tel_flush(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-void
-app_control_setup(const struct app_run *r)
+bool
+app_control_serve(struct app_ctl *c, struct cflow_tracker *t)
 {
+	uint32_t req = __atomic_load_n(&c->req, __ATOMIC_ACQUIRE), claim, op;
+	struct cflow_key key;
+	bool flushed = false;
+
+	if (req == c->done)
+		return false;
+	/* Take it, unless its requester withdrew it (claim == req). */
+	claim = __atomic_load_n(&c->claim, __ATOMIC_ACQUIRE);
+	if (claim == req || !__atomic_compare_exchange_n(&c->claim, &claim,
+			req, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
+		return false;
+	}
+	/* Ours: the next request may rewrite them once done is out. */
+	op = c->op;
+	key = c->key;
+	switch (op) {
+	case APP_CTL_LOOKUP:
+		c->ret = cflow_tracker_lookup(t, &key, &c->info);
+		break;
+	case APP_CTL_FLUSH:
+		c->flushed = cflow_tracker_flush(t);
+		flushed = true;
+		c->ret = 0;
+		break;
+	default:
+		c->ret = -EINVAL;
+		break;
+	}
+	__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
+	return flushed;
+}
+
+int
+app_control_setup(const struct app_run *r, char *err, size_t err_len)
+{
+	static const struct app_telemetry_cmd cmds[] = {
+		{ "/cuckooflow/flow", tel_flow,
+			"One flow's worker, state, idle time. Parameters: "
+			"proto,src,sport,dst,dport" },
+		{ "/cuckooflow/flush", tel_flush,
+			"Empty every flow table (counted in flows_flushed). "
+			"Takes no parameters" },
+	};
+
 	run = r;
-	app_telemetry_register("/cuckooflow/flow", tel_flow,
-		"One flow's worker, state, idle time. Parameters: "
-		"proto,src,sport,dst,dport");
-	app_telemetry_register("/cuckooflow/flush", tel_flush,
-		"Empty every flow table (counted in flows_flushed). Takes no "
-		"parameters");
+	return app_telemetry_register_all(cmds, RTE_DIM(cmds), err, err_len);
 }

@@ -29,6 +29,7 @@
 #include "events.h"
 #include "output.h"
 #include "telemetry.h"
+#include "worker.h"
 
 #define DRAIN_BURST 256
 /* Copies for rte_pcapng in flight: one drain burst's. */
@@ -56,6 +57,7 @@ static struct {
 	uint8_t *pcapng_stage;  /* the memory file's blocks, read back */
 	size_t pcapng_stage_len;
 	struct app_output pcapng_out;
+	bool pcapng_on;         /* pcapng_out is open */
 	struct rte_mempool *pcapng_pool;
 	struct rte_mbuf *pcapng_src; /* an inline first packet, for
 				      * rte_pcapng_copy() to copy */
@@ -146,9 +148,9 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (params != NULL && params[0] != '\0')
 		return -EINVAL;
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
-		queued += __atomic_load_n(&ev.run->workers[i].events_queued,
+		queued += __atomic_load_n(&ev.run->workers[i].ctr.events_queued,
 			__ATOMIC_RELAXED);
-		dropped += __atomic_load_n(&ev.run->workers[i].events_dropped,
+		dropped += __atomic_load_n(&ev.run->workers[i].ctr.events_dropped,
 			__ATOMIC_RELAXED);
 	}
 	rte_tel_data_start_dict(d);
@@ -213,35 +215,39 @@ reset:
 		ev.pcapng_errors++;
 }
 
-static void
-pcapng_open(const char *path)
+static int
+pcapng_open(const char *path, char *err, size_t err_len)
 {
 	uint32_t room = rte_pcapng_mbuf_size((uint32_t)ev.cfg->max_pkt_len);
-	char err[PATH_MAX + 128];
+	char why[PATH_MAX + 128];
 
 	if (app_output_open(&ev.pcapng_out, path, false, APP_OUTPUT_PCAPNG,
-			err, sizeof(err)) < 0)
-		rte_exit(EXIT_FAILURE, "--new-flow-pcap %s\n", err);
+			why, sizeof(why)) < 0)
+		return cfu_fail(errno, err, err_len, "--new-flow-pcap %s", why);
+	ev.pcapng_on = true;
 	ev.pcapng_memfd = memfd_create("cuckooflow-pcapng", MFD_CLOEXEC);
 	if (ev.pcapng_memfd < 0)
-		rte_exit(EXIT_FAILURE, "--new-flow-pcap: memfd_create: %s\n",
-			strerror(errno));
+		return cfu_fail(errno, err, err_len, "--new-flow-pcap: "
+			"memfd_create: %s", strerror(errno));
 	ev.pcapng = rte_pcapng_fdopen(ev.pcapng_memfd, NULL, NULL,
 		"cuckooflow", "the first packet of each new flow");
 	if (ev.pcapng == NULL)
-		rte_exit(EXIT_FAILURE, "--new-flow-pcap %s: %s\n", path,
-			rte_strerror(rte_errno));
+		return cfu_fail(rte_errno, err, err_len, "--new-flow-pcap %s: %s",
+			path, rte_strerror(rte_errno));
 	pcapng_pump(); /* the section header and interfaces */
 	if (room > UINT16_MAX)
 		room = UINT16_MAX;
 	ev.pcapng_pool = rte_pktmbuf_pool_create("cf_pcapng", PCAPNG_POOL, 0,
 		0, (uint16_t)room, (int)rte_socket_id());
 	if (ev.pcapng_pool == NULL)
-		rte_exit(EXIT_FAILURE, "--new-flow-pcap: a pool of %u mbufs: "
-			"%s\n", PCAPNG_POOL, rte_strerror(rte_errno));
+		return cfu_fail(rte_errno, err, err_len, "--new-flow-pcap: a "
+			"pool of %u mbufs: %s", PCAPNG_POOL,
+			rte_strerror(rte_errno));
 	ev.pcapng_src = rte_pktmbuf_alloc(ev.pcapng_pool);
 	if (ev.pcapng_src == NULL)
-		rte_exit(EXIT_FAILURE, "--new-flow-pcap: no mbuf\n");
+		return cfu_fail(ENOBUFS, err, err_len, "--new-flow-pcap: no "
+			"mbuf");
+	return 0;
 }
 
 /* A message to the collector; never waits (a full socket buffer loses
@@ -264,8 +270,8 @@ ipfix_emit(const uint8_t *msg, size_t len, void *arg)
 
 /* HOST:PORT, [IPV6]:PORT or IPV6 literal with the port after its last
  * colon; a name is resolved once, here. */
-static void
-ipfix_open(const char *target)
+static int
+ipfix_open(const char *target, char *err, size_t err_len)
 {
 	char host[256], *port;
 	struct addrinfo hints = {
@@ -277,41 +283,45 @@ ipfix_open(const char *target)
 	snprintf(host, sizeof(host), "%s", target);
 	port = strrchr(host, ':');
 	if (port == NULL || port[1] == '\0')
-		rte_exit(EXIT_FAILURE, "--ipfix %s: want HOST:PORT (IPv6: "
-			"[ADDR]:PORT)\n", target);
+		return cfu_fail(EINVAL, err, err_len, "--ipfix %s: want "
+			"HOST:PORT (IPv6: [ADDR]:PORT)", target);
 	*port++ = '\0';
 	/* digits only, 1 to 65535: getaddrinfo() takes 70000 for 4464 */
 	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
 			atoi(port) < 1 || atoi(port) > 65535)
-		rte_exit(EXIT_FAILURE, "--ipfix %s: port %s: want a number from "
-			"1 to 65535\n", target, port);
+		return cfu_fail(EINVAL, err, err_len, "--ipfix %s: port %s: "
+			"want a number from 1 to 65535", target, port);
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
 		memmove(host, host + 1, strlen(host));
 		host[strlen(host) - 1] = '\0';
 	}
 	ret = getaddrinfo(host, port, &hints, &ai);
 	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "--ipfix %s: %s\n", target,
+		return cfu_fail(EINVAL, err, err_len, "--ipfix %s: %s", target,
 			gai_strerror(ret));
 	ev.ipfix_fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (ev.ipfix_fd < 0 || connect(ev.ipfix_fd, ai->ai_addr,
-			ai->ai_addrlen) != 0)
-		rte_exit(EXIT_FAILURE, "--ipfix %s: %s\n", target,
+			ai->ai_addrlen) != 0) {
+		ret = cfu_fail(errno, err, err_len, "--ipfix %s: %s", target,
 			strerror(errno));
+		freeaddrinfo(ai);
+		return ret;
+	}
 	freeaddrinfo(ai);
 	ev.ipfix = cflow_ipfix_create(&(struct cflow_ipfix_params){
 		.observation_domain = (uint32_t)ev.cfg->ipfix_domain,
 		.emit = ipfix_emit,
 	});
 	if (ev.ipfix == NULL)
-		rte_exit(EXIT_FAILURE, "--ipfix %s: %s\n", target,
+		return cfu_fail(errno, err, err_len, "--ipfix %s: %s", target,
 			strerror(errno));
+	return 0;
 }
 
 /* The mbufs a worker's first packets may hold until the main lcore has
  * freed them (in its ring or in a drain's hands), segments counted. */
 static uint32_t
-event_mbufs(const struct app_config *cfg)
+event_mbufs_max(const struct app_config *cfg)
 {
 	return (uint32_t)RTE_MIN(cfg->event_ring,
 		(uint64_t)APP_EVENT_PACKETS_MAX);
@@ -322,32 +332,41 @@ app_events_mbufs(const struct app_config *cfg, unsigned int nb_workers)
 {
 	if (cfg->new_flow_pcap[0] == '\0')
 		return 0;
-	return (uint64_t)nb_workers * event_mbufs(cfg);
+	return (uint64_t)nb_workers * event_mbufs_max(cfg);
 }
 
-void
-app_events_setup(const struct app_config *cfg, struct app_run *run)
+int
+app_events_setup(const struct app_config *cfg, struct app_run *run,
+		char *err, size_t err_len)
 {
+	int ret;
+
 	ev.cfg = cfg;
 	ev.run = run;
-	run->event_mbufs = event_mbufs(cfg);
+	ev.ipfix_fd = -1;
+	ev.pcapng_memfd = -1;
+	run->event_mbufs_max = event_mbufs_max(cfg);
 	if (!app_events_enabled(cfg))
-		return;
+		return 0;
 	if (cfg->events[0] != '\0') {
-		char err[PATH_MAX + 128];
+		char why[PATH_MAX + 128];
 
 		/* appended to: log shippers follow the file */
 		if (app_output_open(&ev.json, cfg->events, true,
-				APP_OUTPUT_LINES, err, sizeof(err)) < 0)
-			rte_exit(EXIT_FAILURE, "--events %s\n", err);
+				APP_OUTPUT_LINES, why, sizeof(why)) < 0)
+			return cfu_fail(errno, err, err_len, "--events %s", why);
 		ev.json_on = true;
 		ev.json_checked_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	}
-	ev.ipfix_fd = -1;
-	if (cfg->ipfix[0] != '\0')
-		ipfix_open(cfg->ipfix);
+	if (cfg->ipfix[0] != '\0') {
+		ret = ipfix_open(cfg->ipfix, err, err_len);
+		if (ret < 0)
+			return ret;
+	}
 	if (cfg->new_flow_pcap[0] != '\0') {
-		pcapng_open(cfg->new_flow_pcap);
+		ret = pcapng_open(cfg->new_flow_pcap, err, err_len);
+		if (ret < 0)
+			return ret;
 		run->first_packets = true;
 	}
 	for (unsigned int i = 0; i < run->nb_workers; i++) {
@@ -360,13 +379,13 @@ app_events_setup(const struct app_config *cfg, struct app_run *run)
 			(int)rte_lcore_to_socket_id(w->lcore),
 			RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 		if (w->event_ring == NULL)
-			rte_exit(EXIT_FAILURE, "--event-ring %" PRIu64 ": a ring "
-				"for worker %u: %s\n", cfg->event_ring, i,
-				rte_strerror(rte_errno));
+			return cfu_fail(rte_errno, err, err_len, "--event-ring %"
+				PRIu64 ": a ring for worker %u: %s",
+				cfg->event_ring, i, rte_strerror(rte_errno));
 	}
-	app_telemetry_register("/cuckooflow/events", tel_events,
+	return app_telemetry_register("/cuckooflow/events", tel_events,
 		"Flow events queued, dropped, written (JSON lines, pcapng), "
-		"errors. Takes no parameters");
+		"errors. Takes no parameters", err, err_len);
 }
 
 /* One line, whole, to the output (a FIFO's reader behind: dropped,
@@ -556,6 +575,7 @@ app_events_close(void)
 	app_events_drain();
 	if (ev.json_on)
 		output_close("--events", ev.cfg->events, &ev.json, "lines");
+	ev.json_on = false;
 	if (ev.ipfix != NULL) {
 		struct cflow_ipfix_stats st;
 
@@ -572,9 +592,11 @@ app_events_close(void)
 				st.records_lost, st.failed,
 				strerror(ev.ipfix_errno));
 		cflow_ipfix_free(ev.ipfix);
-		close(ev.ipfix_fd);
 		ev.ipfix = NULL;
 	}
+	if (ev.ipfix_fd >= 0)
+		close(ev.ipfix_fd);
+	ev.ipfix_fd = -1;
 	if (ev.pcapng != NULL) {
 		pcapng_pump();
 		/* closes the memory file */
@@ -583,7 +605,14 @@ app_events_close(void)
 			&ev.pcapng_out, "first packets");
 		free(ev.pcapng_stage);
 		ev.pcapng_stage = NULL;
+	} else if (ev.pcapng_on) {
+		/* a setup that failed half way */
+		(void)app_output_close(&ev.pcapng_out);
+		if (ev.pcapng_memfd >= 0)
+			close(ev.pcapng_memfd);
 	}
+	ev.pcapng_on = false;
+	ev.pcapng_memfd = -1;
 	ev.pcapng = NULL;
 	rte_pktmbuf_free(ev.pcapng_src);
 	ev.pcapng_src = NULL;

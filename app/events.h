@@ -6,16 +6,41 @@
 /*
  * Flow events off the datapath: each worker queues its events (a new
  * flow's first packet, the FIN/RST that closed one) into a ring of its
- * own (app_worker.event_ring; a full ring drops them, counted in
+ * own (app_worker.event_ring, of struct app_event; a full ring drops them, counted in
  * events_dropped); the main lcore drains the rings into the outputs:
  * JSON lines (--events), IPFIX over UDP (--ipfix) and a pcapng of each
  * new flow's first packet written with rte_pcapng (--new-flow-pcap).
  */
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
+#include <rte_mbuf.h>
+
+#include "cflow.h"
 #include "config.h"
-#include "worker.h"
+
+struct app_run;
+
+/* A first packet of at most this many bytes (one segment, no stripped
+ * VLAN tag) travels in its event, copied by the worker: passing the mbuf
+ * itself costs more, as it then returns to the pool from the main
+ * lcore (docs/benchmarks.md, "Flow events and top sources"). */
+#define APP_EVENT_PKT_INLINE 128
+
+/* A flow event on its way to the main lcore, in a worker's event ring:
+ * when first packets are captured, a new flow's packet, inline
+ * (pkt_len != 0) or by a reference to its mbuf (m). */
+struct app_event {
+	struct cflow_event ev;
+	struct rte_mbuf *m;
+	uint16_t pkt_len;       /* bytes in pkt */
+	uint8_t has_rss;        /* rss: the NIC's hash (rte_pcapng keeps it) */
+	uint8_t reserved;
+	uint32_t rss;
+	uint8_t pkt[APP_EVENT_PKT_INLINE];
+};
 
 /* Whether any output is on. */
 bool app_events_enabled(const struct app_config *cfg);
@@ -27,9 +52,11 @@ uint64_t app_events_mbufs(const struct app_config *cfg,
 
 /*
  * Open the outputs and give every worker its ring (before the workers
- * start). Exits with a message on failure, as the other setup steps.
+ * start). 0, or a negative errno with the message in @p err (what is
+ * open then is closed by app_events_close()).
  */
-void app_events_setup(const struct app_config *cfg, struct app_run *run);
+int app_events_setup(const struct app_config *cfg, struct app_run *run,
+		char *err, size_t err_len);
 
 /* Drain every ring into the outputs (main lcore); returns the events
  * handled. At exit, after the workers stopped, it drains all. */

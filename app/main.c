@@ -99,97 +99,13 @@ lead_ns(void)
 	return cflow_tracker_lag_ns(workers[0].tracker);
 }
 
-/* --table-layout: auto is interleaved where it takes no more memory. */
-static enum cf_table_type
-table_layout(void)
-{
-	struct cf_params p = {
-		.capacity = cfg.flows,
-		.fp_bits = (unsigned int)cfg.fp_bits,
-		.value_bits = (unsigned int)cfg.value_bits,
-		.exact_size = cfg.exact_size,
-	};
-	uint64_t plain, interleaved;
-
-	if (cfg.table_layout == APP_LAYOUT_PLAIN)
-		return CF_TABLE_PLAIN;
-	if (cfg.table_layout == APP_LAYOUT_INTERLEAVED)
-		return CF_TABLE_INTERLEAVED;
-	plain = cf_params_bytes(&p);
-	p.table = CF_TABLE_INTERLEAVED;
-	interleaved = cf_params_bytes(&p);
-	return interleaved != 0 && interleaved <= plain ?
-		CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
-}
-
-/* The run's parse parameters, but the link type (each port's own):
- * in firewall mode, a decapsulated flow is bound to its tunnel's outer
- * endpoints by a digest keyed with a seed drawn from the hash seed. */
-static struct cflow_parse_params
-parse_params(void)
-{
-	bool fw = app_config_firewall(&cfg);
-
-	return (struct cflow_parse_params){
-		.vlan_in_key = cfg.vlan_in_key,
-		.decap = (unsigned int)cfg.decap,
-		.tunnel_bind = fw && cfg.decap != 0,
-		.tunnel_seed = fw && cfg.decap != 0 ?
-			cfu_mix64(run.hash_seed ^ UINT64_C(0x74756e6e656c)) : 0,
-	};
-}
-
-/* A worker's tracker parameters, on @p lcore. */
-static struct cflow_tracker_params
-tracker_params(unsigned int lcore)
-{
-	struct cflow_tracker_params p = {
-		.capacity = cfg.flows,
-		.fp_bits = (unsigned int)cfg.fp_bits,
-		.value_bits = (unsigned int)cfg.value_bits,
-		.exact_size = cfg.exact_size,
-		.table = table_layout(),
-		/* One seed for all, even 0: a flow's hash picks its worker,
-		 * and the worker's table reuses it. */
-		.seed = run.hash_seed,
-		.fixed_seed = true,
-		.hash = (enum cflow_hash_mode)cfg.hash,
-		/* close_linger 0: a FIN or RST removes its flow. */
-		.close_linger_ns = cfg.close_linger_s == 0 ? CFLOW_LINGER_NONE :
-			cfg.close_linger_s * 1000000000ull,
-		.full_policy = (enum cflow_full_policy)cfg.full_policy,
-		.parse = parse_params(),
-		/* Firewall mode: each flow's inside endpoint (docs/firewall.md,
-		 * Direction). */
-		.sided = app_config_firewall(&cfg),
-		/* Replayed captures handed between workers: each flow decided
-		 * at its own packets' times (see app_worker.as_of_ns). */
-		.flow_time = run.watermark,
-		.tcp_strict = cfg.tcp_strict,
-		.new_flow_rate = cfg.new_flow_rate,
-		.new_flow_burst = cfg.new_flow_burst,
-		.emergency_load_ppm = (uint32_t)(cfg.emergency_load * 10000),
-		.emergency_low_ppm = (uint32_t)(cfg.emergency_low * 10000),
-		.emergency_timeout_ns = cfg.emergency_timeout_s * 1000000000ull,
-		/* the fewest bits that hold mirror_first + 1 */
-		.count_bits = cfg.mirror_first == 0 ? 0 :
-			32 - (unsigned int)__builtin_clz(
-				(unsigned int)cfg.mirror_first + 1),
-		.allocator = &app_dpdk_allocator,
-		.socket_id = (int)rte_lcore_to_socket_id(lcore),
-	};
-
-	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
-		p.timeout_ns[c] = cfg.timeout_s[c] * 1000000000ull;
-	return p;
-}
-
 static struct cflow_tracker *
 tracker_create(unsigned int lcore)
 {
-	struct cflow_tracker_params p = tracker_params(lcore);
+	struct cflow_tracker_params p;
 	struct cflow_tracker *t;
 
+	app_tracker_params(&run, (int)rte_lcore_to_socket_id(lcore), &p);
 	t = cflow_tracker_create(&p);
 	if (t == NULL && errno == EINVAL && p.value_bits == 16)
 		rte_exit(EXIT_FAILURE, "--age-bits 16: the longest timeout or "
@@ -229,7 +145,6 @@ workers_setup(void)
 		w->lcore = topo.lcores[i];
 		w->index = i;
 		w->tracker = tracker_create(w->lcore);
-		w->table = w->tracker;
 	}
 	for (unsigned int e = 0; e < topo.nb_map; e++) {
 		struct app_worker *w = &workers[topo.map[e].lcore];
@@ -293,7 +208,8 @@ state_read(void)
 		rte_exit(EXIT_FAILURE, "--allow: %s\n", strerror(errno));
 	/* The file is read whole: no larger than this run's tables can
 	 * save (every worker's alike: the lcore only places it). */
-	p = tracker_params(topo.lcores[0]);
+	app_tracker_params(&run, (int)rte_lcore_to_socket_id(topo.lcores[0]),
+		&p);
 	state_run.table_max = cflow_tracker_save_bound(&p);
 	if (app_state_read(cfg.state_file, &state_run, &s, err,
 			sizeof(err)) < 0) {
@@ -328,7 +244,6 @@ state_restore(struct app_state *s)
 		for (unsigned int k = 0; k <= i; k++) {
 			cflow_tracker_free(workers[k].tracker);
 			workers[k].tracker = tracker_create(workers[k].lcore);
-			workers[k].table = workers[k].tracker;
 		}
 		return;
 	}
@@ -468,7 +383,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
 
-	app_topology_setup(&topo, &cfg);
+	if (app_topology_setup(&topo, &cfg, msg, sizeof(msg)) < 0)
+		rte_exit(EXIT_FAILURE, "%s\n", msg);
 	run.cfg = &cfg;
 	run.workers = workers;
 	run.nb_workers = topo.nb_workers;
@@ -500,8 +416,7 @@ main(int argc, char **argv)
 	if (cfg.clock == APP_CLOCK_PKT && run.timestamp_offset < 0)
 		rte_exit(EXIT_FAILURE, "--clock pkt: no port attaches capture "
 			"timestamps (net_pcap does)\n");
-	run.parse = parse_params();
-	run.table_ops = &app_cflow_table_ops;
+	run.parse = app_run_parse_params(&cfg, run.hash_seed);
 	workers_setup();
 	run.lead_ns = lead_ns();
 	state_restore(state);
@@ -509,16 +424,19 @@ main(int argc, char **argv)
 	if (app_blocklist_init(cfg.blocklist, run.nb_workers, err,
 			sizeof(err)) != 0)
 		rte_exit(EXIT_FAILURE, "%s\n", err);
-	app_blocklist_telemetry();
-	app_stats_setup(&cfg, workers, run.nb_workers, &topo);
+	if (app_blocklist_telemetry(msg, sizeof(msg)) < 0 ||
+			app_stats_setup(&cfg, workers, run.nb_workers, &topo, msg,
+				sizeof(msg)) < 0)
+		rte_exit(EXIT_FAILURE, "%s\n", msg);
 	/* Events carry epoch times: the TSC clock's offset to the wall
 	 * clock, taken once. */
 	if (cfg.clock != APP_CLOCK_PKT)
 		run.epoch_offset_ns = cfu_clock_ns(CLOCK_REALTIME) -
 			app_tsc_ns(&run);
-	app_events_setup(&cfg, &run);
-	app_control_setup(&run);
-	app_top_setup(&cfg, &run);
+	if (app_events_setup(&cfg, &run, msg, sizeof(msg)) < 0 ||
+			app_control_setup(&run, msg, sizeof(msg)) < 0 ||
+			app_top_setup(&cfg, &run, msg, sizeof(msg)) < 0)
+		rte_exit(EXIT_FAILURE, "%s\n", msg);
 	if (cfg.stats_json_period[0] != '\0') {
 		/* appended to: log shippers follow the file */
 		if (app_output_open(&lines_out, cfg.stats_json_period, true,
@@ -588,7 +506,7 @@ main(int argc, char **argv)
 	 * all lcores (already made if the captures ended). */
 	for (unsigned int i = 0; i < run.nb_workers; i++)
 		if (!workers[i].swept)
-			run.table_ops->sweep_all(workers[i].table,
+			(void)cflow_sweep_all(workers[i].tracker,
 				last_packet_time());
 	app_stats_print(stdout);
 	app_top_print_final(stdout);

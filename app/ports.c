@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include <rte_common.h>
-#include <rte_debug.h>
+#include <rte_errno.h>
 #include <rte_dev.h>
 #include <rte_devargs.h>
 #include <rte_lcore.h>
@@ -15,8 +15,10 @@
 
 #include <pcap/pcap.h>
 
+#include "cfutil.h"
 #include "events.h"
 #include "ports.h"
+#include "worker.h"
 
 #define MBUF_CACHE 256
 #define RSS_TYPES (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
@@ -53,32 +55,33 @@ driver_args(const struct app_port *p)
  * Ethernet, Linux cooked v1 and v2, raw IP, NULL and LOOP), and one port's
  * captures must share one.
  */
-static void
-check_pcap_inputs(struct app_port *p)
+static int
+check_pcap_inputs(struct app_port *p, char *err, size_t err_len)
 {
 	const char *args = driver_args(p);
 	size_t len = strlen(args);
 	char *copy, *save = NULL;
+	int ret = 0;
 
 	if (!p->pcap)
-		return;
+		return 0;
 	copy = malloc(len + 1);
 	if (copy == NULL)
-		rte_exit(EXIT_FAILURE, "out of memory\n");
+		return cfu_fail(ENOMEM, err, err_len, "out of memory");
 	memcpy(copy, args, len + 1);
-	for (char *kv = strtok_r(copy, ",", &save); kv != NULL;
+	for (char *kv = strtok_r(copy, ",", &save); kv != NULL && ret == 0;
 			kv = strtok_r(NULL, ",", &save)) {
-		char err[PCAP_ERRBUF_SIZE];
+		char why[PCAP_ERRBUF_SIZE];
 		struct pcap_pkthdr *h;
 		const u_char *data;
 		uint64_t n = 0, big = 0, big_record = 0;
 		uint32_t big_len = 0;
 		pcap_t *pc;
-		int link, ret;
+		int link, got;
 
 		if (strncmp(kv, "rx_pcap=", 8) != 0)
 			continue;
-		pc = pcap_open_offline(kv + 8, err);
+		pc = pcap_open_offline(kv + 8, why);
 		if (pc == NULL)
 			continue; /* the driver has already reported it */
 		link = cflow_link_type_from_dlt(pcap_datalink(pc));
@@ -87,32 +90,37 @@ check_pcap_inputs(struct app_port *p)
 			const char *name = pcap_datalink_val_to_name(dlt);
 
 			/* libpcap has no name for many: the number always */
-			rte_exit(EXIT_FAILURE, "port %u: %s: link type %d%s%s%s; "
-				"cuckooflow parses EN10MB, LINUX_SLL, "
-				"LINUX_SLL2, RAW, IPV4, IPV6, NULL and LOOP\n",
-				p->id, kv + 8, dlt, name != NULL ? " (" : "",
+			ret = cfu_fail(ENOTSUP, err, err_len, "port %u: %s: link "
+				"type %d%s%s%s; cuckooflow parses EN10MB, "
+				"LINUX_SLL, LINUX_SLL2, RAW, IPV4, IPV6, NULL and "
+				"LOOP", p->id, kv + 8, dlt, name != NULL ? " (" : "",
 				name != NULL ? name : "",
 				name != NULL ? ")" : "");
-		}
-		if (p->nb_inputs != 0 && (enum cflow_link_type)link !=
-				p->link_type)
-			rte_exit(EXIT_FAILURE, "port %u: %s: link type %s, the "
-				"port's first capture %s: one link type a port\n",
-				p->id, kv + 8, cflow_link_type_name(link),
+		} else if (p->nb_inputs != 0 && (enum cflow_link_type)link !=
+				p->link_type) {
+			ret = cfu_fail(EINVAL, err, err_len, "port %u: %s: link "
+				"type %s, the port's first capture %s: one link "
+				"type a port", p->id, kv + 8,
+				cflow_link_type_name(link),
 				cflow_link_type_name(p->link_type));
+		}
+		if (ret < 0) {
+			pcap_close(pc);
+			break;
+		}
 		p->link_type = (enum cflow_link_type)link;
-		while ((ret = pcap_next_ex(pc, &h, &data)) == 1) {
+		while ((got = pcap_next_ex(pc, &h, &data)) == 1) {
 			n++;
 			if (h->caplen > UINT16_MAX && big++ == 0) {
 				big_record = n;
 				big_len = h->caplen;
 			}
 		}
-		if (ret != PCAP_ERROR_BREAK)
-			rte_exit(EXIT_FAILURE, "port %u: %s: cannot read record "
-				"%" PRIu64 ": %s; refusing a partial replay\n",
-				p->id, kv + 8, n + 1, pcap_geterr(pc));
-		if (big != 0)
+		if (got != PCAP_ERROR_BREAK)
+			ret = cfu_fail(EIO, err, err_len, "port %u: %s: cannot "
+				"read record %" PRIu64 ": %s; refusing a partial "
+				"replay", p->id, kv + 8, n + 1, pcap_geterr(pc));
+		else if (big != 0)
 			fprintf(stderr, "cuckooflow: warning: port %u: %s: "
 				"record %" PRIu64 " is %u bytes (%" PRIu64
 				" record%s over 65535): net_pcap may cut such "
@@ -121,16 +129,17 @@ check_pcap_inputs(struct app_port *p)
 				"rx_len_mismatch\n", p->id, kv + 8, big_record,
 				big_len, big, big == 1 ? "" : "s");
 		pcap_close(pc);
-		if (p->nb_inputs < RTE_DIM(p->records))
+		if (ret == 0 && p->nb_inputs < RTE_DIM(p->records))
 			p->records[p->nb_inputs++] = n;
 	}
 	free(copy);
+	return ret;
 }
 
 /* Every device named to the EAL (--vdev, -a) must have become a port:
  * one that failed to probe would leave its traffic unread. */
-static void
-check_probed(void)
+static int
+check_probed(char *err, size_t err_len)
 {
 	struct rte_devargs *da;
 
@@ -150,26 +159,28 @@ check_probed(void)
 				found = true;
 		}
 		if (!found)
-			rte_exit(EXIT_FAILURE, "device %s did not start (see "
+			return cfu_fail(ENODEV, err, err_len, "device %s did not start (see "
 				"the driver's message above); refusing to run "
-				"without it\n", da->name);
+				"without it", da->name);
 	}
+	return 0;
 }
 
-static void
-find_workers(struct app_topology *t)
+static int
+find_workers(struct app_topology *t, char *err, size_t err_len)
 {
 	unsigned int lcore;
 
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (t->nb_workers == APP_MAX_WORKERS)
-			rte_exit(EXIT_FAILURE, "more than %d worker lcores\n",
+			return cfu_fail(EINVAL, err, err_len, "more than %d worker lcores",
 				APP_MAX_WORKERS);
 		t->lcores[t->nb_workers++] = lcore;
 	}
 	if (t->nb_workers == 0)
-		rte_exit(EXIT_FAILURE, "no worker lcore: give the EAL at least "
-			"two (-l 0,1)\n");
+		return cfu_fail(EINVAL, err, err_len, "no worker lcore: give the EAL at least "
+			"two (-l 0,1)");
+	return 0;
 }
 
 static int
@@ -184,8 +195,9 @@ worker_of_lcore(const struct app_topology *t, unsigned int lcore)
 /* Firewall roles and the mirror port against the ports found: each
  * named port exists, and in firewall mode every forwarding port has a
  * role. */
-static void
-check_roles(const struct app_topology *t, const struct app_config *cfg)
+static int
+check_roles(const struct app_topology *t, const struct app_config *cfg,
+		char *err, size_t err_len)
 {
 	uint64_t found = 0, roles = cfg->inside_mask | cfg->outside_mask;
 
@@ -193,31 +205,34 @@ check_roles(const struct app_topology *t, const struct app_config *cfg)
 		if (t->ports[i].id < 64)
 			found |= UINT64_C(1) << t->ports[i].id;
 	if (roles & ~found)
-		rte_exit(EXIT_FAILURE, "--%s: port %d is not in use (ports: "
-			"see --portmask and the devices given)\n",
+		return cfu_fail(EINVAL, err, err_len, "--%s: port %d is not in use (ports: "
+			"see --portmask and the devices given)",
 			(cfg->inside_mask & ~found) ? "inside" : "outside",
 			__builtin_ctzll(roles & ~found));
 	if (cfg->mirror_port != APP_NO_PORT &&
 			!((found >> cfg->mirror_port) & 1))
-		rte_exit(EXIT_FAILURE, "--mirror-port %" PRIu64 ": not a port "
-			"in use\n", cfg->mirror_port);
+		return cfu_fail(EINVAL, err, err_len, "--mirror-port %" PRIu64 ": not a port "
+			"in use", cfg->mirror_port);
 	if (roles == 0)
-		return;
+		return 0;
 	for (unsigned int i = 0; i < t->nb_ports; i++) {
 		uint16_t id = t->ports[i].id;
 
 		if (id != cfg->mirror_port && !((roles >> id) & 1))
-			rte_exit(EXIT_FAILURE, "port %u (%s): no firewall role: "
+			return cfu_fail(EINVAL, err, err_len, "port %u (%s): no firewall role: "
 				"name it in --inside or --outside (or leave it "
-				"out of --portmask)\n", id, t->ports[i].name);
+				"out of --portmask)", id, t->ports[i].name);
 	}
+	return 0;
 }
 
-static void
-find_ports(struct app_topology *t, const struct app_config *cfg)
+static int
+find_ports(struct app_topology *t, const struct app_config *cfg, char *err,
+		size_t err_len)
 {
 	unsigned int fwd[RTE_MAX_ETHPORTS], nf = 0;
 	uint16_t id;
+	int ret;
 
 	RTE_ETH_FOREACH_DEV(id) {
 		struct app_port *p;
@@ -228,7 +243,7 @@ find_ports(struct app_topology *t, const struct app_config *cfg)
 		p = &t->ports[t->nb_ports++];
 		p->id = id;
 		if (rte_eth_dev_info_get(id, &p->info) != 0)
-			rte_exit(EXIT_FAILURE, "port %u: no device info\n", id);
+			return cfu_fail(ENODEV, err, err_len, "port %u: no device info", id);
 		rte_eth_dev_get_name_by_port(id, p->name);
 		p->pcap = strcmp(p->info.driver_name, "net_pcap") == 0;
 		p->replay = p->pcap && strstr(driver_args(p), "rx_iface") ==
@@ -238,15 +253,19 @@ find_ports(struct app_topology *t, const struct app_config *cfg)
 			(p->info.flow_type_rss_offloads & RTE_ETH_RSS_TCP) &&
 			(p->info.flow_type_rss_offloads & RTE_ETH_RSS_UDP);
 		p->socket = rte_eth_dev_socket_id(id);
-		check_pcap_inputs(p);
+		ret = check_pcap_inputs(p, err, err_len);
+		if (ret < 0)
+			return ret;
 	}
 	if (t->nb_ports == 0 || (cfg->portmask >> RTE_MIN(
 			rte_eth_dev_count_avail(), 63u)) != 0)
-		rte_exit(EXIT_FAILURE, "--portmask %s%" PRIx64 ": %u ports "
+		return cfu_fail(EINVAL, err, err_len, "--portmask %s%" PRIx64 ": %u ports "
 			"are available (give a NIC with -a, or --vdev "
-			"net_pcap0,rx_pcap=FILE)\n", cfg->portmask ? "0x" :
+			"net_pcap0,rx_pcap=FILE)", cfg->portmask ? "0x" :
 			"all, ", cfg->portmask, rte_eth_dev_count_avail());
-	check_roles(t, cfg);
+	ret = check_roles(t, cfg, err, err_len);
+	if (ret < 0)
+		return ret;
 	/* paired topology: 0<->1, 2<->3, the odd one out to itself, over
 	 * the ports that forward (not the mirror port) */
 	for (unsigned int i = 0; i < t->nb_ports; i++)
@@ -257,6 +276,7 @@ find_ports(struct app_topology *t, const struct app_config *cfg)
 	for (unsigned int j = 0; j < nf; j++)
 		t->tx_port[t->ports[fwd[j]].id] =
 			t->ports[fwd[(j ^ 1) < nf ? j ^ 1 : j]].id;
+	return 0;
 }
 
 static struct app_port *
@@ -269,8 +289,9 @@ port_by_id(struct app_topology *t, uint16_t id)
 }
 
 /* Queues per port, and the map from rx queues to workers. */
-static void
-plan_queues(struct app_topology *t, const struct app_config *cfg)
+static int
+plan_queues(struct app_topology *t, const struct app_config *cfg, char *err,
+		size_t err_len)
 {
 	bool fwd = cfg->mode == APP_MODE_FORWARD;
 
@@ -281,13 +302,13 @@ plan_queues(struct app_topology *t, const struct app_config *cfg)
 		int w = worker_of_lcore(t, m->lcore);
 
 		if (p == NULL)
-			rte_exit(EXIT_FAILURE, "--config (%u,%u,%u): port %u "
+			return cfu_fail(EINVAL, err, err_len, "--config (%u,%u,%u): port %u "
 				"is not in use (no such port, or not in "
-				"--portmask)\n", m->port, m->queue, m->lcore,
+				"--portmask)", m->port, m->queue, m->lcore,
 				m->port);
 		if (w < 0)
-			rte_exit(EXIT_FAILURE, "--config (%u,%u,%u): lcore %u "
-				"is not a worker lcore (%s)\n", m->port,
+			return cfu_fail(EINVAL, err, err_len, "--config (%u,%u,%u): lcore %u "
+				"is not a worker lcore (%s)", m->port,
 				m->queue, m->lcore, m->lcore,
 				m->lcore == rte_get_main_lcore() ?
 				"it is the main lcore" :
@@ -295,8 +316,8 @@ plan_queues(struct app_topology *t, const struct app_config *cfg)
 		for (unsigned int f = 0; f < e; f++)
 			if (cfg->queue_map[f].port == m->port &&
 					cfg->queue_map[f].queue == m->queue)
-				rte_exit(EXIT_FAILURE, "--config: port %u queue "
-					"%u is mapped twice\n", m->port,
+				return cfu_fail(EINVAL, err, err_len, "--config: port %u queue "
+					"%u is mapped twice", m->port,
 					m->queue);
 		if (m->queue >= p->nb_rxq)
 			p->nb_rxq = (uint16_t)(m->queue + 1);
@@ -309,8 +330,8 @@ plan_queues(struct app_topology *t, const struct app_config *cfg)
 
 		if (cfg->nb_queue_map != 0) {
 			if (p->nb_rxq == 0)
-				rte_exit(EXIT_FAILURE, "--config: port %u has "
-					"no queue in the map\n", p->id);
+				return cfu_fail(EINVAL, err, err_len, "--config: port %u has "
+					"no queue in the map", p->id);
 			for (uint16_t q = 0; q < p->nb_rxq; q++) {
 				bool mapped = false;
 
@@ -318,14 +339,14 @@ plan_queues(struct app_topology *t, const struct app_config *cfg)
 					mapped |= t->map[e].port == p->id &&
 						t->map[e].queue == q;
 				if (!mapped)
-					rte_exit(EXIT_FAILURE, "--config: port "
-						"%u queue %u has no lcore\n",
+					return cfu_fail(EINVAL, err, err_len, "--config: port "
+						"%u queue %u has no lcore",
 						p->id, q);
 			}
 			if (cfg->rxq != 0 && cfg->rxq != p->nb_rxq)
-				rte_exit(EXIT_FAILURE, "--rxq %" PRIu64 ": "
+				return cfu_fail(EINVAL, err, err_len, "--rxq %" PRIu64 ": "
 					"--config gives port %u %u rx "
-					"queues\n", cfg->rxq, p->id, p->nb_rxq);
+					"queues", cfg->rxq, p->id, p->nb_rxq);
 		} else if (cfg->rxq != 0) {
 			p->nb_rxq = (uint16_t)cfg->rxq;
 		} else {
@@ -335,8 +356,8 @@ plan_queues(struct app_topology *t, const struct app_config *cfg)
 				t->nb_workers, inputs);
 		}
 		if (p->nb_rxq > inputs)
-			rte_exit(EXIT_FAILURE, "port %u (%s): %u rx queues "
-				"asked, the device has %u%s\n", p->id,
+			return cfu_fail(EINVAL, err, err_len, "port %u (%s): %u rx queues "
+				"asked, the device has %u%s", p->id,
 				p->info.driver_name, p->nb_rxq, inputs,
 				p->pcap ? " (one per rx_pcap or rx_iface)" :
 				"");
@@ -354,20 +375,20 @@ plan_queues(struct app_topology *t, const struct app_config *cfg)
 		p->nb_txq = cfg->txq != 0 ? (uint16_t)cfg->txq :
 			fwd ? (uint16_t)t->nb_workers : 1;
 		if (fwd && p->nb_txq < t->nb_workers)
-			rte_exit(EXIT_FAILURE, "--txq %u: forward mode with %u "
+			return cfu_fail(EINVAL, err, err_len, "--txq %u: forward mode with %u "
 				"workers needs %u tx queues per port, one per "
 				"worker (a shared queue would be written by "
-				"two lcores at once)\n", p->nb_txq,
+				"two lcores at once)", p->nb_txq,
 				t->nb_workers, t->nb_workers);
 		if (p->nb_txq > p->info.max_tx_queues)
-			rte_exit(EXIT_FAILURE, "port %u (%s): %u tx queues "
-				"needed, the device has %u%s\n", p->id,
+			return cfu_fail(EINVAL, err, err_len, "port %u (%s): %u tx queues "
+				"needed, the device has %u%s", p->id,
 				p->info.driver_name, p->nb_txq,
 				p->info.max_tx_queues, p->pcap ?
 				" (give tx_pcap=FILE once per worker)" : "");
 		if (cfg->max_pkt_len > p->info.max_rx_pktlen)
-			rte_exit(EXIT_FAILURE, "--max-pkt-len %" PRIu64 ": port "
-				"%u (%s) receives frames of at most %u bytes\n",
+			return cfu_fail(EINVAL, err, err_len, "--max-pkt-len %" PRIu64 ": port "
+				"%u (%s) receives frames of at most %u bytes",
 				cfg->max_pkt_len, p->id, p->info.driver_name,
 				p->info.max_rx_pktlen);
 	}
@@ -382,6 +403,7 @@ plan_queues(struct app_topology *t, const struct app_config *cfg)
 				"every packet crosses the interconnect\n",
 				p->id, t->map[e].queue, p->socket, lcore, s);
 	}
+	return 0;
 }
 
 /*
@@ -421,8 +443,9 @@ rss_affinity_fails(const struct app_topology *t, char *why, size_t len)
 	return NULL;
 }
 
-static void
-choose_affinity(struct app_topology *t, const struct app_config *cfg)
+static int
+choose_affinity(struct app_topology *t, const struct app_config *cfg,
+		char *err, size_t err_len)
 {
 	char why[128];
 	const char *fails = rss_affinity_fails(t, why, sizeof(why));
@@ -439,8 +462,8 @@ choose_affinity(struct app_topology *t, const struct app_config *cfg)
 		snprintf(t->affinity_why, sizeof(t->affinity_why),
 			"rss (symmetric key on every port)");
 	} else if (cfg->affinity == APP_AFFINITY_RSS) {
-		rte_exit(EXIT_FAILURE, "--affinity rss: %s; use --affinity "
-			"handoff (or auto)\n", fails);
+		return cfu_fail(EINVAL, err, err_len, "--affinity rss: %s; use --affinity "
+			"handoff (or auto)", fails);
 	} else {
 		t->handoff = true;
 		snprintf(t->affinity_why, sizeof(t->affinity_why),
@@ -458,10 +481,12 @@ choose_affinity(struct app_topology *t, const struct app_config *cfg)
 					"packets are hashed with XXH3 (counted "
 					"hash_fallback)\n", t->ports[i].id,
 					t->ports[i].info.driver_name);
+	return 0;
 }
 
-static void
-create_pools(struct app_topology *t, const struct app_config *cfg)
+static int
+create_pools(struct app_topology *t, const struct app_config *cfg, char *err,
+		size_t err_len)
 {
 	uint64_t nb = 0;
 	unsigned int room = (unsigned int)RTE_MAX(
@@ -497,10 +522,11 @@ create_pools(struct app_topology *t, const struct app_config *cfg)
 			RTE_ALIGN(sizeof(struct app_handoff_meta),
 				RTE_MBUF_PRIV_ALIGN), (uint16_t)room, (int)s);
 		if (t->pools[s] == NULL)
-			rte_exit(EXIT_FAILURE, "mbuf pool of %" PRIu64 " mbufs "
-				"on socket %u: %s (with --no-huge, raise -m)\n",
+			return cfu_fail(rte_errno, err, err_len, "mbuf pool of %" PRIu64 " mbufs "
+				"on socket %u: %s (with --no-huge, raise -m)",
 				nb, s, rte_strerror(rte_errno));
 	}
+	return 0;
 }
 
 static unsigned int
@@ -512,9 +538,10 @@ queue_lcore(const struct app_topology *t, uint16_t port, uint16_t queue)
 	return rte_get_main_lcore();
 }
 
-static void
+static int
 port_start(struct app_topology *t, struct app_port *p,
-		const struct app_config *cfg, uint64_t rss_hf)
+		const struct app_config *cfg, uint64_t rss_hf, char *err,
+		size_t err_len)
 {
 	struct rte_eth_conf conf;
 	uint8_t key[256];
@@ -543,11 +570,11 @@ port_start(struct app_topology *t, struct app_port *p,
 	p->txd = (uint16_t)cfg->txd;
 	ret = rte_eth_dev_configure(p->id, p->nb_rxq, p->nb_txq, &conf);
 	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "port %u (%s): configure: %s\n", p->id,
+		return cfu_fail(-ret, err, err_len, "port %u (%s): configure: %s", p->id,
 			p->info.driver_name, rte_strerror(-ret));
 	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->id, &p->rxd, &p->txd);
 	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "port %u: descriptors: %s\n", p->id,
+		return cfu_fail(-ret, err, err_len, "port %u: descriptors: %s", p->id,
 			rte_strerror(-ret));
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
 		unsigned int s = rte_lcore_to_socket_id(
@@ -556,7 +583,7 @@ port_start(struct app_topology *t, struct app_port *p,
 		ret = rte_eth_rx_queue_setup(p->id, q, p->rxd, s, NULL,
 			t->pools[s] != NULL ? t->pools[s] : t->pools[0]);
 		if (ret != 0)
-			rte_exit(EXIT_FAILURE, "port %u rx queue %u: %s\n",
+			return cfu_fail(-ret, err, err_len, "port %u rx queue %u: %s",
 				p->id, q, rte_strerror(-ret));
 	}
 	for (uint16_t q = 0; q < p->nb_txq; q++) {
@@ -566,12 +593,12 @@ port_start(struct app_topology *t, struct app_port *p,
 		ret = rte_eth_tx_queue_setup(p->id, q, p->txd,
 			s < 0 ? SOCKET_ID_ANY : s, NULL);
 		if (ret != 0)
-			rte_exit(EXIT_FAILURE, "port %u tx queue %u: %s\n",
+			return cfu_fail(-ret, err, err_len, "port %u tx queue %u: %s",
 				p->id, q, rte_strerror(-ret));
 	}
 	ret = rte_eth_dev_start(p->id);
 	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "port %u (%s): start: %s\n", p->id,
+		return cfu_fail(-ret, err, err_len, "port %u (%s): start: %s", p->id,
 			p->info.driver_name, rte_strerror(-ret));
 	rte_eth_promiscuous_enable(p->id);
 	/* The same redirection table everywhere: hash i -> queue i % n. */
@@ -591,30 +618,44 @@ port_start(struct app_topology *t, struct app_port *p,
 		}
 		ret = rte_eth_dev_rss_reta_update(p->id, reta, size);
 		if (ret != 0 && !t->handoff && t->nb_workers > 1)
-			rte_exit(EXIT_FAILURE, "port %u: RSS redirection "
+			return cfu_fail(-ret, err, err_len, "port %u: RSS redirection "
 				"table: %s; RSS affinity needs it (use "
-				"--affinity handoff)\n", p->id,
+				"--affinity handoff)", p->id,
 				rte_strerror(-ret));
 	}
+	return 0;
 }
 
-void
-app_topology_setup(struct app_topology *t, const struct app_config *cfg)
+int
+app_topology_setup(struct app_topology *t, const struct app_config *cfg,
+		char *err, size_t err_len)
 {
 	uint64_t rss_hf = RSS_TYPES;
+	int ret;
 
 	memset(t, 0, sizeof(*t));
-	find_workers(t);
-	check_probed();
-	find_ports(t, cfg);
-	plan_queues(t, cfg);
-	choose_affinity(t, cfg);
-	create_pools(t, cfg);
+	ret = find_workers(t, err, err_len);
+	if (ret == 0)
+		ret = check_probed(err, err_len);
+	if (ret == 0)
+		ret = find_ports(t, cfg, err, err_len);
+	if (ret == 0)
+		ret = plan_queues(t, cfg, err, err_len);
+	if (ret == 0)
+		ret = choose_affinity(t, cfg, err, err_len);
+	if (ret == 0)
+		ret = create_pools(t, cfg, err, err_len);
+	if (ret < 0)
+		return ret;
 	for (unsigned int i = 0; i < t->nb_ports; i++)
 		if (t->ports[i].rss_capable)
 			rss_hf &= t->ports[i].info.flow_type_rss_offloads;
-	for (unsigned int i = 0; i < t->nb_ports; i++)
-		port_start(t, &t->ports[i], cfg, rss_hf);
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		ret = port_start(t, &t->ports[i], cfg, rss_hf, err, err_len);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 static const char *

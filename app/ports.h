@@ -18,7 +18,9 @@
 #include <rte_mempool.h>
 
 #include "config.h"
-#include "worker.h"
+#include "run.h"
+
+struct app_worker;
 
 struct app_port {
 	uint16_t id;
@@ -55,10 +57,12 @@ struct app_topology {
 /*
  * Find the worker lcores and the ports, size and check the queues and
  * the map, choose the affinity, create the pools, then configure and
- * start every port. Exits with a message naming the problem on any
- * error; warns once of inputs that would be ignored.
+ * start every port. 0, or a negative errno with a message naming the
+ * problem in @p err; warns once (stderr) of inputs that would be
+ * ignored.
  */
-void app_topology_setup(struct app_topology *t, const struct app_config *cfg);
+int app_topology_setup(struct app_topology *t, const struct app_config *cfg,
+		char *err, size_t err_len);
 
 /* The start banner: ports, queue map, affinity, mode, tables. */
 void app_topology_print(const struct app_topology *t,

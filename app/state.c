@@ -14,6 +14,7 @@
 #include "cfutil.h"
 #include "config.h"
 #include "state.h"
+#include "worker.h"
 
 #define STATE_MAGIC "CFLWSTAT"
 /* 3: the seed's origin, the firewall's roles and allow list; the

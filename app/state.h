@@ -29,7 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "worker.h"
+#include "config.h"
+
+struct app_worker;
+struct cflow_tracker;
 
 struct app_state;
 
@@ -37,7 +40,7 @@ struct app_state;
 struct app_state_run {
 	unsigned int nb_workers;
 	bool handoff;           /* software affinity */
-	uint64_t clock;         /* enum app_clock */
+	enum app_clock clock;
 	/* --hash-seed given: the file must match. Saved with the file: a
 	 * run without one does not take over a seed that was given (not
 	 * secret). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
-/* Counter output: table, JSON file and telemetry, from one description
- * (counters_visit, table_visit). */
+/* Counter output: table, JSON file and telemetry, from the counter
+ * tables (app/counters.h) walked by counters_visit and table_visit. */
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,139 +17,64 @@
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
+#include "counters.h"
 #include "stats.h"
 #include "telemetry.h"
+#include "worker.h"
 
 static const struct app_config *config;
 static struct app_worker *workers;
 static unsigned int nb_workers;
 static const struct app_topology *topo;
 
-/* An lcore's counters: the tracker's, then the worker's own; in the
- * total, the ports' too. */
+/* An lcore's counters, a struct of each kind (app/counters.h): the
+ * tracker's, the worker's own, and in the total the ports'. */
 struct lcore_counters {
 	struct cflow_counters flow;
-	uint64_t rx_packets;
-	uint64_t tx_packets;
-	uint64_t tx_dropped;
-	uint64_t no_timestamp;
-	uint64_t blocked_packets;
-	uint64_t blocked_bytes;
-	uint64_t blocked_address;
-	uint64_t blocked_prefix;
-	uint64_t blocked_flow;
-	uint64_t blocked_unparsed;
-	uint64_t blocklist_unparsed;
-	uint64_t handoff_out;
-	uint64_t handoff_in;
-	uint64_t handoff_drops;
-	uint64_t handoff_waits;
-	uint64_t rx_nombuf;     /* mbuf pool exhausted: packets not received */
-	uint64_t rx_missed;     /* dropped by the NIC (imissed) */
-	uint64_t rx_errors;     /* received in error, not delivered (ierrors) */
-	uint64_t rx_len_mismatch; /* received, mbuf chain short of pkt_len:
-				   * dropped unread (app/frame.h) */
-	/* the action table's drops, by reason (docs/firewall.md) */
-	uint64_t dropped_unsolicited;
-	uint64_t dropped_not_syn;
-	uint64_t dropped_limited;
-	uint64_t dropped_table_full;
-	uint64_t dropped_malformed;
-	uint64_t dropped_fragment;
-	uint64_t dropped_mirror_rx;
-	uint64_t dropped_wrong_direction;
-	uint64_t dropped_vlan_depth;
-	uint64_t dropped_encapsulated;
-	uint64_t dropped_tunnel_non_ip;
-	uint64_t dropped_non_ip;
-	uint64_t firewall_unparsed;
-	uint64_t nd_passed;
-	uint64_t mirrored;
-	uint64_t mirror_dropped;
-	uint64_t events_queued;
-	uint64_t events_dropped;
-	uint64_t flushes;
+	struct app_worker_counters own;
+	struct rte_eth_stats port;      /* per lcore: 0 */
 };
 
-#define FLOW(f) { #f, offsetof(struct lcore_counters, flow.f) }
-#define OWN(f) { #f, offsetof(struct lcore_counters, f) }
-
+/* Each counter table with where its struct is in struct lcore_counters,
+ * in the order of every output. */
 static const struct {
-	const char *name;
+	const struct app_counter_table *table;
 	size_t offset;
-} counters[] = {
-	FLOW(packets), FLOW(bytes), FLOW(flows_new), FLOW(flows_seen),
-	FLOW(flows_closed), FLOW(flows_expired), FLOW(flows_evicted),
-	FLOW(active), FLOW(insert_failed), FLOW(orphan_close), FLOW(reused),
-	FLOW(non_ip), FLOW(fragments), FLOW(hash_fallback),
-	FLOW(unsolicited), FLOW(not_syn), FLOW(new_flow_limited),
-	FLOW(emergency_enter), FLOW(emergency_exit), FLOW(emergency),
-	FLOW(flows_restored), FLOW(flows_flushed), FLOW(wrong_direction),
-	OWN(rx_packets), OWN(tx_packets), OWN(tx_dropped), OWN(no_timestamp),
-	OWN(blocked_packets), OWN(blocked_bytes), OWN(blocked_address),
-	OWN(blocked_prefix), OWN(blocked_flow), OWN(blocked_unparsed),
-	OWN(blocklist_unparsed), OWN(handoff_out),
-	OWN(handoff_in), OWN(handoff_drops), OWN(handoff_waits),
-	OWN(rx_nombuf), OWN(rx_missed), OWN(rx_errors), OWN(rx_len_mismatch),
-	OWN(dropped_unsolicited), OWN(dropped_not_syn), OWN(dropped_limited),
-	OWN(dropped_table_full), OWN(dropped_malformed),
-	OWN(dropped_fragment), OWN(dropped_mirror_rx),
-	OWN(dropped_wrong_direction), OWN(dropped_vlan_depth),
-	OWN(dropped_encapsulated), OWN(dropped_tunnel_non_ip),
-	OWN(dropped_non_ip), OWN(firewall_unparsed), OWN(nd_passed),
-	OWN(mirrored),
-	OWN(mirror_dropped), OWN(events_queued), OWN(events_dropped),
-	OWN(flushes),
+} sources[] = {
+	{ &app_counters_tracker, offsetof(struct lcore_counters, flow) },
+	{ &app_counters_worker, offsetof(struct lcore_counters, own) },
+	{ &app_counters_port, offsetof(struct lcore_counters, port) },
 };
-#define NB_COUNTERS RTE_DIM(counters)
 
-static uint64_t
-counter(const struct lcore_counters *c, unsigned int k)
+static const void *
+source_base(const struct lcore_counters *c, unsigned int s)
 {
-	return *(const uint64_t *)(const void *)((const char *)c +
-			counters[k].offset);
+	return (const char *)c + sources[s].offset;
 }
 
 static void
 lcore_read(const struct app_worker *w, struct lcore_counters *c)
 {
 	memset(c, 0, sizeof(*c));
-	w->run->table_ops->counters(w->table, &c->flow);
-	c->rx_packets = w->rx_packets;
-	c->rx_len_mismatch = w->rx_len_mismatch;
-	c->tx_packets = w->tx_packets;
-	c->tx_dropped = w->tx_dropped;
-	c->no_timestamp = w->no_timestamp;
-	c->blocked_packets = w->blocked_packets;
-	c->blocked_bytes = w->blocked_bytes;
-	c->blocked_address = w->blocked[CBL_ADDRESS];
-	c->blocked_prefix = w->blocked[CBL_PREFIX];
-	c->blocked_flow = w->blocked[CBL_FLOW];
-	c->blocked_unparsed = w->blocked[CBL_KINDS];
-	c->blocklist_unparsed = w->blocklist_unparsed;
-	c->handoff_out = w->handoff_out;
-	c->handoff_in = w->handoff_in;
-	c->handoff_drops = w->handoff_drops;
-	c->handoff_waits = w->handoff_waits;
-	c->dropped_unsolicited = w->dropped[APP_DROP_UNSOLICITED];
-	c->dropped_not_syn = w->dropped[APP_DROP_NOT_SYN];
-	c->dropped_limited = w->dropped[APP_DROP_LIMITED];
-	c->dropped_table_full = w->dropped[APP_DROP_TABLE_FULL];
-	c->dropped_malformed = w->dropped[APP_DROP_MALFORMED];
-	c->dropped_fragment = w->dropped[APP_DROP_FRAGMENT];
-	c->dropped_mirror_rx = w->dropped[APP_DROP_MIRROR_RX];
-	c->dropped_wrong_direction = w->dropped[APP_DROP_WRONG_DIR];
-	c->dropped_vlan_depth = w->dropped[APP_DROP_VLAN_DEPTH];
-	c->dropped_encapsulated = w->dropped[APP_DROP_ENCAPSULATED];
-	c->dropped_tunnel_non_ip = w->dropped[APP_DROP_TUNNEL_NON_IP];
-	c->dropped_non_ip = w->dropped[APP_DROP_NON_IP];
-	c->firewall_unparsed = w->firewall_unparsed;
-	c->nd_passed = w->nd_passed;
-	c->mirrored = w->mirrored;
-	c->mirror_dropped = w->mirror_dropped;
-	c->events_queued = w->events_queued;
-	c->events_dropped = w->events_dropped;
-	c->flushes = w->flushes;
+	cflow_counters_get(w->tracker, &c->flow);
+	/* 64-bit loads: each counter whole */
+	c->own = w->ctr;
+}
+
+/* @p sum += @p c, every counter of every table, and the malformed
+ * reasons. */
+static void
+counters_add(struct lcore_counters *sum, const struct lcore_counters *c)
+{
+	for (unsigned int s = 0; s < RTE_DIM(sources); s++) {
+		const struct app_counter_table *t = sources[s].table;
+
+		for (unsigned int k = 0; k < t->n; k++)
+			*app_counter_ptr(t, k, (char *)sum + sources[s].offset)
+				+= app_counter_get(t, k, source_base(c, s));
+	}
+	for (int st = 0; st < CFLOW_PARSE_STATUS_MAX; st++)
+		sum->flow.malformed[st] += c->flow.malformed[st];
 }
 
 /*
@@ -175,14 +100,8 @@ snapshot_read(struct snapshot *s)
 	s->mono_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	memset(sum, 0, sizeof(*sum));
 	for (unsigned int i = 0; i < nb_workers; i++) {
-		const struct lcore_counters *c = &s->lcore[i];
-
 		lcore_read(&workers[i], &s->lcore[i]);
-		for (unsigned int k = 0; k < NB_COUNTERS; k++)
-			*(uint64_t *)(void *)((char *)sum + counters[k].offset)
-				+= counter(c, k);
-		for (int st = 0; st < CFLOW_PARSE_STATUS_MAX; st++)
-			sum->flow.malformed[st] += c->flow.malformed[st];
+		counters_add(sum, &s->lcore[i]);
 	}
 	ports_add(sum);
 }
@@ -201,18 +120,20 @@ total_read(struct lcore_counters *sum)
 	free(s);
 }
 
-/* The ports' counters of what they could not deliver, into the total. */
+/* The ports' counters of what they could not deliver, into the total:
+ * those of app_counters_port. */
 static void
 ports_add(struct lcore_counters *sum)
 {
+	const struct app_counter_table *t = &app_counters_port;
+
 	for (unsigned int i = 0; i < topo->nb_ports; i++) {
 		struct rte_eth_stats st;
 
-		if (rte_eth_stats_get(topo->ports[i].id, &st) == 0) {
-			sum->rx_nombuf += st.rx_nombuf;
-			sum->rx_missed += st.imissed;
-			sum->rx_errors += st.ierrors;
-		}
+		if (rte_eth_stats_get(topo->ports[i].id, &st) == 0)
+			for (unsigned int k = 0; k < t->n; k++)
+				*app_counter_ptr(t, k, &sum->port) +=
+					app_counter_get(t, k, &st);
 	}
 }
 
@@ -221,11 +142,12 @@ ports_add(struct lcore_counters *sum)
 /*
  * What every output writes, in one order with one set of names and units
  * (integers: telemetry has no floats): an lcore's (or the total's)
- * counters, then malformed_total and the "malformed" group of one count
- * per reason; a flow table's figures. The table print, the JSON file and
- * telemetry are sinks of these walks. A group is an object in JSON and a
- * dict in telemetry, under the same key (the schema: docs/usage.md,
- * "Counters: the schema"); indented rows in the print.
+ * counters, table by table (app/counters.h), then malformed_total and the
+ * "malformed" group of one count per reason; a flow table's figures. The
+ * table print, the JSON file and telemetry are sinks of these walks. A
+ * group is an object in JSON and a dict in telemetry, under the same key
+ * (the schema: docs/usage.md, "Counters: the schema"); indented rows in
+ * the print.
  */
 struct stats_sink {
 	void (*u64)(void *ctx, const char *name, uint64_t value);
@@ -234,18 +156,29 @@ struct stats_sink {
 	void *ctx;
 };
 
+/* The group of malformed packets by reason, and their total. */
+#define MALFORMED_GROUP "malformed"
+#define MALFORMED_TOTAL "malformed_total"
+#define NB_MALFORMED (CFLOW_PARSE_MALFORMED_LAST - \
+	CFLOW_PARSE_MALFORMED_FIRST + 1)
+
 static void
 counters_visit(const struct lcore_counters *c, const struct stats_sink *s)
 {
-	for (unsigned int k = 0; k < NB_COUNTERS; k++)
-		s->u64(s->ctx, counters[k].name, counter(c, k));
-	s->u64(s->ctx, "malformed_total", cflow_malformed_total(&c->flow));
-	s->group(s->ctx, "malformed", true);
+	for (unsigned int src = 0; src < RTE_DIM(sources); src++) {
+		const struct app_counter_table *t = sources[src].table;
+
+		for (unsigned int k = 0; k < t->n; k++)
+			s->u64(s->ctx, t->counters[k].name,
+				app_counter_get(t, k, source_base(c, src)));
+	}
+	s->u64(s->ctx, MALFORMED_TOTAL, cflow_malformed_total(&c->flow));
+	s->group(s->ctx, MALFORMED_GROUP, true);
 	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
 			st <= CFLOW_PARSE_MALFORMED_LAST; st++)
 		s->u64(s->ctx, cflow_parse_status_name(st),
 			c->flow.malformed[st]);
-	s->group(s->ctx, "malformed", false);
+	s->group(s->ctx, MALFORMED_GROUP, false);
 }
 
 /*
@@ -260,25 +193,28 @@ counters_visit(const struct lcore_counters *c, const struct stats_sink *s)
 static void
 table_visit(const struct app_worker *w, const struct stats_sink *s)
 {
+	const struct app_counter_table *t = &app_counters_table;
+	struct app_table_figures f;
 	struct cf_stats st;
 
 	cf_stats(cflow_tracker_filter(w->tracker), &st);
-	s->u64(s->ctx, "capacity", config->flows);
-	s->u64(s->ctx, "slots", st.slots);
-	s->u64(s->ctx, "items", st.items);
-	s->u64(s->ctx, "load_ppm", (uint64_t)(st.load_factor * 1e6));
-	s->u64(s->ctx, "bytes", st.bytes);
-	s->u64(s->ctx, "bits_per_flow_milli",
-		st.bytes * 8000 / config->flows);
-	s->u64(s->ctx, "expected_fpr_ppb", (uint64_t)(st.expected_fpr * 1e9));
-	s->u64(s->ctx, "stash", st.stash_used);
+	f = (struct app_table_figures){
+		.capacity = config->flows,
+		.slots = st.slots,
+		.items = st.items,
+		.load_ppm = (uint64_t)(st.load_factor * 1e6),
+		.bytes = st.bytes,
+		.bits_per_flow_milli = st.bytes * 8000 / config->flows,
+		.expected_fpr_ppb = (uint64_t)(st.expected_fpr * 1e9),
+		.stash = st.stash_used,
+	};
+	for (unsigned int k = 0; k < t->n; k++)
+		s->u64(s->ctx, t->counters[k].name, app_counter_get(t, k, &f));
 }
 
 /* ------------------------------------------------------------- table */
 
-#define PRINT_ROWS 80
-_Static_assert(NB_COUNTERS + 1 + CFLOW_PARSE_MALFORMED_LAST -
-	CFLOW_PARSE_MALFORMED_FIRST + 1 <= PRINT_ROWS, "PRINT_ROWS");
+#define PRINT_ROWS 96
 
 /* One column of the printed table: the walk's rows, in order. */
 struct print_column {
@@ -294,7 +230,8 @@ print_u64(void *ctx, const char *name, uint64_t value)
 {
 	struct print_column *col = ctx;
 
-	RTE_VERIFY(col->n < PRINT_ROWS);
+	if (col->n == PRINT_ROWS)
+		return; /* checked when the stats are set up */
 	col->name[col->n] = name;
 	col->member[col->n] = col->in_group;
 	col->value[col->n++] = value;
@@ -384,15 +321,16 @@ rates_of(const struct snapshot *s, const struct snapshot *prev,
 	if (t <= 0)
 		t = 1e-9;
 	r->seconds = t;
-	r->pps = per_s(a->rx_packets, b->rx_packets, t);
-	r->bps = 8 * per_s(a->flow.bytes + a->blocked_bytes,
-		b->flow.bytes + b->blocked_bytes, t);
+	r->pps = per_s(a->own.rx_packets, b->own.rx_packets, t);
+	r->bps = 8 * per_s(a->flow.bytes + a->own.blocked_bytes,
+		b->flow.bytes + b->own.blocked_bytes, t);
 	r->new_per_s = per_s(a->flow.flows_new, b->flow.flows_new, t);
 	r->closed_per_s = per_s(a->flow.flows_closed, b->flow.flows_closed,
 		t);
 	r->expired_per_s = per_s(a->flow.flows_expired,
 		b->flow.flows_expired, t);
-	r->blocked_per_s = per_s(a->blocked_packets, b->blocked_packets, t);
+	r->blocked_per_s = per_s(a->own.blocked_packets,
+		b->own.blocked_packets, t);
 }
 
 static void
@@ -523,7 +461,7 @@ app_stats_emergency_log(FILE *out)
 		struct cflow_counters c;
 		uint64_t changes;
 
-		workers[i].run->table_ops->counters(workers[i].table, &c);
+		cflow_counters_get(workers[i].tracker, &c);
 		changes = c.emergency_enter + c.emergency_exit;
 		if (changes == seen[i])
 			continue;
@@ -540,8 +478,12 @@ app_stats_rx_lost(void)
 {
 	struct lcore_counters total;
 
+	uint64_t lost = 0;
+
 	total_read(&total);
-	return total.rx_nombuf + total.rx_missed + total.rx_errors;
+	for (unsigned int k = 0; k < app_counters_port.n; k++)
+		lost += app_counter_get(&app_counters_port, k, &total.port);
+	return lost;
 }
 
 uint64_t
@@ -550,7 +492,7 @@ app_stats_rx_len_mismatch(void)
 	uint64_t n = 0;
 
 	for (unsigned int i = 0; i < nb_workers; i++)
-		n += workers[i].rx_len_mismatch;
+		n += workers[i].ctr.rx_len_mismatch;
 	return n;
 }
 
@@ -794,15 +736,82 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-void
-app_stats_setup(const struct app_config *cfg, struct app_worker *w,
-		unsigned int n, const struct app_topology *t)
+static const char *const kind_names[] = {
+	[APP_COUNTER] = "counter",
+	[APP_GAUGE] = "gauge",
+};
+
+/* One counter into the parallel arrays of /cuckooflow/counters. */
+static void
+tel_counter_add(struct rte_tel_data *const arr[4], const char *name,
+		const char *source, enum app_counter_kind kind, const char *help)
 {
-	static const struct {
-		const char *cmd;
-		telemetry_cb fn;
-		const char *help;
-	} cmds[] = {
+	rte_tel_data_add_array_string(arr[0], name);
+	rte_tel_data_add_array_string(arr[1], source);
+	rte_tel_data_add_array_string(arr[2], kind_names[kind]);
+	rte_tel_data_add_array_string(arr[3], help);
+}
+
+/*
+ * Every counter the other commands report, as parallel arrays (DPDK
+ * 22.11's telemetry nests one level): "name", "source" (tracker, worker,
+ * port: of /cuckooflow/stats and /cuckooflow/lcore; table: of
+ * /cuckooflow/table), "kind" (counter or gauge) and "help". The
+ * "malformed" group's reasons as malformed_<reason>, as the exporter
+ * names them. For the exporter and the documentation's test.
+ */
+static int
+tel_counter_list(const char *cmd, const char *params,
+		struct rte_tel_data *d)
+{
+	static const struct app_counter_table *const tables[] = {
+		&app_counters_tracker, &app_counters_worker,
+		&app_counters_port, &app_counters_table,
+	};
+	static const char *const keys[] = { "name", "source", "kind", "help" };
+	struct rte_tel_data *arr[RTE_DIM(keys)];
+
+	(void)cmd;
+	if (params != NULL && params[0] != '\0')
+		return -EINVAL;
+	if (app_telemetry_alloc(arr, RTE_DIM(arr)) < 0)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < RTE_DIM(arr); i++)
+		rte_tel_data_start_array(arr[i], RTE_TEL_STRING_VAL);
+	for (unsigned int i = 0; i < RTE_DIM(tables); i++) {
+		const struct app_counter_table *t = tables[i];
+
+		for (unsigned int k = 0; k < t->n; k++)
+			tel_counter_add(arr, t->counters[k].name, t->source,
+				t->counters[k].kind, t->counters[k].help);
+		if (t != &app_counters_port)
+			continue;
+		/* lib/cflow's malformed[] reasons, after the counters */
+		tel_counter_add(arr, MALFORMED_TOTAL, "tracker", APP_COUNTER,
+			"packets that did not parse: the reasons below summed");
+		for (int st = CFLOW_PARSE_MALFORMED_FIRST;
+				st <= CFLOW_PARSE_MALFORMED_LAST; st++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s_%s", MALFORMED_GROUP,
+				cflow_parse_status_name(st));
+			tel_counter_add(arr, name, "tracker", APP_COUNTER,
+				"packets that did not parse, by reason "
+				"(docs/parse.md)");
+		}
+	}
+	rte_tel_data_start_dict(d);
+	for (unsigned int i = 0; i < RTE_DIM(arr); i++)
+		rte_tel_data_add_dict_container(d, keys[i], arr[i], 0);
+	return 0;
+}
+
+int
+app_stats_setup(const struct app_config *cfg, struct app_worker *w,
+		unsigned int n, const struct app_topology *t, char *err,
+		size_t err_len)
+{
+	static const struct app_telemetry_cmd cmds[] = {
 		{ "/cuckooflow/stats", tel_stats,
 			"Counters summed over all lcores. Takes no parameters" },
 		{ "/cuckooflow/lcore", tel_lcore,
@@ -810,6 +819,9 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 		{ "/cuckooflow/table", tel_table,
 			"Flow table per lcore: capacity, load, bytes, bits per "
 			"flow, FPR, stash. Takes no parameters" },
+		{ "/cuckooflow/counters", tel_counter_list,
+			"Every counter of stats, lcore and table: name, source, "
+			"kind, help. Takes no parameters" },
 		{ "/cuckooflow/config", tel_config,
 			"Settings in effect. Takes no parameters" },
 		{ "/cuckooflow/run", tel_run,
@@ -818,6 +830,13 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 			"Takes no parameters" },
 	};
 
+	/* every row of the print fits */
+	if (app_counters_tracker.n + app_counters_worker.n +
+			app_counters_port.n + 1 + NB_MALFORMED > PRINT_ROWS)
+		return cfu_fail(EOVERFLOW, err, err_len, "cuckooflow: %u "
+			"counters to print, room for %d", app_counters_tracker.n +
+			app_counters_worker.n + app_counters_port.n + 1 +
+			NB_MALFORMED, PRINT_ROWS);
 	config = cfg;
 	workers = w;
 	nb_workers = n;
@@ -825,8 +844,8 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 	/* the first period's rates count from here */
 	period_prev = calloc(1, sizeof(*period_prev));
 	if (period_prev == NULL)
-		rte_exit(EXIT_FAILURE, "cuckooflow: out of memory\n");
+		return cfu_fail(ENOMEM, err, err_len, "cuckooflow: out of "
+			"memory");
 	period_prev->mono_ns = cfu_clock_ns(CLOCK_MONOTONIC);
-	for (unsigned int i = 0; i < RTE_DIM(cmds); i++)
-		app_telemetry_register(cmds[i].cmd, cmds[i].fn, cmds[i].help);
+	return app_telemetry_register_all(cmds, RTE_DIM(cmds), err, err_len);
 }

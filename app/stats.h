@@ -5,8 +5,8 @@
 
 /*
  * Counters: per lcore and summed, printed as a table, written as JSON and
- * served over DPDK telemetry (/cuckooflow/...), all from one list of
- * names, which are lib/cflow's counter names.
+ * served over DPDK telemetry (/cuckooflow/...), all from the counter
+ * tables of app/counters.h.
  */
 
 #include <stdio.h>
@@ -14,12 +14,14 @@
 #include "config.h"
 #include "output.h"
 #include "ports.h"
-#include "worker.h"
 
-/* Register the telemetry commands; exits on a failed registration. */
-void app_stats_setup(const struct app_config *cfg,
+struct app_worker;
+
+/* Register the telemetry commands. 0, or a negative errno with the
+ * reason in @p err. */
+int app_stats_setup(const struct app_config *cfg,
 		struct app_worker *workers, unsigned int nb_workers,
-		const struct app_topology *topo);
+		const struct app_topology *topo, char *err, size_t err_len);
 
 void app_stats_print(FILE *out);
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include <rte_common.h>
-#include <rte_debug.h>
 
+#include "cfutil.h"
 #include "telemetry.h"
 
 #define MAX_COMMANDS 16
@@ -39,8 +39,9 @@ dispatch(const char *cmd, const char *params, struct rte_tel_data *d)
 	return ret;
 }
 
-void
-app_telemetry_register(const char *cmd, telemetry_cb fn, const char *help)
+int
+app_telemetry_register(const char *cmd, telemetry_cb fn, const char *help,
+		char *err, size_t err_len)
 {
 	int ret;
 
@@ -51,12 +52,12 @@ app_telemetry_register(const char *cmd, telemetry_cb fn, const char *help)
 		if (strcmp(commands[i].cmd, cmd) == 0) {
 			commands[i].fn = fn;
 			pthread_rwlock_unlock(&lock);
-			return;
+			return 0;
 		}
 	if (nb_commands == MAX_COMMANDS) {
 		pthread_rwlock_unlock(&lock);
-		rte_exit(EXIT_FAILURE, "telemetry %s: more than %d commands\n",
-			cmd, MAX_COMMANDS);
+		return cfu_fail(ENOSPC, err, err_len, "telemetry %s: more "
+			"than %d commands", cmd, MAX_COMMANDS);
 	}
 	/* Under the lock: dispatch() may be reading the table for an
 	 * earlier command's client. */
@@ -66,8 +67,37 @@ app_telemetry_register(const char *cmd, telemetry_cb fn, const char *help)
 	pthread_rwlock_unlock(&lock);
 	ret = rte_telemetry_register_cmd(cmd, dispatch, help);
 	if (ret != 0)
-		rte_exit(EXIT_FAILURE, "telemetry command %s: %s\n", cmd,
-			strerror(-ret));
+		return cfu_fail(-ret, err, err_len, "telemetry command %s: %s",
+			cmd, strerror(-ret));
+	return 0;
+}
+
+int
+app_telemetry_register_all(const struct app_telemetry_cmd *cmds,
+		unsigned int n, char *err, size_t err_len)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		int ret = app_telemetry_register(cmds[i].cmd, cmds[i].fn,
+			cmds[i].help, err, err_len);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int
+app_telemetry_alloc(struct rte_tel_data **d, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		d[i] = rte_tel_data_alloc();
+		if (d[i] == NULL) {
+			while (i-- > 0)
+				rte_tel_data_free(d[i]);
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 void

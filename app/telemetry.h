@@ -12,11 +12,28 @@
  * handler runs or will run, and what they read may be freed.
  */
 
+#include <stddef.h>
+
 #include <rte_telemetry.h>
 
-/* Register @p cmd; exits with a message on failure. */
-void app_telemetry_register(const char *cmd, telemetry_cb fn,
-		const char *help);
+/* Register @p cmd. 0, or a negative errno with the reason in @p err. */
+int app_telemetry_register(const char *cmd, telemetry_cb fn,
+		const char *help, char *err, size_t err_len);
+
+/* A command, for app_telemetry_register_all(). */
+struct app_telemetry_cmd {
+	const char *cmd;
+	telemetry_cb fn;
+	const char *help;
+};
+
+/* Register @p n commands, up to the first failure. */
+int app_telemetry_register_all(const struct app_telemetry_cmd *cmds,
+		unsigned int n, char *err, size_t err_len);
+
+/* @p n containers for a reply (rte_tel_data_alloc()), all or none: 0,
+ * or -ENOMEM. */
+int app_telemetry_alloc(struct rte_tel_data **d, unsigned int n);
 
 /* Wait for running handlers; later requests get -ENODEV. */
 void app_telemetry_stop(void);

@@ -16,6 +16,7 @@
 #include "cfutil.h"
 #include "telemetry.h"
 #include "top.h"
+#include "worker.h"
 
 #define TOP_LIST_MAX 100
 #define TOP_LIST_DEFAULT 10
@@ -64,14 +65,8 @@ tel_top(const char *cmd, const char *params, struct rte_tel_data *d)
 				n > TOP_LIST_MAX || params[0] == '-')
 			return -EINVAL;
 	}
-	for (unsigned int i = 0; i < RTE_DIM(arr); i++) {
-		arr[i] = rte_tel_data_alloc();
-		if (arr[i] == NULL) {
-			while (i-- > 0)
-				rte_tel_data_free(arr[i]);
-			return -ENOMEM;
-		}
-	}
+	if (app_telemetry_alloc(arr, RTE_DIM(arr)) < 0)
+		return -ENOMEM;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_start_array(arr[0], RTE_TEL_STRING_VAL);
 	for (unsigned int i = 1; i < RTE_DIM(arr); i++)
@@ -104,7 +99,7 @@ tel_top(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static struct cflow_topk *
-sketch(int socket)
+sketch(int socket, char *err, size_t err_len)
 {
 	struct cflow_topk *s = cflow_topk_create(&(struct cflow_topk_params){
 		.capacity = (uint32_t)top.cfg->top_sources,
@@ -113,32 +108,39 @@ sketch(int socket)
 	});
 
 	if (s == NULL)
-		rte_exit(EXIT_FAILURE, "--top-sources %" PRIu64 ": %s\n",
+		cfu_fail(errno, err, err_len, "--top-sources %" PRIu64 ": %s",
 			top.cfg->top_sources, strerror(errno));
 	return s;
 }
 
-void
-app_top_setup(const struct app_config *cfg, struct app_run *run)
+int
+app_top_setup(const struct app_config *cfg, struct app_run *run, char *err,
+		size_t err_len)
 {
 	top.cfg = cfg;
 	top.run = run;
 	if (cfg->top_sources == 0)
-		return;
+		return 0;
 	for (unsigned int i = 0; i < run->nb_workers; i++) {
 		struct app_worker *w = &run->workers[i];
 		int socket = (int)rte_lcore_to_socket_id(w->lcore);
 
-		w->top[0] = sketch(socket);
-		w->top[1] = sketch(socket);
+		w->top[0] = sketch(socket, err, err_len);
+		if (w->top[0] != NULL)
+			w->top[1] = sketch(socket, err, err_len);
+		if (w->top[0] == NULL || w->top[1] == NULL)
+			return -errno;
 	}
-	top.result = sketch((int)rte_socket_id());
+	top.result = sketch((int)rte_socket_id(), err, err_len);
+	if (top.result == NULL)
+		return -errno;
 	top.start_ns = cfu_clock_ns(CLOCK_REALTIME);
 	top.next_ns = cfu_clock_ns(CLOCK_MONOTONIC) +
 		cfg->top_period_s * 1000000000u;
-	app_telemetry_register("/cuckooflow/top_new_sources", tel_top,
+	return app_telemetry_register("/cuckooflow/top_new_sources", tel_top,
 		"Sources opening the most flows last period, with error "
-		"bounds. Parameters: int N (default 10, max 100)");
+		"bounds. Parameters: int N (default 10, max 100)", err,
+		err_len);
 }
 
 void
@@ -227,7 +229,7 @@ app_top_fini(void)
 {
 	struct app_run *run = top.run;
 
-	if (run == NULL || top.result == NULL)
+	if (run == NULL)
 		return;
 	for (unsigned int i = 0; i < run->nb_workers; i++) {
 		cflow_topk_free(run->workers[i].top[0]);

@@ -12,12 +12,18 @@
  * /cuckooflow/top_new_sources[,N]. No sketch is read while written.
  */
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "config.h"
-#include "worker.h"
 
-void app_top_setup(const struct app_config *cfg, struct app_run *run);
+struct app_run;
+
+/* The workers' sketches and the command (before the workers start). 0,
+ * or a negative errno with the reason in @p err (app_top_fini() frees
+ * what was made). */
+int app_top_setup(const struct app_config *cfg, struct app_run *run,
+		char *err, size_t err_len);
 
 /* The main lcore, every loop: rotate when a period is over. */
 void app_top_period(void);

@@ -13,161 +13,43 @@
 #include <rte_prefetch.h>
 
 #include "blocklist_rcu.h"
+#include "events.h"
 #include "frame.h"
 #include "worker.h"
 
-static void
-cflow_table_track(void *table, const struct cflow_input *in,
+/*
+ * The flow table, called directly: lib/cflow's tracker. bench_pipeline
+ * builds this file a second time over its exact rte_hash table, to run
+ * this very loop over it: APP_WORKER_TABLE then names a header of its
+ * own that defines these three over that table, and bench/meson.build
+ * renames the loop's entry points (app_worker_*).
+ */
+#ifdef APP_WORKER_TABLE
+#include APP_WORKER_TABLE
+#else
+static inline void
+table_track(struct app_worker *w, const struct cflow_input *in,
 		const struct cflow_packet *pkts,
 		const enum cflow_parse_status *status, unsigned int n,
 		enum cflow_verdict *verdicts, uint8_t *counts)
 {
-	cflow_track_parsed(table, in, pkts, status, n, verdicts, counts);
+	cflow_track_parsed(w->tracker, in, pkts, status, n, verdicts, counts);
 }
 
-static uint64_t
-cflow_table_sweep(void *table, uint64_t now_ns, uint64_t as_of_ns)
+/* @p as_of_ns <= @p now_ns: judge idleness at that time (the replay
+ * watermark; see app_worker.as_of_ns). */
+static inline void
+table_sweep(struct app_worker *w, uint64_t now_ns, uint64_t as_of_ns)
 {
-	return cflow_sweep_at(table, now_ns, as_of_ns);
+	(void)cflow_sweep_at(w->tracker, now_ns, as_of_ns);
 }
 
-static uint64_t
-cflow_table_sweep_all(void *table, uint64_t now_ns)
+static inline void
+table_sweep_all(struct app_worker *w, uint64_t now_ns)
 {
-	return cflow_sweep_all(table, now_ns);
+	(void)cflow_sweep_all(w->tracker, now_ns);
 }
-
-static void
-cflow_table_counters(const void *table, struct cflow_counters *c)
-{
-	cflow_counters_get(table, c);
-}
-
-const struct app_flow_table_ops app_cflow_table_ops = {
-	.track = cflow_table_track,
-	.sweep = cflow_table_sweep,
-	.sweep_all = cflow_table_sweep_all,
-	.counters = cflow_table_counters,
-};
-
-/*
- * (role, verdict) -> forward or a drop reason. Without roles every
- * packet the blocklist passes is forwarded, tracked or not. Inside, a
- * flow that may not be opened (strict TCP, admission) is dropped;
- * outside, so is every packet that is not of a tracked flow, in the
- * direction toward its inside endpoint: fail closed. Two cells are left
- * to the packet (outside_decide()): a frame the parser cannot place
- * (--firewall-unparsed; ARP passes) and an unsolicited one (IPv6
- * neighbour discovery passes).
- */
-const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX] = {
-	[APP_ROLE_NONE] = { 0 },
-	[APP_ROLE_INSIDE] = {
-		[CFLOW_UNTRACKED_NOT_SYN] = APP_DROP_NOT_SYN,
-		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
-	},
-	[APP_ROLE_OUTSIDE] = {
-		[CFLOW_UNTRACKED_NON_IP] = APP_DECIDE_UNPARSED,
-		[CFLOW_UNTRACKED_MALFORMED] = APP_DROP_MALFORMED,
-		[CFLOW_UNTRACKED_FRAGMENT] = APP_DROP_FRAGMENT,
-		[CFLOW_UNTRACKED_ORPHAN] = APP_DROP_UNSOLICITED,
-		[CFLOW_UNTRACKED_FULL] = APP_DROP_TABLE_FULL,
-		[CFLOW_UNTRACKED_UNSOLICITED] = APP_DECIDE_UNSOLICITED,
-		[CFLOW_UNTRACKED_NOT_SYN] = APP_DROP_NOT_SYN,
-		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
-		[CFLOW_UNTRACKED_WRONG_DIR] = APP_DROP_WRONG_DIR,
-	},
-	/* Not reached: app_worker_burst() drops the mirror port's input
-	 * before tracking. Kept so that no path could forward it. */
-	[APP_ROLE_MIRROR] = {
-		[0 ... CFLOW_VERDICT_MAX - 1] = APP_DROP_MIRROR_RX,
-	},
-};
-
-const char *
-app_drop_name(enum app_drop d)
-{
-	static const char *const names[APP_DROP_MAX] = {
-		[APP_FORWARD] = "forward",
-		[APP_DROP_UNSOLICITED] = "unsolicited",
-		[APP_DROP_NOT_SYN] = "not_syn",
-		[APP_DROP_LIMITED] = "limited",
-		[APP_DROP_TABLE_FULL] = "table_full",
-		[APP_DROP_MALFORMED] = "malformed",
-		[APP_DROP_FRAGMENT] = "fragment",
-		[APP_DROP_MIRROR_RX] = "mirror_rx",
-		[APP_DROP_WRONG_DIR] = "wrong_direction",
-		[APP_DROP_VLAN_DEPTH] = "vlan_depth",
-		[APP_DROP_ENCAPSULATED] = "encapsulated",
-		[APP_DROP_TUNNEL_NON_IP] = "tunnel_non_ip",
-		[APP_DROP_NON_IP] = "non_ip",
-	};
-
-	return (unsigned int)d < APP_DROP_MAX ? names[d] : "?";
-}
-
-int
-app_handoff_rings_create(struct app_worker *workers, unsigned int n,
-		unsigned int size)
-{
-	for (unsigned int i = 0; i < n; i++)
-		for (unsigned int j = 0; j < n; j++) {
-			char name[RTE_RING_NAMESIZE];
-			struct rte_ring *r;
-
-			if (i == j)
-				continue;
-			snprintf(name, sizeof(name), "cf_handoff_%02x_%02x",
-				i & 0xff, j & 0xff);
-			r = rte_ring_create(name, size, (int)rte_lcore_to_socket_id(
-				workers[j].lcore), RING_F_SP_ENQ |
-				RING_F_SC_DEQ | RING_F_EXACT_SZ);
-			if (r == NULL) {
-				int e = rte_errno;
-
-				app_handoff_rings_free(workers, n);
-				errno = e;
-				return -e;
-			}
-			workers[i].to[j] = workers[j].from[i] = r;
-		}
-	return 0;
-}
-
-void
-app_handoff_rings_free(struct app_worker *workers, unsigned int n)
-{
-	for (unsigned int i = 0; i < n; i++)
-		for (unsigned int j = 0; j < n; j++) {
-			rte_ring_free(workers[i].to[j]);
-			workers[i].to[j] = workers[j].from[i] = NULL;
-		}
-}
-
-int
-app_verdict_dynfield_register(void)
-{
-	static const struct rte_mbuf_dynfield verdict_field = {
-		.name = APP_VERDICT_DYNFIELD,
-		.size = sizeof(uint8_t),
-		.align = __alignof__(uint8_t),
-	};
-
-	int off = rte_mbuf_dynfield_register(&verdict_field);
-
-	if (off < 0) {
-		errno = rte_errno;
-		return -rte_errno;
-	}
-	return off;
-}
-
-void
-app_run_reta_init(struct app_run *run)
-{
-	for (unsigned int i = 0; i < APP_RETA_SIZE; i++)
-		run->reta[i] = (uint16_t)(i % run->nb_workers);
-}
+#endif
 
 static inline bool
 quitting(const struct app_run *run)
@@ -276,8 +158,8 @@ forward_or_free(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 				rest[nr++] = pkts[k];
 		}
 		sent = rte_eth_tx_burst(port, (uint16_t)w->index, same, ns);
-		w->tx_packets += sent;
-		w->tx_dropped += ns - sent;
+		w->ctr.tx_packets += sent;
+		w->ctr.tx_dropped += ns - sent;
 		if (sent < ns)
 			rte_pktmbuf_free_bulk(same + sent, ns - sent);
 		memcpy(pkts, rest, nr * sizeof(*pkts));
@@ -288,8 +170,8 @@ forward_or_free(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 static void
 sweep(struct app_worker *w)
 {
-	w->run->table_ops->sweep(w->table, w->last_ns, w->run->watermark ?
-			w->as_of_ns : w->last_ns);
+	table_sweep(w, w->last_ns, w->run->watermark ? w->as_of_ns :
+		w->last_ns);
 }
 
 /* Sweep calls a millisecond once a replay has ended (with the TSC clock):
@@ -299,7 +181,7 @@ sweep(struct app_worker *w)
 #define IDLE_SWEEPS_PER_MS 256
 
 void
-app_worker_idle(struct app_worker *w)
+app_worker_tick(struct app_worker *w)
 {
 	if (w->run->cfg->clock != APP_CLOCK_PKT)
 		last_ns_set(w, app_tsc_ns(w->run));
@@ -321,8 +203,8 @@ mirror_send(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		rte_pktmbuf_refcnt_update(pkts[k], 1);
 	sent = rte_eth_tx_burst(w->run->mirror_port, (uint16_t)w->index, pkts,
 			n);
-	w->mirrored += sent;
-	w->mirror_dropped += n - sent;
+	w->ctr.mirrored += sent;
+	w->ctr.mirror_dropped += n - sent;
 	for (uint16_t k = sent; k < n; k++)
 		rte_pktmbuf_free(pkts[k]);
 }
@@ -404,12 +286,12 @@ outside_decide(struct app_worker *w, uint8_t act,
 	if (act == APP_DECIDE_UNSOLICITED) {
 		if (!is_nd(p))
 			return APP_DROP_UNSOLICITED;
-		w->nd_passed++;
+		w->ctr.nd_passed++;
 		return APP_FORWARD;
 	}
 	if (p->tunnel == 0 && p->ethertype == ETHER_TYPE_ARP)
 		return APP_FORWARD;
-	w->firewall_unparsed++;
+	w->ctr.firewall_unparsed++;
 	return w->run->cfg->firewall_unparsed == APP_UNPARSED_PASS ?
 		APP_FORWARD : (uint8_t)unparsed_reason(p);
 }
@@ -470,11 +352,11 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 		/* The mbufs taken and not yet freed by the main lcore, in
 		 * the ring or in its hands: segments count, each is one of
 		 * the pool's. */
-		uint64_t held = w->event_mbufs - __atomic_load_n(
+		uint64_t held = w->event_mbufs_taken - __atomic_load_n(
 			&w->event_mbufs_freed, __ATOMIC_ACQUIRE);
 
-		room = held < run->event_mbufs ?
-			run->event_mbufs - (unsigned int)held : 0;
+		room = held < run->event_mbufs_max ?
+			run->event_mbufs_max - (unsigned int)held : 0;
 	}
 
 	done = rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
@@ -495,9 +377,9 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 			taken += event_packet(e, pkts[k], room - taken);
 	}
 	rte_ring_enqueue_zc_elem_finish(w->event_ring, done);
-	w->event_mbufs += taken;
-	w->events_queued += done;
-	w->events_dropped += ne - done;
+	w->event_mbufs_taken += taken;
+	w->ctr.events_queued += done;
+	w->ctr.events_dropped += ne - done;
 }
 
 /* The sources of the new flows among a tracked burst's @p ne event
@@ -535,40 +417,13 @@ top_sync(struct app_worker *w)
 	}
 }
 
-/* Serve a control request (app_ctl), if one waits. */
-static void
+/* Serve a control request (app/control.h), if one waits. */
+static inline void
 ctl_serve(struct app_worker *w)
 {
-	struct app_ctl *c = &w->ctl;
-	uint32_t req = __atomic_load_n(&c->req, __ATOMIC_ACQUIRE), claim, op;
-	struct cflow_key key;
-
-	if (req == c->done)
-		return;
-	/* Take it, unless its requester withdrew it (claim == req). */
-	claim = __atomic_load_n(&c->claim, __ATOMIC_ACQUIRE);
-	if (claim == req || !__atomic_compare_exchange_n(&c->claim, &claim,
-			req, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
-		return;
-	}
-	/* Ours: the next request may rewrite them once done is out. */
-	op = c->op;
-	key = c->key;
-	switch (op) {
-	case APP_CTL_LOOKUP:
-		c->ret = cflow_tracker_lookup(w->tracker, &key, &c->info);
-		break;
-	case APP_CTL_FLUSH:
-		c->flushed = cflow_tracker_flush(w->tracker);
-		w->flushes++;
-		c->ret = 0;
-		break;
-	default:
-		c->ret = -EINVAL;
-		break;
-	}
-	__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
+	if (unlikely(app_control_pending(&w->ctl)) &&
+			app_control_serve(&w->ctl, w->tracker))
+		w->ctr.flushes++;
 }
 
 /* Track @p n packets this worker owns, then act on each verdict
@@ -590,8 +445,8 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 		return;
 	}
 	set_input_flags(run, pkts, in, parsed, status, n);
-	run->table_ops->track(w->table, in, parsed, status, n, verdicts,
-			run->mirror ? counts : NULL);
+	table_track(w, in, parsed, status, n, verdicts,
+		run->mirror ? counts : NULL);
 	if (w->event_ring != NULL || w->top[0] != NULL) {
 		uint16_t idx[CF_BULK_MAX];
 		unsigned int ne = event_packets(verdicts, n, idx);
@@ -610,7 +465,7 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 		*RTE_MBUF_DYNFIELD(m, run->verdict_offset, uint8_t *) =
 			(uint8_t)verdicts[k];
 		if (act != APP_FORWARD) {
-			w->dropped[act]++;
+			w->ctr.dropped[act]++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -681,7 +536,7 @@ drain_ring(struct app_worker *w, unsigned int j, unsigned int max)
 				last_ns_set(w, t);
 		}
 		p->n = (uint16_t)(p->n + n);
-		w->handoff_in += n;
+		w->ctr.handoff_in += n;
 		total += n;
 	}
 	return total;
@@ -717,7 +572,7 @@ hand_off(struct app_worker *w, unsigned int owner, struct rte_mbuf **pkts,
 			(void **)pkts, n, NULL);
 
 	if (done < n && run->handoff_wait) {
-		w->handoff_waits++;
+		w->ctr.handoff_waits++;
 		while (done < n && !quitting(run)) {
 			if (app_worker_drain(w) == 0)
 				rte_pause();
@@ -725,9 +580,9 @@ hand_off(struct app_worker *w, unsigned int owner, struct rte_mbuf **pkts,
 					(void **)pkts + done, n - done, NULL);
 		}
 	}
-	w->handoff_out += done;
+	w->ctr.handoff_out += done;
 	if (done < n) {
-		w->handoff_drops += n - done;
+		w->ctr.handoff_drops += n - done;
 		rte_pktmbuf_free_bulk(pkts + done, n - done);
 	}
 }
@@ -762,7 +617,7 @@ blocklist_unparsed(struct app_worker *w, const struct cbl *bl,
 			pkt->ethertype != ETHER_TYPE_IPV6) {
 		return CBL_NONE;
 	}
-	w->blocklist_unparsed++;
+	w->ctr.blocklist_unparsed++;
 	return w->run->cfg->blocklist_unparsed == APP_UNPARSED_DROP ?
 		CBL_KINDS : CBL_NONE;
 }
@@ -771,7 +626,7 @@ blocklist_unparsed(struct app_worker *w, const struct cbl *bl,
  * keep the others, in order, with their inputs and parse results.
  * Returns how many are kept. */
 static uint16_t
-parse_and_filter(struct app_worker *w, const struct app_rxq *q,
+parse_and_block(struct app_worker *w, const struct app_rxq *q,
 		const struct cbl *bl, struct rte_mbuf **pkts, struct cflow_input *in,
 		struct cflow_packet *parsed, enum cflow_parse_status *status,
 		uint16_t n)
@@ -798,9 +653,9 @@ parse_and_filter(struct app_worker *w, const struct app_rxq *q,
 			blocklist_unparsed(w, bl, &parsed[k]);
 
 		if (kind != CBL_NONE) {
-			w->blocked_packets++;
-			w->blocked_bytes += in[k].wire_len;
-			w->blocked[kind]++;
+			w->ctr.blocked_packets++;
+			w->ctr.blocked_bytes += in[k].wire_len;
+			w->ctr.blocked[kind]++;
 			rte_pktmbuf_free(pkts[k]);
 			continue;
 		}
@@ -885,7 +740,7 @@ drop_broken_frames(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 
 	n = app_frames_whole(pkts, n, bad, &nb);
 	if (unlikely(nb != 0)) {
-		w->rx_len_mismatch += nb;
+		w->ctr.rx_len_mismatch += nb;
 		rte_pktmbuf_free_bulk(bad, nb);
 	}
 	return n;
@@ -906,7 +761,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 	 * With the TSC, the burst's time. */
 	uint64_t q_latest = q->time_ns;
 
-	w->rx_packets += n;
+	w->ctr.rx_packets += n;
 	n = drop_broken_frames(w, pkts, n);
 	for (uint16_t k = 0; k < n; k++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void *));
@@ -918,7 +773,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 			q_latest = k == 0 ? app_tsc_ns(run) : q_latest;
 		else
 			q_latest = queue_time(run, m, q_latest, &none);
-		w->no_timestamp += none;
+		w->ctr.no_timestamp += none;
 		/* forward mode sends it to the port paired with this one */
 		m->port = q->port;
 		mbuf_input(&in[k], m, q_latest);
@@ -932,11 +787,11 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		/* The mirror port only sends: what it receives is dropped
 		 * untracked, so that it can neither open, refresh nor close
 		 * a flow of the firewall. */
-		w->dropped[APP_DROP_MIRROR_RX] += n;
+		w->ctr.dropped[APP_DROP_MIRROR_RX] += n;
 		rte_pktmbuf_free_bulk(pkts, n);
 		n = 0;
 	}
-	n = parse_and_filter(w, q, bl, pkts, in, parsed, status, n);
+	n = parse_and_block(w, q, bl, pkts, in, parsed, status, n);
 	if (run->handoff)
 		/* tracked with what the rings bring, by app_worker_drain() */
 		split_by_owner(w, pkts, in, parsed, status, n);
@@ -1140,7 +995,7 @@ app_worker_main(void *arg)
 			advance_as_of(w);
 		if (received == 0)
 			/* Idle: expire flows all the same. */
-			app_worker_idle(w);
+			app_worker_tick(w);
 		ctl_serve(w);
 		top_sync(w);
 		rte_rcu_qsbr_quiescent(rcu, w->index);
@@ -1165,7 +1020,7 @@ app_worker_main(void *arg)
 	while (!quitting(run)) {
 		if (!w->swept && __atomic_load_n(&run->end_set,
 				__ATOMIC_ACQUIRE)) {
-			run->table_ops->sweep_all(w->table, run->end_ns);
+			table_sweep_all(w, run->end_ns);
 			__atomic_store_n(&w->swept, true, __ATOMIC_RELEASE);
 		} else if (w->swept && !pkt_clock) {
 			/* Sleeping 1 ms a turn, the sweep's bound per call
@@ -1173,7 +1028,7 @@ app_worker_main(void *arg)
 			 * instead of one period: turns without work cost a
 			 * clock read each. */
 			for (unsigned int k = 0; k < IDLE_SWEEPS_PER_MS; k++)
-				app_worker_idle(w);
+				app_worker_tick(w);
 		}
 		ctl_serve(w);
 		top_sync(w);

@@ -183,13 +183,12 @@ track_one(struct exact_table *t, const struct cflow_packet *pkt,
 	return cflow_count_step(&t->c, &step, inserted);
 }
 
-static void
-exact_track(void *table, const struct cflow_input *in,
+void
+exact_table_track(struct exact_table *t, const struct cflow_input *in,
 		const struct cflow_packet *pkts,
 		const enum cflow_parse_status *status, unsigned int n,
 		enum cflow_verdict *verdicts, uint8_t *counts)
 {
-	struct exact_table *t = table;
 	const void *keys[CF_BULK_MAX];
 	int32_t pos[CF_BULK_MAX];
 	uint8_t index[CF_BULK_MAX];
@@ -259,34 +258,17 @@ exact_sweep_n(struct exact_table *t, uint64_t now_ns, uint64_t nb)
 
 /* As many positions as the time since the last call asks for (at most
  * sweep_max). Single-stream only: idleness is judged at now_ns. */
-static uint64_t
-exact_sweep(void *table, uint64_t now_ns, uint64_t as_of_ns)
+uint64_t
+exact_table_sweep(struct exact_table *t, uint64_t now_ns, uint64_t as_of_ns)
 {
-	struct exact_table *t = table;
-
 	(void)as_of_ns;
 	return exact_sweep_n(t, now_ns, cflow_pace_take(&t->sweep_pace,
 			now_ns > t->now_ns ? now_ns : t->now_ns, t->positions,
 			t->sweep_period_ns, t->sweep_max));
 }
 
-static uint64_t
-exact_sweep_all(void *table, uint64_t now_ns)
+uint64_t
+exact_table_sweep_all(struct exact_table *t, uint64_t now_ns)
 {
-	struct exact_table *t = table;
-
 	return exact_sweep_n(t, now_ns, t->positions);
 }
-
-static void
-exact_counters(const void *table, struct cflow_counters *c)
-{
-	exact_table_counters(table, c);
-}
-
-const struct app_flow_table_ops exact_table_ops = {
-	.track = exact_track,
-	.sweep = exact_sweep,
-	.sweep_all = exact_sweep_all,
-	.counters = exact_counters,
-};

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 PATHS = {
     "cuckooflow": ("CUCKOOFLOW", "build/app/cuckooflow",
                    "the cuckooflow binary"),
-    "cuckooflow-filter": ("CUCKOOFLOW_FILTER", "build/cuckooflow-filter",
+    "cuckooflow-filter": ("CUCKOOFLOW_FILTER", "build/cli/cuckooflow-filter",
                           "the cuckooflow-filter binary"),
     "cflow-replay": ("CFLOW_REPLAY", "build/tests/replay/cflow_replay",
                      "the cflow_replay binary"),

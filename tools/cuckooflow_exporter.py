@@ -5,7 +5,9 @@ Reads DPDK telemetry (/cuckooflow/stats, /cuckooflow/lcore,<id>,
 /cuckooflow/table, /cuckooflow/blocklist, and /ethdev/list,
 /ethdev/stats,<port> and /ethdev/info,<port>) on every scrape, and serves
 them as Prometheus text on http://ADDRESS:PORT/metrics (the series:
-docs/usage.md). The address defaults to 127.0.0.1.
+docs/usage.md). Which counters are gauges, which the ports count, and
+each one's help come from cuckooflow itself (/cuckooflow/counters, its
+counter tables). The address defaults to 127.0.0.1.
 
 usage: cuckooflow_exporter.py [--file-prefix PREFIX] [--port 9109]
                               [--address 127.0.0.1]
@@ -29,18 +31,6 @@ except ImportError:
              "Debian's python3-prometheus-client and run this with "
              "/usr/bin/python3 (as its first line says)")
 
-GAUGES = {"active", "emergency"}  # the others only grow
-# Counted by the ports, not by an lcore: exported once, without a label
-# (the per-lcore replies hold 0 for them).
-PORT_COUNTERS = {"rx_nombuf", "rx_missed", "rx_errors"}
-# Help beyond "flow table <figure>" (units: docs/usage.md)
-TABLE_HELP = {
-    "load_ppm": "items / slots, parts per million",
-    "bits_per_flow_milli": "table bytes * 8000 / capacity: memory per "
-                           "flow of capacity, thousandths of a bit",
-    "expected_fpr_ppb": "false positive rate at this load, parts per "
-                        "billion",
-}
 # Each ethdev port's counters, from /ethdev/stats,<port>
 PORT_STATS = {
     "ipackets": "packets received",
@@ -69,6 +59,20 @@ def flat(counters):
     return out
 
 
+def counter_list(reply):
+    """/cuckooflow/counters' parallel arrays as {source: {name: (kind,
+    help)}}: "tracker", "worker" and "port" of /cuckooflow/stats and
+    /cuckooflow/lcore, "table" of /cuckooflow/table."""
+    out = {}
+    r = reply or {}
+    for name, source, kind, what in zip(r.get("name", []),
+                                        r.get("source", []),
+                                        r.get("kind", []),
+                                        r.get("help", [])):
+        out.setdefault(source, {})[name] = (kind, what)
+    return out
+
+
 class Collector:
     """One scrape: cuckooflow_up, then (when cuckooflow answers) every
     counter per lcore only (sum() over lcore gives the total), the ports'
@@ -82,6 +86,7 @@ class Collector:
         up = GaugeMetricFamily("cuckooflow_up", "1 if cuckooflow answered "
                                "this scrape's telemetry queries, else 0")
         try:
+            listed = counter_list(self.tel.query("/cuckooflow/counters"))
             total = flat(self.tel.query("/cuckooflow/stats"))
             table = self.tel.query("/cuckooflow/table") or {}
             lcores = sorted(int(k.split("_")[1]) for k in table)
@@ -99,29 +104,37 @@ class Collector:
             return  # cuckooflow not running: no other samples
         up.add_metric([], 1)
         yield up
+        counters = {n: c for src in ("tracker", "worker")
+                    for n, c in listed.get(src, {}).items()}
+        by_port = listed.get("port", {})
         for name in sorted(total):
             if not isinstance(total[name], (int, float)):
                 continue
-            family = GaugeMetricFamily if name in GAUGES else \
+            kind, what = by_port.get(name) or counters.get(
+                name, ("counter", ""))
+            family = GaugeMetricFamily if kind == "gauge" else \
                 CounterMetricFamily
-            if name in PORT_COUNTERS:
-                m = family("cuckooflow_" + name, "cuckooflow counter " +
-                           name + " (all ports)")
+            what = "cuckooflow %s %s%s" % (kind, name,
+                                           ": " + what if what else "")
+            # Counted by the ports, not by an lcore: exported once,
+            # without a label (the per-lcore replies hold 0 for them).
+            if name in by_port:
+                m = family("cuckooflow_" + name, what)
                 m.add_metric([], total[name])
                 yield m
                 continue
-            m = family("cuckooflow_" + name, "cuckooflow counter " + name,
-                       labels=["lcore"])
+            m = family("cuckooflow_" + name, what, labels=["lcore"])
             for lc in lcores:
                 if name in per[lc]:
                     m.add_metric([str(lc)], per[lc][name])
             yield m
+        figures = listed.get("table", {})
         keys = sorted({k for v in table.values() for k in v})
         for key in keys:
+            what = figures.get(key, ("gauge", ""))[1]
             g = GaugeMetricFamily("cuckooflow_table_" + key,
-                                  "flow table " + key + (
-                                      ": " + TABLE_HELP[key]
-                                      if key in TABLE_HELP else ""),
+                                  "flow table " + key +
+                                  (": " + what if what else ""),
                                   labels=["lcore"])
             for lc in lcores:
                 g.add_metric([str(lc)], table["lcore_%d" % lc].get(key, 0))

@@ -481,6 +481,8 @@ def telemetry_run():
                 except Exception as e:
                     bad.append("%s%s: %r" % (cmd, suffix, e))
         alive = proc.poll() is None
+        listed = telemetry(prefix, "/cuckooflow/counters")
+        table = telemetry(prefix, "/cuckooflow/table")
         # The exporter, on a free port of this host's loopback.
         port = free_port()
         exp = subprocess.Popen([EXPORTER, "--file-prefix", prefix,
@@ -508,7 +510,8 @@ def telemetry_run():
             final = json.load(f)["total"]
         return {"stats": stats, "commands": commands, "bad": bad,
                 "alive": alive, "metrics": metrics, "final": final,
-                "rc": proc.returncode, "metrics_down": metrics_down}
+                "rc": proc.returncode, "metrics_down": metrics_down,
+                "listed": listed, "table": table}
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -521,9 +524,62 @@ def test_telemetry_commands_and_final_stats(telemetry_run):
     diff = {k: (v, r["final"].get(k)) for k, v in r["stats"].items()
             if k in r["final"] and not isinstance(r["final"][k], dict)
             and r["final"][k] != v}
-    assert not r["bad"] and r["alive"] and len(ours) == 10 and not diff and \
+    assert not r["bad"] and r["alive"] and len(ours) == 11 and not diff and \
         r["rc"] == 0, "bad %s alive %s cmds %s diff %s rc %s" % (
             r["bad"][:3], r["alive"], ours, diff, r["rc"])
+
+
+def documented_counters():
+    """docs/counters.md's rows: (source, name, kind), the source from the
+    section's struct."""
+    sources = {"struct cflow_counters": "tracker",
+               "struct app_worker_counters": "worker",
+               "struct rte_eth_stats": "port",
+               "struct app_table_figures": "table"}
+    rows, source = set(), None
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                           "counters.md")) as f:
+        for line in f:
+            if line.startswith("## "):
+                source = next((v for k, v in sources.items() if k in line),
+                              None)
+            m = re.match(r"\| `(\w+)` \| (counter|gauge) \|", line)
+            if m:
+                rows.add((source, m.group(1), m.group(2)))
+    return rows
+
+
+def test_counters_documented(telemetry_run):
+    """Every counter the application reports (/cuckooflow/stats, its
+    "malformed" group as malformed_<reason>, and /cuckooflow/table) is
+    listed by /cuckooflow/counters, and every listed one is reported;
+    docs/counters.md documents each listed counter, with its source and
+    kind, and no other."""
+    listed = telemetry_run["listed"]
+    rows = set(zip(listed["source"], listed["name"], listed["kind"]))
+    stats = set(flat_counters(telemetry_run["stats"]))
+    figures = {k for v in telemetry_run["table"].values() for k in v}
+    counters = {n for s, n, k in rows if s != "table"}
+    assert counters == stats, (sorted(counters - stats),
+                               sorted(stats - counters))
+    assert {n for s, n, k in rows if s == "table"} == figures
+    assert len(rows) == len(listed["name"]) == len(listed["help"]) and \
+        all(listed["help"]), listed
+    docs = documented_counters()
+    assert rows == docs, ("not documented", sorted(rows - docs),
+                          "not reported", sorted(docs - rows))
+
+
+def flat_counters(counters):
+    """/cuckooflow/stats with its groups as <group>_<key>, as the exporter
+    names them."""
+    out = {}
+    for name, value in counters.items():
+        if isinstance(value, dict):
+            out.update(("%s_%s" % (name, k), v) for k, v in value.items())
+        else:
+            out[name] = value
+    return out
 
 
 def test_prometheus_exporter(telemetry_run):
@@ -812,7 +868,7 @@ def test_blocklist_forward_counters(blocklist_forward):
         "%s vs oracle %s" % (total, want)
 
 
-def test_blocklist_compiled_file_drops_the_same():
+def test_blocklist_compiled_file_drops_the_same(cuckooflow_filter):
     """The same list compiled by cuckooflow-filter gives the same
     output."""
     path = block_list()
@@ -821,7 +877,7 @@ def test_blocklist_compiled_file_drops_the_same():
     want_mixed = [fr for fr in pcap_frames(pcap)
                   if oracle_kind(fr, entries) is None]
     out = os.path.join(TMP, "blocked_out.pcap")
-    cli = os.path.join(os.path.dirname(APP), "..", "cuckooflow-filter")
+    cli = cuckooflow_filter
     compiled = os.path.join(TMP, "block.cf")
     crc = subprocess.run([cli, "build", path, "-o", compiled],
                          capture_output=True).returncode

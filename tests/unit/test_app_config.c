@@ -507,7 +507,7 @@ override(const struct app_config *cfg, const char *err)
 	if (cfg->fp_bits != 32 || cfg->close_linger_s != 0 ||
 			!cfg->exit_on_eof) {
 		printf("# fp_bits %" PRIu64 " (want the command line's 32), "
-			"close_linger %" PRIu64 ", exit_on_eof %" PRIu64 "\n",
+			"close_linger %" PRIu64 ", exit_on_eof %d\n",
 			cfg->fp_bits, cfg->close_linger_s, cfg->exit_on_eof);
 		return -1;
 	}
@@ -519,7 +519,7 @@ timeout_tcp_5(const struct app_config *cfg, const char *err)
 {
 	(void)err;
 	if (cfg->timeout_s[CFLOW_CLASS_TCP] != 5 || !cfg->exit_on_eof) {
-		printf("# tcp timeout %" PRIu64 ", exit_on_eof %" PRIu64 "\n",
+		printf("# tcp timeout %" PRIu64 ", exit_on_eof %d\n",
 			cfg->timeout_s[CFLOW_CLASS_TCP], cfg->exit_on_eof);
 		return -1;
 	}
@@ -553,7 +553,7 @@ static int
 unparsed_pass(const struct app_config *cfg, const char *err)
 {
 	if (cfg->blocklist_unparsed != APP_UNPARSED_PASS || err[0] != '\0') {
-		printf("# blocklist_unparsed %" PRIu64 ", messages: %s\n",
+		printf("# blocklist_unparsed %u, messages: %s\n",
 			cfg->blocklist_unparsed, err);
 		return -1;
 	}
@@ -569,7 +569,7 @@ unparsed_pass_warned(const struct app_config *cfg, const char *err)
 			strstr(dep + 1, "deprecated") != NULL ||
 			strstr(err, ":4:") == NULL ||
 			strstr(err, "[blocklist]") == NULL) {
-		printf("# blocklist_unparsed %" PRIu64 ", messages: %s\n",
+		printf("# blocklist_unparsed %u, messages: %s\n",
 			cfg->blocklist_unparsed, err);
 		return -1;
 	}

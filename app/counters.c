@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* The counter tables: one per struct of counters (app/counters.h). */
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+
+#include "counters.h"
+
+#define TRACKER(f, k, h) { #f, offsetof(struct cflow_counters, f), k, h }
+
+static const struct app_counter tracker[] = {
+	TRACKER(packets, APP_COUNTER, "packets given to the tracker, each "
+		"in exactly one class"),
+	TRACKER(bytes, APP_COUNTER, "bytes of the packets tracked "
+		"(pkt_len, no FCS)"),
+	TRACKER(flows_new, APP_COUNTER, "flows opened: first packets"),
+	TRACKER(flows_seen, APP_COUNTER, "packets of open or closing flows"),
+	TRACKER(flows_closed, APP_COUNTER, "flows closed by a FIN or RST, "
+		"once each"),
+	TRACKER(flows_expired, APP_COUNTER, "flows removed idle past their "
+		"timeout"),
+	TRACKER(flows_evicted, APP_COUNTER, "open flows evicted for a new "
+		"one (full table, --full-policy evict)"),
+	TRACKER(active, APP_GAUGE, "open flows in the table now"),
+	TRACKER(insert_failed, APP_COUNTER, "new flows not stored: the "
+		"table full"),
+	TRACKER(orphan_close, APP_COUNTER, "FIN or RST packets of no flow"),
+	TRACKER(reused, APP_COUNTER, "SYN on a closing flow: opened again "
+		"(also in flows_new)"),
+	TRACKER(non_ip, APP_COUNTER, "packets not IP"),
+	TRACKER(fragments, APP_COUNTER, "non-first IP fragments"),
+	TRACKER(hash_fallback, APP_COUNTER, "--hash rss: packets without "
+		"an RSS hash, hashed with XXH3"),
+	TRACKER(unsolicited, APP_COUNTER, "packets of no flow that may not "
+		"open one (firewall's outside)"),
+	TRACKER(not_syn, APP_COUNTER, "--tcp-strict: TCP packets of no "
+		"flow, not a SYN without ACK"),
+	TRACKER(new_flow_limited, APP_COUNTER, "new flows refused past "
+		"--new-flow-rate"),
+	TRACKER(emergency_enter, APP_COUNTER, "times emergency mode began"),
+	TRACKER(emergency_exit, APP_COUNTER, "times emergency mode ended"),
+	TRACKER(emergency, APP_GAUGE, "1 while the table is in emergency "
+		"mode"),
+	TRACKER(flows_restored, APP_COUNTER, "open flows taken over from "
+		"--state-file at start"),
+	TRACKER(flows_flushed, APP_COUNTER, "open flows removed by "
+		"/cuckooflow/flush"),
+	TRACKER(wrong_direction, APP_COUNTER, "outside packets travelling "
+		"away from their flow's inside"),
+};
+
+#define WORKER_FIELD(f, h) \
+	{ #f, offsetof(struct app_worker_counters, f), APP_COUNTER, h },
+#define WORKER_ELEMENT(f, array, index, h) \
+	{ #f, offsetof(struct app_worker_counters, array[index]), \
+		APP_COUNTER, h },
+
+static const struct app_counter worker[] = {
+	APP_WORKER_COUNTERS(WORKER_FIELD, WORKER_ELEMENT)
+};
+
+#define PORT(name, f, h) \
+	{ name, offsetof(struct rte_eth_stats, f), APP_COUNTER, h }
+
+static const struct app_counter port[] = {
+	PORT("rx_nombuf", rx_nombuf, "packets not received for want of an "
+		"mbuf, all ports"),
+	PORT("rx_missed", imissed, "packets the devices dropped, their rx "
+		"queues full, all ports"),
+	PORT("rx_errors", ierrors, "packets received in error, not "
+		"delivered, all ports"),
+};
+
+#define TABLE(f, h) \
+	{ #f, offsetof(struct app_table_figures, f), APP_GAUGE, h }
+
+static const struct app_counter table[] = {
+	TABLE(capacity, "flows the table was sized for (--flows)"),
+	TABLE(slots, "the table's slots"),
+	TABLE(items, "flows stored, the stash's included"),
+	TABLE(load_ppm, "items / slots, parts per million"),
+	TABLE(bytes, "the table's memory, bytes"),
+	TABLE(bits_per_flow_milli, "bytes * 8000 / capacity: memory per flow "
+		"of capacity, thousandths of a bit"),
+	TABLE(expected_fpr_ppb, "false positive rate at this load, parts "
+		"per billion"),
+	TABLE(stash, "items in the stash"),
+};
+
+const struct app_counter_table app_counters_tracker = {
+	"tracker", tracker, RTE_DIM(tracker)
+};
+const struct app_counter_table app_counters_worker = {
+	"worker", worker, RTE_DIM(worker)
+};
+const struct app_counter_table app_counters_port = {
+	"port", port, RTE_DIM(port)
+};
+const struct app_counter_table app_counters_table = {
+	"table", table, RTE_DIM(table)
+};

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _BENCH_PIPELINE_H_
+#define _BENCH_PIPELINE_H_
+
+/*
+ * bench_pipeline's parts (see bench_pipeline.c for what it measures):
+ *   bench_pipeline.c     the lanes, a configuration's run, the variants'
+ *                        table, main
+ *   pipeline_source.c    the frames and the flow sequences (the hot
+ *                        source functions here, inline)
+ *   pipeline_options.c   the options
+ *   pipeline_handoff.c   --handoff: the software flow affinity's cases
+ *   pipeline_events.c    the events variants: the outputs set up as the
+ *                        application's, its main lcore's loop
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "cflow.h"
+#include "config.h"
+#include "exact_table.h"
+#include "run.h"
+#include "worker.h"
+
+#define BURST 32
+#define MAX_LCORES 2
+#define POOL_MBUFS 4096
+#define FRAME_LEN 60            /* 64 bytes on the wire with the FCS */
+#define SEQ_BITS 24             /* flows drawn per lcore, then cycled */
+#define FLOW_SYN (UINT32_C(1) << 30)
+#define FLOW_FIN (UINT32_C(1) << 31)
+#define FLOW_MASK (FLOW_SYN - 1)
+#define SLOTS 16                /* variants, or --handoff cases */
+#define HANDOFF_RING 1024       /* the application's default */
+#define MAX_TURNS 64u           /* --rounds, events mode */
+#define HANDOFF_SEED UINT64_C(0x5eed) /* every tracker's, with --handoff */
+
+/* FORWARD and later: the application in forward mode, lib/cflow's
+ * tracker, each lane's packets alternately on its two ports (see "forward
+ * mode" below). */
+/* TOP to EV_ALL_TOP: the cuckoo variant's table and loop, with the
+ * top-sources sketch and the event outputs of the application (the main
+ * lcore drains: see "Flow events" above). */
+enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, MAIN_SPIN, TOP,
+	EV_RING, EV_MREF, EV_JSON, EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP, FORWARD,
+	FIREWALL, FW_MIRROR, VARIANTS };
+extern const char *const variant_names[VARIANTS];
+#define IS_EVENTS(v) ((v) >= MAIN_SPIN && (v) <= EV_ALL_TOP)
+#define FWD_VARIANTS (VARIANTS - FORWARD)
+
+#define FRAME_HEAD_LEN 54       /* frame_head[]'s bytes */
+
+/* The options (pipeline_options.c). */
+struct pipeline_opt {
+	uint64_t flows[8];
+	unsigned int nb_flows;
+	bool zipf[2];           /* uniform, zipf */
+	double zipf_s;
+	double churn;
+	double seconds;
+	unsigned int fp_bits;
+	unsigned int age_bits;
+	bool exact_size;
+	enum app_table_layout table_layout; /* the app's --table-layout */
+	unsigned int sweep_buckets;
+	unsigned int lcores[2]; /* 1 and/or 2 */
+	unsigned int nb_lcore_counts;
+	bool variant[VARIANTS];
+	const char *csv;
+	bool handoff;
+	double shares[SLOTS - 1];
+	unsigned int nb_shares;
+	double slice_ms;
+	unsigned int mirror_first;
+	unsigned int rounds;
+	double new_share[4];    /* --new-share: a configuration each */
+	unsigned int nb_new_shares;
+	uint64_t event_ring;
+	uint64_t top_sources;
+	const char *ev_dir;
+};
+
+extern struct pipeline_opt opt;
+
+/* One lcore's source, port and table. */
+struct lane {
+	struct rte_mempool *pool;
+	struct rte_ring *ring;
+	uint16_t port;
+	uint32_t *seq;          /* flow ids with FLOW_SYN/FLOW_FIN */
+	uint32_t *ids;          /* --handoff: flow index -> global flow id;
+				 * the sequence then holds global ids */
+	uint64_t seq_pos;
+	uint64_t flows;         /* this lane's share */
+	unsigned int lane, nb_lanes;
+	struct app_worker *w;   /* workers[lane] */
+	struct cflow_tracker *tracker;
+	struct cflow_tracker *tracker_il;   /* CUCKOO_IL */
+	struct exact_table *exact;
+	/* PROBE: a buffer of the cuckoo table's size, its 64-byte lines */
+	uint8_t *probe;
+	uint64_t probe_lines;
+	uint64_t probe_sink;
+	/* forward mode: ports 0 inside, 1 outside (their rx rings, and
+	 * the tx ring the worker's tx queue sends into), a table per
+	 * variant, the burst's side */
+	uint16_t fwd_port[2];
+	struct rte_ring *fwd_rx[2], *fwd_tx[2];
+	struct cflow_tracker *fwd_tracker[FWD_VARIANTS];
+	unsigned int fwd_turn;
+	/* per slot (variant, or --handoff case), summed over the rounds */
+	uint64_t packets[SLOTS], cycles[SLOTS];
+	uint64_t mirrored[SLOTS]; /* mirror copies sent, measured part */
+	uint64_t sent[SLOTS];   /* forwarded (forward mode), measured part */
+	/* the lcore's thread: CPU time and involuntary context switches
+	 * in the measured parts (a shared machine: was it all ours?) */
+	double cpu_s[SLOTS], wall_s[SLOTS];
+	uint64_t preempted[SLOTS];
+	/* measured parts, lib/cflow's tracker: its packets, new flows and
+	 * closes; the worker's events queued and dropped */
+	uint64_t tpackets[SLOTS], tnew[SLOTS], tclosed[SLOTS];
+	uint64_t ev_queued[SLOTS], ev_dropped[SLOTS];
+	/* events mode: each turn's rate, packets a wall second and a CPU
+	 * second of the lane's thread */
+	double turn_wall[SLOTS][MAX_TURNS], turn_cpu[SLOTS][MAX_TURNS];
+	/* the last slice alone, for --handoff's clean slices */
+	uint64_t last_packets, last_cycles, last_preempted;
+	double last_cpu_share;
+} __rte_cache_aligned;
+
+/* The state of a run (bench_pipeline.c), shared by the modes. */
+extern struct lane lanes[MAX_LCORES];
+/* the lanes' workers, in one array as app_run.workers wants them */
+extern struct app_worker workers[MAX_LCORES];
+extern unsigned int nb_lanes;
+extern enum variant current;
+/* where the lanes count: the variant, or the --handoff case */
+extern unsigned int slot;
+extern bool filling;
+extern volatile unsigned int ready, go, quiet;
+extern double slice_s;
+extern struct app_config app_cfg;
+extern struct app_run bench_run;
+/* fw_mirror's mirror port, shared: tx queue i (lane i) into ring i */
+extern uint16_t mirror_port;
+extern struct rte_ring *mirror_tx[MAX_LCORES];
+/* Events mode: the lane runs on lcore 1, the main lcore drains; the
+ * main lcore's CPU time and wall time per variant */
+extern bool drain_mode;
+extern unsigned int lanes_finished;
+extern unsigned int turn;
+extern double main_cpu_s[SLOTS], main_wall_s[SLOTS];
+extern uint16_t ipfix_port;
+extern struct rte_ring *bare_ring;
+
+/* One variant's figures over a configuration's run (run_config()). */
+struct result {
+	double mpps;            /* per lcore */
+	double cycles_per_pkt;
+	double bytes_per_flow;  /* table memory / flows */
+	uint64_t tracked;       /* open flows in the tables at the end */
+	double new_share;       /* flows_new / packets, warm-up included */
+	double unsolicited_share; /* of packets: the firewall's drops */
+	double mirrored_share;  /* copies / packets (fw_mirror) */
+	double sent_share;      /* forwarded / packets (forward mode) */
+	/* measured parts: the tracker's new flows and closes a packet,
+	 * events queued and dropped, the main lcore's CPU share */
+	double new_per_pkt, close_per_pkt;
+	uint64_t ev_queued, ev_dropped;
+	double main_cpu;
+	/* the lane's thread: CPU time / wall time, and packets per CPU
+	 * second (what it did while it ran: a shared machine's other jobs
+	 * take turns on its core) */
+	double lane_cpu, mpps_cpu;
+	/* events mode: the turns' ratios to cuckoo's turn of the same
+	 * round, median and quartiles; by wall and by CPU time */
+	double turn_ratio[3], turn_ratio_cpu[3];
+};
+
+/* ------------------------------------------------ pipeline_source.c */
+
+extern const uint8_t frame_head[FRAME_HEAD_LEN];
+
+/* A pool object's frame: frame_head, then zeros (rte_mempool_obj_iter). */
+void frame_init(struct rte_mempool *mp, void *arg, void *obj,
+		unsigned int idx);
+
+/* Fill l->seq: 2^SEQ_BITS draws over the lane's flows, uniform or Zipf,
+ * with --churn's FIN/SYN on the TCP ones. 0, or -1 out of memory. */
+int sequence_build(struct lane *l, bool zipf, uint64_t seed);
+
+/* Global flow f (e's low bits): 10.a.b.c from its low 24 bits, source
+ * port 1024 + the rest; even flows TCP, odd flows UDP. */
+static inline void
+frame_bytes(uint8_t *p, uint32_t e)
+{
+	uint32_t f = e & FLOW_MASK;
+	bool udp = f & 1;
+
+	p[23] = udp ? 17 : 6;
+	p[27] = (uint8_t)(f >> 16);
+	p[28] = (uint8_t)(f >> 8);
+	p[29] = (uint8_t)f;
+	p[34] = (uint8_t)((1024 + (f >> 24)) >> 8);
+	p[35] = (uint8_t)(1024 + (f >> 24));
+	p[47] = e & FLOW_SYN ? 0x02 : e & FLOW_FIN ? 0x11 : 0x10;
+}
+
+/* Entry e of lane's sequence (a flow index and flags) as the global
+ * flow: the lanes' flows interleave, as RSS would split them, unless
+ * the lane draws its own flow ids (--handoff: the sequence holds them). */
+static inline uint32_t
+flow_global(const struct lane *l, uint32_t e)
+{
+	if (l->ids != NULL)
+		return e;
+	return (e & ~FLOW_MASK) | ((e & FLOW_MASK) * l->nb_lanes + l->lane);
+}
+
+/* Forward mode: flow e's packet from the inside host (@p reply false)
+ * or the server's reply to it, from the outside. Every field that
+ * differs between the two is written: an mbuf carries either. */
+static inline void
+frame_bytes_side(uint8_t *p, uint32_t e, bool reply)
+{
+	uint32_t f = e & FLOW_MASK;
+	const uint8_t host[4] = { 10, (uint8_t)(f >> 16), (uint8_t)(f >> 8),
+		(uint8_t)f };
+	const uint8_t server[4] = { 192, 168, 1, 1 };
+	uint16_t port = (uint16_t)(1024 + (f >> 24));
+	uint8_t *h = p + (reply ? 30 : 26), *s = p + (reply ? 26 : 30);
+	uint8_t *hp = p + (reply ? 36 : 34), *sp = p + (reply ? 34 : 36);
+
+	p[23] = f & 1 ? 17 : 6;
+	memcpy(h, host, 4);
+	memcpy(s, server, 4);
+	hp[0] = (uint8_t)(port >> 8);
+	hp[1] = (uint8_t)port;
+	sp[0] = 0;
+	sp[1] = 80;
+	p[47] = e & FLOW_SYN ? 0x02 : e & FLOW_FIN ? 0x11 : 0x10;
+}
+
+/* Flow e's frame into @p m: as frame_bytes(), or with @p side 0 or 1
+ * frame_bytes_side()'s inside packet or outside reply. */
+static inline void
+frame_write(struct rte_mbuf *m, uint32_t e, int side)
+{
+	if (side < 0)
+		frame_bytes(rte_pktmbuf_mtod(m, uint8_t *), e);
+	else
+		frame_bytes_side(rte_pktmbuf_mtod(m, uint8_t *), e, side == 1);
+	m->data_len = FRAME_LEN;
+	m->pkt_len = FRAME_LEN;
+}
+
+/* The next burst into @p ring: the next flows of the sequence, or while
+ * warming up every flow in turn; frames as frame_write()'s @p side. */
+static inline void
+source_fill(struct lane *l, struct rte_ring *ring, bool warm, int side)
+{
+	struct rte_mbuf *m[BURST];
+	unsigned int sent;
+
+	if (rte_pktmbuf_alloc_bulk(l->pool, m, BURST) != 0)
+		return;
+	for (unsigned int k = 0; k < BURST; k++) {
+		uint32_t e;
+
+		if (!warm)
+			e = l->seq[l->seq_pos++ & ((1u << SEQ_BITS) - 1)];
+		else if (l->ids != NULL)
+			e = l->ids[l->seq_pos++ % l->flows];
+		else
+			e = (uint32_t)(l->seq_pos++ % l->flows);
+		frame_write(m[k], flow_global(l, e), side);
+	}
+	sent = rte_ring_enqueue_burst(ring, (void **)m, BURST, NULL);
+	if (sent < BURST)
+		rte_pktmbuf_free_bulk(m + sent, BURST - sent);
+}
+
+
+/* ----------------------------------------------- pipeline_options.c */
+
+/* Parse the bench's options (after the EAL's): 0, or -1 (said why). */
+int parse_options(int argc, char **argv);
+
+/* ----------------------------------------------- pipeline_handoff.c */
+
+/* --handoff's cases: no handoff, then each --shares share. */
+void handoff_cases_add(void);
+void handoff_setup(void);
+void handoff_main(FILE *csv);
+
+/* ------------------------------------------------ pipeline_events.c */
+
+void events_setup(enum variant v, bool fill);
+void bare_drain(void);
+void main_loop(void);
+void events_main(FILE *csv);
+
+/* --------------------------------------------------- bench_pipeline.c */
+
+int lane_main(void *arg);
+void tracker_params(struct cflow_tracker_params *p, uint64_t flows);
+void run_init(struct app_run *run);
+void run_config(struct result *res);
+void quartiles(double *v, unsigned int n, double q[3]);
+
+#endif /* _BENCH_PIPELINE_H_ */
