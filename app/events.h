@@ -62,6 +62,20 @@ int app_events_setup(const struct app_config *cfg, struct app_run *run,
  * handled. At exit, after the workers stopped, it drains all. */
 unsigned int app_events_drain(void);
 
+/* SIGHUP: --events reopened at its path (logrotate's create, or a
+ * rename the once-a-second check has not seen yet). */
+void app_events_reopen(void);
+
+/* What the outputs lost so far (the main lcore's counts, read by any
+ * thread; kept after app_events_close()): app/losses.c. */
+struct app_events_lost {
+	uint64_t pcapng_skipped;  /* new flows queued without their packet */
+	uint64_t json_lines;      /* --events lines not written */
+	uint64_t pcapng;          /* --new-flow-pcap packets not written */
+	uint64_t ipfix_records;   /* in IPFIX messages the socket refused */
+};
+void app_events_lost(struct app_events_lost *l);
+
 /* Flush and close the outputs, free the rings; 0, or -EIO if an output
  * failed during the run (reported on stderr then). */
 int app_events_close(void);
