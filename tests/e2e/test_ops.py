@@ -278,28 +278,51 @@ def test_lcore_sharing_warning(nb):
         assert warned("0@1,1@0,2@1") == []
 
 
-@pytest.mark.parametrize("nb", (1, 2))
-def test_link_changes_logged(nb, tmp_path):
-    """Two memif links, dpdk-testpmd the peer: each link's coming up,
-    going down when the peer quits and coming up when it returns is
-    logged, one line a change a port, from the driver's link state
-    interrupt. (Before: nothing logged; the banner alone said down.)"""
+# Links whose peer leaves and returns. memif with one worker only:
+# DPDK's memif PMD unmaps a link's memory when its peer leaves without
+# waiting for the lcores inside a burst on it (docs/usage.md, "Known
+# limitation of DPDK's memif PMD"); two workers sharing a CPU, as here,
+# are preempted inside a burst often enough to crash about one run in
+# five. vhost-user, which waits for its lcores, runs with 1 and 2.
+LINK_CASES = [("memif", 1), ("vhost", 1), ("vhost", 2)]
+
+
+@pytest.mark.parametrize("kind,nb", LINK_CASES,
+                         ids=["%s-%d" % c for c in LINK_CASES])
+def test_link_changes_logged(kind, nb, tmp_path):
+    """Two links (memif or vhost-user), dpdk-testpmd the peer (memif
+    client, virtio-user): each link's coming up, going down when the
+    peer quits and coming up when it returns is logged, one line a
+    change a port, from the driver's link state interrupt. (Before:
+    nothing logged; the banner alone said down.)"""
     testpmd = need_tool("dpdk-testpmd", "dpdk")
-    socks = [os.path.join(str(tmp_path), "memif%d.sock" % i) for i in (0, 1)]
-    app = Live(tmp_path, nb, ["net_memif%d,role=server,socket=%s" % (
-        i, socks[i]) for i in (0, 1)], ["--mode", "forward"])
+    huge = kind == "vhost"
+    if huge:
+        need_hugepages(256)
+    socks = [os.path.join(str(tmp_path), "%s%d.sock" % (kind, i))
+             for i in (0, 1)]
+    ours = {"memif": "net_memif%d,role=server,socket=%s",
+            "vhost": "net_vhost%d,iface=%s,queues=" + str(nb)}[kind]
+    peer_dev = {"memif": "net_memif%d,role=client,socket=%s",
+                "vhost": "net_virtio_user%d,path=%s,queues=" + str(nb)}[kind]
+    app = Live(tmp_path, nb, [ours % (i, socks[i]) for i in (0, 1)],
+               ["--mode", "forward"], huge=huge)
 
     def changes():
         return re.findall(r"cuckooflow: (?:warning: )?port (\d) "
-                          r"\(net_memif\d\): Link (up|down)", app.text())
+                          r"\(net_(?:memif|vhost)\d\): Link (up|down)",
+                          app.text())
     try:
         app.up()
         for turn in range(2):
-            peer = [testpmd, "-l", "0,1", "--no-pci", "--no-huge", "-m",
-                    "256", "--log-level=lib.*:error",
-                    "--file-prefix=%s_peer%d" % (app.prefix, turn)] + [
-                "--vdev=net_memif%d,role=client,socket=%s" % (i, socks[i])
-                for i in (0, 1)] + ["--", "-i", "--total-num-mbufs=2048"]
+            peer = [testpmd, "-l", "0,1", "--no-pci",
+                    "--log-level=lib.*:error",
+                    "--file-prefix=%s_peer%d" % (app.prefix, turn)] + (
+                ["-m", "256", "--single-file-segments"] if huge else
+                ["--no-huge", "-m", "256"]) + [
+                "--vdev=" + peer_dev % (i, socks[i]) for i in (0, 1)] + [
+                "--", "-i", "--total-num-mbufs=2048",
+                "--rxq=%d" % nb, "--txq=%d" % nb]
             tp = Testpmd(peer)
             app.wait(lambda: changes().count(("0", "up")) == turn + 1 and
                      changes().count(("1", "up")) == turn + 1,
@@ -310,6 +333,10 @@ def test_link_changes_logged(nb, tmp_path):
                      "both links down (turn %d)" % turn)
     finally:
         rc = app.stop()
+        # testpmd leaves its hugepage files
+        for f in os.listdir("/dev/hugepages") if huge else ():
+            if f.startswith(app.prefix + "_peer"):
+                os.unlink(os.path.join("/dev/hugepages", f))
     got = changes()
     assert rc == 0 and sorted(got) == sorted(
         [(p, s) for p in "01" for s in ("up", "down")] * 2), got
