@@ -29,7 +29,8 @@ static const struct app_counter tracker[] = {
 	TRACKER(reused, APP_COUNTER, "SYN on a closing flow: opened again "
 		"(also in flows_new)"),
 	TRACKER(non_ip, APP_COUNTER, "packets not IP"),
-	TRACKER(fragments, APP_COUNTER, "non-first IP fragments"),
+	TRACKER(fragments, APP_COUNTER, "non-first IP fragments not placed "
+		"in a tracked flow"),
 	TRACKER(hash_fallback, APP_COUNTER, "--hash rss: packets without "
 		"an RSS hash, hashed with XXH3"),
 	TRACKER(unsolicited, APP_COUNTER, "packets of no flow that may not "
@@ -48,6 +49,11 @@ static const struct app_counter tracker[] = {
 		"/cuckooflow/flush"),
 	TRACKER(wrong_direction, APP_COUNTER, "outside packets travelling "
 		"away from their flow's inside"),
+	TRACKER(related, APP_COUNTER, "ICMP errors about a packet of a "
+		"tracked flow, going back to its source"),
+	TRACKER(unrelated, APP_COUNTER, "ICMP errors about no tracked flow"),
+	TRACKER(fragments_seen, APP_COUNTER, "non-first fragments of a "
+		"tracked flow's datagram"),
 };
 
 #define WORKER_FIELD(f, h) \

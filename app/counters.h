@@ -86,6 +86,8 @@ struct app_counter_table {
 		"packets received on the mirror port, dropped") \
 	E(dropped_wrong_direction, dropped, APP_DROP_WRONG_DIR, \
 		"firewall drop: outside packet away from its flow's inside") \
+	E(dropped_unrelated, dropped, APP_DROP_UNRELATED, \
+		"firewall drop: outside ICMP error about no tracked flow") \
 	E(dropped_vlan_depth, dropped, APP_DROP_VLAN_DEPTH, \
 		"firewall drop: outside IP behind 3+ VLAN tags") \
 	E(dropped_encapsulated, dropped, APP_DROP_ENCAPSULATED, \
