@@ -66,6 +66,23 @@ static const struct app_counter worker[] = {
 	APP_WORKER_COUNTERS(WORKER_FIELD, WORKER_ELEMENT)
 };
 
+#define FRAG(f, h) \
+	{ "frag_" #f, offsetof(struct cflow_frag_counters, f), APP_COUNTER, h }
+
+static const struct app_counter frag[] = {
+	FRAG(datagrams, "fragmented datagrams followed: first fragments"),
+	FRAG(followed, "later fragments given their first fragment's flow"),
+	FRAG(held, "later fragments held: they came before their first"),
+	FRAG(released, "held fragments passed on behind their first"),
+	FRAG(expired, "held fragments passed on unfollowed: no first "
+		"fragment in time"),
+	FRAG(overlaps, "fragments over their first's transport header, or "
+		"a first fragment of another flow: not followed"),
+	FRAG(evicted, "datagrams forgotten early: the follower's slots "
+		"full"),
+	FRAG(hold_full, "later fragments not held: the hold full"),
+};
+
 #define PORT(name, f, h) \
 	{ name, offsetof(struct rte_eth_stats, f), APP_COUNTER, h }
 
@@ -99,6 +116,9 @@ const struct app_counter_table app_counters_tracker = {
 };
 const struct app_counter_table app_counters_worker = {
 	"worker", worker, RTE_DIM(worker)
+};
+const struct app_counter_table app_counters_frag = {
+	"frag", frag, RTE_DIM(frag)
 };
 const struct app_counter_table app_counters_port = {
 	"port", port, RTE_DIM(port)

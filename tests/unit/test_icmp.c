@@ -284,10 +284,225 @@ test_icmp_fragments_seen(void)
 	return 0;
 }
 
+/* ------------------------------------------------ the fragment follower */
+
+/* A UDP datagram's fragment, IPv4 (identification @p id) or IPv6 (a
+ * fragment header, @p id), from N @p src:40000 to N @p dst:53, at
+ * @p offset (8-byte units), with more to come if @p more; the first one
+ * carries the UDP header. Into @p b; its length. */
+static uint32_t
+frag_frame(uint8_t *b, int family, uint8_t src, uint8_t dst, uint32_t id,
+		uint16_t offset, bool more)
+{
+	uint32_t n = pkt_eth(b, family == 4 ? 0x0800 : 0x86dd), ip = n;
+	uint32_t plen = 64;
+
+	if (family == 4) {
+		n += icmp_ip_hdr(b + n, 4, src, dst, 17, plen,
+			(uint16_t)((more ? 0x2000 : 0) | offset));
+		w16(b + ip + 4, (uint16_t)id);
+	} else {
+		n += icmp_ip_hdr(b + n, 6, src, dst, 44, plen + 8, 0);
+		memset(b + n, 0, 8);
+		b[n] = 17;
+		w16(b + n + 2, (uint16_t)(offset << 3 | (more ? 1 : 0)));
+		w32(b + n + 4, id);
+		n += 8;
+	}
+	memset(b + n, 0xab, plen);
+	if (offset == 0) {
+		w16(b + n, 40000);
+		w16(b + n + 2, 53);
+		w16(b + n + 4, 8 + 64);
+	}
+	return n + plen;
+}
+
+/* frag_frame()'s fragment made TCP's (its protocol; a first fragment's
+ * header is for the caller to write). */
+static void
+frag_tcp(uint8_t *b, int family)
+{
+	b[14 + (family == 4 ? 9 : 40)] = 6;
+}
+
+/* One fragment through a follower as the application takes it; the
+ * action, the parse in *p and *st. */
+static enum cflow_frag_action
+follow(struct cflow_frag *f, const uint8_t *b, uint32_t n, void *item,
+		uint64_t at, struct cflow_packet *p, enum cflow_parse_status *st,
+		void **rel, unsigned int *nrel)
+{
+	struct cflow_frag_id fi;
+
+	*st = cflow_parse_frag(b, n, NULL, p, &fi);
+	if (fi.family == 0)
+		return (enum cflow_frag_action)-1;
+	return cflow_frag_packet(f, &fi, p, st, item, at, rel, nrel);
+}
+
+/*
+ * In order, a datagram's later fragments take its first fragment's parse
+ * (and a tracker places them in its flow); out of order, they are held
+ * and given back behind their first fragment, in the order they came; a
+ * later fragment over the first's transport header is not followed; a
+ * datagram is followed timeout_ns; a held fragment whose first never
+ * comes is given back unfollowed then; the hold's bound; datagrams
+ * evicted when their window is full. IPv4 and IPv6.
+ */
+static int
+test_frag_follow(void)
+{
+	for (int family = 4; family <= 6; family += 2) {
+		struct cflow_frag_params fp = { .datagrams = 8, .hold = 4,
+			.timeout_ns = 30 * S, .seed = 7 };
+		struct cflow_frag *f = cflow_frag_create(&fp);
+		struct cflow_tracker *t = fw_tracker(true);
+		struct cflow_packet p, first;
+		enum cflow_parse_status st;
+		struct cflow_frag_counters c;
+		void *rel[4];
+		unsigned int nrel;
+		uint8_t b[256];
+		int items[8];
+		uint32_t n;
+
+		TEST_ASSERT(f != NULL && t != NULL, "create");
+		/* in order */
+		n = frag_frame(b, family, 1, 200, 77, 0, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[0], S, &first, &st, rel,
+			&nrel), CFLOW_FRAG_PASS, "IPv%d first", family);
+		TEST_ASSERT(st == CFLOW_PARSE_OK && first.frag_first &&
+			nrel == 0, "first: its own parse");
+		TEST_ASSERT_EQ(track_frame(t, b, n, S, IN, 0), CFLOW_NEW,
+			"the first fragment opens the flow");
+		n = frag_frame(b, family, 1, 200, 77, 8, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[1], S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_FOLLOWED, "IPv%d middle", family);
+		TEST_ASSERT(st == CFLOW_PARSE_OK && p.kind ==
+			CFLOW_KIND_FRAGMENT && memcmp(&p.key, &first.key,
+			sizeof(p.key)) == 0 && p.reversed == first.reversed,
+			"middle: the first's key");
+		{
+			struct cflow_input in = { .data = b, .len = n,
+				.wire_len = n, .time_ns = S, .flags = IN };
+			enum cflow_verdict v;
+
+			cflow_track_parsed(t, &in, &p, &st, 1, &v, NULL);
+			TEST_ASSERT_EQ(v, CFLOW_FRAGMENT_SEEN, "tracked: seen");
+		}
+		/* the same datagram from another source: another one */
+		n = frag_frame(b, family, 2, 200, 77, 8, false);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[2], S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_HELD, "IPv%d: another source is "
+			"another datagram: held", family);
+		/* an overlap of the UDP header (offset 0 < 8 bytes: offset 0
+		 * is a first; an IPv4 offset of 0 is impossible for a later
+		 * one, so a first fragment's duplicate of another flow) */
+		n = frag_frame(b, family, 1, 200, 77, 0, true);
+		w16(b + n - 64 + 2, 54);        /* another port */
+		TEST_ASSERT_EQ(follow(f, b, n, &items[3], S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_PASS, "IPv%d: a first fragment "
+			"again, another port", family);
+		cflow_frag_counters_get(f, &c);
+		TEST_ASSERT(c.overlaps == 1 && c.datagrams == 1, "counted "
+			"an overlap, not remembered");
+		/* out of order: two later fragments before their first */
+		n = frag_frame(b, family, 1, 200, 78, 16, false);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[4], S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_HELD, "IPv%d: last first", family);
+		n = frag_frame(b, family, 1, 200, 78, 8, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[5], S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_HELD, "then the middle");
+		TEST_ASSERT_EQ(cflow_frag_held(f), 3u, "3 held");
+		n = frag_frame(b, family, 1, 200, 78, 0, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[6], 2 * S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_PASS, "IPv%d: its first", family);
+		TEST_ASSERT(nrel == 2 && rel[0] == &items[4] &&
+			rel[1] == &items[5], "given back in their order: %u",
+			nrel);
+		n = frag_frame(b, family, 1, 200, 78, 16, false);
+		TEST_ASSERT_EQ(follow(f, b, n, rel[0], 2 * S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_FOLLOWED, "parsed again: followed");
+		/* the transport header overlapped: a 4-byte offset cannot be
+		 * written (8-byte units): IPv6's UDP needs 8, a later
+		 * fragment at 0 is a first; TCP needs 20: offset 1 and 2
+		 * overlap (RFC 1858's tiny fragments) */
+		n = frag_frame(b, family, 3, 200, 79, 0, true);
+		frag_tcp(b, family);
+		/* a TCP header at the start: 20 bytes */
+		memset(b + n - 64, 0, 20);
+		w16(b + n - 64, 40000);
+		w16(b + n - 64 + 2, 80);
+		b[n - 64 + 12] = 5 << 4;
+		b[n - 64 + 13] = CFLOW_TCP_ACK;
+		TEST_ASSERT_EQ(follow(f, b, n, &items[7], 3 * S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_PASS, "TCP first");
+		TEST_ASSERT(st == CFLOW_PARSE_OK && p.key.proto == 6, "TCP");
+		n = frag_frame(b, family, 3, 200, 79, 2, true);
+		frag_tcp(b, family);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[7], 3 * S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_PASS, "IPv%d: offset 16 bytes into "
+			"TCP's 20: not followed", family);
+		TEST_ASSERT_EQ(st, CFLOW_PARSE_FRAGMENT, "left a fragment");
+		n = frag_frame(b, family, 3, 200, 79, 3, true);
+		frag_tcp(b, family);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[7], 3 * S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_FOLLOWED, "offset 24: followed");
+		/* a datagram past its timeout: not followed (held: its
+		 * first, for all the follower knows, is still to come) */
+		n = frag_frame(b, family, 1, 200, 77, 16, false);
+		TEST_ASSERT_EQ(follow(f, b, n, &items[7], 32 * S, &p, &st, rel,
+			&nrel), CFLOW_FRAG_HELD, "IPv%d: 31 s after its "
+			"first", family);
+		/* expiry: the fragment of source 2 (held at 1 s) is due at
+		 * 31 s + */
+		TEST_ASSERT_EQ(cflow_frag_expire(f, 30 * S, false, rel, 4), 0u,
+			"nothing due at 30 s");
+		TEST_ASSERT_EQ(cflow_frag_expire(f, 32 * S, false, rel, 4), 1u,
+			"one due at 32 s");
+		TEST_ASSERT(rel[0] == &items[2], "the oldest");
+		/* the hold's bound: 4 entries, 1 held now */
+		for (uint32_t k = 0; k < 4; k++) {
+			n = frag_frame(b, family, 9, 200, 100 + k, 8, true);
+			TEST_ASSERT_EQ(follow(f, b, n, &items[k], 33 * S, &p,
+				&st, rel, &nrel), k < 3 ? CFLOW_FRAG_HELD :
+				CFLOW_FRAG_PASS, "IPv%d hold %u", family, k);
+		}
+		TEST_ASSERT_EQ(cflow_frag_expire(f, 33 * S, true, rel, 4), 4u,
+			"all, at the end");
+		TEST_ASSERT_EQ(cflow_frag_held(f), 0u, "none held");
+		/* 9 datagrams in a table of 8 slots: one evicted */
+		for (uint32_t k = 0; k < 9; k++) {
+			n = frag_frame(b, family, 10 + (uint8_t)k, 200, 200 + k,
+				0, true);
+			TEST_ASSERT_EQ(follow(f, b, n, NULL, 40 * S, &p, &st,
+				rel, &nrel), CFLOW_FRAG_PASS, "first %u", k);
+		}
+		cflow_frag_counters_get(f, &c);
+		TEST_ASSERT(c.datagrams == 12 && c.followed == 3 &&
+			c.held == 7 && c.released == 2 && c.expired == 5 &&
+			c.overlaps == 2 && c.hold_full == 1 &&
+			c.evicted == 1, "IPv%d: datagrams %lu followed %lu "
+			"held %lu released %lu expired %lu overlaps %lu "
+			"hold_full %lu evicted %lu", family,
+			(unsigned long)c.datagrams, (unsigned long)c.followed,
+			(unsigned long)c.held, (unsigned long)c.released,
+			(unsigned long)c.expired, (unsigned long)c.overlaps,
+			(unsigned long)c.hold_full, (unsigned long)c.evicted);
+		TEST_ASSERT(cflow_frag_memory(&fp) > 8 * sizeof(struct
+			cflow_packet), "memory");
+		cflow_frag_free(f);
+		cflow_tracker_free(t);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_icmp_table),
 	TEST_CASE(test_icmp_monitor),
 	TEST_CASE(test_icmp_fragments_seen),
+	TEST_CASE(test_frag_follow),
 	TEST_CASES_END(),
 };
 
