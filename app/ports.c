@@ -461,6 +461,15 @@ choose_affinity(struct app_topology *t, const struct app_config *cfg,
 	} else if (fails == NULL) {
 		snprintf(t->affinity_why, sizeof(t->affinity_why),
 			"rss (symmetric key on every port)");
+		/* a NIC hashes an ICMP error by its own addresses and a
+		 * fragment by its addresses alone: the worker it reaches may
+		 * not be its flow's (docs/firewall.md, Workers) */
+		if (app_config_firewall(cfg))
+			fprintf(stderr, "cuckooflow: warning: --affinity rss in "
+				"firewall mode: ICMP errors from routers and "
+				"fragments may reach another worker than their "
+				"flow's (dropped as unrelated, fragment); "
+				"--affinity handoff relates them all\n");
 	} else if (cfg->affinity == APP_AFFINITY_RSS) {
 		return cfu_fail(EINVAL, err, err_len, "--affinity rss: %s; use --affinity "
 			"handoff (or auto)", fails);
