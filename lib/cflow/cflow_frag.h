@@ -109,20 +109,35 @@ struct cflow_frag;
 /**
  * Create a follower.
  *
+ * @param p
+ *   Its parameters (0 fields: the defaults).
  * @return
  *   The follower, or NULL with errno set: EINVAL (a table over
  *   CFLOW_FRAG_MAX), ENOMEM.
  */
 struct cflow_frag *cflow_frag_create(const struct cflow_frag_params *p);
 
-/** Free a follower; NULL is accepted. Held items are dropped unseen:
- *  cflow_frag_expire() them first. */
+/**
+ * Free a follower; NULL is accepted. Held items are dropped unseen:
+ * cflow_frag_expire() them first.
+ *
+ * @param f
+ *   The follower.
+ */
 void cflow_frag_free(struct cflow_frag *f);
 
 /**
  * A fragment: a packet whose cflow_parse_frag() named its datagram
  * (@p fi->family not 0), with that parse (@p pkt, @p status).
  *
+ * @param f
+ *   The follower.
+ * @param fi
+ *   The fragment's datagram, from cflow_parse_frag().
+ * @param pkt
+ *   Its parse; a later fragment's becomes its first fragment's.
+ * @param status
+ *   Its parse status; CFLOW_PARSE_OK for a later fragment followed.
  * @param item
  *   The caller's handle of the packet (an mbuf), held if it is a later
  *   fragment that came before its first one and there is room.
@@ -148,23 +163,61 @@ enum cflow_frag_action cflow_frag_packet(struct cflow_frag *f,
  * unfollowed (their parse is a non-first fragment's). Cheap when nothing
  * is held or nothing is due.
  *
+ * @param f
+ *   The follower.
+ * @param now_ns
+ *   The caller's clock.
+ * @param all
+ *   Give back every held item.
+ * @param out
+ *   Receives the items.
+ * @param max
+ *   Room in @p out.
  * @return
  *   How many were written to @p out.
  */
 unsigned int cflow_frag_expire(struct cflow_frag *f, uint64_t now_ns,
 		bool all, void **out, unsigned int max);
 
-/** Items held now. */
+/**
+ * Items held now.
+ *
+ * @param f
+ *   The follower.
+ * @return
+ *   How many.
+ */
 unsigned int cflow_frag_held(const struct cflow_frag *f);
 
-/** The hold's size: the most items held, or released at once. */
+/**
+ * The hold's size: the most items held, or released at once.
+ *
+ * @param f
+ *   The follower.
+ * @return
+ *   How many.
+ */
 unsigned int cflow_frag_hold(const struct cflow_frag *f);
 
-/** Copy the counters. */
+/**
+ * Copy the counters.
+ *
+ * @param f
+ *   The follower.
+ * @param c
+ *   Receives them.
+ */
 void cflow_frag_counters_get(const struct cflow_frag *f,
 		struct cflow_frag_counters *c);
 
-/** Bytes a follower of @p p takes (its tables), or 0 if @p p is refused. */
+/**
+ * Bytes a follower of @p p takes (its tables).
+ *
+ * @param p
+ *   Its parameters.
+ * @return
+ *   The bytes, or 0 if @p p is refused.
+ */
 uint64_t cflow_frag_memory(const struct cflow_frag_params *p);
 
 #ifdef __cplusplus
