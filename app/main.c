@@ -133,6 +133,29 @@ last_packet_time(void)
 	return app_run_latest_ns(workers, run.nb_workers);
 }
 
+/* --frag-datagrams: a worker's fragment follower (cflow_frag.h), with
+ * room for what it gives back at once. */
+static void
+frag_create(struct app_worker *w)
+{
+	struct cflow_frag_params p = {
+		.datagrams = (uint32_t)cfg.frag_datagrams,
+		.hold = (uint32_t)cfg.frag_hold,
+		.no_hold = cfg.frag_hold == 0,
+		.timeout_ns = cfg.frag_timeout_s * UINT64_C(1000000000),
+	};
+
+	if (cfg.frag_datagrams == 0)
+		return;
+	w->frag = cflow_frag_create(&p);
+	w->frag_ready = calloc(cfg.frag_hold + CF_BULK_MAX,
+		sizeof(*w->frag_ready));
+	if (w->frag == NULL || w->frag_ready == NULL)
+		rte_exit(EXIT_FAILURE, "fragment follower of %" PRIu64
+			" datagrams on lcore %u: %s\n", cfg.frag_datagrams,
+			w->lcore, strerror(errno != 0 ? errno : ENOMEM));
+}
+
 /* One worker per worker lcore, with its table, its rx queues from the
  * map and, with handoff, a ring from every other worker. */
 static void
@@ -148,6 +171,7 @@ workers_setup(void)
 		w->lcore = topo.lcores[i];
 		w->index = i;
 		w->tracker = tracker_create(w->lcore);
+		frag_create(w);
 	}
 	for (unsigned int e = 0; e < topo.nb_map; e++) {
 		struct app_worker *w = &workers[topo.map[e].lcore];
@@ -175,8 +199,11 @@ workers_setup(void)
 static void
 workers_free(void)
 {
-	for (unsigned int i = 0; i < run.nb_workers; i++)
+	for (unsigned int i = 0; i < run.nb_workers; i++) {
 		cflow_tracker_free(workers[i].tracker);
+		cflow_frag_free(workers[i].frag);
+		free(workers[i].frag_ready);
+	}
 	app_handoff_rings_free(workers, run.nb_workers);
 }
 

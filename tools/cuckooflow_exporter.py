@@ -114,8 +114,8 @@ def flat(counters):
 
 def counter_list(reply):
     """/cuckooflow/counters' parallel arrays as {source: {name: (kind,
-    help, group)}}: "tracker", "worker" and "port" of /cuckooflow/stats
-    and /cuckooflow/lcore, "table" of /cuckooflow/table."""
+    help, group)}}: "tracker", "worker", "frag" and "port" of
+    /cuckooflow/stats and /cuckooflow/lcore, "table" of /cuckooflow/table."""
     out = {}
     r = reply or {}
     groups = r.get("group") or [""] * len(r.get("name", []))
@@ -193,7 +193,7 @@ class Collector:
     @staticmethod
     def counters(r):
         listed, total = r["listed"], r["total"]
-        known = {n: c for src in ("tracker", "worker")
+        known = {n: c for src in ("tracker", "worker", "frag")
                  for n, c in listed.get(src, {}).items()}
         by_port = listed.get("port", {})
         groups = {}
@@ -248,8 +248,13 @@ class Collector:
             g = GaugeMetricFamily("cuckooflow_table_" + name,
                                   "flow table: " + what, labels=["lcore"])
             for lc in r["lcores"]:
-                g.add_metric([str(lc)], base_unit(key, r["table"][
-                    "lcore_%d" % lc].get(key, 0))[1])
+                t = r["table"]["lcore_%d" % lc]
+                if key == "load_ppm" and t.get("slots"):
+                    # items / slots exactly: ppm loses a light table's
+                    value = t.get("items", 0) / t["slots"]
+                else:
+                    value = base_unit(key, t.get(key, 0))[1]
+                g.add_metric([str(lc)], value)
             yield g
 
     @staticmethod
