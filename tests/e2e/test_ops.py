@@ -68,7 +68,7 @@ class Live:
     """cuckooflow running in the background, its output to files."""
 
     def __init__(self, tmp, nb, vdevs, args=(), huge=False, env=None,
-                 lcores=None):
+                 lcores=None, cwd=None):
         self.prefix = prefix()
         self.out = os.path.join(str(tmp), self.prefix + ".out")
         self.err = os.path.join(str(tmp), self.prefix + ".err")
@@ -77,7 +77,8 @@ class Live:
         if lcores is not None:
             argv[2] = lcores
         with open(self.out, "w") as o, open(self.err, "w") as e:
-            self.proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env)
+            self.proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env,
+                                         cwd=cwd)
 
     def text(self):
         with open(self.out) as o, open(self.err) as e:
@@ -399,15 +400,21 @@ def test_dumpcap_captures_running_instance(nb, tmp_path):
     dumpcap = need_tool("dpdk-dumpcap", "dpdk")
     need_hugepages()
     frames = frames_of(MIXED)
-    # net_pcap's secondary opens the port's tx file too: a file of its own
-    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s,infinite_rx=1"
-                              % (MIXED, tmp_path / "tx.pcap")], huge=True)
+    # net_pcap's secondary opens the port's files too (a tx file of its
+    # own, not /dev/null), by the primary's device arguments, of which
+    # DPDK 22.11 passes a secondary 63 bytes ("Couldn't open
+    # /tmp/.../ for writing", a key cut short): short paths, relative
+    # to the test's directory, the cwd of both
+    os.symlink(MIXED, tmp_path / "in.pcap")
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=in.pcap,tx_pcap=tx.pcap,"
+                              "infinite_rx=1"], huge=True, cwd=tmp_path)
     cap = str(tmp_path / "cap.pcapng")
     try:
         app.up()
         p = subprocess.run([dumpcap, "-i", "0", "-c", "200", "-w", cap,
                             "--file-prefix", app.prefix, "-q"],
-                           capture_output=True, text=True, timeout=DEADLINE)
+                           capture_output=True, text=True, timeout=DEADLINE,
+                           cwd=tmp_path)
     finally:
         rc = app.stop()
     got = frames_of(cap) if os.path.exists(cap) else []
