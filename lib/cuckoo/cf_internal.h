@@ -74,13 +74,15 @@ struct cf_stash_entry {
 	uint32_t bucket; /* one of the item's two buckets */
 	uint32_t fp;
 	uint64_t value;
+	uint64_t aux;    /* its aux word (cf_params.aux_bits) */
 };
 
-/* One step of a kick path: fp/value were written into bucket. */
+/* One step of a kick path: fp/value/aux were written into bucket. */
 struct cf_kick {
 	uint32_t bucket;
 	uint32_t fp;
 	uint64_t value;
+	uint64_t aux;
 };
 
 /* The fingerprints and values of one bucket, in slot order. */
@@ -93,6 +95,7 @@ struct cf_filter {
 	/* Read by every lookup. */
 	uint8_t *table;
 	uint8_t *values;        /* NULL without values or interleaved */
+	uint64_t *aux;          /* aux words by slot, or NULL */
 	uint32_t bucket_mask;   /* buckets - 1 */
 	bool pow2;              /* buckets is a power of two */
 	bool interleaved;       /* values in the bucket (value_off) */
@@ -143,6 +146,7 @@ struct cf_filter {
 	uint64_t buckets;
 	uint64_t table_bytes;
 	uint64_t values_bytes;
+	uint64_t aux_bytes;
 	uint64_t path_bytes;
 };
 
@@ -256,6 +260,20 @@ cf_value_store(struct cf_filter *f, uint64_t slot, uint64_t value)
 	default:
 		cf_store64(p, value);
 	}
+}
+
+/* The aux word of table slot number slot, 0 without aux words. */
+static inline uint64_t
+cf_aux_load(const struct cf_filter *f, uint64_t slot)
+{
+	return f->aux != NULL ? f->aux[slot] : 0;
+}
+
+static inline void
+cf_aux_store(struct cf_filter *f, uint64_t slot, uint64_t aux)
+{
+	if (f->aux != NULL)
+		f->aux[slot] = aux;
 }
 
 /* x in [0, 2^32) mapped onto [0, n): a multiply, not a division. */

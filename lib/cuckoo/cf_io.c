@@ -378,7 +378,7 @@ cf_load_mem(const void *buf, size_t len, const struct cf_allocator *allocator,
 	memcpy(stash, p, h.stash_count * sizeof(stash[0]));
 	for (uint32_t k = 0; k < h.stash_count; k++)
 		f->stash[k] = (struct cf_stash_entry){ stash[k].bucket,
-			stash[k].fp, stash[k].value };
+			stash[k].fp, stash[k].value, 0 };
 	f->stash_count = h.stash_count;
 	f->items = h.items;
 	ret = content_check(f, &h);

@@ -88,6 +88,9 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 	if (p->value_bits != 0 && p->value_bits != 8 && p->value_bits != 16 &&
 			p->value_bits != 32 && p->value_bits != 64)
 		return cf_err(EINVAL);
+	if (p->aux_bits != 0 && (p->aux_bits != 64 ||
+			p->table == CF_TABLE_SEMISORT))
+		return cf_err(EINVAL);
 	switch (p->table) {
 	case CF_TABLE_PLAIN:
 		if (p->fp_bits < 4 || p->fp_bits > 32)
@@ -204,6 +207,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->prefetch = f->table_bytes > CF_PREFETCH_MIN_BYTES;
 	f->values_bytes = f->interleaved ? 0 :
 		buckets * f->slots * f->value_bytes;
+	f->aux_bytes = p->aux_bits != 0 ? buckets * f->slots * 8 : 0;
 	f->path_bytes = (uint64_t)p->max_kicks * sizeof(struct cf_kick);
 }
 
@@ -237,15 +241,23 @@ cf_create_geometry(const struct cf_params *p, uint64_t buckets)
 		if (f->values == NULL)
 			goto free_table;
 	}
+	if (f->aux_bytes != 0) {
+		f->aux = a->alloc(f->aux_bytes, CF_ALIGN, p->socket_id, a->ctx);
+		if (f->aux == NULL)
+			goto free_values;
+	}
 	f->path = a->alloc(f->path_bytes, CF_ALIGN, p->socket_id, a->ctx);
 	if (f->path == NULL)
-		goto free_values;
+		goto free_aux;
 	if (f->mode == CF_MODE_SEMISORT)
 		cf_semisort_init();
 	rng_seed(f);
 	f->walk_limit = UINT64_MAX;
 	return f;
 
+free_aux:
+	if (f->aux != NULL)
+		a->free(f->aux, f->aux_bytes, a->ctx);
 free_values:
 	if (f->values != NULL)
 		a->free(f->values, f->values_bytes, a->ctx);
@@ -295,7 +307,7 @@ cf_params_bytes(const struct cf_params *params)
 	geo.params = p;
 	cf_geometry_init(&geo, buckets);
 	return sizeof(geo) + geo.table_bytes + geo.values_bytes +
-		geo.path_bytes;
+		geo.aux_bytes + geo.path_bytes;
 }
 
 void
@@ -307,6 +319,8 @@ cf_free(struct cf_filter *f)
 		return;
 	a = f->alloc;
 	a.free(f->path, f->path_bytes, a.ctx);
+	if (f->aux != NULL)
+		a.free(f->aux, f->aux_bytes, a.ctx);
 	if (f->values != NULL)
 		a.free(f->values, f->values_bytes, a.ctx);
 	a.free(f->table, f->table_bytes, a.ctx);
@@ -351,11 +365,12 @@ cf_bucket_read(const struct cf_filter *f, uint32_t i, struct cf_bucket *b)
 	}
 }
 
-/* Write fp/value into slot s of bucket i; return the slot it ends in
- * (semi-sorted buckets re-sort on every write). */
+/* Write fp/value/aux into slot s of bucket i; return the slot it ends
+ * in (semi-sorted buckets, which have no aux words, re-sort on every
+ * write). */
 static uint32_t
 slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
-		uint64_t value)
+		uint64_t value, uint64_t aux)
 {
 	CFU_ASSERT(i < f->buckets && s < f->slots);
 	CFU_ASSERT(fp <= f->fp_range && (value & ~f->value_mask) == 0);
@@ -374,19 +389,22 @@ slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
 			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
 	if (cf_has_values(f))
 		cf_value_store(f, (uint64_t)i * f->slots + s, value);
+	cf_aux_store(f, (uint64_t)i * f->slots + s, aux);
 	return s;
 }
 
-/* Slot of bucket i holding exactly fp and value, or -1. */
+/* Slot of bucket i holding exactly fp, value and aux, or -1. */
 static int
 find_exact(const struct cf_filter *f, uint32_t i, uint32_t fp,
-		uint64_t value)
+		uint64_t value, uint64_t aux)
 {
 	struct cf_bucket b;
 
 	cf_bucket_read(f, i, &b);
 	for (uint32_t s = 0; s < f->slots; s++)
-		if (b.fp[s] == fp && b.value[s] == value)
+		if (b.fp[s] == fp && b.value[s] == value &&
+				cf_aux_load(f, (uint64_t)i * f->slots + s) ==
+				aux)
 			return (int)s;
 	return -1;
 }
@@ -449,15 +467,15 @@ stash_find(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp)
 
 static int
 locate(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
-		uint64_t value, uint32_t *pos)
+		uint64_t value, uint64_t aux, uint32_t *pos)
 {
-	int s = find_exact(f, i1, fp, value);
+	int s = find_exact(f, i1, fp, value, aux);
 
 	if (s >= 0) {
 		*pos = i1 * f->slots + (uint32_t)s;
 		return 0;
 	}
-	s = find_exact(f, i2, fp, value);
+	s = find_exact(f, i2, fp, value, aux);
 	if (s >= 0) {
 		*pos = i2 * f->slots + (uint32_t)s;
 		return 0;
@@ -524,39 +542,42 @@ choose_victim(const struct cf_filter *f, uint32_t i, const struct cf_bucket *b,
  */
 static int
 kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
-		uint64_t value, uint32_t *pos)
+		uint64_t value, uint64_t aux, uint32_t *pos)
 {
 	const uint32_t new_fp = fp;
-	const uint64_t new_value = value;
+	const uint64_t new_value = value, new_aux = aux;
 	uint32_t i = (rng_next(f) & 1) ? i2 : i1;
 	uint32_t n;
 
 	for (n = 0; n < f->params.max_kicks; n++) {
 		struct cf_bucket b;
 		uint32_t s, old_fp;
-		uint64_t old_value;
+		uint64_t old_value, old_aux;
 		int e;
 
 		cf_bucket_read(f, i, &b);
 		s = choose_victim(f, i, &b, rng_next(f) & (f->slots - 1));
 		old_fp = b.fp[s];
 		old_value = b.value[s];
+		old_aux = cf_aux_load(f, (uint64_t)i * f->slots + s);
 		/* The walk only enters full buckets. */
 		CFU_ASSERT(s < f->slots && old_fp != 0);
-		f->path[n] = (struct cf_kick){ i, fp, value };
-		slot_put(f, i, s, fp, value);
+		f->path[n] = (struct cf_kick){ i, fp, value, aux };
+		slot_put(f, i, s, fp, value, aux);
 		fp = old_fp;
 		value = old_value;
+		aux = old_aux;
 		i = cf_alt_index(f, i, fp);
 		e = cf_find_in_bucket(f, i, 0, f->mode);
 		if (e >= 0) {
-			slot_put(f, i, (uint32_t)e, fp, value);
+			slot_put(f, i, (uint32_t)e, fp, value, aux);
 			f->items++;
 			f->kicks_total += n + 1;
 			if (n + 1 > f->kicks_max)
 				f->kicks_max = n + 1;
 			if (pos != NULL)
-				locate(f, i1, i2, new_fp, new_value, pos);
+				locate(f, i1, i2, new_fp, new_value, new_aux,
+					pos);
 			return 0;
 		}
 	}
@@ -570,12 +591,13 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 	 */
 	while (n-- > 0) {
 		const struct cf_kick *k = &f->path[n];
-		int s = find_exact(f, k->bucket, k->fp, k->value);
+		int s = find_exact(f, k->bucket, k->fp, k->value, k->aux);
 
 		CFU_ASSERT(s >= 0);
-		slot_put(f, k->bucket, (uint32_t)s, fp, value);
+		slot_put(f, k->bucket, (uint32_t)s, fp, value, aux);
 		fp = k->fp;
 		value = k->value;
+		aux = k->aux;
 	}
 	return -ENOSPC;
 }
@@ -601,7 +623,7 @@ saturate(struct cf_filter *f)
 
 static int
 add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
-		uint32_t *pos, bool use_stash)
+		uint64_t aux, uint32_t *pos, bool use_stash)
 {
 	uint32_t i2 = cf_alt_index(f, i1, fp);
 	uint32_t i = i1;
@@ -616,7 +638,7 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		s = cf_find_in_bucket(f, i2, 0, f->mode);
 	}
 	if (s >= 0) {
-		s = (int)slot_put(f, i, (uint32_t)s, fp, value);
+		s = (int)slot_put(f, i, (uint32_t)s, fp, value, aux);
 		f->items++;
 		if (pos != NULL)
 			*pos = i * f->slots + (uint32_t)s;
@@ -643,7 +665,7 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		f->walk_limit = UINT64_MAX;
 		/* Kicks move other items, even when rolled back. */
 		f->relocations++;
-		if (kick(f, i1, i2, fp, value, pos) == 0)
+		if (kick(f, i1, i2, fp, value, aux, pos) == 0)
 			return 0;
 		/* The stash absorbs the odd failed walk, as it always did,
 		 * so that a table fills to its sizing load and beyond; the
@@ -657,7 +679,8 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	if (!use_stash || f->stash_count == CF_STASH_SIZE)
 		return -ENOSPC;
 	CFU_ASSERT(f->stash_count < CF_STASH_SIZE);
-	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value };
+	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value,
+		aux };
 	if (pos != NULL)
 		*pos = cf_table_slots(f) + f->stash_count;
 	f->stash_count++;
@@ -687,7 +710,7 @@ stash_rehome_bucket(struct cf_filter *f, uint32_t i)
 		s = cf_find_in_bucket(f, i, 0, f->mode);
 		if (s < 0)
 			return;
-		slot_put(f, i, (uint32_t)s, e.fp, e.value);
+		slot_put(f, i, (uint32_t)s, e.fp, e.value, e.aux);
 		f->items++;
 		cf_stash_remove(f, k);
 	}
@@ -713,7 +736,7 @@ cf_stash_rehome_any(struct cf_filter *f)
 			k++;
 			continue;
 		}
-		slot_put(f, i, (uint32_t)s, e.fp, e.value);
+		slot_put(f, i, (uint32_t)s, e.fp, e.value, e.aux);
 		f->items++;
 		cf_stash_remove(f, k);
 	}
@@ -733,7 +756,8 @@ cf_stash_rehome_walk(struct cf_filter *f)
 	while (k < f->stash_count && f->items < f->walk_limit) {
 		struct cf_stash_entry e = f->stash[k];
 
-		if (add_fp(f, e.bucket, e.fp, e.value, NULL, false) == 0)
+		if (add_fp(f, e.bucket, e.fp, e.value, e.aux, NULL,
+				false) == 0)
 			cf_stash_remove(f, k);
 		else
 			k++;
@@ -773,6 +797,7 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
 	if (cf_has_values(f))
 		cf_value_store(f, (uint64_t)i * f->slots + (uint32_t)s, value);
+	cf_aux_store(f, (uint64_t)i * f->slots + (uint32_t)s, 0);
 	f->items++;
 	if (pos != NULL)
 		*pos = i * f->slots + (uint32_t)s;
@@ -794,7 +819,7 @@ add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_BYTES);
 	if (ret == 0)
 		return 0;
-	ret = add_fp(f, i1, fp, value, pos, true);
+	ret = add_fp(f, i1, fp, value, 0, pos, true);
 	if (ret < 0)
 		f->adds_failed++;
 	return ret;
@@ -957,7 +982,7 @@ static void
 table_remove(struct cf_filter *f, uint32_t i, uint32_t s)
 {
 	CFU_ASSERT(f->items > 0 && slot_fp(f, i, s) != 0);
-	slot_put(f, i, s, 0, 0);
+	slot_put(f, i, s, 0, 0, 0);
 	f->items--;
 }
 
@@ -1005,6 +1030,8 @@ cf_clear(struct cf_filter *f)
 	memset(f->table, 0, f->table_bytes);
 	if (f->values != NULL)
 		memset(f->values, 0, f->values_bytes);
+	if (f->aux != NULL)
+		memset(f->aux, 0, f->aux_bytes);
 	f->stash_count = 0;
 	f->items = 0;
 	f->walk_limit = UINT64_MAX;
@@ -1238,6 +1265,15 @@ cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
 				__builtin_prefetch(f->values + (uint64_t)p *
 					f->value_bytes, 0, 3);
 		}
+	/* The caller updates the hits' aux words (lib/cflow's records):
+	 * their lines too, for writing. */
+	if (f->aux != NULL && f->prefetch)
+		for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
+			uint32_t p = pos[__builtin_ctzll(m)];
+
+			if (p < slots)
+				__builtin_prefetch(f->aux + p, 1, 3);
+		}
 	for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(m);
 
@@ -1379,6 +1415,84 @@ cf_delete_at(struct cf_filter *f, uint32_t pos)
 	return 0;
 }
 
+uint64_t *
+cf_aux_at(struct cf_filter *f, uint32_t pos)
+{
+	uint32_t slots = cf_table_slots(f);
+
+	if (f->aux == NULL)
+		return NULL;
+	if (pos < slots)
+		return &f->aux[pos];
+	if (pos - slots < f->stash_count)
+		return &f->stash[pos - slots].aux;
+	return NULL;
+}
+
+uint64_t
+cf_aux_get(const struct cf_filter *f, uint32_t pos)
+{
+	const uint64_t *a = cf_aux_at((struct cf_filter *)(uintptr_t)f, pos);
+
+	return a != NULL ? *a : 0;
+}
+
+int
+cf_aux_attach(struct cf_filter *f)
+{
+	uint64_t bytes = f->buckets * f->slots * 8;
+
+	if (f->mode == CF_MODE_SEMISORT)
+		return cf_err(EINVAL);
+	if (f->aux != NULL)
+		return cf_err(EEXIST);
+	f->aux = f->alloc.alloc(bytes, CF_ALIGN, f->params.socket_id,
+		f->alloc.ctx);
+	if (f->aux == NULL)
+		return cf_err(ENOMEM);
+	memset(f->aux, 0, bytes);
+	for (uint32_t k = 0; k < f->stash_count; k++)
+		f->stash[k].aux = 0;
+	f->aux_bytes = bytes;
+	f->params.aux_bits = 64;
+	return 0;
+}
+
+/* The name of an item in bucket @p i with fingerprint @p fp. */
+static inline uint64_t
+name_of(const struct cf_filter *f, uint32_t i, uint32_t fp)
+{
+	uint32_t alt = cf_alt_index(f, i, fp);
+
+	return (uint64_t)(alt < i ? alt : i) << 32 | fp;
+}
+
+uint64_t
+cf_name_of_hash(const struct cf_filter *f, uint64_t hash)
+{
+	return name_of(f, cf_index(f, hash), cf_fingerprint(f, hash));
+}
+
+int
+cf_name_at(const struct cf_filter *f, uint32_t pos, uint64_t *name)
+{
+	uint32_t i, s, k;
+	int where = position(f, pos, &i, &s, &k);
+	uint32_t fp;
+
+	if (where < 0)
+		return cf_err(EINVAL);
+	if (where == 1) {
+		*name = name_of(f, f->stash[k].bucket, f->stash[k].fp);
+		return 0;
+	}
+	fp = slot_fp(f, i, s);
+	if (fp == 0)
+		return cf_err(ENOENT);
+	*name = name_of(f, i, fp);
+	return 0;
+}
+
 unsigned int
 cf_bucket_entries(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
 		uint64_t *values)
@@ -1423,7 +1537,7 @@ cf_stats(const struct cf_filter *f, struct cf_stats *st)
 	st->table_bytes = f->table_bytes;
 	/* as cf_params_bytes() */
 	st->bytes = sizeof(*f) + f->table_bytes + f->values_bytes +
-		f->path_bytes;
+		f->aux_bytes + f->path_bytes;
 	st->load_factor = (double)st->items / (double)slots;
 	st->bits_per_item = st->items != 0 ?
 		(double)f->table_bytes * 8 / (double)st->items : 0;

@@ -149,6 +149,17 @@ struct cf_params {
 	unsigned int value_bits;
 	/** Bucket layout (default CF_TABLE_PLAIN). */
 	enum cf_table_type table;
+	/**
+	 * Bits of a second per-slot payload, the aux word: 0 (none,
+	 * default) or 64. It lives in an array of its own, moves with its
+	 * item as the value does (kicks, their rollback, the stash), and
+	 * is read or written only through cf_aux_at(): lookups, scans and
+	 * save/load never touch it (a loaded filter has none; see
+	 * cf_aux_attach()). An add stores 0. For data that a lookup must
+	 * not pay for, or that is too wide for the value: lib/cflow's flow
+	 * records. Not with CF_TABLE_SEMISORT (-EINVAL).
+	 */
+	unsigned int aux_bits;
 	/** Seed of the byte-key hash (XXH3-64) and of the kick RNG. */
 	uint64_t seed;
 	/** NUMA socket passed to the allocator (default allocator ignores). */
@@ -424,6 +435,51 @@ int cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value);
  *   0, -EINVAL or -ENOENT as cf_value_get().
  */
 int cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value);
+
+/**
+ * The aux word (cf_params.aux_bits) of the item at a slot position, to
+ * read or write in place: valid until the next add, delete, clear or
+ * scan, as the position is. For a hot path that has the position from
+ * a lookup: no checks but a debug build's.
+ *
+ * @return
+ *   A pointer to the item's 64-bit aux word, or NULL if the filter has
+ *   none or @p pos is out of range (the slot's emptiness is not
+ *   checked: an empty slot's word means nothing).
+ */
+uint64_t *cf_aux_at(struct cf_filter *f, uint32_t pos);
+
+/** cf_aux_at() for reading: the word, or 0 where cf_aux_at() gives NULL. */
+uint64_t cf_aux_get(const struct cf_filter *f, uint32_t pos);
+
+/**
+ * Give a filter that has none (a loaded one, say) an aux word per slot,
+ * every item's 0.
+ *
+ * @return
+ *   0; -EINVAL (errno set) for a semi-sorted filter, -EEXIST if it has
+ *   one, -ENOMEM.
+ */
+int cf_aux_attach(struct cf_filter *f);
+
+/**
+ * The name of an item: what tells it from every other item whatever
+ * moves it, without its key. An item's two buckets and its fingerprint
+ * never change while it is stored (kicks and the stash move it between
+ * the two), so (the lower of its two buckets) << 32 | fingerprint names
+ * it from its add to its delete. Two items with the same name are ones
+ * the filter cannot tell apart (a lookup of either finds the first).
+ */
+uint64_t cf_name_of_hash(const struct cf_filter *f, uint64_t hash);
+
+/**
+ * cf_name_of_hash() of the item at a slot position.
+ *
+ * @return
+ *   0 with *name set; -EINVAL if @p pos is out of range, -ENOENT if the
+ *   slot is empty.
+ */
+int cf_name_at(const struct cf_filter *f, uint32_t pos, uint64_t *name);
 
 /**
  * Delete the item at a slot position.
