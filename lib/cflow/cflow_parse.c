@@ -254,6 +254,7 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 		if (l4len < 4)
 			return CFLOW_PARSE_TRUNC_L4;
 		pkt->icmp_type = l4[0];
+		pkt->icmp_code = l4[1];
 		return CFLOW_PARSE_OK;
 	default:
 		pkt->proto_class = CFLOW_CLASS_OTHER;
@@ -311,6 +312,7 @@ addrs_v4(const uint8_t *p, enum cflow_parse_status st,
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
 	pkt->icmp_type = 0;
+	pkt->icmp_code = 0;
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, 0, 0, 0);
 	pkt->has_addrs = true;
 	return st;
@@ -324,6 +326,7 @@ addrs_v6(const uint8_t *p, enum cflow_parse_status st,
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
 	pkt->icmp_type = 0;
+	pkt->icmp_code = 0;
 	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0,
 		0);
 	pkt->has_addrs = true;
@@ -415,6 +418,8 @@ parse_ipv4(const uint8_t *p, uint32_t len,
 		if (r > 0) {
 			if (st == CFLOW_PARSE_OK && pp->tunnel_bind)
 				bind_tunnel(pkt, p + 12, p + 16, 4, pp);
+			if (st == CFLOW_PARSE_OK)
+				pkt->ip_len = total;
 			return st;
 		}
 	}
@@ -422,6 +427,7 @@ parse_ipv4(const uint8_t *p, uint32_t len,
 		dport, p[9]);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[8];
+	pkt->ip_len = total;
 	return CFLOW_PARSE_OK;
 }
 
@@ -430,7 +436,7 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		const struct cflow_parse_params *pp, struct cflow_packet *pkt)
 {
 	unsigned int decap = decap_of(pp);
-	uint32_t off = IPV6_HDR, payload;
+	uint32_t off = IPV6_HDR, payload, ip_len;
 	uint16_t sport, dport;
 	enum cflow_parse_status st;
 	uint8_t nh;
@@ -446,6 +452,9 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 	/* 0 is a jumbogram (RFC 2675): the capture bounds it. */
 	if (payload != 0 && IPV6_HDR + payload < len)
 		len = IPV6_HDR + payload;
+	/* A jumbogram's length is in a hop-by-hop option: unknown here
+	 * (and the capture's length would make a cut parse differ). */
+	ip_len = payload != 0 ? IPV6_HDR + payload : 0;
 	nh = p[6];
 	for (unsigned int ext = 0;; ext++) {
 		uint32_t hlen;
@@ -484,6 +493,8 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		if (r > 0) {
 			if (st == CFLOW_PARSE_OK && pp->tunnel_bind)
 				bind_tunnel(pkt, p + 8, p + 24, 16, pp);
+			if (st == CFLOW_PARSE_OK)
+				pkt->ip_len = ip_len;
 			return st;
 		}
 	}
@@ -491,6 +502,7 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		sport, dport, nh);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[7];
+	pkt->ip_len = ip_len;
 	return CFLOW_PARSE_OK;
 }
 
@@ -859,6 +871,7 @@ parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 		rd16(l4 + 2), proto);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[8];
+	pkt->ip_len = total;
 	return true;
 }
 
