@@ -109,6 +109,52 @@ send_in(struct cflow_tracker *t, const struct spec *s, uint64_t at,
 	return v;
 }
 
+/*
+ * Linear probing for the tests' exact models: @p size slots of @p elem
+ * bytes, each starting with a bool (in use). The slot holding what
+ * @p match finds equal to @p key, from the key's hash @p h, or the free
+ * slot it would take.
+ */
+static __attribute__((unused)) void *
+lp_find(void *slots, size_t elem, uint32_t size, uint64_t h,
+		bool (*match)(const void *slot, const void *key), const void *key)
+{
+	uint32_t i = (uint32_t)(h % size);
+	char *e;
+
+	for (;; i = (i + 1) % size) {
+		e = (char *)slots + (size_t)i * elem;
+		if (!*(bool *)e || match(e, key))
+			return e;
+	}
+}
+
+/* Free slot @p e and re-place the rest of its cluster (no tombstones),
+ * each in the first free slot from its key's hash (@p hash of a slot). */
+static __attribute__((unused)) void
+lp_remove(void *slots, size_t elem, uint32_t size, void *e,
+		uint64_t (*hash)(const void *slot))
+{
+	uint32_t i = (uint32_t)(((char *)e - (char *)slots) / elem);
+	char moved[512];
+
+	*(bool *)e = false;
+	for (i = (i + 1) % size; elem <= sizeof(moved); i = (i + 1) % size) {
+		char *x = (char *)slots + (size_t)i * elem;
+		uint32_t j;
+
+		if (!*(bool *)x)
+			return;
+		memcpy(moved, x, elem);
+		*(bool *)x = false;
+		for (j = (uint32_t)(hash(moved) % size);
+				*(bool *)((char *)slots + (size_t)j * elem);
+				j = (j + 1) % size)
+			;
+		memcpy((char *)slots + (size_t)j * elem, moved, elem);
+	}
+}
+
 /* A tracker of @p p, with seed 42. */
 static __attribute__((unused)) struct cflow_tracker *
 tracker_with(struct cflow_tracker_params *p)

@@ -17,8 +17,9 @@
 /* ----------------------------------------------- randomised vs model */
 
 struct model_flow {
+	bool used;              /* first: lp_find() */
+	bool closing;
 	struct cflow_key key;
-	bool used, closing;
 	uint8_t cls;
 	uint64_t last_ns;
 };
@@ -34,30 +35,30 @@ struct model {
 	bool linger_from_close;
 };
 
+static bool
+flow_match(const void *slot, const void *key)
+{
+	return memcmp(&((const struct model_flow *)slot)->key, key,
+		sizeof(struct cflow_key)) == 0;
+}
+
+static uint64_t
+flow_hash(const void *slot)
+{
+	return cflow_hash_key(&((const struct model_flow *)slot)->key, 1);
+}
+
 static struct model_flow *
 model_find(struct model *m, const struct cflow_key *k)
 {
-	uint32_t i = (uint32_t)cflow_hash_key(k, 1) % m->size;
-
-	while (m->slot[i].used &&
-			memcmp(&m->slot[i].key, k, sizeof(*k)) != 0)
-		i = (i + 1) % m->size;
-	return &m->slot[i];
+	return lp_find(m->slot, sizeof(*m->slot), m->size,
+		cflow_hash_key(k, 1), flow_match, k);
 }
 
-/* Tombstone-free delete for linear probing: re-place the cluster. */
 static void
 model_remove(struct model *m, struct model_flow *e)
 {
-	uint32_t i = (uint32_t)(e - m->slot);
-
-	e->used = false;
-	for (i = (i + 1) % m->size; m->slot[i].used; i = (i + 1) % m->size) {
-		struct model_flow moved = m->slot[i];
-
-		m->slot[i].used = false;
-		*model_find(m, &moved.key) = moved;
-	}
+	lp_remove(m->slot, sizeof(*m->slot), m->size, e, flow_hash);
 }
 
 /* The tracker's contract, on exact keys and nanoseconds. Times are
