@@ -378,8 +378,9 @@ class nfcapd:
 
 def nfdump_flows(files):
     """nfdump -o raw's records: (src, dst, sport, dport, proto, tcp
-    flags, input, first ms, last ms, bytes, packets, end reason) (raw:
-    nfdump 1.7.1's %ter prints the milliseconds modulo 100)."""
+    flags, input, first ms, last ms, bytes, packets, end reason, ICMP
+    (type, code) or None) (raw: nfdump 1.7.1's %ter prints the
+    milliseconds modulo 100; an ICMP flow has type.code, no ports)."""
     flows = []
     for path in files:
         out = subprocess.run(["nfdump", "-r", path, "-q", "-o", "raw"],
@@ -396,7 +397,9 @@ def nfdump_flows(files):
                 int(f.get("dst port", 0)), int(f["proto"]),
                 int(f["tcp flags"], 16), int(f["input"]), int(f["first"]),
                 int(f["last"]), int(f["in bytes"]), int(f["in packets"]),
-                int(f["end reason"], 16)))
+                int(f["end reason"], 16),
+                tuple(int(x) for x in f["ICMP"].split(".")) if "ICMP" in f
+                else None))
     return flows
 
 
