@@ -1964,7 +1964,8 @@ aux_run(const struct variant *v, uint64_t seed)
 		.aux_bits = 64,
 	};
 	struct cf_filter *f = cf_create(&p);
-	uint64_t rng = seed * 7919, stashed = 0, nospc = 0;
+	uint64_t rng = seed * 7919, nospc = 0;
+	bool stashed = false;
 	uint32_t n = 0;
 	int ret = -1;
 
@@ -2004,7 +2005,6 @@ aux_run(const struct variant *v, uint64_t seed)
 			*a = tag[n];
 			if (v->value_bits != 0)
 				(void)cf_value_set(f, pos, tag[n]);
-			stashed += pos >= 4 * 1500; /* a stash position, often */
 			in[n++] = true;
 		} else {
 			uint32_t k = (uint32_t)(cfu_splitmix64(&rng) % n);
@@ -2017,6 +2017,12 @@ aux_run(const struct variant *v, uint64_t seed)
 		}
 		if (op % 97 != 0 && op != OPS - 1)
 			continue;
+		{
+			struct cf_stats st;
+
+			cf_stats(f, &st);
+			stashed |= st.stash_used != 0;
+		}
 		for (uint32_t k = 0; k < n; k++) {
 			uint64_t val = 0, nm = 0, mask = v->value_bits == 64 ?
 				UINT64_MAX : (UINT64_C(1) << v->value_bits) - 1;
@@ -2042,8 +2048,9 @@ aux_run(const struct variant *v, uint64_t seed)
 		struct cf_stats st;
 
 		cf_stats(f, &st);
-		if (nospc == 0 || st.kicks_total == 0) {
-			printf("# the run never filled the table\n");
+		if (nospc == 0 || st.kicks_total == 0 || !stashed) {
+			printf("# the run never filled the table (or the "
+				"stash)\n");
 			goto out;
 		}
 	}
