@@ -254,7 +254,7 @@ static const struct option_def defs[] = {
 	{ "records-max", "events", "records_max", OPT_UINT,
 		FIELD(records_max), 1, 1u << 31, 0, "flows whose keys the "
 		"main lcore keeps for their records, ~96 bytes each (auto: "
-		"--flows times the workers)", .zero_word = "auto" },
+		"as many as the tables hold)", .zero_word = "auto" },
 	{ "top-sources", "top", "counters", OPT_UINT, FIELD(top_sources), 0,
 		CFLOW_TOPK_CAPACITY_MAX, CFLOW_TOPK_CAPACITY_DEFAULT,
 		"counters of each worker's sketch of the sources opening the "

@@ -83,13 +83,22 @@ app_events_enabled(const struct app_config *cfg)
 		cfg->ipfix[0] != '\0';
 }
 
-/* The key store's flows: --records-max, or every table's capacity. */
+/* The key store's flows: --records-max, or as many as every table can
+ * hold: its slots and its stash (more than --flows: the tables are
+ * sized for it at 96% load, or to the next power of two). */
 static uint64_t
-records_max(const struct app_config *cfg, unsigned int nb_workers)
+records_max(const struct app_config *cfg, const struct app_run *run)
 {
-	uint64_t n = cfg->records_max != 0 ? cfg->records_max :
-		cfg->flows * nb_workers;
+	uint64_t n = cfg->records_max;
 
+	if (n == 0)
+		for (unsigned int i = 0; i < run->nb_workers; i++) {
+			struct cf_stats st;
+
+			cf_stats(cflow_tracker_filter(run->workers[i].tracker),
+				&st);
+			n += st.slots + CF_STASH_SIZE;
+		}
 	return n < (UINT64_C(1) << 31) ? n : UINT64_C(1) << 31;
 }
 
@@ -406,7 +415,7 @@ app_events_setup(const struct app_config *cfg, struct app_run *run,
 	run->records = app_config_records(cfg);
 	run->close_events = cfg->events[0] != '\0';
 	if (run->records) {
-		uint64_t n = records_max(cfg, run->nb_workers);
+		uint64_t n = records_max(cfg, run);
 
 		ev.store = cflow_recstore_create(n);
 		if (ev.store == NULL)

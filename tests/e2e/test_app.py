@@ -2345,27 +2345,6 @@ def test_events_json_and_pcapng(nb):
         sorted(pcap_frames(files["merged"]))
 
 
-@pytest.mark.parametrize("nb", (1, 2))
-def test_events_ipfix_nfcapd(nb, tmp_path):
-    """--ipfix to a real collector, Debian's nfcapd on 127.0.0.1, with 1
-    and 2 workers: nfdump lists exactly the capture's events, as one-packet
-    flows with the packet's tuple, TCP flags, ingress port, time (ms) and
-    length, FIN/RST closes with end reason 3; no sequence gap."""
-    files, stamped = workers_files()
-    want, _ = event_truth(files["merged"])
-    with nfcapd(tmp_path) as cap:
-        rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
-            files["merged"], os.devnull)], ["--ipfix", "127.0.0.1:%d" %
-                                            cap.port])
-        assert got is not None, "rc %d: %s" % (rc, log[-600:])
-    flows = nfdump_flows(cap.files)
-    expect = [(e["src"], e["dst"], e["sport"], e["dport"], e["proto"],
-               e["flags"], 0, e["time_ns"] // 10**6, e["time_ns"] // 10**6,
-               e["len"], 1, 0 if e["event"] == "new" else 3) for e in want]
-    assert sorted(flows) == sorted(expect)
-    assert sequence_failures(cap.files) == 0
-
-
 def test_events_ring_overflow():
     """A tiny ring under a flood of new flows: every event is queued or
     counted dropped, the JSON file holds exactly the queued ones, and the
