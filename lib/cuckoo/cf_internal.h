@@ -77,12 +77,12 @@ struct cf_stash_entry {
 	uint64_t aux;    /* its aux word (cf_params.aux_bits) */
 };
 
-/* One step of a kick path: fp/value/aux were written into bucket. */
+/* One step of a kick path: fp/value were written into bucket (and
+ * cf_filter.path_aux[step] the aux word, with aux words). */
 struct cf_kick {
 	uint32_t bucket;
 	uint32_t fp;
 	uint64_t value;
-	uint64_t aux;
 };
 
 /* The fingerprints and values of one bucket, in slot order. */
@@ -139,6 +139,7 @@ struct cf_filter {
 	uint64_t walks_skipped; /* adds that did not walk: at the limit */
 	uint64_t rng;
 	struct cf_kick *path;   /* max_kicks entries, for rollback */
+	uint64_t *path_aux;     /* and their aux words, or NULL */
 
 	/* Cold. */
 	struct cf_params params;

@@ -207,7 +207,9 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->prefetch = f->table_bytes > CF_PREFETCH_MIN_BYTES;
 	f->values_bytes = f->interleaved ? 0 :
 		buckets * f->slots * f->value_bytes;
-	f->aux_bytes = p->aux_bits != 0 ? buckets * f->slots * 8 : 0;
+	/* and the kick path's aux words */
+	f->aux_bytes = p->aux_bits != 0 ? (buckets * f->slots +
+		p->max_kicks) * 8 : 0;
 	f->path_bytes = (uint64_t)p->max_kicks * sizeof(struct cf_kick);
 }
 
@@ -245,6 +247,7 @@ cf_create_geometry(const struct cf_params *p, uint64_t buckets)
 		f->aux = a->alloc(f->aux_bytes, CF_ALIGN, p->socket_id, a->ctx);
 		if (f->aux == NULL)
 			goto free_values;
+		f->path_aux = f->aux + buckets * f->slots;
 	}
 	f->path = a->alloc(f->path_bytes, CF_ALIGN, p->socket_id, a->ctx);
 	if (f->path == NULL)
@@ -562,7 +565,9 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 		old_aux = cf_aux_load(f, (uint64_t)i * f->slots + s);
 		/* The walk only enters full buckets. */
 		CFU_ASSERT(s < f->slots && old_fp != 0);
-		f->path[n] = (struct cf_kick){ i, fp, value, aux };
+		f->path[n] = (struct cf_kick){ i, fp, value };
+		if (f->path_aux != NULL)
+			f->path_aux[n] = aux;
 		slot_put(f, i, s, fp, value, aux);
 		fp = old_fp;
 		value = old_value;
@@ -591,13 +596,14 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 	 */
 	while (n-- > 0) {
 		const struct cf_kick *k = &f->path[n];
-		int s = find_exact(f, k->bucket, k->fp, k->value, k->aux);
+		uint64_t k_aux = f->path_aux != NULL ? f->path_aux[n] : 0;
+		int s = find_exact(f, k->bucket, k->fp, k->value, k_aux);
 
 		CFU_ASSERT(s >= 0);
 		slot_put(f, k->bucket, (uint32_t)s, fp, value, aux);
 		fp = k->fp;
 		value = k->value;
-		aux = k->aux;
+		aux = k_aux;
 	}
 	return -ENOSPC;
 }
@@ -1031,7 +1037,7 @@ cf_clear(struct cf_filter *f)
 	if (f->values != NULL)
 		memset(f->values, 0, f->values_bytes);
 	if (f->aux != NULL)
-		memset(f->aux, 0, f->aux_bytes);
+		memset(f->aux, 0, f->buckets * f->slots * 8);
 	f->stash_count = 0;
 	f->items = 0;
 	f->walk_limit = UINT64_MAX;
@@ -1440,7 +1446,7 @@ cf_aux_get(const struct cf_filter *f, uint32_t pos)
 int
 cf_aux_attach(struct cf_filter *f)
 {
-	uint64_t bytes = f->buckets * f->slots * 8;
+	uint64_t bytes = (f->buckets * f->slots + f->params.max_kicks) * 8;
 
 	if (f->mode == CF_MODE_SEMISORT)
 		return cf_err(EINVAL);
@@ -1451,6 +1457,7 @@ cf_aux_attach(struct cf_filter *f)
 	if (f->aux == NULL)
 		return cf_err(ENOMEM);
 	memset(f->aux, 0, bytes);
+	f->path_aux = f->aux + f->buckets * f->slots;
 	for (uint32_t k = 0; k < f->stash_count; k++)
 		f->stash[k].aux = 0;
 	f->aux_bytes = bytes;
