@@ -414,6 +414,8 @@ app_events_setup(const struct app_config *cfg, struct app_run *run,
 	}
 	run->records = app_config_records(cfg);
 	run->close_events = cfg->events[0] != '\0';
+	run->event_size = run->first_packets ? sizeof(struct app_event) :
+		APP_EVENT_SHORT;
 	if (run->records) {
 		uint64_t n = records_max(cfg, run);
 
@@ -430,7 +432,7 @@ app_events_setup(const struct app_config *cfg, struct app_run *run,
 
 		snprintf(name, sizeof(name), "cf_events%u", i);
 		w->event_ring = rte_ring_create_elem(name,
-			sizeof(struct app_event), (unsigned int)cfg->event_ring,
+			run->event_size, (unsigned int)cfg->event_ring,
 			(int)rte_lcore_to_socket_id(w->lcore),
 			RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 		if (w->event_ring == NULL)
@@ -511,11 +513,17 @@ pcapng_copy(const struct app_event *e)
 /* A record of worker @p worker: named by the key store, to the outputs;
  * unnamed, counted (the store's). */
 static void
-record_out(uint16_t worker, const struct cflow_record *rec, uint64_t now_s)
+record_out(uint16_t worker, const struct app_event_record *e,
+		uint64_t now_s)
 {
+	struct cflow_record rec = {
+		.name = e->name, .last_ns = e->last_ns, .next_ns = e->next_ns,
+		.bytes = e->bytes, .packets = e->packets, .reason = e->reason,
+		.tcp_flags = e->tcp_flags,
+	};
 	struct cflow_flow_record r;
 
-	if (cflow_recstore_name(ev.store, worker, rec,
+	if (cflow_recstore_name(ev.store, worker, &rec,
 			ev.run->epoch_offset_ns, &r) != 0)
 		return;
 	ev.records_out++;
@@ -528,43 +536,45 @@ record_out(uint16_t worker, const struct cflow_record *rec, uint64_t now_s)
 static unsigned int
 drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 {
-	struct app_event batch[DRAIN_BURST];
+	static struct app_event batch[DRAIN_BURST];
 	struct rte_mbuf *copies[DRAIN_BURST];
+	uint32_t size = ev.run->event_size;
 	unsigned int n, nc = 0, freed = 0;
 
-	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch,
-		sizeof(batch[0]), RTE_MIN(max, (unsigned int)DRAIN_BURST),
-		NULL);
+	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch, size,
+		RTE_MIN(max, (unsigned int)DRAIN_BURST), NULL);
 	for (unsigned int k = 0; k < n; k++) {
+		struct app_event *e = app_event_at(batch, k, size);
 		uint64_t flow_id = 0;
 
-		if (batch[k].ev.type == APP_EVENT_RECORD) {
-			record_out(batch[k].ev.worker, &batch[k].rec, now_s);
+		if (e->ev.type == APP_EVENT_RECORD) {
+			record_out(e->ev.worker, &e->rec, now_s);
 			continue;
 		}
-		if (ev.store != NULL && batch[k].ev.type == CFLOW_EVENT_NEW)
-			flow_id = cflow_recstore_add(ev.store,
-				batch[k].ev.worker, batch[k].name,
-				&batch[k].ev);
+		if (ev.store != NULL && e->ev.type == CFLOW_EVENT_NEW)
+			flow_id = cflow_recstore_add(ev.store, e->ev.worker,
+				e->name, &e->ev);
 		if (ev.json_on)
-			json_write(&batch[k].ev, flow_id, NULL);
-		if (batch[k].m == NULL && batch[k].pkt_len == 0) {
+			json_write(&e->ev, flow_id, NULL);
+		/* a short event has no first packet */
+		if (!ev.run->first_packets)
+			continue;
+		if (e->m == NULL && e->pkt_len == 0) {
 			/* too many first packets were waiting */
-			if (ev.pcapng != NULL &&
-					batch[k].ev.type == CFLOW_EVENT_NEW)
+			if (ev.pcapng != NULL && e->ev.type == CFLOW_EVENT_NEW)
 				ev.pcapng_skipped++;
 			continue;
 		}
 		if (ev.pcapng != NULL) {
-			copies[nc] = pcapng_copy(&batch[k]);
+			copies[nc] = pcapng_copy(e);
 			if (copies[nc] != NULL)
 				nc++;
 			else
 				ev.pcapng_errors++;
 		}
-		if (batch[k].m != NULL) {
-			freed += batch[k].m->nb_segs;
-			rte_pktmbuf_free(batch[k].m);
+		if (e->m != NULL) {
+			freed += e->m->nb_segs;
+			rte_pktmbuf_free(e->m);
 		}
 	}
 	if (freed != 0)
@@ -660,17 +670,24 @@ app_events_record(const struct cflow_record *r, void *arg)
 	struct app_worker *w = arg;
 	const struct app_run *run = w->run;
 	struct rte_ring_zc_data zcd;
-	struct app_event direct, *e = &direct;
+	struct app_event *e;
 
-	if (w->records_direct) {
+	if (r->reason != CFLOW_RECORD_NEW && w->records_direct) {
 		/* the workers stopped: straight to the outputs */
-		if (r->reason != CFLOW_RECORD_NEW)
-			record_out((uint16_t)w->index, r, cfu_clock_ns(
-				CLOCK_REALTIME) / 1000000000u);
+		struct app_event_record d = {
+			.name = r->name, .last_ns = r->last_ns,
+			.next_ns = r->next_ns, .bytes = r->bytes,
+			.packets = r->packets, .reason = r->reason,
+			.tcp_flags = r->tcp_flags,
+		};
+
+		record_out((uint16_t)w->index, &d, cfu_clock_ns(
+			CLOCK_REALTIME) / 1000000000u);
 		return;
 	}
-	if (rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
-			sizeof(struct app_event), 1, &zcd, NULL) == 0) {
+	if (unlikely(w->event_ring == NULL) ||
+			rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
+			run->event_size, 1, &zcd, NULL) == 0) {
 		if (r->reason == CFLOW_RECORD_NEW)
 			w->ctr.events_dropped++;
 		else
@@ -678,8 +695,6 @@ app_events_record(const struct cflow_record *r, void *arg)
 		return;
 	}
 	e = zcd.ptr1;
-	e->m = NULL;
-	e->pkt_len = 0;
 	if (r->reason == CFLOW_RECORD_NEW) {
 		struct rte_mbuf *m = w->burst_pkts[r->index];
 		const struct cflow_input *in = &w->burst_in[r->index];
@@ -693,14 +708,25 @@ app_events_record(const struct cflow_record *r, void *arg)
 			uint64_t held = w->event_mbufs_taken - __atomic_load_n(
 				&w->event_mbufs_freed, __ATOMIC_ACQUIRE);
 
+			e->m = NULL;
+			e->pkt_len = 0;
 			w->event_mbufs_taken += app_event_packet(e, m,
 				held < run->event_mbufs_max ?
 				run->event_mbufs_max - (unsigned int)held : 0);
 		}
 	} else {
+		e->rec.name = r->name;
+		e->rec.last_ns = r->last_ns;
+		e->rec.next_ns = r->next_ns;
+		e->rec.bytes = r->bytes;
+		e->rec.packets = r->packets;
+		e->rec.reason = r->reason;
+		e->rec.tcp_flags = r->tcp_flags;
 		e->ev.type = APP_EVENT_RECORD;
-		e->rec = *r;
-		e->rec.pkt = NULL;
+		if (run->first_packets) {
+			e->m = NULL;
+			e->pkt_len = 0;
+		}
 	}
 	e->ev.worker = (uint16_t)w->index;
 	rte_ring_enqueue_zc_elem_finish(w->event_ring, 1);

@@ -37,24 +37,56 @@ struct app_run;
 /* ev.type of an app_event that carries a flow record (rec). */
 #define APP_EVENT_RECORD 3
 
-/* A flow event on its way to the main lcore, in a worker's event ring:
- * when first packets are captured, a new flow's packet, inline
- * (pkt_len != 0) or by a reference to its mbuf (m); with records, a new
- * flow's name, or a record (ev.type APP_EVENT_RECORD, ev.worker and
- * rec only). */
+/* A flow record in a ring: struct cflow_record's counts, in the bytes of
+ * struct cflow_event before its type (which says APP_EVENT_RECORD) and
+ * worker. */
+struct app_event_record {
+	uint64_t name;
+	uint64_t last_ns;
+	uint64_t next_ns;
+	uint64_t bytes;
+	uint32_t packets;
+	uint8_t reason;
+	uint8_t tcp_flags;
+};
+
+/*
+ * A flow event on its way to the main lcore, in a worker's event ring:
+ * a new flow's first packet or a close (ev), or with records a record
+ * (rec, ev.type APP_EVENT_RECORD; ev.worker); with records, a new flow's
+ * name. The ring's elements are APP_EVENT_SHORT bytes (72: little for
+ * the cores to pass), or with --new-flow-pcap the whole struct, with the
+ * first packet inline (pkt_len != 0) or by a reference to its mbuf (m):
+ * app_run.event_size.
+ */
 struct app_event {
-	struct cflow_event ev;
-	struct rte_mbuf *m;
+	union {
+		struct cflow_event ev;
+		struct app_event_record rec;
+	};
 	uint64_t name;          /* records: a new flow's (cflow_record) */
+	/* --new-flow-pcap only */
+	struct rte_mbuf *m;
 	uint16_t pkt_len;       /* bytes in pkt */
 	uint8_t has_rss;        /* rss: the NIC's hash (rte_pcapng keeps it) */
 	uint8_t reserved;
 	uint32_t rss;
-	union {
-		uint8_t pkt[APP_EVENT_PKT_INLINE];
-		struct cflow_record rec; /* pkt NULL */
-	};
+	uint8_t pkt[APP_EVENT_PKT_INLINE];
 };
+
+/* Bytes of an event without a first packet. */
+#define APP_EVENT_SHORT offsetof(struct app_event, m)
+
+_Static_assert(sizeof(struct app_event_record) <=
+	offsetof(struct cflow_event, type), "a record before ev.type");
+
+/* Event @p k of a ring's elements of @p size bytes at @p base. */
+static inline struct app_event *
+app_event_at(void *base, unsigned int k, uint32_t size)
+{
+	return (struct app_event *)(void *)((uint8_t *)base +
+		(size_t)k * size);
+}
 
 /* Whether any output is on. */
 bool app_events_enabled(const struct app_config *cfg);

@@ -123,6 +123,9 @@ struct app_run {
 				 * events come from the trackers */
 	bool close_events;      /* with records: the FIN/RST events too
 				 * (--events) */
+	uint32_t event_size;    /* bytes of an event ring's elements:
+				 * APP_EVENT_SHORT, or with first packets
+				 * sizeof(struct app_event) */
 	/* and the mbufs a worker holds so at once, at most
 	 * (APP_EVENT_PACKETS_MAX) */
 	uint32_t event_mbufs_max;

@@ -354,20 +354,22 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 	}
 
 	done = rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
-		sizeof(struct app_event), ne, &zcd, NULL);
+		run->event_size, ne, &zcd, NULL);
 	for (unsigned int j = 0; j < done; j++) {
 		struct app_event *e = j < zcd.n1 ?
-			(struct app_event *)zcd.ptr1 + j :
-			(struct app_event *)zcd.ptr2 + (j - zcd.n1);
+			app_event_at(zcd.ptr1, j, run->event_size) :
+			app_event_at(zcd.ptr2, j - zcd.n1, run->event_size);
 		uint16_t k = idx[j];
 
 		(void)cflow_event_init(&e->ev, &parsed[k], verdicts[k],
 			in[k].time_ns + run->epoch_offset_ns, in[k].wire_len);
 		e->ev.port = pkts[k]->port;
 		e->ev.worker = (uint16_t)w->index;
+		if (!run->first_packets)
+			continue;   /* the short event ends here */
 		e->m = NULL;
 		e->pkt_len = 0;
-		if (run->first_packets && verdicts[k] == CFLOW_NEW)
+		if (verdicts[k] == CFLOW_NEW)
 			taken += app_event_packet(e, pkts[k], room - taken);
 	}
 	rte_ring_enqueue_zc_elem_finish(w->event_ring, done);

@@ -136,7 +136,7 @@ unsigned int lanes_finished;
 unsigned int turn;       /* the round being measured */
 double main_cpu_s[SLOTS], main_wall_s[SLOTS];
 uint16_t ipfix_port;     /* the bench's own receiver's */
-struct rte_ring *bare_ring; /* ev_ring's */
+struct rte_ring *bare_ring[2]; /* ev_ring's, rec_ring's */
 
 
 /* ------------------------------------------------------------ lcores */
@@ -308,7 +308,7 @@ lane_main(void *arg)
 	mirrored0 = l->w->ctr.mirrored;
 	sent0 = l->w->ctr.tx_packets;
 	q0 = l->w->ctr.events_queued;
-	d0 = l->w->ctr.events_dropped;
+	d0 = l->w->ctr.events_dropped + l->w->ctr.records_dropped;
 	if (tracked)
 		cflow_counters_get(l->w->tracker, &c0);
 	thread_usage(&cpu0, &csw0);
@@ -339,7 +339,8 @@ lane_main(void *arg)
 			(double)(l->packets[slot] - start) / (cpu1 - cpu0) : 0;
 	}
 	l->ev_queued[slot] += l->w->ctr.events_queued - q0;
-	l->ev_dropped[slot] += l->w->ctr.events_dropped - d0;
+	l->ev_dropped[slot] += l->w->ctr.events_dropped +
+		l->w->ctr.records_dropped - d0;
 	l->last_packets = l->packets[slot] - start;
 	l->last_cycles = t1 - t0;
 	l->last_preempted = csw1 - csw0;
@@ -509,7 +510,8 @@ quartiles(double *v, unsigned int n, double q[3])
 static bool
 uses_tracker(int v)
 {
-	return opt.variant[v] && (v == CUCKOO || IS_EVENTS(v));
+	return opt.variant[v] && (v == CUCKOO ||
+		(IS_EVENTS(v) && !IS_RECORDS(v)));
 }
 
 /*
@@ -583,6 +585,7 @@ launch(enum variant v, bool fill)
 		lanes[i].w->tracker = v == RTE_HASH ? NULL :
 			v >= FORWARD ? lanes[i].fwd_tracker[v - FORWARD] :
 			v == CUCKOO_IL ? lanes[i].tracker_il :
+			IS_RECORDS(v) ? lanes[i].tracker_rec :
 			lanes[i].tracker;
 	}
 	if (!drain_mode) {
@@ -594,9 +597,12 @@ launch(enum variant v, bool fill)
 	rte_eal_mp_remote_launch(lane_entry, NULL, SKIP_MAIN);
 	main_loop();
 	rte_eal_mp_wait_lcore();
-	if ((v == EV_RING || v == EV_MREF) && !fill) {
+	if (workers[0].event_ring != NULL &&
+			(workers[0].event_ring == bare_ring[0] ||
+			 workers[0].event_ring == bare_ring[1])) {
 		bare_drain();
 		workers[0].event_ring = NULL;
+		bench_run.records = false;
 	}
 	if (app_events_close() != 0)
 		rte_exit(EXIT_FAILURE, "%s: an event output failed\n",
@@ -651,6 +657,29 @@ run_config(struct result *res)
 					strerror(errno));
 		}
 		bytes[CUCKOO_IL] += heap_bytes() - heap0;
+		heap0 = heap_bytes();
+		l->tracker_rec = NULL;
+		if (opt.variant[REC_RING] || opt.variant[REC_JSON] ||
+				opt.variant[REC_IPFIX]) {
+			struct cflow_tracker_params q = p;
+
+			/* the application's: records on, into the worker's
+			 * ring (app_events_record()) */
+			q.records = true;
+			q.record_fn = app_events_record;
+			q.record_arg = l->w;
+			if (q.active_timeout_ns == 0)
+				q.active_timeout_ns = CFLOW_ACTIVE_TIMEOUT_S *
+					UINT64_C(1000000000);
+			l->tracker_rec = cflow_tracker_create(&q);
+			if (l->tracker_rec == NULL)
+				rte_exit(EXIT_FAILURE, "records table of %"
+					PRIu64 " flows: %s\n", l->flows,
+					strerror(errno));
+		}
+		for (int v = REC_RING; v <= REC_IPFIX; v++)
+			if (opt.variant[v])
+				bytes[v] += heap_bytes() - heap0;
 		if (opt.variant[PROBE]) {
 			/* the cuckoo table's size: interleaved if measured */
 			uint64_t b = opt.variant[CUCKOO_IL] ? bytes[CUCKOO_IL] :
@@ -698,11 +727,18 @@ run_config(struct result *res)
 		memset(l->cycles, 0, sizeof(l->cycles));
 		flows += l->flows;
 	}
-	/* cuckoo and the events variants share one table: filled once */
+	/* cuckoo and the events variants share one table: filled once;
+	 * the records variants theirs */
 	if (tracker)
 		launch(CUCKOO, true);
+	for (int v = REC_RING; v <= REC_IPFIX; v++)
+		if (opt.variant[v]) {
+			launch((enum variant)v, true);
+			break;
+		}
 	for (int v = CUCKOO; v < VARIANTS; v++)
-		if (opt.variant[v] && v != PROBE && !uses_tracker(v))
+		if (opt.variant[v] && v != PROBE && !uses_tracker(v) &&
+				!IS_RECORDS(v))
 			launch((enum variant)v, true);
 
 	/* Only the measured slices count. */
@@ -745,7 +781,9 @@ run_config(struct result *res)
 
 			packets += l->packets[v];
 			cycles += l->cycles[v];
-			if (v == CUCKOO || IS_EVENTS(v))
+			if (IS_RECORDS(v))
+				cflow_counters_get(l->tracker_rec, &c);
+			else if (v == CUCKOO || IS_EVENTS(v))
 				cflow_counters_get(l->tracker, &c);
 			else if (v == CUCKOO_IL)
 				cflow_counters_get(l->tracker_il, &c);
@@ -810,6 +848,8 @@ run_config(struct result *res)
 		cflow_tracker_free(lanes[i].tracker);
 		cflow_tracker_free(lanes[i].tracker_il);
 		lanes[i].tracker_il = NULL;
+		cflow_tracker_free(lanes[i].tracker_rec);
+		lanes[i].tracker_rec = NULL;
 		rte_free(lanes[i].probe);
 		lanes[i].probe = NULL;
 		exact_table_free(lanes[i].exact);

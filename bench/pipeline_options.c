@@ -12,7 +12,8 @@
 const char *const variant_names[VARIANTS] = { "ceiling", "cuckoo",
 	"rte_hash", "cuckoo_il", "probe", "main_spin", "top", "ev_ring",
 	"ev_mref", "ev_json", "ev_ipfix", "ev_pcapng", "ev_all", "ev_all_top",
-	"forward", "firewall", "fw_mirror" };
+	"rec_ring", "rec_json", "rec_ipfix", "forward", "firewall",
+	"fw_mirror" };
 
 struct pipeline_opt opt = {
 	.flows = { 1000, 100000, 1000000, 10000000, 100000000 },
@@ -94,7 +95,13 @@ usage(const char *prog)
 		"pcapng, all three,\n"
 		"                   all and the sketch; the main lcore drains "
 		"them (needs -l 0,1;\n"
-		"                   one lane, on lcore 1, for every variant)\n"
+		"                   one lane, on lcore 1, for every variant);\n"
+		"                   rec_ring, rec_json, rec_ipfix: flow records "
+		"(--records, needs\n"
+		"                   --age-bits 32) on a table of their own: into "
+		"the ring the main\n"
+		"                   lcore empties, named and written as JSON "
+		"lines, as IPFIX\n"
 		"  --new-share LIST events mode: new flows a packet, a "
 		"configuration each (sets\n"
 		"                   --churn to 2S / (1 - 2S): half the packets "
@@ -356,8 +363,14 @@ bad:
 			"have 2 lcores (-l 0,1)\n");
 		return -1;
 	}
-	for (int v = TOP; v <= EV_ALL_TOP; v++)
+	for (int v = TOP; v <= REC_IPFIX; v++)
 		drain_mode |= opt.variant[v];
+	for (int v = REC_RING; v <= REC_IPFIX; v++)
+		if (opt.variant[v] && opt.age_bits != 32) {
+			fprintf(stderr, "bench_pipeline: %s: flow records need "
+				"--age-bits 32\n", variant_names[v]);
+			return -1;
+		}
 	if (drain_mode) {
 		if (rte_lcore_count() < 2 || opt.handoff) {
 			fprintf(stderr, "bench_pipeline: the events variants "

@@ -104,6 +104,10 @@ struct cflow_tracker {
 	unsigned int ushift;
 	uint32_t due_units;
 	unsigned int chunk_base;  /* index of the chunk's first packet */
+	uint8_t *aux;             /* the table slots' aux words, */
+	uint32_t aux_stride;      /* this far apart (unaligned) */
+	uint32_t slots;           /* table slots: positions below are in
+				   * aux, the stash's above */
 	uint32_t timeout_ticks[CFLOW_CLASS_MAX]; /* in force */
 	uint32_t linger_ticks;
 	uint32_t normal_timeout_ticks[CFLOW_CLASS_MAX];
@@ -394,35 +398,41 @@ rec_count(struct cflow_tracker *t, enum cflow_record_reason reason)
  * or a count would overflow, the record so far is handed over and a new
  * one starts with this packet. Returns the record stamp to store.
  */
-static uint32_t
+static inline __attribute__((always_inline)) uint32_t
 rec_packet(struct cflow_tracker *t, uint32_t pos, uint64_t v, uint8_t flags,
 		uint32_t bytes)
 {
-	uint64_t *a = cf_aux_at(t->filter, pos), w = *a;
-	uint32_t stamp = value_rstamp(t, v), pk = rec_packets(w);
-	uint32_t sub = rec_sub_now(t), osub = (uint32_t)(w >> REC_SUB_SHIFT);
-	uint64_t by = rec_bytes(w);
+	uint8_t *a = pos < t->slots ? t->aux + (uint64_t)pos * t->aux_stride :
+		cf_aux_at(t->filter, pos);
+	uint32_t stamp = value_rstamp(t, v), sub = rec_sub_now(t);
+	uint64_t w;
 
-	if (__builtin_expect(pk == REC_PKTS_MAX || by + bytes > REC_BYTES_MAX ||
+	memcpy(&w, a, sizeof(w));
+	if (__builtin_expect(rec_packets(w) == REC_PKTS_MAX ||
+			rec_bytes(w) + bytes > REC_BYTES_MAX ||
 			rec_due(t, stamp), 0)) {
 		uint64_t name = 0;
 
 		(void)cf_name_at(t->filter, pos, &name);
 		rec_emit(t, name, CFLOW_RECORD_ACTIVE, v, w, t->judge_ns,
 			&t->c.records_active);
-		w = 0;
-		pk = 0;
-		by = 0;
-		stamp = rec_stamp_now(t);
+		/* this packet starts the next record: its time */
+		w = rec_word(1, bytes, flags, sub);
+		memcpy(a, &w, sizeof(w));
+		return rec_stamp_now(t);
 	}
-	/* The last packet's time: this one's, unless the flow's own stamp
-	 * is later (flow_time: the stamp stays), or within the same tick
-	 * an earlier packet of it was judged later. */
-	if (value_stamp(t, v) == t->now_tick && (pk == 0 ||
-			value_tick(t, v) != t->now_tick || sub >= osub))
-		osub = sub;
-	*a = rec_word(pk + 1, by + bytes, (uint32_t)(w >> REC_FLAGS_SHIFT &
-		0xff) | flags, osub);
+	/* One add counts the packet and its octets (no carry: checked),
+	 * an OR its flags. The last packet's time is this one's, unless the
+	 * flow's own stamp is later (flow_time: the stamp stays), or within
+	 * the same tick an earlier packet of it was judged later. */
+	w += 1 | (uint64_t)bytes << REC_BYTES_SHIFT;
+	w |= (uint64_t)flags << REC_FLAGS_SHIFT;
+	if (!t->params.flow_time || (value_stamp(t, v) == t->now_tick &&
+			(value_tick(t, v) != t->now_tick ||
+			 sub >= (uint32_t)(w >> REC_SUB_SHIFT))))
+		w = (w & ~(UINT64_C(0xff) << REC_SUB_SHIFT)) |
+			(uint64_t)sub << REC_SUB_SHIFT;
+	memcpy(a, &w, sizeof(w));
 	return stamp;
 }
 
@@ -703,6 +713,8 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 		t->sweep_period_ns = lateness / 2;
 	cf_stats(t->filter, &st);
 	t->buckets = st.buckets;
+	t->slots = (uint32_t)st.slots;
+	t->aux = cf_aux_table(t->filter, &t->aux_stride);
 	return t;
 }
 
@@ -823,15 +835,17 @@ insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
 {
 	uint32_t v = value_make(t, t->now_tick, cls, false,
 		t->count_max != 0, side, t->records ? rec_stamp_now(t) : 0);
-	uint32_t pos = 0;
-	int ret = cf_add_with_hash(t->filter, hash, v, &pos);
+	/* with records, the flow's record: this packet */
+	uint64_t aux = t->records ? rec_word(1, bytes, pkt->tcp_flags,
+		rec_sub_now(t)) : 0;
+	int ret = cf_add_with_hash_aux(t->filter, hash, v, aux, NULL);
 
 	/* -ENOSPC comes at once from a table at its load limit: evicting
 	 * in the flow's own buckets is then the only work. Below the limit
 	 * the add walked first, as it should: the table has room. */
 	if (ret == -ENOSPC && t->params.full_policy == CFLOW_FULL_EVICT &&
 			evict_for(t, hash, written))
-		ret = cf_add_with_hash(t->filter, hash, v, &pos);
+		ret = cf_add_with_hash_aux(t->filter, hash, v, aux, NULL);
 	if (ret == 0 && t->records) {
 		struct cflow_record r = {
 			.name = cf_name_of_hash(t->filter, hash),
@@ -844,8 +858,6 @@ insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
 			.pkt = pkt,
 		};
 
-		*cf_aux_at(t->filter, pos) = rec_word(1, bytes, pkt->tcp_flags,
-			rec_sub_now(t));
 		t->params.record_fn(&r, t->params.record_arg);
 	}
 	return ret == 0;
@@ -1547,6 +1559,7 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 	(void)cf_scan_batch(f, &cursor, st.buckets, count_open, open);
 	cf_free(t->filter);
 	t->filter = f;
+	t->aux = cf_aux_table(f, &t->aux_stride);
 	t->cursor = 0;
 	if (h.now_ns > t->now_ns)
 		clock_set(t, h.now_ns);
@@ -1611,7 +1624,7 @@ end_each(uint32_t first, const uint64_t *values, uint64_t used,
 		rec_end_at(t, first + k, values[k], why, ctx->shutdown ?
 			&t->c.records_shutdown : rec_count(t, why));
 		/* the flow's counts start again */
-		*cf_aux_at(t->filter, first + k) = 0;
+		(void)cf_aux_set(t->filter, first + k, 0);
 	}
 	return 0;
 }

@@ -205,11 +205,15 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 		(7 + f->bucket_bits - 1) >> 3;
 	f->table_bytes = ((buckets * f->pitch_bits + 7) >> 3) + CF_TABLE_PAD;
 	f->prefetch = f->table_bytes > CF_PREFETCH_MIN_BYTES;
+	/* Aux words beside plain values (a hit reads one line for both);
+	 * else an array of their own. The kick path's in aux[] either way. */
+	f->aux_inline = p->aux_bits != 0 && !f->interleaved &&
+		f->value_bytes != 0;
+	f->value_stride = f->value_bytes + (f->aux_inline ? 8 : 0);
 	f->values_bytes = f->interleaved ? 0 :
-		buckets * f->slots * f->value_bytes;
-	/* and the kick path's aux words */
-	f->aux_bytes = p->aux_bits != 0 ? (buckets * f->slots +
-		p->max_kicks) * 8 : 0;
+		buckets * f->slots * f->value_stride;
+	f->aux_bytes = p->aux_bits == 0 ? 0 : ((f->aux_inline ? 0 :
+		buckets * f->slots) + p->max_kicks) * 8;
 	f->path_bytes = (uint64_t)p->max_kicks * sizeof(struct cf_kick);
 }
 
@@ -247,7 +251,8 @@ cf_create_geometry(const struct cf_params *p, uint64_t buckets)
 		f->aux = a->alloc(f->aux_bytes, CF_ALIGN, p->socket_id, a->ctx);
 		if (f->aux == NULL)
 			goto free_values;
-		f->path_aux = f->aux + buckets * f->slots;
+		f->path_aux = f->aux + (f->aux_inline ? 0 :
+			buckets * f->slots);
 	}
 	f->path = a->alloc(f->path_bytes, CF_ALIGN, p->socket_id, a->ctx);
 	if (f->path == NULL)
@@ -787,7 +792,7 @@ stash_rehome(struct cf_filter *f, uint32_t i)
  */
 static inline __attribute__((always_inline)) int
 add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
-		uint32_t *pos, enum cf_mode mode)
+		uint64_t aux, uint32_t *pos, enum cf_mode mode)
 {
 	uint32_t i = i1;
 	int s = cf_find_in_bucket(f, i1, 0, mode);
@@ -803,7 +808,7 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
 	if (cf_has_values(f))
 		cf_value_store(f, (uint64_t)i * f->slots + (uint32_t)s, value);
-	cf_aux_store(f, (uint64_t)i * f->slots + (uint32_t)s, 0);
+	cf_aux_store(f, (uint64_t)i * f->slots + (uint32_t)s, aux);
 	f->items++;
 	if (pos != NULL)
 		*pos = i * f->slots + (uint32_t)s;
@@ -815,17 +820,18 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
  * ones go slot by slot: add_fp() for them. */
 static inline __attribute__((always_inline)) int
 add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
-		uint32_t *pos)
+		uint64_t aux, uint32_t *pos)
 {
 	int ret = -ENOSPC;
 
 	if (f->mode == CF_MODE_WORD)
-		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_WORD);
+		ret = add_free_mode(f, i1, fp, value, aux, pos, CF_MODE_WORD);
 	else if (f->mode == CF_MODE_BYTES)
-		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_BYTES);
+		ret = add_free_mode(f, i1, fp, value, aux, pos,
+			CF_MODE_BYTES);
 	if (ret == 0)
 		return 0;
-	ret = add_fp(f, i1, fp, value, 0, pos, true);
+	ret = add_fp(f, i1, fp, value, aux, pos, true);
 	if (ret < 0)
 		f->adds_failed++;
 	return ret;
@@ -839,7 +845,17 @@ cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 		uint32_t *pos)
 {
 	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
-			value, pos));
+			value, 0, pos));
+}
+
+CFU_TARGET_CLONES int
+cf_add_with_hash_aux(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint64_t aux, uint32_t *pos)
+{
+	if (f->params.aux_bits == 0)
+		aux = 0;
+	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
+			value, aux, pos));
 }
 
 CFU_TARGET_CLONES int
@@ -848,7 +864,7 @@ cf_add(struct cf_filter *f, const void *key, size_t len)
 	uint64_t hash = key_hash(f, key, len);
 
 	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
-			0, NULL));
+			0, 0, NULL));
 }
 
 /* ------------------------------------------------------------- lookup */
@@ -1036,7 +1052,7 @@ cf_clear(struct cf_filter *f)
 	memset(f->table, 0, f->table_bytes);
 	if (f->values != NULL)
 		memset(f->values, 0, f->values_bytes);
-	if (f->aux != NULL)
+	if (f->aux != NULL && !f->aux_inline)
 		memset(f->aux, 0, f->buckets * f->slots * 8);
 	f->stash_count = 0;
 	f->items = 0;
@@ -1257,23 +1273,32 @@ cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
 			uint32_t i2 = cf_alt_index(f, i1, cf_fingerprint(f, h));
 
 			__builtin_prefetch(f->values + (uint64_t)i1 *
-				f->slots * f->value_bytes, 0, 3);
+				f->slots * f->value_stride, 0, 3);
 			__builtin_prefetch(f->values + (uint64_t)i2 *
-				f->slots * f->value_bytes, 0, 3);
+				f->slots * f->value_stride, 0, 3);
 		}
 	if (ret == 0)
 		return ret;
+	/* With aux words, the caller updates the hits' (lib/cflow's
+	 * records): for writing. Inline, they are the value's line, and the
+	 * next one when the pair crosses into it. */
 	if (f->values != NULL && f->prefetch)
 		for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
 			uint32_t p = pos[__builtin_ctzll(m)];
+			const uint8_t *v = f->values + (uint64_t)p *
+				f->value_stride;
 
-			if (p < slots)
-				__builtin_prefetch(f->values + (uint64_t)p *
-					f->value_bytes, 0, 3);
+			if (p >= slots)
+				continue;
+			if (!f->aux_inline) {
+				__builtin_prefetch(v, 0, 3);
+				continue;
+			}
+			__builtin_prefetch(v, 1, 3);
+			if ((((uintptr_t)v & 63) + f->value_stride) > 64)
+				__builtin_prefetch(v + f->value_stride - 1, 1, 3);
 		}
-	/* The caller updates the hits' aux words (lib/cflow's records):
-	 * their lines too, for writing. */
-	if (f->aux != NULL && f->prefetch)
+	if (f->aux != NULL && !f->aux_inline && f->prefetch)
 		for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
 			uint32_t p = pos[__builtin_ctzll(m)];
 
@@ -1313,7 +1338,7 @@ cf_add_bulk(struct cf_filter *f, const uint64_t *hashes,
 	prefetch_pairs(f, hashes, n, b1, fps);
 	for (unsigned int k = 0; k < n; k++)
 		if (add_one(f, b1[k], fps[k], values != NULL ? values[k] : 0,
-				NULL) == 0)
+				0, NULL) == 0)
 			added |= UINT64_C(1) << k;
 	if (added_mask != NULL)
 		*added_mask = added;
@@ -1421,46 +1446,92 @@ cf_delete_at(struct cf_filter *f, uint32_t pos)
 	return 0;
 }
 
-uint64_t *
+void *
 cf_aux_at(struct cf_filter *f, uint32_t pos)
 {
 	uint32_t slots = cf_table_slots(f);
 
-	if (f->aux == NULL)
+	if (f->params.aux_bits == 0)
 		return NULL;
 	if (pos < slots)
-		return &f->aux[pos];
+		return cf_aux_ptr(f, pos);
 	if (pos - slots < f->stash_count)
 		return &f->stash[pos - slots].aux;
 	return NULL;
 }
 
+uint8_t *
+cf_aux_table(struct cf_filter *f, uint32_t *stride)
+{
+	if (f->params.aux_bits == 0)
+		return NULL;
+	*stride = f->aux_inline ? f->value_stride : 8;
+	return cf_aux_ptr(f, 0);
+}
+
 uint64_t
 cf_aux_get(const struct cf_filter *f, uint32_t pos)
 {
-	const uint64_t *a = cf_aux_at((struct cf_filter *)(uintptr_t)f, pos);
+	const uint8_t *a = cf_aux_at((struct cf_filter *)(uintptr_t)f, pos);
 
-	return a != NULL ? *a : 0;
+	return a != NULL ? cf_load64(a) : 0;
+}
+
+int
+cf_aux_set(struct cf_filter *f, uint32_t pos, uint64_t aux)
+{
+	uint8_t *a = cf_aux_at(f, pos);
+
+	if (a == NULL)
+		return cf_err(EINVAL);
+	cf_store64(a, aux);
+	return 0;
 }
 
 int
 cf_aux_attach(struct cf_filter *f)
 {
-	uint64_t bytes = (f->buckets * f->slots + f->params.max_kicks) * 8;
+	struct cf_filter geo;
+	uint8_t *values = NULL;
 
 	if (f->mode == CF_MODE_SEMISORT)
 		return cf_err(EINVAL);
-	if (f->aux != NULL)
+	if (f->params.aux_bits != 0)
 		return cf_err(EEXIST);
-	f->aux = f->alloc.alloc(bytes, CF_ALIGN, f->params.socket_id,
+	/* The geometry with aux words: the values array may change. */
+	memset(&geo, 0, sizeof(geo));
+	geo.params = f->params;
+	geo.params.aux_bits = 64;
+	cf_geometry_init(&geo, f->buckets);
+	if (geo.aux_inline) {
+		values = f->alloc.alloc(geo.values_bytes, CF_ALIGN,
+			f->params.socket_id, f->alloc.ctx);
+		if (values == NULL)
+			return cf_err(ENOMEM);
+		memset(values, 0, geo.values_bytes);
+	}
+	f->aux = f->alloc.alloc(geo.aux_bytes, CF_ALIGN, f->params.socket_id,
 		f->alloc.ctx);
-	if (f->aux == NULL)
+	if (f->aux == NULL) {
+		if (values != NULL)
+			f->alloc.free(values, geo.values_bytes, f->alloc.ctx);
 		return cf_err(ENOMEM);
-	memset(f->aux, 0, bytes);
-	f->path_aux = f->aux + f->buckets * f->slots;
+	}
+	memset(f->aux, 0, geo.aux_bytes);
+	if (values != NULL) {
+		for (uint64_t k = 0; k < f->buckets * f->slots; k++)
+			memcpy(values + k * geo.value_stride, f->values +
+				k * f->value_bytes, f->value_bytes);
+		f->alloc.free(f->values, f->values_bytes, f->alloc.ctx);
+		f->values = values;
+	}
+	f->path_aux = f->aux + (geo.aux_inline ? 0 : f->buckets * f->slots);
 	for (uint32_t k = 0; k < f->stash_count; k++)
 		f->stash[k].aux = 0;
-	f->aux_bytes = bytes;
+	f->aux_inline = geo.aux_inline;
+	f->value_stride = geo.value_stride;
+	f->values_bytes = geo.values_bytes;
+	f->aux_bytes = geo.aux_bytes;
 	f->params.aux_bits = 64;
 	return 0;
 }

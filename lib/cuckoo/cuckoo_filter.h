@@ -151,13 +151,16 @@ struct cf_params {
 	enum cf_table_type table;
 	/**
 	 * Bits of a second per-slot payload, the aux word: 0 (none,
-	 * default) or 64. It lives in an array of its own, moves with its
-	 * item as the value does (kicks, their rollback, the stash), and
-	 * is read or written only through cf_aux_at(): lookups, scans and
-	 * save/load never touch it (a loaded filter has none; see
-	 * cf_aux_attach()). An add stores 0. For data that a lookup must
-	 * not pay for, or that is too wide for the value: lib/cflow's flow
-	 * records. Not with CF_TABLE_SEMISORT (-EINVAL).
+	 * default) or 64. With plain values it follows each slot's value
+	 * in the values array (a hit's value and word are one line, but
+	 * for the 1 in 8 pairs that cross into the next), else it lives in
+	 * an array of its own; it moves with its item as the value does
+	 * (kicks, their rollback, the stash), and is read or written only
+	 * through cf_aux_at(): lookups, scans and save/load never read it
+	 * (a loaded filter has none; see cf_aux_attach()). An add stores 0.
+	 * For data that a lookup must not pay for, or that is too wide for
+	 * the value: lib/cflow's flow records. Scans of values laid out so
+	 * judge stamps slot by slot. Not with CF_TABLE_SEMISORT (-EINVAL).
 	 */
 	unsigned int aux_bits;
 	/** Seed of the byte-key hash (XXH3-64) and of the kick RNG. */
@@ -275,6 +278,14 @@ int cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 
 /** cf_add_with_hash() of cf_hash(key), with value 0. */
 int cf_add(struct cf_filter *f, const void *key, size_t len);
+
+/**
+ * cf_add_with_hash() that also stores @p aux as the item's aux word
+ * (cf_params.aux_bits; ignored without): the word moves with the item
+ * from its add on, with no position needed to set it.
+ */
+int cf_add_with_hash_aux(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint64_t aux, uint32_t *pos);
 
 /**
  * Add an item unless its fingerprint is already found (test-and-add).
@@ -439,22 +450,35 @@ int cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value);
 /**
  * The aux word (cf_params.aux_bits) of the item at a slot position, to
  * read or write in place: valid until the next add, delete, clear or
- * scan, as the position is. For a hot path that has the position from
- * a lookup: no checks but a debug build's.
+ * scan, as the position is. The 8 bytes may be unaligned: read and
+ * write them with memcpy().
  *
  * @return
  *   A pointer to the item's 64-bit aux word, or NULL if the filter has
  *   none or @p pos is out of range (the slot's emptiness is not
  *   checked: an empty slot's word means nothing).
  */
-uint64_t *cf_aux_at(struct cf_filter *f, uint32_t pos);
+void *cf_aux_at(struct cf_filter *f, uint32_t pos);
+
+/**
+ * The aux words of the table's slots: position pos < cf_stats().slots
+ * has its word at base + pos * *stride (unaligned: memcpy), for a hot
+ * path to reach it without a call (stash positions: cf_aux_at()). NULL
+ * without aux words. Valid until the filter is freed or
+ * cf_aux_attach()'d.
+ */
+uint8_t *cf_aux_table(struct cf_filter *f, uint32_t *stride);
 
 /** cf_aux_at() for reading: the word, or 0 where cf_aux_at() gives NULL. */
 uint64_t cf_aux_get(const struct cf_filter *f, uint32_t pos);
 
+/** Write the aux word at a position: 0, or -EINVAL (errno set) where
+ *  cf_aux_at() gives NULL. */
+int cf_aux_set(struct cf_filter *f, uint32_t pos, uint64_t aux);
+
 /**
  * Give a filter that has none (a loaded one, say) an aux word per slot,
- * every item's 0.
+ * every item's 0 (its values move to the layout aux words take).
  *
  * @return
  *   0; -EINVAL (errno set) for a semi-sorted filter, -EEXIST if it has

@@ -1976,7 +1976,7 @@ aux_run(const struct variant *v, uint64_t seed)
 		uint32_t r = (uint32_t)cfu_splitmix64(&rng) % 100;
 
 		if (r < 60 || n == 0) {
-			uint64_t h = cfu_splitmix64(&rng), nm, *a;
+			uint64_t h = cfu_splitmix64(&rng), nm;
 			bool taken = false;
 			uint32_t pos;
 			int rc;
@@ -1993,8 +1993,8 @@ aux_run(const struct variant *v, uint64_t seed)
 			}
 			if (rc != 0)
 				goto out;
-			a = cf_aux_at(f, pos);
-			if (a == NULL || *a != 0) {
+			if (cf_aux_at(f, pos) == NULL ||
+					cf_aux_get(f, pos) != 0) {
 				printf("# op %d: a new item's aux word is not 0\n",
 					op);
 				goto out;
@@ -2002,7 +2002,7 @@ aux_run(const struct variant *v, uint64_t seed)
 			hash[n] = h;
 			name[n] = nm;
 			tag[n] = cfu_splitmix64(&rng) | 1;
-			*a = tag[n];
+			(void)cf_aux_set(f, pos, tag[n]);
 			if (v->value_bits != 0)
 				(void)cf_value_set(f, pos, tag[n]);
 			in[n++] = true;
@@ -2120,7 +2120,7 @@ test_aux_params(void)
 		"aux word past the slots and stash");
 	TEST_ASSERT_EQ(cf_add_with_hash(f, 0x123456789abcdefULL, 5, &pos), 0,
 		"add");
-	*cf_aux_at(f, pos) = 42;
+	TEST_ASSERT_EQ(cf_aux_set(f, pos, 42), 0, "set");
 	TEST_ASSERT_EQ(cf_name_at(f, pos, &name), 0, "name");
 	TEST_ASSERT_EQ(name, cf_name_of_hash(f, 0x123456789abcdefULL), "name");
 	TEST_ASSERT_EQ(cf_name_at(f, pos ^ 1, &name), -ENOENT, "empty slot");
@@ -2134,15 +2134,65 @@ test_aux_params(void)
 	free(buf);
 	TEST_ASSERT(g != NULL && cf_aux_at(g, pos) == NULL, "load");
 	TEST_ASSERT_EQ(cf_aux_attach(g), 0, "attach");
+	{
+		uint64_t v = 0;
+
+		TEST_ASSERT(cf_value_get(g, pos, &v) == 0 && v == 5,
+			"the value after attach: %lu", (unsigned long)v);
+		TEST_ASSERT(cf_lookup_with_hash(g, 0x123456789abcdefULL,
+			NULL) == 1, "found after attach");
+	}
 	TEST_ASSERT_EQ(cf_aux_attach(g), -EEXIST, "attach twice");
-	TEST_ASSERT(cf_aux_at(g, pos) != NULL && *cf_aux_at(g, pos) == 0,
+	TEST_ASSERT(cf_aux_at(g, pos) != NULL && cf_aux_get(g, pos) == 0,
 		"attached words are 0");
 	cf_stats(g, &sg);
 	TEST_ASSERT_EQ(sg.bytes, st.bytes, "attached: bytes");
 	cf_clear(f);
 	TEST_ASSERT_EQ(cf_aux_get(f, pos), 0u, "cleared");
-	cf_free(f);
 	cf_free(g);
+	/* A full table with aux words saves its values (not the words)
+	 * to memory and to a file as a table without: the same bytes. */
+	{
+		char path[] = "/tmp/test_filter_aux_XXXXXX";
+		struct cf_params q = p;
+		struct cf_filter *plain;
+		uint64_t rng = 5;
+		size_t n1, n2;
+		void *b1, *b2;
+		int fd = mkstemp(path);
+
+		TEST_ASSERT(fd >= 0, "mkstemp");
+		close(fd);
+		q.aux_bits = 0;
+		plain = cf_create(&q);
+		TEST_ASSERT(plain != NULL, "create");
+		for (int k = 0; k < 900; k++) {
+			uint64_t h = cfu_splitmix64(&rng), v = h >> 40;
+
+			if (cf_add_with_hash(f, h, v, &pos) == 0)
+				(void)cf_aux_set(f, pos, h);
+			(void)cf_add_with_hash(plain, h, v, NULL);
+		}
+		n1 = cf_save_size(f);
+		n2 = cf_save_size(plain);
+		b1 = malloc(n1);
+		b2 = malloc(n2);
+		TEST_ASSERT(b1 != NULL && b2 != NULL && n1 == n2 &&
+			cf_save_mem(f, b1, n1) == (int64_t)n1 &&
+			cf_save_mem(plain, b2, n2) == (int64_t)n2 &&
+			memcmp(b1, b2, n1) == 0, "saved to memory as without");
+		TEST_ASSERT_EQ(cf_save_file(f, path), 0, "save to a file");
+		g = cf_load_file(path, NULL, 0);
+		unlink(path);
+		TEST_ASSERT(g != NULL && cf_save_mem(g, b1, n1) ==
+			(int64_t)n1 && memcmp(b1, b2, n1) == 0,
+			"saved to a file as without");
+		free(b1);
+		free(b2);
+		cf_free(g);
+		cf_free(plain);
+	}
+	cf_free(f);
 	return 0;
 }
 
