@@ -72,7 +72,6 @@ static struct {
 	/* --records: the flows' keys, by worker and name */
 	struct cflow_recstore *store;
 	uint64_t records_out;   /* records named and written */
-	bool direct;            /* the workers stopped: no ring */
 	bool failed;            /* an output failed: said once */
 } ev;
 
@@ -741,7 +740,6 @@ app_events_workers_stopped(void)
 	/* what the rings hold, all of it: nothing adds to them now */
 	while (app_events_drain() != 0)
 		;
-	ev.direct = true;
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
 		ev.run->workers[i].records_direct = true;
 }

@@ -105,6 +105,7 @@
 #include <xxhash.h>
 
 #include "bench_util.h"
+#include "cflow_records.h"
 #include "events.h"
 #include "pipeline.h"
 #include "top.h"
@@ -594,9 +595,21 @@ launch(enum variant v, bool fill)
 		return;
 	}
 	events_setup(v, fill);
+	for (unsigned int i = 0; i < nb_lanes && IS_RECORDS(v); i++) {
+		uint64_t x = lanes[i].seq_pos;
+
+		lanes[i].seq_pos = lanes[i].seq_pos_rec;
+		lanes[i].seq_pos_rec = x;
+	}
 	rte_eal_mp_remote_launch(lane_entry, NULL, SKIP_MAIN);
 	main_loop();
 	rte_eal_mp_wait_lcore();
+	for (unsigned int i = 0; i < nb_lanes && IS_RECORDS(v); i++) {
+		uint64_t x = lanes[i].seq_pos;
+
+		lanes[i].seq_pos = lanes[i].seq_pos_rec;
+		lanes[i].seq_pos_rec = x;
+	}
 	if (workers[0].event_ring != NULL &&
 			(workers[0].event_ring == bare_ring[0] ||
 			 workers[0].event_ring == bare_ring[1])) {
@@ -722,6 +735,7 @@ run_config(struct result *res)
 			bytes[v] += heap_bytes() - heap0;
 		}
 		l->seq_pos = 0;
+		l->seq_pos_rec = 0;
 		l->fwd_turn = 0;
 		l->w->last_ns = 0;
 		memset(l->cycles, 0, sizeof(l->cycles));
@@ -858,6 +872,51 @@ run_config(struct result *res)
 	}
 }
 
+/*
+ * --sizes: what a table of each --flows costs a flow, records off and
+ * on, and the records' key store (its default: the table's slots and
+ * stash), with the app's parameters (app_tracker_params()): the bytes
+ * cf_params_bytes() gives, which are cf_stats()' of the table made
+ * (tests/unit: test_aux_params, test_records_params).
+ */
+static void
+sizes_main(void)
+{
+	nb_lanes = 1;
+	run_init(&bench_run);
+	printf("# bench_pipeline --sizes: %u-bit fingerprints, %u-bit state, "
+		"table layout as the app's\n\n", opt.fp_bits, opt.age_bits);
+	printf("| flows | sizing | slots | table, records off: B/flow | "
+		"records on: B/flow | key store: B/flow (B/entry) |\n");
+	printf("|---:|---|---:|---:|---:|---:|\n");
+	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
+		for (int exact = 0; exact < 2; exact++) {
+			struct cflow_tracker_params p;
+			struct cf_params fp, fr;
+			uint64_t off, on, slots, store;
+			double flows = (double)opt.flows[fi];
+
+			app_cfg.exact_size = exact;
+			tracker_params(&p, opt.flows[fi]);
+			fp = (struct cf_params){ .capacity = p.capacity,
+				.fp_bits = p.fp_bits, .value_bits = p.value_bits,
+				.exact_size = p.exact_size, .table = p.table };
+			fr = fp;
+			fr.aux_bits = 64;
+			off = cf_params_bytes(&fp);
+			on = cf_params_bytes(&fr);
+			/* slots: the aux words' 8 bytes each, less the path's */
+			slots = (on - off) / 8 - CF_DEFAULT_MAX_KICKS;
+			store = cflow_recstore_bytes(slots + CF_STASH_SIZE);
+			printf("| %" PRIu64 " | %s | %" PRIu64 " | %.2f | %.2f | "
+				"%.1f (%.1f) |\n", opt.flows[fi], exact ?
+				"exact" : "power of two", slots,
+				(double)off / flows, (double)on / flows,
+				(double)store / flows, (double)store /
+				(double)(slots + CF_STASH_SIZE));
+		}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -885,6 +944,10 @@ main(int argc, char **argv)
 	for (unsigned int i = 0; i < RTE_MIN(rte_lcore_count(),
 			(unsigned int)MAX_LCORES); i++)
 		lane_setup(i);
+	if (opt.sizes) {
+		sizes_main();
+		goto out;
+	}
 	if (opt.csv != NULL && (csv = fopen(opt.csv, "w")) == NULL)
 		rte_exit(EXIT_FAILURE, "--csv %s: cannot write\n", opt.csv);
 	if (opt.handoff) {

@@ -78,6 +78,7 @@ struct pipeline_opt {
 	bool variant[VARIANTS];
 	const char *csv;
 	bool handoff;
+	bool sizes;             /* --sizes: print the tables' bytes, no run */
 	double shares[SLOTS - 1];
 	unsigned int nb_shares;
 	double slice_ms;
@@ -101,6 +102,10 @@ struct lane {
 	uint32_t *ids;          /* --handoff: flow index -> global flow id;
 				 * the sequence then holds global ids */
 	uint64_t seq_pos;
+	/* the records variants' table's own place in the sequence: each
+	 * table sees the same packets, in order, so that its flows close
+	 * and reopen as the other's do */
+	uint64_t seq_pos_rec;
 	uint64_t flows;         /* this lane's share */
 	unsigned int lane, nb_lanes;
 	struct app_worker *w;   /* workers[lane] */

@@ -114,6 +114,11 @@ usage(const char *prog)
 		"  --rounds N       turns of each variant (default 4)\n"
 		"  --csv FILE       also write the rows as CSV\n"
 		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n"
+		"  --sizes          the bytes a flow of the tables (records off "
+		"and on) and of the\n"
+		"                   records' key store for each --flows, "
+		"power-of-two and exact\n"
+		"                   sizes, from the app's parameters; no run\n"
 		"  --handoff        instead of the variants: 2 lcores, cuckoo, "
 		"software flow\n"
 		"                   affinity (the app's handoff rings); each "
@@ -147,6 +152,7 @@ parse_options(int argc, char **argv)
 		{ "new-share", 1, NULL, 'N' }, { "top-sources", 1, NULL, 'T' },
 		{ "event-ring", 1, NULL, 'R' }, { "ev-dir", 1, NULL, 'D' },
 		{ "rounds", 1, NULL, 'r' }, { "table-layout", 1, NULL, 'L' },
+		{ "sizes", 0, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -262,6 +268,9 @@ parse_options(int argc, char **argv)
 			break;
 		case 'H':
 			opt.handoff = true;
+			break;
+		case 'Z':
+			opt.sizes = true;
 			break;
 		case 'F':
 			memset(opt.variant, 0, sizeof(opt.variant));
