@@ -5,6 +5,7 @@ counter, a file, a link), polled until DEADLINE, never for a fixed time,
 and asserts no wall-clock bound; a tool tools/setup.sh installs is
 required (need_tool()), never a reason to skip.
 """
+import json
 import os
 import re
 import shutil
@@ -98,6 +99,27 @@ def no_crash(rc, what="cuckooflow", log=""):
         pytest.fail("%s killed by %s: %s" % (
             what, signal.Signals(-rc).name, log.strip()[-400:]))
     return rc
+
+
+def run_replay(app, lcores, prefix, vdevs, args, stats_json,
+               timeout=None):
+    """cuckooflow on @lcores (no PCI, no hugepages, 512 MB, telemetry
+    prefix @prefix) with @vdevs, replayed to the end of its input
+    (--clock pkt --exit-on-eof, 32-bit fingerprints, hash seed 7), plus
+    @args; (rc, stdout + stderr, its @stats_json or None)."""
+    p = subprocess.run(
+        [app, "--lcores", lcores, "--no-pci", "--no-huge", "-m", "512",
+         "--log-level=lib.*:error", "--file-prefix=" + prefix] +
+        ["--vdev=" + v for v in vdevs] +
+        ["--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",
+         "--hash-seed", "7", "--stats-json", stats_json] + list(args),
+        capture_output=True, text=True, timeout=timeout or DEADLINE)
+    no_crash(p.returncode, log=p.stdout + p.stderr)
+    stats = None
+    if p.returncode == 0 and os.path.exists(stats_json):
+        with open(stats_json) as f:
+            stats = json.load(f)
+    return p.returncode, p.stdout + p.stderr, stats
 
 
 def empty_pcap(path):

@@ -27,9 +27,8 @@ from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
 from harness import (DEADLINE, Testpmd, empty_pcap, hugepages_free,
-                     links_up, memif_peer_argv, need_tool, nfcapd,
-                     nfdump_flows, no_crash, polling, query, run_ended,
-                     sequence_failures, wait_until)
+                     links_up, memif_peer_argv, need_tool, no_crash,
+                     polling, query, run_ended, run_replay, wait_until)
 
 APP = PCAPS = MIXED = TMP = None
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -1259,20 +1258,9 @@ def run_workers(nb, vdevs, args=(), timeout=DEADLINE):
     before the call."""
     global runs
     runs += 1
-    out = os.path.join(TMP, "wk%d.json" % runs)
-    p = subprocess.run(
-        [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=cfe2e%d_%d" %
-         (os.getpid(), runs)] + ["--vdev=" + v for v in vdevs] +
-        ["--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",
-         "--hash-seed", "7", "--stats-json", out] + list(args),
-        capture_output=True, text=True, timeout=timeout)
-    no_crash(p.returncode, log=p.stdout + p.stderr)
-    stats = None
-    if p.returncode == 0 and os.path.exists(out):
-        with open(out) as f:
-            stats = json.load(f)
-    return p.returncode, p.stdout + p.stderr, stats
+    return run_replay(APP, WORKER_LCORES[nb],
+                      "cfe2e%d_%d" % (os.getpid(), runs), vdevs, args,
+                      os.path.join(TMP, "wk%d.json" % runs), timeout)
 
 
 def flow_counters(stats):

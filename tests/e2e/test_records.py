@@ -34,7 +34,7 @@ import subprocess
 import pytest
 
 from harness import (DEADLINE, nfcapd, nfdump_flows, no_crash, query,
-                     run_ended, sequence_failures, timed_pcap,
+                     run_ended, run_replay, sequence_failures, timed_pcap,
                      wait_until)
 
 APP = PCAPS = TMP = None
@@ -68,20 +68,8 @@ def run(nb, vdevs, args, prefix=None):
     """cuckooflow with @nb workers on oversubscribed lcores, a replay to
     its end; (rc, stdout + stderr, --stats-json)."""
     prefix = prefix or prefix_next()
-    out = os.path.join(TMP, prefix + ".json")
-    p = subprocess.run(
-        [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix] +
-        ["--vdev=" + v for v in vdevs] +
-        ["--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",
-         "--hash-seed", "7", "--stats-json", out] + list(args),
-        capture_output=True, text=True, timeout=DEADLINE)
-    no_crash(p.returncode, log=p.stdout + p.stderr)
-    stats = None
-    if p.returncode == 0 and os.path.exists(out):
-        with open(out) as f:
-            stats = json.load(f)
-    return p.returncode, p.stdout + p.stderr, stats
+    return run_replay(APP, WORKER_LCORES[nb], prefix, vdevs, args,
+                      os.path.join(TMP, prefix + ".json"))
 
 
 def json_lines(path):
@@ -250,7 +238,7 @@ def unit_ns(active_s, longest_s):
 def truth_records(flows):
     """The records the plan makes: each flow's packets cut at the active
     timeout (the rule above), the last part ending as the flow does."""
-    from scapy.all import TCP, ICMP, IP, IPv6
+    from scapy.all import TCP, IP, IPv6
     u, due = unit_ns(ACTIVE, max(max(TIMEOUTS.values()), LINGER))
     out = []
     for fl in flows:

@@ -12,6 +12,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cflow.h"
@@ -153,6 +154,45 @@ lp_remove(void *slots, size_t elem, uint32_t size, void *e,
 			;
 		memcpy((char *)slots + (size_t)j * elem, moved, elem);
 	}
+}
+
+/*
+ * The tracker models' flows (test_track_model.c, test_records.c) begin
+ * as this head does: lp_find()'s in-use flag, then the flow's key. Their
+ * lookup and removal by key, in @p size slots of @p elem bytes.
+ */
+struct model_flow_head {
+	bool used;
+	bool closing;
+	struct cflow_key key;
+};
+
+static __attribute__((unused)) bool
+model_key_match(const void *slot, const void *key)
+{
+	return memcmp(&((const struct model_flow_head *)slot)->key, key,
+		sizeof(struct cflow_key)) == 0;
+}
+
+static __attribute__((unused)) uint64_t
+model_key_hash(const void *slot)
+{
+	return cflow_hash_key(&((const struct model_flow_head *)slot)->key,
+		1);
+}
+
+static __attribute__((unused)) void *
+model_key_find(void *slots, size_t elem, uint32_t size,
+		const struct cflow_key *k)
+{
+	return lp_find(slots, elem, size, cflow_hash_key(k, 1),
+		model_key_match, k);
+}
+
+static __attribute__((unused)) void
+model_key_remove(void *slots, size_t elem, uint32_t size, void *e)
+{
+	lp_remove(slots, elem, size, e, model_key_hash);
 }
 
 /* A tracker of @p p, with seed 42. */

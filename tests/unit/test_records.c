@@ -183,30 +183,20 @@ struct model {
 	struct recs want;
 };
 
-static bool
-key_match(const void *slot, const void *key)
-{
-	return memcmp(&((const struct mflow *)slot)->key, key,
-		sizeof(struct cflow_key)) == 0;
-}
-
-static uint64_t
-key_hash(const void *slot)
-{
-	return cflow_hash_key(&((const struct mflow *)slot)->key, 1);
-}
+/* the head of struct model_flow_head */
+_Static_assert(offsetof(struct mflow, key) ==
+	offsetof(struct model_flow_head, key), "mflow's head");
 
 static struct mflow *
 mfind(struct model *m, const struct cflow_key *k)
 {
-	return lp_find(m->slot, sizeof(*m->slot), m->size,
-		cflow_hash_key(k, 1), key_match, k);
+	return model_key_find(m->slot, sizeof(*m->slot), m->size, k);
 }
 
 static void
 mremove(struct model *m, struct mflow *e)
 {
-	lp_remove(m->slot, sizeof(*m->slot), m->size, e, key_hash);
+	model_key_remove(m->slot, sizeof(*m->slot), m->size, e);
 }
 
 static void

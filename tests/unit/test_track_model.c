@@ -35,30 +35,20 @@ struct model {
 	bool linger_from_close;
 };
 
-static bool
-flow_match(const void *slot, const void *key)
-{
-	return memcmp(&((const struct model_flow *)slot)->key, key,
-		sizeof(struct cflow_key)) == 0;
-}
-
-static uint64_t
-flow_hash(const void *slot)
-{
-	return cflow_hash_key(&((const struct model_flow *)slot)->key, 1);
-}
+/* the head of struct model_flow_head */
+_Static_assert(offsetof(struct model_flow, key) ==
+	offsetof(struct model_flow_head, key), "model_flow's head");
 
 static struct model_flow *
 model_find(struct model *m, const struct cflow_key *k)
 {
-	return lp_find(m->slot, sizeof(*m->slot), m->size,
-		cflow_hash_key(k, 1), flow_match, k);
+	return model_key_find(m->slot, sizeof(*m->slot), m->size, k);
 }
 
 static void
 model_remove(struct model *m, struct model_flow *e)
 {
-	lp_remove(m->slot, sizeof(*m->slot), m->size, e, flow_hash);
+	model_key_remove(m->slot, sizeof(*m->slot), m->size, e);
 }
 
 /* The tracker's contract, on exact keys and nanoseconds. Times are
