@@ -48,6 +48,7 @@ struct cflow_event {
 	uint8_t src[16];    /**< the packet's source (IPv4: first 4 bytes) */
 	uint8_t dst[16];    /**< and destination */
 	uint16_t sport;     /**< host order; 0 for ICMP and others */
+	/** host order; 0 for ICMP and others */
 	uint16_t dport;
 	uint8_t family;     /**< 4 or 6 */
 	uint8_t proto;      /**< IP protocol number */
@@ -68,6 +69,16 @@ struct cflow_event {
  * 0 is returned and @p e is untouched): @p pkt's 5-tuple in its own
  * direction, @p time_ns and @p wire_len; port and worker are 0.
  *
+ * @param e
+ *   Receives the event (zeroed first); untouched if it has none.
+ * @param pkt
+ *   The packet, parsed (status CFLOW_PARSE_OK).
+ * @param verdict
+ *   The tracker's verdict on @p pkt.
+ * @param time_ns
+ *   The packet's time, ns since the Unix epoch.
+ * @param wire_len
+ *   The packet's length on the wire, in bytes.
  * @return
  *   1 if @p e was filled, 0 if the verdict has no event.
  */
@@ -82,6 +93,12 @@ int cflow_event_init(struct cflow_event *e, const struct cflow_packet *pkt,
  * "src":"..", "sport":N, "dst":"..", "dport":N, "len":N,
  * "tcp_flags":N[, "reason":"fin"|"rst"]}.
  *
+ * @param e
+ *   The event.
+ * @param buf
+ *   Receives the object, NUL-terminated.
+ * @param len
+ *   Size of @p buf in bytes.
  * @return
  *   Its length, or -ENOSPC (errno set) if it needs more than @p len - 1
  *   bytes (CFLOW_EVENT_JSON_MAX always suffices).
@@ -93,10 +110,24 @@ int cflow_event_json(const struct cflow_event *e, char *buf, size_t len);
  * first, and "flow":@p flow_id after "event", the id that joins a new
  * flow's event to its records (0: none, left out). cflow_event_json() is
  * schema 1: no version key, no id.
+ *
+ * @param e
+ *   The event.
+ * @param flow_id
+ *   Its flow's id (cflow_recstore_add()), or 0.
+ * @param buf
+ *   Receives the object, NUL-terminated.
+ * @param len
+ *   Size of @p buf in bytes.
+ * @return
+ *   Its length, or -ENOSPC (errno set) if it needs more than @p len - 1
+ *   bytes (CFLOW_EVENT_JSON_MAX always suffices).
  */
 int cflow_event_json_v2(const struct cflow_event *e, uint64_t flow_id,
 		char *buf, size_t len);
 
+/** Bytes of a buffer that holds any event's cflow_event_json(),
+ * cflow_event_json_v2() or cflow_flow_record_json(), NUL included. */
 #define CFLOW_EVENT_JSON_MAX 640
 
 /**
@@ -117,7 +148,7 @@ struct cflow_flow_record {
 			     *  first 4 bytes) */
 	uint8_t dst[16];    /**< and destination */
 	uint16_t sport;     /**< host order; 0 for ICMP and others */
-	uint16_t dport;
+	uint16_t dport;     /**< host order; 0 for ICMP and others */
 	uint16_t port;      /**< the first packet's ingress port */
 	uint16_t worker;    /**< the worker that tracks the flow */
 	uint8_t family;     /**< 4 or 6 */
@@ -126,11 +157,18 @@ struct cflow_flow_record {
 	uint8_t reason;     /**< enum cflow_record_reason, 1..5 */
 	uint8_t tcp_flags;  /**< OR of the flags of its packets */
 	uint8_t icmp_type;  /**< ICMP and ICMPv6: the first packet's */
-	uint8_t icmp_code;
+	uint8_t icmp_code;  /**< and code */
 	uint8_t pad;        /**< 0 */
 };
 
-/** "idle", "active", "end", "forced", "resources"; "?" for others. */
+/**
+ * The name of an end reason.
+ *
+ * @param reason
+ *   enum cflow_record_reason.
+ * @return
+ *   "idle", "active", "end", "forced", "resources"; "?" for others.
+ */
 const char *cflow_record_reason_name(unsigned int reason);
 
 /**
@@ -142,6 +180,12 @@ const char *cflow_record_reason_name(unsigned int reason);
  * "dst":"..", "dport":N, "packets":N, "bytes":N, "tcp_flags":N[,
  * "icmp_type":N, "icmp_code":N]}.
  *
+ * @param r
+ *   The record.
+ * @param buf
+ *   Receives the object, NUL-terminated.
+ * @param len
+ *   Size of @p buf in bytes.
  * @return
  *   Its length, or -ENOSPC (errno set) if it needs more than @p len - 1
  *   bytes (CFLOW_EVENT_JSON_MAX always suffices).

@@ -59,15 +59,29 @@ struct cflow_recstore;
  * A key store of @p capacity entries (1..2^31), about 96 bytes each
  * (cflow_recstore_bytes()).
  *
+ * @param capacity
+ *   Entries: flows named at once.
  * @return
  *   The store, or NULL with errno set: EINVAL, ENOMEM.
  */
 struct cflow_recstore *cflow_recstore_create(uint64_t capacity);
 
-/** The bytes a store of @p capacity entries takes; 0 if refused. */
+/**
+ * The bytes a store takes.
+ *
+ * @param capacity
+ *   Its entries.
+ * @return
+ *   The bytes a store of @p capacity entries takes; 0 if refused.
+ */
 uint64_t cflow_recstore_bytes(uint64_t capacity);
 
-/** Free a store; NULL is accepted. */
+/**
+ * Free a store.
+ *
+ * @param s
+ *   The store, or NULL.
+ */
 void cflow_recstore_free(struct cflow_recstore *s);
 
 /**
@@ -76,6 +90,14 @@ void cflow_recstore_free(struct cflow_recstore *s);
  * with its time since the epoch, port and worker). An entry that held
  * the name is replaced (counted replaced).
  *
+ * @param s
+ *   The store.
+ * @param worker
+ *   The tracker's worker.
+ * @param name
+ *   The flow's name (struct cflow_record's, CFLOW_RECORD_NEW).
+ * @param e
+ *   Its first packet's event.
  * @return
  *   The flow's id (from 1, in the order flows are added), or 0 if the
  *   store is full (counted full): the flow's records will be unnamed.
@@ -90,6 +112,16 @@ uint64_t cflow_recstore_add(struct cflow_recstore *s, uint16_t worker,
  * CFLOW_RECORD_ACTIVE) frees its entry; an active timeout's makes the
  * next record start at its next_ns.
  *
+ * @param s
+ *   The store.
+ * @param worker
+ *   The tracker's worker.
+ * @param r
+ *   The record.
+ * @param offset_ns
+ *   Added to its times.
+ * @param out
+ *   Receives the named record.
  * @return
  *   0, or -ENOENT (no errno) if no entry holds the name (counted
  *   unnamed), or -EINVAL for a CFLOW_RECORD_NEW.
@@ -98,7 +130,14 @@ int cflow_recstore_name(struct cflow_recstore *s, uint16_t worker,
 		const struct cflow_record *r, uint64_t offset_ns,
 		struct cflow_flow_record *out);
 
-/** Copy the counters. */
+/**
+ * Copy the counters.
+ *
+ * @param s
+ *   The store.
+ * @param st
+ *   Receives them.
+ */
 void cflow_recstore_stats_get(const struct cflow_recstore *s,
 		struct cflow_recstore_stats *st);
 

@@ -114,7 +114,7 @@ def plan():
     exact), every age a timeout or the linger is judged at a second or
     more from it. The capture lasts 20 s."""
     from scapy.all import (IP, IPv6, UDP, ICMP, ICMPv6EchoRequest,
-                           ICMPv6EchoReply, Ether, Raw)
+                           ICMPv6EchoReply, Ether, Raw, fragment)
     e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     flows = []
     # FIN: handshake, data, FIN both ways, the last ACK after the FIN
@@ -162,6 +162,27 @@ def plan():
         fl.add(5.0 + 0.2 * k + 0.01, e / IP(src="10.2.0.4",
                                             dst="10.1.4.1") /
                ICMP(type=0, id=7, seq=k) / Raw(b"p" * 56))
+    flows.append(fl)
+    # another echo between the same hosts, identifier 8: its own flow and
+    # record (ICMP queries are keyed by identifier, issue 26)
+    fl = Flow("icmp_id8", "idle")
+    for k in range(2):
+        fl.add(5.1 + 0.2 * k, e / IP(src="10.1.4.1", dst="10.2.0.4") /
+               ICMP(type=8, id=8, seq=k) / Raw(b"r" * 40))
+        fl.add(5.1 + 0.2 * k + 0.02, e / IP(src="10.2.0.4",
+                                            dst="10.1.4.1") /
+               ICMP(type=0, id=8, seq=k) / Raw(b"r" * 40))
+    flows.append(fl)
+    # a UDP datagram of 3000 bytes in three fragments: its record counts
+    # the first fragment (its own IP octets), the tracker the datagram
+    # once (the later ones are fragments_seen: plan_extra())
+    fl = Flow("frag", "idle")
+    frags = fragment(e / IP(src="10.1.10.1", dst="10.2.0.10", id=77) /
+                     UDP(sport=8000, dport=9000) / Raw(b"f" * 3000),
+                     fragsize=1480)
+    fl.add(6.0, frags[0])
+    fl.add(6.2, e / IP(src="10.2.0.10", dst="10.1.10.1") /
+           UDP(sport=9000, dport=8000) / Raw(b"g" * 20))
     flows.append(fl)
     fl = Flow("icmp6", "idle")
     for k in range(2):
@@ -218,6 +239,23 @@ def plan():
     return flows
 
 
+def plan_extra():
+    """The plan's packets that are in no record (issue 26's kinds): the
+    later fragments of flow "frag"'s datagram (fragments_seen), and an
+    ICMP port unreachable from 10.2.0.53 about udp1's query, that flow
+    live (related: as conntrack's accounting, an error counts in no
+    flow's record)."""
+    from scapy.all import IP, UDP, ICMP, Ether, Raw, fragment
+    e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    frags = fragment(e / IP(src="10.1.10.1", dst="10.2.0.10", id=77) /
+                     UDP(sport=8000, dport=9000) / Raw(b"f" * 3000),
+                     fragsize=1480)
+    return [(6.0 + 0.001 * k, f) for k, f in enumerate(frags) if k] + [
+        (3.12, e / IP(src="10.2.0.53", dst="10.1.2.2") /
+         ICMP(type=3, code=3) / IP(src="10.1.2.2", dst="10.2.0.53") /
+         UDP(sport=5001, dport=53) / Raw(b"q" * 10))]
+
+
 def stamp(t):
     """A plan time in ns since the epoch: whole ms plus 0.5 ms."""
     return (T0 * 1000 + round(t * 1000)) * 1000000 + 500000
@@ -251,6 +289,7 @@ def truth_records(flows):
             cur.append((t, p))
         parts.append(cur)
         first = fl.pkts[0][1]
+        first = first.__class__(bytes(first))   # as dissected
         ip = first[IP] if IP in first else first[IPv6]
         proto = ip.proto if IP in first else ip.nh
         icmp = None
@@ -282,7 +321,8 @@ def plan_capture():
     path = os.path.join(TMP, "records_plan.pcap")
     flows = plan()
     if not os.path.exists(path):
-        pkts = sorted(((stamp(t), p) for fl in flows for t, p in fl.pkts),
+        pkts = sorted([(stamp(t), p) for fl in flows for t, p in fl.pkts]
+                      + [(stamp(t), p) for t, p in plan_extra()],
                       key=lambda x: x[0])
         timed_pcap(path, [(ns / 1e9, p) for ns, p in pkts])
     return path, truth_records(flows)
@@ -347,7 +387,14 @@ def test_records_plan(nb, tmp_path):
             (r["src"], r["dst"], r["sport"], r["dport"], r["proto"])
         assert n["time_ns"] // 10**6 <= r["start_ns"] // 10**6
     assert all(l["v"] == 2 for l in lines)
+    # the two echoes between the same hosts: a record each, named by
+    # their identifiers (the requester's port, the responder's 0)
+    echo = sorted((r["sport"], r["dport"], r["packets"]) for r in recs
+                  if r["proto"] == 1 and r["src"] == "10.1.4.1")
+    assert echo == [(7, 0, 6), (8, 0, 4)], echo
     t = stats["total"]
+    # the ICMP error and the later fragments: in no record (plan_extra)
+    assert (t["related"], t["fragments_seen"]) == (1, 2)
     assert (t["records_idle"], t["records_active"], t["records_end"],
             t["records_shutdown"]) == (
         sum(r["reason"] == 1 for r in want),
