@@ -71,6 +71,14 @@ static const struct loss {
 		offsetof(struct app_events_lost, pcapng_skipped), "new flows' "
 		"first packets not captured: too many waited to be written "
 		"(--new-flow-pcap's disk is slow)" },
+	{ "records_dropped", APP_LOSS_RECORDS, FROM_WORKER,
+		offsetof(struct app_worker_counters, records_dropped), "flow "
+		"records dropped, the event ring full: the main lcore fell "
+		"behind (--event-ring; fewer outputs)" },
+	{ "records_unnamed", APP_LOSS_RECORDS, FROM_EVENTS,
+		offsetof(struct app_events_lost, records_unnamed), "flow "
+		"records not written: their flow's key not kept (its new-flow "
+		"event dropped, or the key store full: --records-max)" },
 	{ "ipfix_records_lost", APP_LOSS_RECORDS, FROM_EVENTS,
 		offsetof(struct app_events_lost, ipfix_records), "IPFIX "
 		"messages the socket did not take (is the collector up?)" },
