@@ -565,12 +565,59 @@ test_icmp_error_sender_blocked(void)
 	return 0;
 }
 
+/*
+ * With no_hold (the application's choice where nothing depends on a
+ * fragment's flow: no firewall), a later fragment before its first goes
+ * on at once, unfollowed, counted neither held nor hold_full (it was
+ * counted hold_full, a full hold of size 0); one after its first is
+ * followed. IPv4 and IPv6.
+ */
+static int
+test_frag_no_hold(void)
+{
+	for (int family = 4; family <= 6; family += 2) {
+		struct cflow_frag_params fp = { .datagrams = 8, .no_hold = true,
+			.timeout_ns = 30 * S, .seed = 7 };
+		struct cflow_frag *f = cflow_frag_create(&fp);
+		struct cflow_packet p;
+		enum cflow_parse_status st;
+		struct cflow_frag_counters c;
+		void *rel[1];
+		unsigned int nrel;
+		uint8_t b[256];
+		int item;
+		uint32_t n;
+
+		TEST_ASSERT(f != NULL && cflow_frag_hold(f) == 0, "create");
+		n = frag_frame(b, family, 1, 200, 77, 8, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &item, S, &p, &st, rel, &nrel),
+			CFLOW_FRAG_PASS, "IPv%d: before its first: on", family);
+		TEST_ASSERT_EQ(st, CFLOW_PARSE_FRAGMENT, "unfollowed");
+		n = frag_frame(b, family, 1, 200, 77, 0, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &item, S, &p, &st, rel, &nrel),
+			CFLOW_FRAG_PASS, "its first");
+		TEST_ASSERT_EQ(nrel, 0u, "nothing given back");
+		n = frag_frame(b, family, 1, 200, 77, 16, false);
+		TEST_ASSERT_EQ(follow(f, b, n, &item, S, &p, &st, rel, &nrel),
+			CFLOW_FRAG_FOLLOWED, "after its first: followed");
+		cflow_frag_counters_get(f, &c);
+		TEST_ASSERT(c.held == 0 && c.hold_full == 0 && c.followed == 1 &&
+			c.datagrams == 1 && cflow_frag_held(f) == 0,
+			"IPv%d: held %lu hold_full %lu followed %lu", family,
+			(unsigned long)c.held, (unsigned long)c.hold_full,
+			(unsigned long)c.followed);
+		cflow_frag_free(f);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_icmp_table),
 	TEST_CASE(test_icmp_monitor),
 	TEST_CASE(test_icmp_fragments_seen),
 	TEST_CASE(test_frag_follow),
 	TEST_CASE(test_icmp_error_sender_blocked),
+	TEST_CASE(test_frag_no_hold),
 	TEST_CASES_END(),
 };
 
