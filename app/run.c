@@ -110,6 +110,17 @@ app_verdict_dynfield_register(void)
 	return off;
 }
 
+uint64_t
+app_run_latest_ns(const struct app_worker *workers, unsigned int n)
+{
+	uint64_t t = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		t = RTE_MAX(t, __atomic_load_n(&workers[i].last_ns,
+			__ATOMIC_RELAXED));
+	return t;
+}
+
 void
 app_run_reta_init(struct app_run *run)
 {
