@@ -39,7 +39,7 @@ sh tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 # on hugepages run side by side), and
 # hugetlbfs on /dev/hugepages (DPDK's dpdk-hugepages.py; --setup would
 # first free pages in use). The test run reserves them, not the service
-# (docs/usage.md, Hugepages).
+# (docs/install.md, hugepages).
 if [ "$(id -u)" = 0 ]; then
 	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 1024 ] ||
 		dpdk-hugepages.py --pagesize 2M --reserve 2G ||

@@ -71,7 +71,8 @@ from harness import (DEADLINE, empty_pcap, hugepages_free, no_crash,
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-DOCS = ("docs/usage.md", "README.md")
+DOCS = ("docs/usage.md", "docs/install.md", "docs/tools.md", "docs/api.md",
+        "README.md")
 
 # The examples run as written, with usage.md's own paths (the memif and
 # vhost-user sockets under /run/cf, the outputs in each page's
