@@ -34,6 +34,9 @@
 #include <string.h>
 
 #include "cfutil.h"
+/* The library defines the per-key calls that cf_inline.h inlines into
+ * its users: here they are the functions themselves. */
+#define CF_NO_INLINE 1
 #include "cuckoo_filter.h"
 
 /* The error convention (cfutil.h): errno set and -e returned. Public
@@ -90,30 +93,43 @@ struct cf_bucket {
 };
 
 struct cf_filter {
-	/* Read by every lookup. */
+	/*
+	 * Read by every lookup. The fields up to inline_add are those of
+	 * struct cf_inline_fields (cf_inline.h), which the inline per-key
+	 * calls of a caller's program read (and an inline add writes:
+	 * table, items), in the same order and types: cuckoo_filter.c
+	 * asserts it.
+	 */
 	uint8_t *table;
-	uint8_t *values;        /* NULL without values or interleaved */
-	uint32_t bucket_mask;   /* buckets - 1 */
-	bool pow2;              /* buckets is a power of two */
-	bool interleaved;       /* values in the bucket (value_off) */
-	uint32_t bucket_bits;   /* bits of fingerprints per bucket */
-	uint32_t pitch_bits;    /* from one bucket to the next */
-	uint32_t pitch_bytes;   /* the same in bytes, where whole */
-	uint32_t value_off;     /* interleaved: values' byte offset */
-	uint32_t slots;         /* slots per bucket */
-	uint32_t slot_shift;    /* log2(slots): positions split without a div */
-	uint32_t fp_bits;
-	uint32_t fp_range;      /* 2^fp_bits - 1: fingerprints are 1..range */
-	uint32_t value_bytes;
-	uint64_t value_mask;    /* values are stored truncated to this */
-	enum cf_mode mode;
-	uint32_t stash_count;
-	uint32_t prefetch_span; /* offset of a bucket's last byte */
-	uint32_t bucket_bytes;  /* CF_MODE_BYTES: bytes per bucket */
-	bool prefetch;          /* table larger than CF_PREFETCH_MIN_BYTES */
+	uint64_t key_flip;      /* XXH3's bitflip of 8-byte keys, this seed */
+	uint64_t buckets;
 	uint64_t bucket_word_mask; /* CF_MODE_BYTES: low bucket_bits set */
 	uint64_t lane_lo;       /* bit 0 of each f-bit lane */
 	uint64_t lane_hi;       /* top bit of each f-bit lane */
+	uint64_t items;         /* in the table, stash excluded */
+	uint64_t int_seed;      /* cf_hash_u64()'s, from the seed */
+	uint32_t bucket_mask;   /* buckets - 1 */
+	uint32_t pitch_bytes;   /* from one bucket to the next, where whole */
+	uint32_t fp_bits;
+	uint32_t fp_range;      /* 2^fp_bits - 1: fingerprints are 1..range */
+	uint32_t stash_count;
+	bool pow2;              /* buckets is a power of two */
+	uint8_t inline_kind;    /* enum cf_inline_kind */
+	bool inline_add;        /* inline_kind, no values: inline adds */
+
+	uint8_t *values;        /* NULL without values or interleaved */
+	bool interleaved;       /* values in the bucket (value_off) */
+	uint32_t bucket_bits;   /* bits of fingerprints per bucket */
+	uint32_t pitch_bits;    /* from one bucket to the next */
+	uint32_t value_off;     /* interleaved: values' byte offset */
+	uint32_t slots;         /* slots per bucket */
+	uint32_t slot_shift;    /* log2(slots): positions split without a div */
+	uint32_t value_bytes;
+	uint64_t value_mask;    /* values are stored truncated to this */
+	enum cf_mode mode;
+	uint32_t prefetch_span; /* offset of a bucket's last byte */
+	uint32_t bucket_bytes;  /* CF_MODE_BYTES: bytes per bucket */
+	bool prefetch;          /* table larger than CF_PREFETCH_MIN_BYTES */
 	uint8_t lane_of_bit[64];
 	struct cf_stash_entry stash[CF_STASH_SIZE];
 
@@ -122,7 +138,6 @@ struct cf_filter {
 	uint64_t high_mask;
 
 	/* Written by adds and deletes. */
-	uint64_t items;         /* in the table, stash excluded */
 	/* Load limit: adds walk only while items < walk_limit. UINT64_MAX
 	 * until a walk fails with the stash full, then slack items below
 	 * the count it failed at; the next walk (once deletes went below)
@@ -140,7 +155,6 @@ struct cf_filter {
 	/* Cold. */
 	struct cf_params params;
 	struct cf_allocator alloc;
-	uint64_t buckets;
 	uint64_t table_bytes;
 	uint64_t values_bytes;
 	uint64_t path_bytes;

@@ -65,6 +65,31 @@ _Static_assert(CF_MAX_CAPACITY == CF_MAX_TABLE_SLOTS * 96 / 100,
 
 static uint64_t buckets_for(const struct cf_params *p);
 
+/* cf_inline.h reads (and writes) these fields of a caller's filter
+ * through its own struct: the same offsets and sizes. */
+#define CF_INLINE_FIELD(name) \
+	_Static_assert(offsetof(struct cf_filter, name) == \
+		offsetof(struct cf_inline_fields, name) && \
+		sizeof(((struct cf_filter *)0)->name) == \
+		sizeof(((struct cf_inline_fields *)0)->name), \
+		"cf_inline_fields." #name)
+CF_INLINE_FIELD(table);
+CF_INLINE_FIELD(key_flip);
+CF_INLINE_FIELD(buckets);
+CF_INLINE_FIELD(bucket_word_mask);
+CF_INLINE_FIELD(lane_lo);
+CF_INLINE_FIELD(lane_hi);
+CF_INLINE_FIELD(items);
+CF_INLINE_FIELD(int_seed);
+CF_INLINE_FIELD(bucket_mask);
+CF_INLINE_FIELD(pitch_bytes);
+CF_INLINE_FIELD(fp_bits);
+CF_INLINE_FIELD(fp_range);
+CF_INLINE_FIELD(stash_count);
+CF_INLINE_FIELD(pow2);
+CF_INLINE_FIELD(inline_kind);
+CF_INLINE_FIELD(inline_add);
+
 static int
 params_resolve(const struct cf_params *in, struct cf_params *p)
 {
@@ -146,6 +171,31 @@ rng_next(struct cf_filter *f)
 	return (uint32_t)((f->rng * UINT64_C(0x2545f4914f6cdd1d)) >> 32);
 }
 
+/*
+ * The part of XXH3-64 of a 4- to 8-byte key that depends on the seed
+ * alone (xxHash's XXH3_len_4to8_64b: its "bitflip"), for cf_inline.h's
+ * hash of 8-byte keys; test_filter checks that the two agree.
+ */
+static uint64_t
+key_flip(uint64_t seed)
+{
+	uint64_t s8, s16;
+
+	memcpy(&s8, XXH3_kSecret + 8, sizeof(s8));
+	memcpy(&s16, XXH3_kSecret + 16, sizeof(s16));
+	seed ^= (uint64_t)__builtin_bswap32((uint32_t)seed) << 32;
+	return (s8 ^ s16) - seed;
+}
+
+/* cf_hash_u64()'s key: a stream of its own from the seed. */
+static void
+int_hash_init(struct cf_filter *f, uint64_t seed)
+{
+	uint64_t x = seed ^ UINT64_C(0x6a09e667f3bcc909);
+
+	f->int_seed = cfu_splitmix64(&x);
+}
+
 void
 cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 {
@@ -187,6 +237,16 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 		f->pitch_bytes = cf_interleave_stride(p, &f->value_off);
 		f->pitch_bits = 8 * f->pitch_bytes;
 	}
+	/* The inline calls (cf_inline.h) handle whole-byte buckets of one
+	 * word; their adds write no value. */
+	f->inline_kind = f->mode != CF_MODE_BYTES ? CF_INLINE_NONE :
+		!f->pow2 || f->slots != 4 || f->interleaved ? CF_INLINE_BYTES :
+		f->fp_bits == 12 ? CF_INLINE_P12 :
+		f->fp_bits == 16 ? CF_INLINE_P16 : CF_INLINE_BYTES;
+	f->inline_add = f->inline_kind != CF_INLINE_NONE &&
+		f->value_bytes == 0;
+	f->key_flip = key_flip(p->seed);
+	int_hash_init(f, p->seed);
 	f->lane_lo = 0;
 	for (uint32_t k = 0; k < lanes; k++)
 		f->lane_lo |= UINT64_C(1) << (k * f->fp_bits);
@@ -327,6 +387,19 @@ uint64_t
 cf_hash(const struct cf_filter *f, const void *key, size_t len)
 {
 	return key_hash(f, key, len);
+}
+
+/* cf_inline.h's, for callers without it. */
+uint64_t
+cf_hash_u64(const struct cf_filter *f, uint64_t key)
+{
+	uint64_t x = key ^ f->int_seed;
+
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	return x ^ (x >> 33);
 }
 
 /* -------------------------------------------------------- slot access */
