@@ -539,27 +539,31 @@ locate(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 }
 
 /*
- * Slot of the entry of rank r in cf_sort_key() order (ties by slot).
- * The victim is uniform either way; ranking makes the choice depend on
- * the bucket's contents only, not on its layout.
+ * The slots of bucket @p b by rank in cf_sort_key() order (ties by
+ * slot): order[r] is the slot of the entry of rank r. Victims are chosen
+ * by rank: uniform either way, but the choice then depends on the
+ * bucket's contents only, not on its layout.
  */
-static uint32_t
-victim_slot(const struct cf_filter *f, const struct cf_bucket *b, uint32_t r)
+static void
+rank_order(const struct cf_filter *f, const struct cf_bucket *b,
+		uint32_t *order)
 {
-	if (f->mode == CF_MODE_SEMISORT)
-		return r; /* already sorted */
-	for (uint32_t s = 0; s < f->slots; s++) {
-		uint32_t key = cf_sort_key(b->fp[s]), rank = 0;
+	uint32_t key[CF_MAX_SLOTS];
 
-		for (uint32_t t = 0; t < f->slots; t++) {
-			uint32_t other = cf_sort_key(b->fp[t]);
-
-			rank += other < key || (other == key && t < s);
-		}
-		if (rank == r)
-			return s;
+	if (f->mode == CF_MODE_SEMISORT) {
+		for (uint32_t s = 0; s < f->slots; s++)
+			order[s] = s; /* already sorted */
+		return;
 	}
-	return 0;
+	for (uint32_t s = 0; s < f->slots; s++)
+		key[s] = cf_sort_key(b->fp[s]);
+	for (uint32_t s = 0; s < f->slots; s++) {
+		uint32_t rank = 0;
+
+		for (uint32_t t = 0; t < f->slots; t++)
+			rank += key[t] < key[s] || (key[t] == key[s] && t < s);
+		order[rank] = s;
+	}
 }
 
 /*
@@ -573,19 +577,20 @@ static uint32_t
 choose_victim(const struct cf_filter *f, uint32_t i, const struct cf_bucket *b,
 		uint32_t r0)
 {
-	uint32_t alt[CF_MAX_SLOTS];
+	uint32_t alt[CF_MAX_SLOTS], order[CF_MAX_SLOTS];
 
 	for (uint32_t s = 0; s < f->slots; s++) {
 		alt[s] = cf_alt_index(f, i, b->fp[s]);
 		cf_prefetch_bucket(f, alt[s]);
 	}
+	rank_order(f, b, order);
 	for (uint32_t r = 0; r < f->slots; r++) {
-		uint32_t s = victim_slot(f, b, (r0 + r) & (f->slots - 1));
+		uint32_t s = order[(r0 + r) & (f->slots - 1)];
 
 		if (cf_find_in_bucket(f, alt[s], 0, f->mode) >= 0)
 			return s;
 	}
-	return victim_slot(f, b, r0);
+	return order[r0];
 }
 
 /*
@@ -702,9 +707,11 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		f->walks_skipped++;
 		return -ENOSPC;
 	}
-	/* Both buckets full of this fingerprint: 2b copies, no more fit. */
-	if (count_in_bucket(f, i1, fp) + (i1 != i2 ?
-			count_in_bucket(f, i2, fp) : 0) ==
+	/* Both buckets full of this fingerprint: 2b copies, no more fit.
+	 * (Counted only where the first slot of bucket i1 holds it: a
+	 * full one has it in every slot.) */
+	if (slot_fp(f, i1, 0) == fp && count_in_bucket(f, i1, fp) +
+			(i1 != i2 ? count_in_bucket(f, i2, fp) : 0) ==
 			f->slots * (i1 != i2 ? 2 : 1))
 		return -ENOSPC;
 	if (saturated) {
