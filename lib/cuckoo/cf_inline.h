@@ -13,8 +13,8 @@
  *
  * What is inline: tables of whole-byte buckets of at most 64 bits (4
  * slots of 8, 12 or 16 bits, 8 of 8, 2 of 16 or 32: the default 12-bit
- * table among them), any layout but the semi-sorted one, power-of-two
- * or exact size; keys of 8 bytes (other lengths are hashed by the
+ * table among them) and of 4 slots of 32 bits (the firewall's), any
+ * layout but the semi-sorted one, power-of-two or exact size; keys of 8 bytes (other lengths are hashed by the
  * library) or 64-bit hashes; lookups without a position; adds without
  * a position into tables without values that find a free slot in one
  * of their two buckets. Everything else, and a lookup while the stash
@@ -70,6 +70,7 @@ enum cf_inline_kind {
 	CF_INLINE_BYTES = 1, /* whole-byte bucket of <= 64 bits */
 	CF_INLINE_P12 = 2,   /* 4 x 12 bits, power of two of buckets */
 	CF_INLINE_P16 = 3,   /* 4 x 16 bits, power of two of buckets */
+	CF_INLINE_W32 = 4,   /* 4 x 32 bits: two words a bucket */
 };
 
 #ifdef CF_INLINE_CALLS
@@ -143,7 +144,8 @@ cf_inline_hash8_(const struct cf_inline_fields *v, const void *key)
 
 /*
  * The geometry of one kind: with @p fb 12 or 16, the constants of 4
- * slots of fb bits on a power-of-two table; with 0, the filter's fields.
+ * slots of fb bits on a power-of-two table; with 32, 4 slots of 32 bits
+ * (two words of two lanes) on any table; with 0, the filter's fields.
  * The fingerprint (1..fp_range), bucket and alternate bucket are the
  * library's (cf_internal.h: cf_fingerprint, cf_index, cf_alt_index).
  */
@@ -163,7 +165,15 @@ cf_inline_geo_(const struct cf_inline_fields *v, uint64_t hash, unsigned int fb)
 	struct cf_inline_geo_ g;
 	uint32_t hi = (uint32_t)(hash >> 32);
 
-	if (fb != 0) {
+	if (fb == 32) {
+		g.fp_bits = 32;
+		g.lo = UINT64_C(0x0000000100000001);
+		g.hi = g.lo << 31;
+		g.pitch = v->pitch_bytes;
+		g.fp = 1 + (uint32_t)(((hash & UINT32_MAX) * UINT32_MAX) >> 32);
+		g.i1 = v->pow2 ? hi & v->bucket_mask :
+			(uint32_t)(((uint64_t)hi * v->buckets) >> 32);
+	} else if (fb != 0) {
 		g.fp_bits = fb;
 		g.lo = CF_INLINE_LANES4_(fb);
 		g.hi = g.lo << (fb - 1);
@@ -199,7 +209,7 @@ cf_inline_alt_(const struct cf_inline_fields *v, uint32_t i, uint32_t fp,
 	__asm__("" : "+r"(golden));
 	mix = (uint32_t)(((uint64_t)fp * golden) >> 32);
 
-	if (fb != 0 || v->pow2)
+	if ((fb != 0 && fb != 32) || v->pow2)
 		return (i ^ mix) & v->bucket_mask;
 	h = (uint32_t)(((uint64_t)mix * v->buckets) >> 32);
 	alt = h - i;
@@ -231,9 +241,23 @@ cf_inline_contains_k_(const struct cf_filter *f, uint64_t hash,
 	struct cf_inline_geo_ g = cf_inline_geo_(v, hash, fb);
 	uint32_t i2 = cf_inline_alt_(v, g.i1, g.fp, fb);
 	uint64_t pat = g.fp * g.lo;
-	uint64_t m = cf_inline_match_(&g, g.b1, pat) |
-		cf_inline_match_(&g, v->table + (uint64_t)i2 * g.pitch, pat);
+	const uint8_t *b2 = v->table + (uint64_t)i2 * g.pitch;
+	uint64_t m;
 
+	if (fb == 32) {
+		/* each bucket one vector of 4 lanes (GCC's vector
+		 * extensions: a compare of 16 bytes where the CPU has one) */
+		typedef uint32_t v4u __attribute__((vector_size(16)));
+		v4u a, b, e;
+		uint64_t w[2];
+
+		memcpy(&a, g.b1, 16);
+		memcpy(&b, b2, 16);
+		e = (v4u)((a == g.fp) | (b == g.fp));
+		memcpy(w, &e, 16);
+		return (w[0] | w[1]) != 0;
+	}
+	m = cf_inline_match_(&g, g.b1, pat) | cf_inline_match_(&g, b2, pat);
 	return m != 0;
 }
 
@@ -247,10 +271,14 @@ cf_inline_add_k_(struct cf_filter *f, uint64_t hash, unsigned int fb)
 	uint8_t *b = (uint8_t *)(uintptr_t)g.b1;
 	uint64_t z = cf_inline_match_(&g, b, 0), w;
 
+	if (fb == 32 && z == 0) /* its second word */
+		z = cf_inline_match_(&g, b += 8, 0);
 	if (z == 0) {
 		b = v->table + (uint64_t)cf_inline_alt_(v, g.i1, g.fp, fb) *
 			g.pitch;
 		z = cf_inline_match_(&g, b, 0);
+		if (fb == 32 && z == 0)
+			z = cf_inline_match_(&g, b += 8, 0);
 		if (__builtin_expect(z == 0, 0))
 			return cf_add_with_hash_call_(f, hash, 0, NULL);
 	}
@@ -274,6 +302,8 @@ cf_inline_contains_(const struct cf_filter *f, uint64_t hash)
 		return cf_inline_contains_k_(f, hash, 12);
 	case CF_INLINE_P16:
 		return cf_inline_contains_k_(f, hash, 16);
+	case CF_INLINE_W32:
+		return cf_inline_contains_k_(f, hash, 32);
 	default:
 		return cf_inline_contains_k_(f, hash, 0);
 	}
@@ -287,6 +317,8 @@ cf_inline_add_(struct cf_filter *f, uint64_t hash)
 		return cf_inline_add_k_(f, hash, 12);
 	case CF_INLINE_P16:
 		return cf_inline_add_k_(f, hash, 16);
+	case CF_INLINE_W32:
+		return cf_inline_add_k_(f, hash, 32);
 	default:
 		return cf_inline_add_k_(f, hash, 0);
 	}

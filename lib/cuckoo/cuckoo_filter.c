@@ -211,6 +211,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->fp_range = (uint32_t)cf_low_mask(p->fp_bits);
 	f->value_bytes = p->value_bits / 8;
 	f->value_mask = p->value_bits != 0 ? cf_low_mask(p->value_bits) : 0;
+	f->wide = CF_WIDE_NONE;
 	if (p->table == CF_TABLE_SEMISORT) {
 		f->mode = CF_MODE_SEMISORT;
 		f->bucket_bits = 4 * (p->fp_bits - 1);
@@ -227,6 +228,11 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 			f->mode = CF_MODE_WORD;
 		lanes = f->mode != CF_MODE_SLOTS ? f->slots : 0;
 		f->bucket_bytes = f->bucket_bits / 8;
+		f->wide = f->mode != CF_MODE_SLOTS ? CF_WIDE_NONE :
+			f->fp_bits == 32 && f->slots == 4 ? CF_WIDE_32X4 :
+			f->fp_bits == 32 && f->slots == 8 ? CF_WIDE_32X8 :
+			f->fp_bits == 16 && f->slots == 8 ? CF_WIDE_16X8 :
+			CF_WIDE_NONE;
 		f->bucket_word_mask = cf_low_mask(f->bucket_bits);
 	}
 	f->interleaved = p->table == CF_TABLE_INTERLEAVED;
@@ -239,7 +245,8 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	}
 	/* The inline calls (cf_inline.h) handle whole-byte buckets of one
 	 * word; their adds write no value. */
-	f->inline_kind = f->mode != CF_MODE_BYTES ? CF_INLINE_NONE :
+	f->inline_kind = f->wide == CF_WIDE_32X4 ? CF_INLINE_W32 :
+		f->mode != CF_MODE_BYTES ? CF_INLINE_NONE :
 		!f->pow2 || f->slots != 4 || f->interleaved ? CF_INLINE_BYTES :
 		f->fp_bits == 12 ? CF_INLINE_P12 :
 		f->fp_bits == 16 ? CF_INLINE_P16 : CF_INLINE_BYTES;
@@ -860,8 +867,8 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 }
 
 /* An add: a free slot through the path compiled for the layout, else
- * add_fp()'s walk. Semi-sorted buckets re-sort on every write and wide
- * ones go slot by slot: add_fp() for them. */
+ * add_fp()'s walk. Semi-sorted buckets re-sort on every write: add_fp()
+ * for them. */
 static inline __attribute__((always_inline)) int
 add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		uint32_t *pos)
@@ -872,6 +879,8 @@ add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_WORD);
 	else if (f->mode == CF_MODE_BYTES)
 		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_BYTES);
+	else if (f->mode == CF_MODE_SLOTS)
+		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_SLOTS);
 	if (ret == 0)
 		return 0;
 	ret = add_fp(f, i1, fp, value, pos, true);
@@ -902,6 +911,12 @@ cf_add(struct cf_filter *f, const void *key, size_t len)
 
 /* ------------------------------------------------------------- lookup */
 
+/*
+ * A lookup compiled for one layout: both buckets are read and compared
+ * before anything branches, so that their loads overlap and a mix of
+ * hits and misses mispredicts only where a position is wanted. The
+ * stash is looked at only when it holds something.
+ */
 static inline __attribute__((always_inline)) int
 lookup_mode(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
 		enum cf_mode mode)
@@ -909,71 +924,35 @@ lookup_mode(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
 	uint32_t fp = cf_fingerprint(f, hash);
 	uint32_t i1 = cf_index(f, hash);
 	uint32_t i2 = cf_alt_index(f, i1, fp);
+	uint64_t m1 = cf_bucket_match(f, i1, fp, mode);
+	uint64_t m2 = cf_bucket_match(f, i2, fp, mode);
 	int s;
 
-	s = cf_find_in_bucket(f, i1, fp, mode);
-	if (s >= 0) {
-		if (pos != NULL)
-			*pos = i1 * f->slots + (uint32_t)s;
-		return 1;
+	if (pos == NULL) {
+		int hit = (m1 | m2) != 0;
+
+		if (__builtin_expect(f->stash_count != 0, 0))
+			hit |= stash_find(f, i1, i2, fp) >= 0;
+		return hit;
 	}
-	s = cf_find_in_bucket(f, i2, fp, mode);
-	if (s >= 0) {
-		if (pos != NULL)
-			*pos = i2 * f->slots + (uint32_t)s;
+	if ((m1 | m2) != 0) {
+		*pos = m1 != 0 ? i1 * f->slots + cf_match_slot(f, m1, mode) :
+			i2 * f->slots + cf_match_slot(f, m2, mode);
 		return 1;
 	}
 	if (f->stash_count != 0) {
 		s = stash_find(f, i1, i2, fp);
 		if (s >= 0) {
-			if (pos != NULL)
-				*pos = cf_table_slots(f) + (uint32_t)s;
+			*pos = cf_table_slots(f) + (uint32_t)s;
 			return 1;
 		}
 	}
 	return 0;
 }
 
-/*
- * Membership alone, compiled for one lane layout: both buckets are read
- * and compared before anything branches, so that their loads overlap
- * and a mix of hits and misses costs no mispredicted branch. The stash
- * is looked at only when it holds something.
- */
 static inline __attribute__((always_inline)) int
-contains_lanes(const struct cf_filter *f, uint64_t hash, enum cf_mode mode)
+lookup(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 {
-	uint32_t fp = cf_fingerprint(f, hash);
-	uint32_t i1 = cf_index(f, hash);
-	uint32_t i2 = cf_alt_index(f, i1, fp);
-	int hit = (cf_match_lanes(f, i1, fp, mode) |
-			cf_match_lanes(f, i2, fp, mode)) != 0;
-
-	if (__builtin_expect(f->stash_count != 0, 0))
-		hit |= stash_find(f, i1, i2, fp) >= 0;
-	return hit;
-}
-
-static inline __attribute__((always_inline)) int
-contains(const struct cf_filter *f, uint64_t hash)
-{
-	switch (f->mode) {
-	case CF_MODE_BYTES:
-		return contains_lanes(f, hash, CF_MODE_BYTES);
-	case CF_MODE_WORD:
-		return contains_lanes(f, hash, CF_MODE_WORD);
-	case CF_MODE_SEMISORT:
-		return contains_lanes(f, hash, CF_MODE_SEMISORT);
-	default:
-		return lookup_mode(f, hash, NULL, CF_MODE_SLOTS);
-	}
-}
-
-CFU_TARGET_CLONES int
-cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
-{
-	if (pos == NULL)
-		return contains(f, hash);
 	switch (f->mode) {
 	case CF_MODE_BYTES:
 		return lookup_mode(f, hash, pos, CF_MODE_BYTES);
@@ -987,9 +966,17 @@ cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 }
 
 CFU_TARGET_CLONES int
+cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
+{
+	if (pos == NULL)
+		return lookup(f, hash, NULL);
+	return lookup(f, hash, pos);
+}
+
+CFU_TARGET_CLONES int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
-	return contains(f, key_hash(f, key, len));
+	return lookup(f, key_hash(f, key, len), NULL);
 }
 
 /* After cf_lookup_with_hash(): clang wants a multiversioned function
@@ -1156,13 +1143,41 @@ bytes_match_burst(const struct cf_filter *f, unsigned int n,
 	return hits;
 }
 
+/* The compare pass of buckets of 4 x 32 bits: both buckets of a key as
+ * one vector of 8 lanes against its fingerprint (in the AVX2 and AVX-512
+ * clones one 256-bit compare and a test; two 128-bit ones in the
+ * baseline). GCC's vector extensions, so that each clone has its own. */
+static inline __attribute__((always_inline)) uint64_t
+wide32_match_burst(const struct cf_filter *f, unsigned int n,
+		const uint32_t *b1, const uint32_t *b2, const uint32_t *fps)
+{
+	typedef uint32_t v4u __attribute__((vector_size(16)));
+	typedef uint32_t v8u __attribute__((vector_size(32)));
+	const uint8_t *table = f->table;
+	const uint64_t bytes = f->pitch_bytes;
+	uint64_t hits = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		v4u a, b;
+		v8u x, eq;
+		uint64_t w[4];
+
+		memcpy(&a, table + b1[k] * bytes, sizeof(a));
+		memcpy(&b, table + b2[k] * bytes, sizeof(b));
+		x = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7);
+		eq = (v8u)(x == fps[k]);
+		memcpy(w, &eq, sizeof(w));
+		hits |= (uint64_t)((w[0] | w[1] | w[2] | w[3]) != 0) << k;
+	}
+	return hits;
+}
+
 /*
  * Two passes over a burst, as rte_member_lookup_bulk does: derive every
- * bucket pair and prefetch both lines, then compare. The compare pass of
- * buckets of at most 64 bits is branch-free on hit or miss, so that mixed
- * bursts do not mispredict; CF_MODE_SLOTS (wider buckets: 32-bit
- * fingerprints) compares slot by slot and leaves a bucket at its first
- * match (cf_find_in_bucket()), a branch that depends on the data.
+ * bucket pair and prefetch both lines, then compare. The compare pass is
+ * branch-free on hit or miss in every layout (cf_bucket_match(); wider
+ * buckets, 32-bit fingerprints among them, as vectors), so that mixed
+ * bursts do not mispredict.
  */
 static inline __attribute__((always_inline)) int
 lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
@@ -1182,8 +1197,16 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 			cf_prefetch_bucket(f, b1[k]);
 			cf_prefetch_bucket(f, b2[k]);
 		}
-	if (mode == CF_MODE_BYTES) {
-		hits = bytes_match_burst(f, n, b1, b2, fps);
+	if (mode == CF_MODE_BYTES || mode == CF_MODE_SLOTS) {
+		if (mode == CF_MODE_BYTES)
+			hits = bytes_match_burst(f, n, b1, b2, fps);
+		else if (f->wide == CF_WIDE_32X4)
+			hits = wide32_match_burst(f, n, b1, b2, fps);
+		else
+			for (unsigned int k = 0; k < n; k++)
+				hits |= (uint64_t)((cf_slots_match(f, b1[k],
+					fps[k]) | cf_slots_match(f, b2[k],
+					fps[k])) != 0) << k;
 		/* Positions of the hits only, from lines now in cache. */
 		for (uint64_t m = pos != NULL ? hits : 0; m != 0; m &= m - 1) {
 			unsigned int k = (unsigned int)__builtin_ctzll(m);
@@ -1200,26 +1223,16 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 		goto stash;
 	}
 	for (unsigned int k = 0; k < n; k++) {
-		if (mode == CF_MODE_SLOTS) {
-			int s1 = cf_find_in_bucket(f, b1[k], fps[k], mode);
-			int s2 = cf_find_in_bucket(f, b2[k], fps[k], mode);
-
-			hits |= (uint64_t)(s1 >= 0 || s2 >= 0) << k;
-			if (pos != NULL)
-				pos[k] = s1 >= 0 ?
-					b1[k] * f->slots + (uint32_t)s1 :
-					b2[k] * f->slots + (uint32_t)s2;
-			continue;
-		}
-		uint64_t m1 = cf_match_lanes(f, b1[k], fps[k], mode);
-		uint64_t m2 = cf_match_lanes(f, b2[k], fps[k], mode);
+		uint64_t m1 = cf_bucket_match(f, b1[k], fps[k], mode);
+		uint64_t m2 = cf_bucket_match(f, b2[k], fps[k], mode);
 
 		hits |= (uint64_t)((m1 | m2) != 0) << k;
 		if (pos != NULL) {
-			uint32_t l1 = f->lane_of_bit[__builtin_ctzll(m1 |
-					(UINT64_C(1) << 63))];
-			uint32_t l2 = f->lane_of_bit[__builtin_ctzll(m2 |
-					(UINT64_C(1) << 63))];
+			/* (bit 63 only where there is no match: any slot) */
+			uint32_t l1 = cf_match_slot(f, m1 | UINT64_C(1) << 63,
+					mode);
+			uint32_t l2 = cf_match_slot(f, m2 | UINT64_C(1) << 63,
+					mode);
 
 			pos[k] = m1 != 0 ? b1[k] * f->slots + l1 :
 				b2[k] * f->slots + l2;

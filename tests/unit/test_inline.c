@@ -26,9 +26,9 @@ struct config {
 	struct cf_params p;
 };
 
-/* Every kind of cf_inline.h (P12, P16, BYTES) and layouts it hands to
- * the library (values: no inline add; word, slots and semi-sorted
- * modes: nothing inline). */
+/* Every kind of cf_inline.h (P12, P16, W32, BYTES) and layouts it hands
+ * to the library (values: no inline add; word, other wide and
+ * semi-sorted buckets: nothing inline). */
 static const struct config configs[] = {
 	{ "12x4", { .fp_bits = 12 } },
 	{ "16x4", { .fp_bits = 16 } },
@@ -44,7 +44,12 @@ static const struct config configs[] = {
 	{ "12x4 interleaved", { .fp_bits = 12, .value_bits = 32,
 		.table = CF_TABLE_INTERLEAVED } },
 	{ "13x4 word", { .fp_bits = 13 } },
-	{ "32x4 slots", { .fp_bits = 32 } },
+	{ "32x4", { .fp_bits = 32 } },
+	{ "32x4 exact", { .fp_bits = 32, .exact_size = true } },
+	{ "32x4 interleaved", { .fp_bits = 32, .value_bits = 32,
+		.table = CF_TABLE_INTERLEAVED, .exact_size = true } },
+	{ "32x8 slots", { .fp_bits = 32, .bucket_slots = 8 } },
+	{ "24x4 slots", { .fp_bits = 24 } },
 	{ "13 semisort", { .fp_bits = 13, .table = CF_TABLE_SEMISORT } },
 };
 
