@@ -536,11 +536,11 @@ run_init(struct app_run *run)
 		.timestamp_offset = -1,
 		.verdict_offset = rte_mbuf_dynfield_lookup(
 			APP_VERDICT_DYNFIELD, NULL),
-		.tsc_hz = rte_get_tsc_hz(),
 		.workers = workers,
 		.nb_workers = nb_lanes,
 		.hash_seed = HANDOFF_SEED,
 	};
+	app_run_clock_init(run, rte_get_tsc_hz());
 	app_run_reta_init(run);
 }
 

@@ -635,13 +635,51 @@ emergency_check(struct cflow_tracker *t)
 }
 
 /*
+ * The common packet, cheaply: its flow found open, not idle past its
+ * timeout, not a TCP FIN or RST, from its own side. cflow_state_step()
+ * then takes its OPEN branch to CFLOW_SEEN and stores the flow OPEN,
+ * which cflow_state_admit() and the token bucket leave as it is (they
+ * act on insertions and orphans only): what track_one() would do, done
+ * here without its general step. False for any other packet, with
+ * nothing done.
+ */
+static inline __attribute__((always_inline)) bool
+track_seen(struct cflow_tracker *t, const struct cflow_packet *pkt,
+		uint8_t in_flags, uint32_t pos, uint64_t v, uint8_t *count)
+{
+	uint32_t n;
+	uint64_t nv;
+
+	if (value_closing(v) || idle_expired(t, v) ||
+			(pkt->proto_class == CFLOW_CLASS_TCP &&
+			(pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST))) ||
+			(t->params.sided && !cflow_side_ok(value_side(t, v) != 0,
+				pkt->reversed, in_flags)))
+		return false;
+	n = value_count(t, v);
+	n += n < t->count_max;
+	nv = value_make(t, value_stamp(t, v), value_class(v), false, n,
+		value_side(t, v));
+	/* A busy flow's packets within one tick change nothing. */
+	if (nv != v) {
+		int ret = cf_value_set(t->filter, pos, nv);
+
+		CFU_ASSERT(ret == 0);
+		(void)ret;
+	}
+	*count = (uint8_t)n;
+	t->c.flows_seen++;
+	return true;
+}
+
+/*
  * One parsed packet whose flow lookup gave found/pos/v (the value at pos):
  * the state machine's step (cflow_state.h), done on the filter.
  * *changed is set when it added or removed an entry; an evicted entry's
  * slot is added to @p written. *count receives the packet's ordinal in
  * its flow (0: untracked).
  */
-static enum cflow_verdict
+static __attribute__((noinline)) enum cflow_verdict
 track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		uint8_t in_flags, uint64_t hash, bool found, uint32_t pos,
 		uint64_t v, bool *changed, uint64_t *written, uint8_t *count)
@@ -801,9 +839,13 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 			written_set(written, pos[j]);
 		if (t->params.flow_time)
 			judge_at(t, in[k].time_ns);
-		v = track_one(t, &pkts[k], in[k].flags, hashes[j], found,
-				pos[j], values[j], &changed_now, written,
-				&count);
+		if (found && track_seen(t, &pkts[k], in[k].flags, pos[j],
+				values[j], &count))
+			v = CFLOW_SEEN;
+		else
+			v = track_one(t, &pkts[k], in[k].flags, hashes[j],
+				found, pos[j], values[j], &changed_now,
+				written, &count);
 		judge_done(t);
 		CFU_ASSERT(v < CFLOW_VERDICT_MAX);
 		if (changed_now) {

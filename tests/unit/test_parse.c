@@ -261,6 +261,50 @@ test_parse_fast_equals_general(void)
 	return 0;
 }
 
+/* The same for IPv6 frames, the fast path's (TCP, UDP) and others:
+ * extension headers, VLAN tags, damaged headers (the first 96 bytes:
+ * Ethernet, IPv6, an extension or L4), lengths cut or padded. */
+static int
+test_parse_fast_v6_equals_general(void)
+{
+	static const uint8_t protos[] = { 6, 17, 58, 136, 132, 47 };
+	uint64_t rng = 54321, ok = 0;
+
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = cfu_splitmix64(&rng);
+		struct spec sp = { .family = 6, .src = (uint8_t)(r >> 8),
+			.dst = (uint8_t)(r >> 16),
+			.sport = (uint16_t)(r >> 24), .dport = (uint16_t)(r >> 40),
+			.proto = protos[(r >> 56) % 6],
+			.flags = (uint8_t)(r >> 32), .vlans = r % 16 == 1,
+			.v6_ext = r % 8 == 3 ? (int)((r >> 3) % 3) : 0 };
+		struct cflow_parse_params pp = { 0 };
+		struct cflow_packet a, b;
+		enum cflow_parse_status sa, sb;
+		uint8_t buf[256] = { 0 };
+		uint32_t len = build(buf, &sp);
+		uint64_t m = cfu_splitmix64(&rng);
+
+		if (m % 3 == 0)
+			buf[(m >> 8) % 96] = (uint8_t)(m >> 16);
+		if (m % 5 == 0)
+			len = (uint32_t)((m >> 24) % (len + 24));
+		pp.vlan_in_key = (m >> 40) & 1;
+		pp.decap = (m >> 41) % 4 == 0 ? CFLOW_DECAP_ALL : 0;
+		sa = cflow_parse(buf, len, (m >> 43) & 1 ? &pp : NULL, &a);
+		sb = cflow_parse_general(buf, len, (m >> 43) & 1 ? &pp : NULL,
+			&b);
+		TEST_ASSERT(sa == sb && memcmp(&a, &b, sizeof(a)) == 0,
+			"frame %d (len %u): status %d and %d, or the packets "
+			"differ", i, len, sa, sb);
+		ok += sa == CFLOW_PARSE_OK && a.key.family == 6 &&
+			(a.key.proto == 6 || a.key.proto == 17);
+	}
+	TEST_ASSERT(ok > 50000, "only %lu IPv6 TCP/UDP frames",
+		(unsigned long)ok);
+	return 0;
+}
+
 static int
 test_parse_fragments(void)
 {
@@ -1963,6 +2007,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_non_ip_and_bad_headers),
 	TEST_CASE(test_parse_padding),
 	TEST_CASE(test_parse_fast_equals_general),
+	TEST_CASE(test_parse_fast_v6_equals_general),
 	TEST_CASE(test_parse_fragments),
 	TEST_CASE(test_parse_ipv6_extensions),
 	TEST_CASE(test_parse_truncation),
