@@ -827,6 +827,26 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
  * test_parse_fast_equals_general and fuzz_parse check both on the same
  * frames); anything else returns false for the general path.
  */
+/* The fast paths' L4: TCP or UDP, its header whole in @p l4len bytes,
+ * as parse_l4() takes it; false for anything else. */
+static inline bool
+parse_fast_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
+		struct cflow_packet *pkt)
+{
+	if (proto == PROTO_TCP) {
+		if (l4len < TCP_MIN_HDR || (l4[12] >> 4) < 5)
+			return false;
+		pkt->tcp_flags = l4[13];
+		pkt->proto_class = CFLOW_CLASS_TCP;
+		return true;
+	}
+	if (proto == PROTO_UDP && l4len >= 8) {
+		pkt->proto_class = CFLOW_CLASS_UDP;
+		return true;
+	}
+	return false;
+}
+
 static inline bool
 parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 {
@@ -843,18 +863,8 @@ parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 	l4len = (total < len - ETHER_HDR_LEN ? total : len - ETHER_HDR_LEN) -
 		IPV4_MIN_HDR;
 	proto = p[9];
-	if (proto == PROTO_TCP) {
-		if (l4len < TCP_MIN_HDR || (l4[12] >> 4) < 5)
-			return false;
-		pkt->tcp_flags = l4[13];
-		pkt->proto_class = CFLOW_CLASS_TCP;
-	} else if (proto == PROTO_UDP) {
-		if (l4len < 8)
-			return false;
-		pkt->proto_class = CFLOW_CLASS_UDP;
-	} else {
+	if (!parse_fast_l4(proto, l4, l4len, pkt))
 		return false;
-	}
 	pkt->ethertype = ETHER_TYPE_IPV4;
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, rd16(l4),
 		rd16(l4 + 2), proto);
@@ -883,18 +893,8 @@ parse_fast_v6(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 	if (payload != 0 && payload < l4len)
 		l4len = payload;
 	proto = p[6];
-	if (proto == PROTO_TCP) {
-		if (l4len < TCP_MIN_HDR || (l4[12] >> 4) < 5)
-			return false;
-		pkt->tcp_flags = l4[13];
-		pkt->proto_class = CFLOW_CLASS_TCP;
-	} else if (proto == PROTO_UDP) {
-		if (l4len < 8)
-			return false;
-		pkt->proto_class = CFLOW_CLASS_UDP;
-	} else {
+	if (!parse_fast_l4(proto, l4, l4len, pkt))
 		return false;
-	}
 	pkt->ethertype = ETHER_TYPE_IPV6;
 	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24, rd16(l4),
 		rd16(l4 + 2), proto);
