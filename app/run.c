@@ -127,6 +127,7 @@ app_run_clock_init(struct app_run *run, uint64_t tsc_hz)
 	run->tsc_hz = tsc_hz;
 	run->tsc_mult = (uint64_t)mult;
 	run->tsc_shift = shift;
+	run->tx_drain_tsc = tsc_hz / 1000000 * APP_TX_DRAIN_US;
 }
 
 void

@@ -118,6 +118,7 @@ struct app_run {
 	 * (app_run_clock_init()) */
 	uint64_t tsc_mult;
 	unsigned int tsc_shift;
+	uint64_t tx_drain_tsc;  /* APP_TX_DRAIN_US in TSC ticks */
 	uint64_t clock_offset_ns; /* added to TSC time: a warm restart's
 				   * clock goes on from the saved one */
 	uint64_t epoch_offset_ns; /* run clock + this = ns since the epoch

@@ -132,38 +132,74 @@ mbuf_input(struct cflow_input *in, const struct rte_mbuf *m, uint64_t t)
 	in->flags = 0;
 }
 
+/* Send @p n packets on @p port, this worker's own tx queue; what it
+ * refuses is freed, counted. */
+static void
+tx_send(struct app_worker *w, uint16_t port, struct rte_mbuf **pkts,
+		uint16_t n)
+{
+	uint16_t sent = rte_eth_tx_burst(port, (uint16_t)w->index, pkts, n);
+
+	w->ctr.tx_packets += sent;
+	w->ctr.tx_dropped += n - sent;
+	if (sent < n)
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+}
+
+void
+app_worker_tx_flush(struct app_worker *w)
+{
+	for (unsigned int b = 0; b < w->nb_txbuf; b++) {
+		struct app_txbuf *t = &w->txbuf[b];
+
+		if (t->n != 0)
+			tx_send(w, t->port, t->pkts, t->n);
+		t->n = 0;
+	}
+	w->tx_flush_tsc = rte_rdtsc();
+}
+
+/* The tx buffer of egress port @p port, or NULL once APP_TXBUF_PORTS
+ * ports have one (the others' packets are sent at once). */
+static inline struct app_txbuf *
+txbuf_of(struct app_worker *w, uint16_t port)
+{
+	for (unsigned int b = 0; b < w->nb_txbuf; b++)
+		if (w->txbuf[b].port == port)
+			return &w->txbuf[b];
+	if (w->nb_txbuf == APP_TXBUF_PORTS)
+		return NULL;
+	w->txbuf[w->nb_txbuf] = (struct app_txbuf){ .port = port };
+	return &w->txbuf[w->nb_txbuf++];
+}
+
 /* Send each packet to the port paired with its ingress port, on this
- * worker's own tx queue; free what is not sent. The packets of one
- * burst usually share a port: one tx burst each. */
+ * worker's own tx queue, through the port's tx buffer (in order: sent
+ * when it holds a full burst, or at the drain timer); free what is not
+ * sent. */
 static void
 forward_or_free(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	const struct app_run *run = w->run;
-	uint16_t sent = 0;
 
 	if (run->cfg->mode != APP_MODE_FORWARD) {
 		if (n != 0)
 			rte_pktmbuf_free_bulk(pkts, n);
 		return;
 	}
-	while (n != 0) {
-		struct rte_mbuf *same[CF_BULK_MAX], *rest[CF_BULK_MAX];
-		uint16_t port = run->tx_port[pkts[0]->port];
-		uint16_t ns = 0, nr = 0;
+	for (uint16_t k = 0; k < n; k++) {
+		uint16_t port = run->tx_port[pkts[k]->port];
+		struct app_txbuf *t = txbuf_of(w, port);
 
-		for (uint16_t k = 0; k < n; k++) {
-			if (run->tx_port[pkts[k]->port] == port)
-				same[ns++] = pkts[k];
-			else
-				rest[nr++] = pkts[k];
+		if (unlikely(t == NULL)) {
+			tx_send(w, port, &pkts[k], 1);
+			continue;
 		}
-		sent = rte_eth_tx_burst(port, (uint16_t)w->index, same, ns);
-		w->ctr.tx_packets += sent;
-		w->ctr.tx_dropped += ns - sent;
-		if (sent < ns)
-			rte_pktmbuf_free_bulk(same + sent, ns - sent);
-		memcpy(pkts, rest, nr * sizeof(*pkts));
-		n = nr;
+		t->pkts[t->n++] = pkts[k];
+		if (t->n == APP_TXBUF_SIZE) {
+			tx_send(w, port, t->pkts, t->n);
+			t->n = 0;
+		}
 	}
 }
 
@@ -1007,6 +1043,8 @@ app_worker_main(void *arg)
 
 		live = poll_queues(w, bl, losses, &received);
 		received += app_worker_drain(w);
+		if (rte_rdtsc() - w->tx_flush_tsc >= run->tx_drain_tsc)
+			app_worker_tx_flush(w);
 		if (run->watermark)
 			advance_as_of(w);
 		if (received == 0)
@@ -1028,6 +1066,7 @@ app_worker_main(void *arg)
 			break;
 	}
 	app_worker_drain(w); /* nothing gathered stays untracked */
+	app_worker_tx_flush(w); /* nor waits to be sent */
 	held_free(w);
 	/* Once the main lcore has the last packet time of all lcores, make
 	 * the end-of-run counters exact (so that telemetry shows them),
