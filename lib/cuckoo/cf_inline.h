@@ -8,8 +8,8 @@
  * The per-key calls compiled into the caller's loop: cf_lookup(),
  * cf_add(), cf_lookup_with_hash() and cf_add_with_hash() of
  * cuckoo_filter.h are static inline where this header can answer them
- * itself, and call the library otherwise. Included by cuckoo_filter.h;
- * not to be included on its own.
+ * itself, and call the library otherwise. Included by cuckoo_filter.h,
+ * which a program includes.
  *
  * What is inline: tables of whole-byte buckets of at most 64 bits (4
  * slots of 8, 12 or 16 bits, 8 of 8, 2 of 16 or 32: the default 12-bit
@@ -28,7 +28,14 @@
  * target and a little-endian CPU; elsewhere they are the library's.
  */
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+
+/* Included on its own: the declarations first (their include of this
+ * header is then a no-op, its guard set). */
+#include "cuckoo_filter.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -58,8 +58,12 @@ extern "C" {
 	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define CF_INLINE_CALLS 1
 #define CF_INLINE_API static inline
+/* The inline function's own symbol, where a compiler emits it out of
+ * line (-O0): not the library's, which its fallback calls by name. */
+#define CF_INLINE_SYM(name) __asm__(#name "_inline_")
 #else
 #define CF_INLINE_API
+#define CF_INLINE_SYM(name)
 #endif
 
 /** Maximum number of hashes in one bulk call. */
@@ -252,7 +256,8 @@ uint64_t cf_hash(const struct cf_filter *f, const void *key, size_t len);
  * one is found only with the same. It depends on the seed only, which
  * saved filters keep.
  */
-CF_INLINE_API uint64_t cf_hash_u64(const struct cf_filter *f, uint64_t key);
+CF_INLINE_API uint64_t cf_hash_u64(const struct cf_filter *f, uint64_t key)
+	CF_INLINE_SYM(cf_hash_u64);
 
 /**
  * Add an item by its 64-bit hash. Index and fingerprint come from
@@ -291,10 +296,11 @@ CF_INLINE_API uint64_t cf_hash_u64(const struct cf_filter *f, uint64_t key);
  *   - -ENOSPC if the table and stash are full; no stored item moved.
  */
 CF_INLINE_API int cf_add_with_hash(struct cf_filter *f, uint64_t hash,
-		uint64_t value, uint32_t *pos);
+		uint64_t value, uint32_t *pos) CF_INLINE_SYM(cf_add_with_hash);
 
 /** cf_add_with_hash() of cf_hash(key), with value 0. */
-CF_INLINE_API int cf_add(struct cf_filter *f, const void *key, size_t len);
+CF_INLINE_API int cf_add(struct cf_filter *f, const void *key, size_t len)
+	CF_INLINE_SYM(cf_add);
 
 /**
  * Add an item unless its fingerprint is already found (test-and-add).
@@ -320,11 +326,11 @@ int cf_add_unique(struct cf_filter *f, const void *key, size_t len);
  *   1 if found (possibly a false positive), 0 if not (never wrong).
  */
 CF_INLINE_API int cf_lookup_with_hash(const struct cf_filter *f,
-		uint64_t hash, uint32_t *pos);
+		uint64_t hash, uint32_t *pos) CF_INLINE_SYM(cf_lookup_with_hash);
 
 /** cf_lookup_with_hash() of cf_hash(key). */
 CF_INLINE_API int cf_lookup(const struct cf_filter *f, const void *key,
-		size_t len);
+		size_t len) CF_INLINE_SYM(cf_lookup);
 
 /**
  * Delete one copy of an item. Deleting an item that was never added may
