@@ -80,6 +80,7 @@ struct cflow_tracker {
 	uint64_t tokens;          /* admission: tokens * 1e9 */
 	uint64_t tokens_max;
 	uint64_t tokens_ns;       /* when last refilled */
+	uint64_t tokens_fill_ns;  /* an empty bucket's time to full, + 1 */
 	uint64_t now_ns;        /* latest time seen: never goes back */
 	uint32_t now_tick;      /* the tick judged at: see above */
 	uint32_t clock_tick;    /* now_ns's tick */
@@ -457,6 +458,9 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 	}
 	t->tokens_max = p->new_flow_burst * NS_PER_S;
 	t->tokens = t->tokens_max;
+	/* token_take() divides by nothing: past this the bucket is full */
+	t->tokens_fill_ns = p->new_flow_rate == 0 ? 0 :
+		t->tokens_max / p->new_flow_rate + 1;
 	/*
 	 * A full pass per L = max(1 s, shortest timeout / 8), the promised
 	 * lateness, less what truncated ticks add (3 ticks) and a tick of
@@ -595,10 +599,15 @@ token_take(struct cflow_tracker *t)
 	if (t->params.new_flow_rate == 0)
 		return true;
 	t->tokens_ns = t->now_ns;
-	if (dt >= (t->tokens_max - t->tokens) / t->params.new_flow_rate + 1)
+	/* No division a packet (as rte_meter): below tokens_fill_ns,
+	 * dt * rate <= tokens_max <= 10^18 and the sum cannot wrap. */
+	if (dt >= t->tokens_fill_ns) {
 		t->tokens = t->tokens_max;
-	else
+	} else {
 		t->tokens += dt * t->params.new_flow_rate;
+		if (t->tokens > t->tokens_max)
+			t->tokens = t->tokens_max;
+	}
 	if (t->tokens < NS_PER_S)
 		return false;
 	t->tokens -= NS_PER_S;
