@@ -72,10 +72,14 @@ extern "C" {
 
 /** What an entry is. */
 enum cbl_kind {
+	/** no entry: not listed */
 	CBL_NONE = 0,
 	CBL_ADDRESS,  /**< a full-length prefix */
+	/** a shorter prefix */
 	CBL_PREFIX,
+	/** a 5-tuple, either direction */
 	CBL_FLOW,
+	/** number of kinds (array size), not a kind */
 	CBL_KINDS,
 };
 
@@ -85,10 +89,13 @@ struct cbl;
 /** Entry counts and table figures, see cbl_info(). */
 struct cbl_info {
 	uint64_t entries[CBL_KINDS]; /**< by kind (entries[CBL_NONE]: 0) */
+	/** entries of all kinds */
 	uint64_t total;
 	unsigned int v4_lengths;  /**< distinct IPv4 prefix lengths */
 	unsigned int v6_lengths;  /**< distinct IPv6 prefix lengths */
+	/** fingerprint bits of the list's filter */
 	unsigned int fp_bits;
+	/** table bits per entry stored (0 for an empty list) */
 	double bits_per_entry;
 	/**
 	 * Chance that a packet not listed matches, for a packet of the
@@ -104,10 +111,18 @@ struct cbl_info {
  * Read a text list. On a bad line, nothing is built: NULL is returned,
  * errno is set and @p err receives "FILE:LINE: reason".
  *
+ * @param path
+ *   The text list, a regular file.
  * @param fp_bits
  *   Fingerprint bits (0: 32, so false matches are ~1 in 10^9 lookups).
+ * @param err
+ *   If not NULL, receives the reason on failure: one line,
+ *   NUL-terminated, truncated to @p err_len bytes.
+ * @param err_len
+ *   Size of @p err in bytes.
  * @return
- *   The list, or NULL with errno set (see the error codes above).
+ *   The list (free it with cbl_free()), or NULL with errno set (see the
+ *   error codes above).
  */
 struct cbl *cbl_read(const char *path, unsigned int fp_bits, char *err,
 		size_t err_len);
@@ -121,6 +136,15 @@ struct cbl *cbl_read(const char *path, unsigned int fp_bits, char *err,
  * write that makes no progress fails (-EIO, or write()'s errno such as
  * -ENOSPC): never a success with part of the list.
  *
+ * @param bl
+ *   The list.
+ * @param path
+ *   The compiled file to write: a regular file, replaced, or a new one.
+ * @param err
+ *   If not NULL, receives the reason on failure: one line,
+ *   NUL-terminated, truncated to @p err_len bytes.
+ * @param err_len
+ *   Size of @p err in bytes.
  * @return
  *   0, or a negative errno (errno set too) with the reason in @p err; the
  *   old file, if any, is then unchanged and no temporary file is left.
@@ -132,8 +156,16 @@ int cbl_save(const struct cbl *bl, const char *path, char *err,
  * Load a compiled list, or a text list if the file does not start with
  * the compiled magic.
  *
+ * @param path
+ *   The list, compiled (cbl_save()) or text, a regular file.
+ * @param err
+ *   If not NULL, receives the reason on failure: one line,
+ *   NUL-terminated, truncated to @p err_len bytes.
+ * @param err_len
+ *   Size of @p err in bytes.
  * @return
- *   The list, or NULL with errno set and the reason in @p err.
+ *   The list (free it with cbl_free()), or NULL with errno set and the
+ *   reason in @p err.
  */
 struct cbl *cbl_load(const char *path, char *err, size_t err_len);
 
@@ -144,8 +176,18 @@ struct cbl *cbl_load(const char *path, char *err, size_t err_len);
  * asks whether that exact prefix is listed (CBL_PREFIX or CBL_NONE); a
  * flow matches as a packet of that 5-tuple would (cbl_match()).
  *
+ * @param bl
+ *   The list.
+ * @param entry
+ *   One entry as a line of the text format, NUL-terminated, without
+ *   its newline.
  * @param kind
  *   Receives the answer (only on success).
+ * @param err
+ *   If not NULL, receives the reason on failure: one line,
+ *   NUL-terminated, truncated to @p err_len bytes.
+ * @param err_len
+ *   Size of @p err in bytes.
  * @return
  *   0, or -EINVAL (errno set) for an entry that does not parse or is
  *   longer than CBL_LINE_MAX bytes, with the reason in @p err.
@@ -156,6 +198,10 @@ int cbl_match_text(const struct cbl *bl, const char *entry,
 /**
  * Does a parsed packet (cflow_parse() status CFLOW_PARSE_OK) match?
  *
+ * @param bl
+ *   The list.
+ * @param pkt
+ *   The parsed packet: its canonical key and addresses are read.
  * @return
  *   The kind of the first hit in this order: the lower address at each
  *   listed length, shortest first (CBL_PREFIX, or CBL_ADDRESS at full
@@ -170,9 +216,17 @@ enum cbl_kind cbl_match(const struct cbl *bl, const struct cflow_packet *pkt);
  * the others. The lookups of several packets go into each bulk call, so
  * that their cache misses overlap.
  *
+ * @param bl
+ *   The list.
+ * @param pkts
+ *   The packets, @p n of them.
  * @param n
  *   Packets, at most 64: @p mask has a bit for each; beyond 64 neither
  *   pkts nor kinds are touched.
+ * @param mask
+ *   Bit k set: pkts[k] parsed (status CFLOW_PARSE_OK) and is looked up.
+ * @param kinds
+ *   Receives @p n kinds, one a packet.
  */
 void cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		unsigned int n, uint64_t mask, enum cbl_kind *kinds);
@@ -192,6 +246,10 @@ void cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
  * unparsed (as a packet without addresses), and decides by its own
  * policy for those; if it has none, CBL_NONE is final.
  *
+ * @param bl
+ *   The list.
+ * @param pkt
+ *   The packet, parsed with any status; its addresses are read.
  * @return
  *   CBL_ADDRESS or CBL_PREFIX (the shortest listed prefix of the lower
  *   address, then of the higher one), or CBL_NONE; always CBL_NONE if
@@ -200,21 +258,46 @@ void cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 enum cbl_kind cbl_match_addrs(const struct cbl *bl,
 		const struct cflow_packet *pkt);
 
-/** Fill @p info with @p bl's figures. Cannot fail. */
+/**
+ * Fill @p info with @p bl's figures. Cannot fail.
+ *
+ * @param bl
+ *   The list.
+ * @param info
+ *   Receives the figures.
+ */
 void cbl_info(const struct cbl *bl, struct cbl_info *info);
 
 /**
- * Bytes @p bl holds: its filter (cf_stats().bytes) and, for a list read
- * from text, its IPv4 length index (a cell for about each IPv4 entry,
- * 2^10 to 2^24 cells, of 1, 2 or 4 bytes for up to 8, 16 or 32 listed
- * IPv4 lengths).
+ * Bytes a list holds: its filter (cf_stats().bytes) and, for a list
+ * read from text, its IPv4 length index (a cell for about each IPv4
+ * entry, 2^10 to 2^24 cells, of 1, 2 or 4 bytes for up to 8, 16 or 32
+ * listed IPv4 lengths).
+ *
+ * @param bl
+ *   The list.
+ * @return
+ *   Its size in bytes.
  */
 uint64_t cbl_bytes(const struct cbl *bl);
 
-/** Free @p bl; NULL is a no-op. */
+/**
+ * Free @p bl; NULL is a no-op.
+ *
+ * @param bl
+ *   The list, or NULL.
+ */
 void cbl_free(struct cbl *bl);
 
-/** "none", "address", "prefix" or "flow"; "?" for a value out of range. */
+/**
+ * The name of a kind.
+ *
+ * @param kind
+ *   Any value.
+ * @return
+ *   A static string: "none", "address", "prefix" or "flow"; "?" for a
+ *   value out of range.
+ */
 const char *cbl_kind_name(enum cbl_kind kind);
 
 /* ------------------------------------------------------- allow lists */
@@ -248,6 +331,13 @@ struct cbl_allow;
  * Read an allow list. On a bad line nothing is built. Duplicate rules
  * count once.
  *
+ * @param path
+ *   The allow list, a regular file.
+ * @param err
+ *   If not NULL, receives the reason on failure: one line,
+ *   NUL-terminated, truncated to @p err_len bytes.
+ * @param err_len
+ *   Size of @p err in bytes.
  * @return
  *   The list, or NULL with errno set (EINVAL for a bad line, E2BIG over
  *   CBL_ALLOW_MAX rules, and the file errors of cbl_read()).
@@ -260,11 +350,25 @@ struct cbl_allow *cbl_allow_read(const char *path, char *err,
  * allowed service: its protocol, its destination address (by
  * pkt->reversed) within a rule's prefix, its destination port the
  * rule's or the rule's port "any"?
+ *
+ * @param al
+ *   The allow list.
+ * @param pkt
+ *   The parsed packet.
+ * @return
+ *   true if a rule allows it.
  */
 bool cbl_allow_match(const struct cbl_allow *al,
 		const struct cflow_packet *pkt);
 
-/** Rules in the list (duplicates counted once). */
+/**
+ * Rules in the list (duplicates counted once).
+ *
+ * @param al
+ *   The allow list.
+ * @return
+ *   The number of distinct rules, at most CBL_ALLOW_MAX.
+ */
 uint64_t cbl_allow_rules(const struct cbl_allow *al);
 
 /**
@@ -273,12 +377,19 @@ uint64_t cbl_allow_rules(const struct cbl_allow *al);
  * for a 64-bit hash collision) otherwise; never 0, so that 0 can stand
  * for no list (a saved flow table's allow list: docs/design.md).
  *
+ * @param al
+ *   The allow list.
  * @return
  *   The digest, or 0 (errno ENOMEM).
  */
 uint64_t cbl_allow_digest(const struct cbl_allow *al);
 
-/** Free @p al; NULL is a no-op. */
+/**
+ * Free @p al; NULL is a no-op.
+ *
+ * @param al
+ *   The allow list, or NULL.
+ */
 void cbl_allow_free(struct cbl_allow *al);
 
 #ifdef __cplusplus

@@ -47,6 +47,7 @@ struct cflow_event {
 	uint8_t src[16];    /**< the packet's source (IPv4: first 4 bytes) */
 	uint8_t dst[16];    /**< and destination */
 	uint16_t sport;     /**< host order; 0 for ICMP and others */
+	/** host order; 0 for ICMP and others */
 	uint16_t dport;
 	uint8_t family;     /**< 4 or 6 */
 	uint8_t proto;      /**< IP protocol number */
@@ -66,6 +67,16 @@ struct cflow_event {
  * 0 is returned and @p e is untouched): @p pkt's 5-tuple in its own
  * direction, @p time_ns and @p wire_len; port and worker are 0.
  *
+ * @param e
+ *   Receives the event (zeroed first); untouched if it has none.
+ * @param pkt
+ *   The packet, parsed (status CFLOW_PARSE_OK).
+ * @param verdict
+ *   The tracker's verdict on @p pkt.
+ * @param time_ns
+ *   The packet's time, ns since the Unix epoch.
+ * @param wire_len
+ *   The packet's length on the wire, in bytes.
  * @return
  *   1 if @p e was filled, 0 if the verdict has no event.
  */
@@ -80,12 +91,20 @@ int cflow_event_init(struct cflow_event *e, const struct cflow_packet *pkt,
  * "src":"..", "sport":N, "dst":"..", "dport":N, "len":N,
  * "tcp_flags":N[, "reason":"fin"|"rst"]}.
  *
+ * @param e
+ *   The event.
+ * @param buf
+ *   Receives the object, NUL-terminated.
+ * @param len
+ *   Size of @p buf in bytes.
  * @return
  *   Its length, or -ENOSPC (errno set) if it needs more than @p len - 1
  *   bytes (CFLOW_EVENT_JSON_MAX always suffices).
  */
 int cflow_event_json(const struct cflow_event *e, char *buf, size_t len);
 
+/** Bytes of a buffer that holds any event's cflow_event_json(), NUL
+ * included. */
 #define CFLOW_EVENT_JSON_MAX 384
 
 #ifdef __cplusplus

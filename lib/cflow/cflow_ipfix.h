@@ -88,6 +88,12 @@ enum cflow_ipfix_template {
  * Hands one complete message to the caller, who sends it (one UDP
  * datagram). @p msg is the encoder's, valid during the call only.
  *
+ * @param msg
+ *   The message: header, sets and records, in network byte order.
+ * @param len
+ *   Its length in bytes, at most the encoder's mtu.
+ * @param arg
+ *   cflow_ipfix_params.emit_arg.
  * @return
  *   0, or a negative errno: the message is counted lost (its records
  *   still count in the sequence numbers, so that a collector sees the
@@ -134,14 +140,21 @@ struct cflow_ipfix;
 /**
  * Create an encoder; @p p is copied. Nothing is emitted yet.
  *
+ * @param p
+ *   The parameters (see struct cflow_ipfix_params).
  * @return
  *   The encoder, or NULL with errno set: EINVAL if emit is NULL or mtu
  *   is below CFLOW_IPFIX_MTU_MIN; ENOMEM.
  */
 struct cflow_ipfix *cflow_ipfix_create(const struct cflow_ipfix_params *p);
 
-/** Free an encoder, dropping a message not yet emitted (flush first);
- *  NULL is accepted. */
+/**
+ * Free an encoder, dropping a message not yet emitted (flush first);
+ * NULL is accepted.
+ *
+ * @param x
+ *   The encoder, or NULL.
+ */
 void cflow_ipfix_free(struct cflow_ipfix *x);
 
 /**
@@ -149,6 +162,10 @@ void cflow_ipfix_free(struct cflow_ipfix *x);
  * that message is emitted first and a new one opened (with the templates
  * if they are due at @p now_s), which takes the record.
  *
+ * @param x
+ *   The encoder.
+ * @param e
+ *   The event (cflow_event_init()); copied into the message.
  * @param now_s
  *   Seconds since the Unix epoch: the export time of a message emitted
  *   now, and the clock of the template refresh.
@@ -168,13 +185,24 @@ int cflow_ipfix_add(struct cflow_ipfix *x, const struct cflow_event *e,
  * periodically (every second, say) so that records do not wait for a
  * full message, and before cflow_ipfix_free().
  *
+ * @param x
+ *   The encoder.
+ * @param now_s
+ *   Seconds since the Unix epoch, as cflow_ipfix_add() takes them.
  * @return
  *   1 if a message was emitted, 0 if none was due, or emit's negative
  *   return.
  */
 int cflow_ipfix_flush(struct cflow_ipfix *x, uint64_t now_s);
 
-/** Copy the counters. */
+/**
+ * Copy the counters.
+ *
+ * @param x
+ *   The encoder.
+ * @param s
+ *   Receives the counters.
+ */
 void cflow_ipfix_stats_get(const struct cflow_ipfix *x,
 		struct cflow_ipfix_stats *s);
 

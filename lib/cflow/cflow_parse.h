@@ -85,9 +85,11 @@ enum cflow_link_type {
  * are taken as this host's libpcap defines them: cflow and the caller's
  * libpcap must be built for the same system.
  *
+ * @param dlt
+ *   A DLT_ value (pcap_datalink()) or a savefile LINKTYPE_ value.
  * @return
- *   An enum cflow_link_type, or -EINVAL for a link type cflow_parse()
- *   does not handle (DLT_IEEE802_11, DLT_PPP, ...).
+ *   An enum cflow_link_type, or -EINVAL (errno set) for a link type
+ *   cflow_parse() does not handle (DLT_IEEE802_11, DLT_PPP, ...).
  */
 int cflow_link_type_from_dlt(int dlt);
 
@@ -95,6 +97,11 @@ int cflow_link_type_from_dlt(int dlt);
  * Name of a link type, as libpcap's pcap_datalink_val_to_name() names
  * it ("EN10MB", "LINUX_SLL", "LINUX_SLL2", "RAW", "IPV4", "IPV6",
  * "NULL", "LOOP"); "unknown" for a value out of range.
+ *
+ * @param link
+ *   Any value.
+ * @return
+ *   A static string.
  */
 const char *cflow_link_type_name(enum cflow_link_type link);
 
@@ -225,20 +232,26 @@ enum cflow_decap {
 
 /** TCP flags, as on the wire. */
 #define CFLOW_TCP_FIN 0x01
+/** TCP SYN flag */
 #define CFLOW_TCP_SYN 0x02
+/** TCP RST flag */
 #define CFLOW_TCP_RST 0x04
+/** TCP ACK flag */
 #define CFLOW_TCP_ACK 0x10
 
 /**
  * Canonical flow key: the lower (address, port) endpoint first, so both
  * directions of a flow have one key. IPv4 addresses are stored
- * IPv4-mapped (::ffff:a.b.c.d). Fixed size and zero padded: hash it as
+ * IPv4-mapped (\::ffff:a.b.c.d). Fixed size and zero padded: hash it as
  * bytes.
  */
 struct cflow_key {
+	/** the lower endpoint's address */
 	uint8_t addr_lo[16];
+	/** the higher endpoint's address */
 	uint8_t addr_hi[16];
 	uint16_t port_lo;   /**< host order; 0 for ICMP and other protocols */
+	/** host order; 0 for ICMP and other protocols */
 	uint16_t port_hi;
 	uint8_t proto;      /**< IP protocol number */
 	uint8_t family;     /**< 4 or 6 */
@@ -269,6 +282,7 @@ enum cflow_proto_class {
  * all but ethertype and tunnel is zero.
  */
 struct cflow_packet {
+	/** canonical key (see above for what is set) */
 	struct cflow_key key;
 	uint8_t tcp_flags;  /**< 0 unless TCP */
 	uint8_t proto_class; /**< enum cflow_proto_class */
@@ -366,6 +380,15 @@ struct cflow_parse_params {
  * (@p params' link_type; Ethernet if @p params is NULL). Never reads past
  * buf + len, nor past buf + CFLOW_PARSE_MAX_HDR.
  *
+ * @param buf
+ *   The frame's captured bytes, from its link header.
+ * @param len
+ *   Captured bytes in @p buf.
+ * @param params
+ *   Parser options, or NULL for the defaults (Ethernet, no VLAN ids in
+ *   the key, no decapsulation).
+ * @param pkt
+ *   Receives what the parser tells the tracker, whatever the status.
  * @return
  *   CFLOW_PARSE_OK with @p pkt filled, or why the packet is not tracked;
  *   then @p pkt still carries the addresses if they could be read (see
@@ -379,12 +402,31 @@ enum cflow_parse_status cflow_parse(const uint8_t *buf, uint32_t len,
  * cflow_parse() without its fast path for the common frame (Ethernet,
  * IPv4 without options, TCP or UDP): the same answer for every frame,
  * only slower for those. For tests and fuzzers that check the two agree.
+ *
+ * @param buf
+ *   The frame's captured bytes, from its link header.
+ * @param len
+ *   Captured bytes in @p buf.
+ * @param params
+ *   Parser options, or NULL for the defaults (Ethernet, no VLAN ids in
+ *   the key, no decapsulation).
+ * @param pkt
+ *   Receives what the parser tells the tracker, whatever the status.
+ * @return
+ *   As cflow_parse().
  */
 enum cflow_parse_status cflow_parse_general(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt);
 
-/** Name of a parse status, for counters and logs ("trunc_l3", ...). */
+/**
+ * Name of a parse status, for counters and logs ("trunc_l3", ...).
+ *
+ * @param st
+ *   Any value.
+ * @return
+ *   A static string; "unknown" for a value out of range.
+ */
 const char *cflow_parse_status_name(enum cflow_parse_status st);
 
 /**
@@ -396,6 +438,21 @@ const char *cflow_parse_status_name(enum cflow_parse_status st);
  * lib/blocklist builds the same keys from its text entries without
  * linking the parser.
  *
+ * @param key
+ *   The key to fill, zeroed by the caller (padding, vlan and tunnel are
+ *   not written).
+ * @param family
+ *   4 or 6.
+ * @param src
+ *   The source address, 16 bytes (IPv4-mapped for family 4).
+ * @param dst
+ *   The destination address, 16 bytes (IPv4-mapped for family 4).
+ * @param sport
+ *   The source port, host order (0 without ports).
+ * @param dport
+ *   The destination port, host order (0 without ports).
+ * @param proto
+ *   The IP protocol number.
  * @return
  *   true if the endpoints were swapped: src is the key's hi endpoint.
  */
@@ -436,6 +493,21 @@ cflow_key_fill(struct cflow_key *key, uint8_t family, const uint8_t *src,
 /**
  * Build the canonical key of a flow; addresses are 16 bytes (IPv4
  * mapped for family 4).
+ *
+ * @param key
+ *   Receives the key, zeroed first (vlan and tunnel 0).
+ * @param family
+ *   4 or 6.
+ * @param src
+ *   The source address, 16 bytes (IPv4-mapped for family 4).
+ * @param dst
+ *   The destination address, 16 bytes (IPv4-mapped for family 4).
+ * @param sport
+ *   The source port, host order (0 without ports).
+ * @param dport
+ *   The destination port, host order (0 without ports).
+ * @param proto
+ *   The IP protocol number.
  */
 static inline void
 cflow_key_init(struct cflow_key *key, uint8_t family, const uint8_t *src,
@@ -446,7 +518,16 @@ cflow_key_init(struct cflow_key *key, uint8_t family, const uint8_t *src,
 	(void)cflow_key_fill(key, family, src, dst, sport, dport, proto);
 }
 
-/** Seeded XXH3-64 of a canonical key. */
+/**
+ * Seeded XXH3-64 of a canonical key.
+ *
+ * @param key
+ *   The key, hashed as its sizeof(struct cflow_key) bytes.
+ * @param seed
+ *   The hash seed.
+ * @return
+ *   The 64-bit hash.
+ */
 uint64_t cflow_hash_key(const struct cflow_key *key, uint64_t seed);
 
 #ifdef __cplusplus

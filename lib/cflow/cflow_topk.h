@@ -104,24 +104,38 @@ struct cflow_topk;
  * Bytes of memory a sketch of @p capacity counters holds (0: the
  * default), all allocated by cflow_topk_create(); 0 for a capacity out
  * of range. About 96 bytes a counter.
+ *
+ * @param capacity
+ *   Counters, as cflow_topk_params.capacity.
+ * @return
+ *   The bytes, or 0 for a capacity above CFLOW_TOPK_CAPACITY_MAX.
  */
 size_t cflow_topk_memsize(uint32_t capacity);
 
 /**
  * Create an empty sketch; @p p may be NULL (all defaults).
  *
+ * @param p
+ *   The parameters, copied, or NULL.
  * @return
  *   The sketch, or NULL with errno EINVAL (a capacity out of range, an
  *   allocator without both hooks) or ENOMEM.
  */
 struct cflow_topk *cflow_topk_create(const struct cflow_topk_params *p);
 
-/** Free a sketch; NULL is a no-op. */
+/**
+ * Free a sketch; NULL is a no-op.
+ *
+ * @param s
+ *   The sketch, or NULL. Its memory goes back through its allocator.
+ */
 void cflow_topk_free(struct cflow_topk *s);
 
 /**
  * Count one more flow from @p addr. O(1), no allocation, no system call.
  *
+ * @param s
+ *   The sketch.
  * @param family
  *   4 or 6.
  * @param addr
@@ -133,7 +147,12 @@ void cflow_topk_free(struct cflow_topk *s);
 int cflow_topk_add(struct cflow_topk *s, uint8_t family,
 		const uint8_t *addr);
 
-/** Empty a sketch: no address, total 0, as created. O(m). */
+/**
+ * Empty a sketch: no address, total 0, as created. O(m).
+ *
+ * @param s
+ *   The sketch.
+ */
 void cflow_topk_reset(struct cflow_topk *s);
 
 /**
@@ -144,9 +163,16 @@ void cflow_topk_reset(struct cflow_topk *s);
  * additions and merges, whatever the seed. O(m) at most, plus
  * O(n log n); no allocation.
  *
+ * @param s
+ *   The sketch.
+ * @param out
+ *   Receives up to @p n entries.
+ * @param n
+ *   Entries @p out has room for.
  * @return
  *   The number of entries written to @p out (fewer than @p n when fewer
- *   addresses are monitored), or -EINVAL for a NULL argument.
+ *   addresses are monitored), or -EINVAL (errno set) for a NULL
+ *   argument.
  */
 int cflow_topk_list(const struct cflow_topk *s,
 		struct cflow_topk_entry *out, unsigned int n);
@@ -166,23 +192,47 @@ int cflow_topk_list(const struct cflow_topk *s,
  * compose: a report merged from any number of sketches has the bounds
  * of one sketch fed all their streams. O(m log m), no allocation.
  *
+ * @param dst
+ *   The sketch merged into.
+ * @param src
+ *   The sketch merged from, of the same capacity.
  * @return
- *   0, or -EINVAL for a NULL argument, @p dst == @p src, or capacities
- *   that differ.
+ *   0, or -EINVAL (errno set, @p dst unchanged) for a NULL argument,
+ *   @p dst == @p src, or capacities that differ.
  */
 int cflow_topk_merge(struct cflow_topk *dst, const struct cflow_topk *src);
 
-/** Items counted since creation or the last reset (merged in too). */
+/**
+ * Items counted since creation or the last reset (merged in too).
+ *
+ * @param s
+ *   The sketch.
+ * @return
+ *   N, the number of cflow_topk_add() calls that counted, plus the
+ *   totals merged in.
+ */
 uint64_t cflow_topk_total(const struct cflow_topk *s);
 
 /**
  * The most times an address that is not monitored may have been added:
  * the least count of a full sketch, 0 while counters are free. At most
  * cflow_topk_total() / m; every error is at most this.
+ *
+ * @param s
+ *   The sketch.
+ * @return
+ *   The floor, a count.
  */
 uint64_t cflow_topk_floor(const struct cflow_topk *s);
 
-/** The sketch's capacity, m. */
+/**
+ * The sketch's capacity, m.
+ *
+ * @param s
+ *   The sketch.
+ * @return
+ *   Its counters, the default resolved.
+ */
 uint32_t cflow_topk_capacity(const struct cflow_topk *s);
 
 #ifdef __cplusplus

@@ -79,8 +79,11 @@ enum cflow_hash_mode {
 
 /** Default idle timeouts in seconds, by class. */
 #define CFLOW_TIMEOUT_TCP_S 300
+/** UDP and UDP-Lite */
 #define CFLOW_TIMEOUT_UDP_S 60
+/** ICMP and ICMPv6 */
 #define CFLOW_TIMEOUT_ICMP_S 30
+/** SCTP and every other protocol */
 #define CFLOW_TIMEOUT_OTHER_S 60
 /** Default time a closed TCP flow lingers after its last packet, seconds. */
 #define CFLOW_CLOSE_LINGER_S 10
@@ -192,6 +195,8 @@ struct cflow_tracker_params {
 	 * entry as it is). 0 (default): no limit.
 	 */
 	uint64_t new_flow_rate;
+	/** Most tokens of the admission bucket: new flows admitted at
+	 *  once (0, default: new_flow_rate). */
 	uint64_t new_flow_burst;
 	/**
 	 * Emergency mode, as Suricata's: once the open flows reach
@@ -204,7 +209,11 @@ struct cflow_tracker_params {
 	 * 8): the sweep keeps its normal pace.
 	 */
 	uint32_t emergency_load_ppm;
+	/** Open flows, ppm of capacity, below which emergency mode ends
+	 *  (see emergency_load_ppm). */
 	uint32_t emergency_low_ppm;
+	/** Longest idle timeout and linger in emergency mode, ns (0: 10 s,
+	 *  CFLOW_EMERGENCY_TIMEOUT_S). */
 	uint64_t emergency_timeout_ns;
 	/**
 	 * Bits of a saturating per-flow packet counter kept in the value,
@@ -257,17 +266,25 @@ struct cflow_tracker_params {
  *   flows_new + flows_restored == cflow_flows_accounted()
  */
 struct cflow_counters {
+	/** every packet tracked or not */
 	uint64_t packets;
 	uint64_t bytes;          /**< wire bytes of all packets */
+	/** CFLOW_UNTRACKED_NON_IP packets */
 	uint64_t non_ip;
 	uint64_t malformed[CFLOW_PARSE_STATUS_MAX]; /**< by parse status */
 	uint64_t fragments;      /**< non-first fragments */
+	/** flows opened (CFLOW_NEW packets) */
 	uint64_t flows_new;
 	uint64_t flows_seen;     /**< packets of tracked flows */
 	uint64_t flows_closed;   /**< by a FIN/RST, once per flow */
+	/** open flows idle past their timeout: swept, or found so by
+	 *  their next packet (which then opens the flow anew) */
 	uint64_t flows_expired;
 	uint64_t flows_evicted;  /**< open flows evicted for a new one */
+	/** CFLOW_UNTRACKED_FULL packets: new flows the table had no room
+	 *  for */
 	uint64_t insert_failed;
+	/** CFLOW_UNTRACKED_ORPHAN packets */
 	uint64_t orphan_close;
 	uint64_t reused;         /**< SYN on a closing flow: also counted new */
 	uint64_t hash_fallback;  /**< hash mode rss, packet without a hash */
@@ -294,6 +311,7 @@ struct cflow_input {
 	uint32_t wire_len;    /**< length on the wire (>= len) */
 	uint64_t time_ns;     /**< monotonic time of the packet */
 	uint32_t rss;         /**< NIC hash, if has_rss */
+	/** rss holds the NIC's hash */
 	bool has_rss;
 	/**
 	 * The flow's cflow_hash_key() with the tracker's seed, if has_hash:
@@ -302,6 +320,7 @@ struct cflow_input {
 	 * only; a wrong value tracks the packet under another flow.
 	 */
 	bool has_hash;
+	/** the flow's hash, if has_hash */
 	uint64_t hash;
 	uint8_t flags;        /**< CFLOW_IN_* */
 };
@@ -317,6 +336,10 @@ struct cflow_tracker;
  * contract on another store (bench_pipeline's exact table) takes its
  * timeouts from here.
  *
+ * @param p
+ *   The parameters as given.
+ * @param out
+ *   Receives them resolved; may be @p p.
  * @return
  *   0, or -EINVAL with errno set (then @p out is unspecified): a
  *   capacity over CF_MAX_CAPACITY, value_bits not 16 or 32, a
@@ -331,26 +354,55 @@ int cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
  * Optional: fill @p p with the defaults spelled out for a table of
  * @p capacity flows, a random seed drawn now. A zeroed struct with only
  * capacity set makes the same tracker but for the seed.
+ *
+ * @param p
+ *   Receives the parameters.
+ * @param capacity
+ *   Flows the table must hold; 0 for CFLOW_CAPACITY_DEFAULT.
  */
 void cflow_tracker_params_init(struct cflow_tracker_params *p,
 		uint64_t capacity);
 
-/** A random hash seed, never 0 (getrandom(), else the time). */
+/**
+ * A random hash seed, never 0 (getrandom(), else the time).
+ *
+ * @return
+ *   The seed.
+ */
 uint64_t cflow_random_seed(void);
 
 /**
  * Create a tracker; @p p is copied (see cflow_tracker_params_resolve()
  * for its defaults). NULL with errno set: EINVAL for bad parameters,
  * ENOMEM.
+ *
+ * @param p
+ *   The parameters.
+ * @return
+ *   The tracker (free it with cflow_tracker_free()), or NULL with errno
+ *   set.
  */
 struct cflow_tracker *cflow_tracker_create(
 		const struct cflow_tracker_params *p);
 
-/** The parameters @p t runs with, resolved: its seed, its defaults. */
+/**
+ * The parameters @p t runs with, resolved: its seed, its defaults.
+ *
+ * @param t
+ *   The tracker.
+ * @param p
+ *   Receives the parameters.
+ */
 void cflow_tracker_params_get(const struct cflow_tracker *t,
 		struct cflow_tracker_params *p);
 
-/** Free a tracker; NULL is accepted. */
+/**
+ * Free a tracker; NULL is accepted.
+ *
+ * @param t
+ *   The tracker, or NULL. Its filter (cflow_tracker_filter()) goes with
+ *   it.
+ */
 void cflow_tracker_free(struct cflow_tracker *t);
 
 /**
@@ -361,6 +413,12 @@ void cflow_tracker_free(struct cflow_tracker *t);
  * the latest time seen is the latest of all packets so far, however
  * they are cut into bursts.
  *
+ * @param t
+ *   The tracker.
+ * @param in
+ *   The packets, @p n of them.
+ * @param n
+ *   How many; any number.
  * @param verdicts
  *   If not NULL, receives each packet's verdict.
  */
@@ -372,11 +430,20 @@ void cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
  * the tracker's parse parameters), to look at them before tracking,
  * as the application's blocklist does, without parsing twice.
  *
+ * @param t
+ *   The tracker.
+ * @param in
+ *   The packets, @p n of them: their times, lengths, hashes and flags
+ *   (data is not parsed again).
  * @param pkts
  *   cflow_parse()'s output for each packet; read only where @p status
  *   is CFLOW_PARSE_OK.
  * @param status
  *   cflow_parse()'s return for each packet.
+ * @param n
+ *   How many packets; any number.
+ * @param verdicts
+ *   If not NULL, receives each packet's verdict.
  * @param counts
  *   If not NULL, receives each packet's ordinal in its flow, both
  *   directions together: 1 for the packet that opened it, saturating at
@@ -398,6 +465,10 @@ void cflow_track_parsed(struct cflow_tracker *t,
  * burst, and when idle). Every idle flow is then expired no earlier than
  * its timeout and no later than timeout + max(1 s, timeout / 8).
  *
+ * @param t
+ *   The tracker.
+ * @param now_ns
+ *   The current time, ns, on the packets' clock (cflow_input.time_ns).
  * @return
  *   Flows expired by this call.
  */
@@ -412,6 +483,10 @@ uint64_t cflow_sweep(struct cflow_tracker *t, uint64_t now_ns);
  * times: cflow_sweep() would expire a flow of a stream lagging behind the
  * clock that a packet still to come refreshes.
  *
+ * @param t
+ *   The tracker.
+ * @param now_ns
+ *   The current time, ns, on the packets' clock: paces the sweep.
  * @param as_of_ns
  *   A watermark: no packet still to come for this tracker is earlier
  *   (for streams each in time order, the least over the streams of the
@@ -433,6 +508,8 @@ uint64_t cflow_sweep_at(struct cflow_tracker *t, uint64_t now_ns,
  * the decisions of a time-ordered replay if it tracks no packet more
  * than this ahead of the watermark it sweeps as of.
  *
+ * @param t
+ *   The tracker.
  * @return
  *   The lag in nanoseconds.
  */
@@ -446,31 +523,86 @@ uint64_t cflow_tracker_lag_ns(const struct cflow_tracker *t);
  * starts the clock. @p now_ns must not go backwards. Zero-initialise.
  */
 struct cflow_pace {
+	/** time of the last call */
 	uint64_t last_ns;
 	double credit;          /**< units owed */
+	/** the first call was made */
 	bool started;
 };
 
-/** Units of work due at @p now_ns; see struct cflow_pace. */
+/**
+ * Units of work due at @p now_ns; see struct cflow_pace.
+ *
+ * @param p
+ *   The pacing state, zero-initialised before the first call.
+ * @param now_ns
+ *   The current time, ns; never earlier than the last call's.
+ * @param total
+ *   Units of a whole pass.
+ * @param period_ns
+ *   Time a whole pass is spread over, ns (not 0).
+ * @param max
+ *   Most units handed out by this call.
+ * @return
+ *   Units to do now, 0..@p max; 0 at the first call.
+ */
 uint64_t cflow_pace_take(struct cflow_pace *p, uint64_t now_ns,
 		uint64_t total, uint64_t period_ns, uint64_t max);
 
-/** A full pass at @p now_ns: makes end-of-run counters exact. */
+/**
+ * A full pass at @p now_ns: makes end-of-run counters exact.
+ *
+ * @param t
+ *   The tracker.
+ * @param now_ns
+ *   The current time, ns, on the packets' clock; the tracker's clock
+ *   moves to it if later.
+ * @return
+ *   Flows expired by this call.
+ */
 uint64_t cflow_sweep_all(struct cflow_tracker *t, uint64_t now_ns);
 
-/** Packets counted malformed, all reasons together. */
+/**
+ * Packets counted malformed, all reasons together.
+ *
+ * @param c
+ *   The counters (cflow_counters_get()).
+ * @return
+ *   The sum of c->malformed[].
+ */
 uint64_t cflow_malformed_total(const struct cflow_counters *c);
 
-/** The packets counted in one class each (struct cflow_counters): equal
- *  to packets whenever a burst is done. */
+/**
+ * The packets counted in one class each (struct cflow_counters): equal
+ * to packets whenever a burst is done.
+ *
+ * @param c
+ *   The counters (cflow_counters_get()).
+ * @return
+ *   The sum of the per-class packet counters.
+ */
 uint64_t cflow_packets_classified(const struct cflow_counters *c);
 
-/** The flows counted new or restored, by their fate so far: active +
- *  closed + expired + evicted + flushed, always equal to flows_new +
- *  flows_restored. */
+/**
+ * The flows counted new or restored, by their fate so far: active +
+ * closed + expired + evicted + flushed, always equal to flows_new +
+ * flows_restored.
+ *
+ * @param c
+ *   The counters (cflow_counters_get()).
+ * @return
+ *   That sum.
+ */
 uint64_t cflow_flows_accounted(const struct cflow_counters *c);
 
-/** Copy the counters. */
+/**
+ * Copy the counters.
+ *
+ * @param t
+ *   The tracker.
+ * @param c
+ *   Receives the counters.
+ */
 void cflow_counters_get(const struct cflow_tracker *t,
 		struct cflow_counters *c);
 
@@ -486,7 +618,14 @@ void cflow_counters_get(const struct cflow_tracker *t,
  * (cf_save_mem()). Counters are not saved: each run counts its own.
  */
 
-/** Bytes cflow_tracker_save() writes. */
+/**
+ * Bytes cflow_tracker_save() writes.
+ *
+ * @param t
+ *   The tracker.
+ * @return
+ *   The size of the saved table and clock now.
+ */
 size_t cflow_tracker_save_size(const struct cflow_tracker *t);
 
 /**
@@ -494,6 +633,8 @@ size_t cflow_tracker_save_size(const struct cflow_tracker *t);
  * @p p, without creating one: what a saved table read back for such a
  * tracker may take, to refuse a larger file before reading it.
  *
+ * @param p
+ *   Parameters as cflow_tracker_create() takes them.
  * @return
  *   The size, or 0 (errno EINVAL) if cflow_tracker_create() would refuse
  *   @p p's table.
@@ -503,6 +644,12 @@ uint64_t cflow_tracker_save_bound(const struct cflow_tracker_params *p);
 /**
  * Serialise @p t's table and clock into @p buf.
  *
+ * @param t
+ *   The tracker.
+ * @param buf
+ *   Output buffer, any alignment.
+ * @param len
+ *   Its size in bytes; at least cflow_tracker_save_size().
  * @return
  *   Bytes written, or -ENOSPC (errno set) if @p len is below
  *   cflow_tracker_save_size().
@@ -522,8 +669,18 @@ int64_t cflow_tracker_save(const struct cflow_tracker *t, void *buf,
  * flows_restored, and @p saved_ns (if not NULL) receives the saved
  * clock. On failure @p t is unchanged.
  *
+ * @param t
+ *   The tracker, new: nothing tracked yet.
+ * @param buf
+ *   cflow_tracker_save() output; not kept.
+ * @param len
+ *   Its length in bytes.
+ * @param saved_ns
+ *   If not NULL, receives the saved clock, ns, on success.
  * @param err
  *   If not NULL, receives why it was refused (@p errlen bytes).
+ * @param errlen
+ *   Size of @p err in bytes.
  * @return
  *   0, or a negative errno (errno set): -EBUSY if @p t has tracked
  *   packets; -ENODATA if the input is short; -EBADMSG if it is corrupt;
@@ -554,6 +711,13 @@ struct cflow_flow_info {
  * Look one flow up by its key, as a packet of it would find it, without
  * changing anything. @p key is canonical (cflow_key_init()).
  *
+ * @param t
+ *   The tracker.
+ * @param key
+ *   The flow's canonical key.
+ * @param info
+ *   Receives what is known of the flow; zeroed if not tracked or on
+ *   an error.
  * @return
  *   1 if tracked (see cflow_flow_info.tracked), 0 if not (never
  *   wrong), -ENOTSUP (errno set) in CFLOW_HASH_RSS mode, where the
@@ -567,12 +731,21 @@ int cflow_tracker_lookup(const struct cflow_tracker *t,
  * active); lingering closed ones just go. Not concurrently with tracking:
  * the application's workers flush their own tables between bursts.
  *
+ * @param t
+ *   The tracker.
  * @return
  *   The open flows removed.
  */
 uint64_t cflow_tracker_flush(struct cflow_tracker *t);
 
-/** The tracker's filter, for its statistics. */
+/**
+ * The tracker's filter, for its statistics.
+ *
+ * @param t
+ *   The tracker.
+ * @return
+ *   The filter, owned by the tracker: valid until cflow_tracker_free().
+ */
 const struct cf_filter *cflow_tracker_filter(const struct cflow_tracker *t);
 
 #ifdef __cplusplus

@@ -41,6 +41,7 @@
 extern "C" {
 #endif
 
+/** @cond CF_INTERNAL */
 /**
  * Not API: the leading fields of the opaque struct cf_filter that the
  * inline calls read, and an inline add writes (@p table, @p items). Their
@@ -79,6 +80,7 @@ enum cf_inline_kind {
 	CF_INLINE_P16 = 3,   /* 4 x 16 bits, power of two of buckets */
 	CF_INLINE_W32 = 4,   /* 4 x 32 bits: two words a bucket */
 };
+/** @endcond */
 
 #ifdef CF_INLINE_CALLS
 

@@ -53,6 +53,7 @@ extern "C" {
  * is defined or the compiler or target cannot have them: then they are
  * the library's calls.
  */
+/** @cond CF_INTERNAL */
 #if !defined(CF_NO_INLINE) && defined(__GNUC__) && defined(__ELF__) && \
 	defined(__BYTE_ORDER__) && \
 	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -65,6 +66,7 @@ extern "C" {
 #define CF_INLINE_API
 #define CF_INLINE_SYM(name)
 #endif
+/** @endcond */
 
 /** Maximum number of hashes in one bulk call. */
 #define CF_BULK_MAX 64
@@ -226,6 +228,8 @@ struct cf_filter *cf_create(const struct cf_params *params);
  * The bytes a filter of @p params would hold (cf_stats()' bytes), without
  * creating it: to size a table, or to choose between layouts.
  *
+ * @param params
+ *   Parameters as cf_create() takes them; NULL is refused (EINVAL).
  * @return
  *   The bytes, or 0 with errno set to EINVAL if cf_create() would refuse
  *   the parameters as out of range.
@@ -234,11 +238,26 @@ uint64_t cf_params_bytes(const struct cf_params *params);
 
 /**
  * Free a filter and its memory. NULL is accepted.
+ *
+ * @param f
+ *   The filter, or NULL (nothing is done). Its memory goes back through
+ *   the allocator it was created with; positions and pointers into it
+ *   are void.
  */
 void cf_free(struct cf_filter *f);
 
 /**
  * Hash a key the way the byte-key functions do: seeded XXH3-64.
+ *
+ * @param f
+ *   The filter.
+ * @param key
+ *   The key's bytes.
+ * @param len
+ *   The key's length in bytes.
+ * @return
+ *   XXH3-64 of the key with the filter's seed (cf_params.seed): the
+ *   hash the byte-key functions pass to their _with_hash() form.
  */
 uint64_t cf_hash(const struct cf_filter *f, const void *key, size_t len);
 
@@ -255,6 +274,14 @@ uint64_t cf_hash(const struct cf_filter *f, const void *key, size_t len);
  * there on sequential keys). It is not cf_hash(): an item added with
  * one is found only with the same. It depends on the seed only, which
  * saved filters keep.
+ *
+ * @param f
+ *   The filter (its seed).
+ * @param key
+ *   The integer key.
+ * @return
+ *   The key's 64-bit hash, for cf_add_with_hash() and the other
+ *   *_with_hash() calls.
  */
 CF_INLINE_API uint64_t cf_hash_u64(const struct cf_filter *f, uint64_t key)
 	CF_INLINE_SYM(cf_hash_u64);
@@ -298,7 +325,18 @@ CF_INLINE_API uint64_t cf_hash_u64(const struct cf_filter *f, uint64_t key)
 CF_INLINE_API int cf_add_with_hash(struct cf_filter *f, uint64_t hash,
 		uint64_t value, uint32_t *pos) CF_INLINE_SYM(cf_add_with_hash);
 
-/** cf_add_with_hash() of cf_hash(key), with value 0. */
+/**
+ * cf_add_with_hash() of cf_hash(key), with value 0.
+ *
+ * @param f
+ *   The filter.
+ * @param key
+ *   The item's bytes.
+ * @param len
+ *   Their length in bytes.
+ * @return
+ *   0 on success, -ENOSPC if the table and stash are full (errno set).
+ */
 CF_INLINE_API int cf_add(struct cf_filter *f, const void *key, size_t len)
 	CF_INLINE_SYM(cf_add);
 
@@ -306,6 +344,15 @@ CF_INLINE_API int cf_add(struct cf_filter *f, const void *key, size_t len)
  * Add an item unless its fingerprint is already found (test-and-add).
  * An item never added can be reported present at the false positive rate.
  *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   A well-mixed 64-bit hash of the item.
+ * @param value
+ *   Value stored with the item if added (truncated to value_bits;
+ *   ignored if value_bits is 0); a found item's value is not changed.
+ * @param pos
+ *   If not NULL, receives the slot position of the item added or found.
  * @return
  *   - 0 if added;
  *   - -EEXIST if found (@p pos, if not NULL, receives its position);
@@ -314,12 +361,28 @@ CF_INLINE_API int cf_add(struct cf_filter *f, const void *key, size_t len)
 int cf_add_unique_with_hash(struct cf_filter *f, uint64_t hash,
 		uint64_t value, uint32_t *pos);
 
-/** cf_add_unique_with_hash() of cf_hash(key), with value 0. */
+/**
+ * cf_add_unique_with_hash() of cf_hash(key), with value 0.
+ *
+ * @param f
+ *   The filter.
+ * @param key
+ *   The item's bytes.
+ * @param len
+ *   Their length in bytes.
+ * @return
+ *   0 if added, -EEXIST if found, -ENOSPC if not found and no room
+ *   (errno set on the two errors).
+ */
 int cf_add_unique(struct cf_filter *f, const void *key, size_t len);
 
 /**
  * Look an item up.
  *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   A well-mixed 64-bit hash of the item.
  * @param pos
  *   If not NULL and the item is found, receives its slot position.
  * @return
@@ -328,7 +391,18 @@ int cf_add_unique(struct cf_filter *f, const void *key, size_t len);
 CF_INLINE_API int cf_lookup_with_hash(const struct cf_filter *f,
 		uint64_t hash, uint32_t *pos) CF_INLINE_SYM(cf_lookup_with_hash);
 
-/** cf_lookup_with_hash() of cf_hash(key). */
+/**
+ * cf_lookup_with_hash() of cf_hash(key).
+ *
+ * @param f
+ *   The filter.
+ * @param key
+ *   The item's bytes.
+ * @param len
+ *   Their length in bytes.
+ * @return
+ *   1 if found (possibly a false positive), 0 if not (never wrong).
+ */
 CF_INLINE_API int cf_lookup(const struct cf_filter *f, const void *key,
 		size_t len) CF_INLINE_SYM(cf_lookup);
 
@@ -343,32 +417,73 @@ CF_INLINE_API int cf_lookup(const struct cf_filter *f, const void *key,
  * they stay in the stash, where lookups find them, until a slot of
  * their buckets is emptied.
  *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   The 64-bit hash the item was added with.
  * @return
  *   - 0 if one copy was deleted;
  *   - -ENOENT if not found.
  */
 int cf_delete_with_hash(struct cf_filter *f, uint64_t hash);
 
-/** cf_delete_with_hash() of cf_hash(key). */
+/**
+ * cf_delete_with_hash() of cf_hash(key).
+ *
+ * @param f
+ *   The filter.
+ * @param key
+ *   The item's bytes.
+ * @param len
+ *   Their length in bytes.
+ * @return
+ *   0 if one copy was deleted, -ENOENT if not found (errno set).
+ */
 int cf_delete(struct cf_filter *f, const void *key, size_t len);
 
 /**
  * Count the stored copies of an item's fingerprint in its two buckets
  * and the stash.
+ *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   A well-mixed 64-bit hash of the item.
+ * @return
+ *   The number of copies, 0 to 2 * bucket_slots + CF_STASH_SIZE; other
+ *   items of the same fingerprint and buckets count too.
  */
 unsigned int cf_count_with_hash(const struct cf_filter *f, uint64_t hash);
 
-/** cf_count_with_hash() of cf_hash(key). */
+/**
+ * cf_count_with_hash() of cf_hash(key).
+ *
+ * @param f
+ *   The filter.
+ * @param key
+ *   The item's bytes.
+ * @param len
+ *   Their length in bytes.
+ * @return
+ *   The number of copies, as cf_count_with_hash().
+ */
 unsigned int cf_count(const struct cf_filter *f, const void *key,
 		size_t len);
 
-/** Remove every item; parameters and seed are kept, counters reset. */
+/**
+ * Remove every item; parameters and seed are kept, counters reset.
+ *
+ * @param f
+ *   The filter.
+ */
 void cf_clear(struct cf_filter *f);
 
 /**
  * Look up to CF_BULK_MAX hashes: derive every bucket pair, prefetch them
  * all, then compare.
  *
+ * @param f
+ *   The filter.
  * @param hashes
  *   The hashes.
  * @param n
@@ -392,6 +507,10 @@ int cf_lookup_bulk(const struct cf_filter *f, const uint64_t *hashes,
  * it: docs/benchmarks.md measured no gain across its bursts, whose bulk
  * lookups already overlap their misses.)
  *
+ * @param f
+ *   The filter (not changed).
+ * @param hashes
+ *   The hashes whose buckets to prefetch.
  * @param n
  *   Any number of hashes.
  */
@@ -402,6 +521,14 @@ void cf_prefetch_bulk(const struct cf_filter *f, const uint64_t *hashes,
  * cf_lookup_bulk() that also reads each hit's value: the value lines of
  * every hit are prefetched first, so that their misses overlap.
  *
+ * @param f
+ *   The filter.
+ * @param hashes
+ *   The hashes.
+ * @param n
+ *   How many (1..CF_BULK_MAX).
+ * @param hit_mask
+ *   Receives bit k set if hashes[k] was found.
  * @param pos
  *   Receives the slot position of each hit (required).
  * @param values
@@ -417,8 +544,14 @@ int cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
  * Add up to CF_BULK_MAX hashes in order, with every candidate bucket
  * prefetched first.
  *
+ * @param f
+ *   The filter.
+ * @param hashes
+ *   Well-mixed 64-bit hashes of the items.
  * @param values
  *   Values to store with the items, or NULL for 0.
+ * @param n
+ *   How many (1..CF_BULK_MAX).
  * @param added_mask
  *   If not NULL, receives bit k set if hashes[k] was added.
  * @return
@@ -430,6 +563,12 @@ int cf_add_bulk(struct cf_filter *f, const uint64_t *hashes,
 /**
  * Delete one copy of each of up to CF_BULK_MAX hashes, in order.
  *
+ * @param f
+ *   The filter.
+ * @param hashes
+ *   The hashes the items were added with.
+ * @param n
+ *   How many (1..CF_BULK_MAX).
  * @param deleted_mask
  *   If not NULL, receives bit k set if hashes[k] was deleted.
  * @return
@@ -448,6 +587,12 @@ int cf_delete_bulk(struct cf_filter *f, const uint64_t *hashes,
 /**
  * Read the value stored at a slot position.
  *
+ * @param f
+ *   The filter.
+ * @param pos
+ *   A slot position from a lookup, add or scan (see above).
+ * @param value
+ *   Receives the value; not written on an error.
  * @return
  *   - 0 and *value set;
  *   - -EINVAL if pos is out of range or the filter has no values;
@@ -458,6 +603,12 @@ int cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value);
 /**
  * Write the value at a slot position (truncated to value_bits).
  *
+ * @param f
+ *   The filter.
+ * @param pos
+ *   A slot position from a lookup, add or scan (see above).
+ * @param value
+ *   The new value.
  * @return
  *   0, -EINVAL or -ENOENT as cf_value_get().
  */
@@ -466,6 +617,10 @@ int cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value);
 /**
  * Delete the item at a slot position.
  *
+ * @param f
+ *   The filter.
+ * @param pos
+ *   A slot position from a lookup, add or scan (see above).
  * @return
  *   - 0 if deleted;
  *   - -EINVAL if pos is out of range;
@@ -478,6 +633,10 @@ int cf_delete_at(struct cf_filter *f, uint32_t pos);
  * the entries an item would compete with, for an eviction policy when
  * the filter is full. Stash entries are not included.
  *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   A well-mixed 64-bit hash of the item.
  * @param pos
  *   Receives up to 2 * bucket_slots positions.
  * @return
@@ -490,6 +649,10 @@ unsigned int cf_bucket_positions(const struct cf_filter *f, uint64_t hash,
  * cf_bucket_positions() that also reads each entry's value, in one pass
  * over the two buckets: what an eviction policy needs to choose.
  *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   A well-mixed 64-bit hash of the item.
  * @param pos
  *   Receives up to 2 * bucket_slots positions.
  * @param values
@@ -515,6 +678,17 @@ typedef int (*cf_scan_fn)(uint32_t pos, uint64_t value, void *arg);
  * table) can move an item into a bucket the pass has already visited: it
  * is then visited in the next pass. @p fn must not modify the filter.
  *
+ * @param f
+ *   The filter.
+ * @param cursor
+ *   The next bucket to visit (0 to start); advanced, modulo the bucket
+ *   count.
+ * @param nb_buckets
+ *   How many buckets to visit.
+ * @param fn
+ *   Called on each item; non-zero deletes it.
+ * @param arg
+ *   Passed to @p fn.
  * @return
  *   The number of items deleted.
  */
@@ -533,6 +707,20 @@ typedef uint64_t (*cf_scan_batch_fn)(uint32_t first, const uint64_t *values,
 /**
  * cf_scan() with one callback per batch of up to 64 slots instead of one
  * per item: for scans that run on the datapath, as expiry does.
+ *
+ * @param f
+ *   The filter.
+ * @param cursor
+ *   The next bucket to visit (0 to start); advanced, modulo the bucket
+ *   count.
+ * @param nb_buckets
+ *   How many buckets to visit.
+ * @param fn
+ *   Called on each batch; returns the mask of the items to delete.
+ * @param arg
+ *   Passed to @p fn.
+ * @return
+ *   The number of items deleted.
  */
 uint64_t cf_scan_batch(struct cf_filter *f, uint64_t *cursor,
 		uint64_t nb_buckets, cf_scan_batch_fn fn, void *arg);
@@ -573,6 +761,19 @@ struct cf_scan_due {
  * and no branch. Other shapes are judged slot by slot. Stash items are
  * judged one by one.
  *
+ * @param f
+ *   The filter.
+ * @param cursor
+ *   As cf_scan_batch().
+ * @param nb_buckets
+ *   As cf_scan_batch().
+ * @param due
+ *   The age test (see struct cf_scan_due).
+ * @param fn
+ *   Called on each batch with due items; returns the mask of those to
+ *   delete.
+ * @param arg
+ *   Passed to @p fn.
  * @return
  *   The number of items deleted, or -EINVAL (errno set) if the filter
  *   has no values or @p due is out of range.
@@ -581,10 +782,25 @@ int64_t cf_scan_due(struct cf_filter *f, uint64_t *cursor,
 		uint64_t nb_buckets, const struct cf_scan_due *due,
 		cf_scan_batch_fn fn, void *arg);
 
-/** Fill @p stats. */
+/**
+ * Fill @p stats.
+ *
+ * @param f
+ *   The filter.
+ * @param stats
+ *   Receives the statistics.
+ */
 void cf_stats(const struct cf_filter *f, struct cf_stats *stats);
 
-/** Read back the parameters in effect (defaults filled in). */
+/**
+ * Read back the parameters in effect (defaults filled in).
+ *
+ * @param f
+ *   The filter.
+ * @param params
+ *   Receives the parameters; its allocator is NULL (the hooks in use
+ *   are not given back).
+ */
 void cf_get_params(const struct cf_filter *f, struct cf_params *params);
 
 /**
@@ -608,10 +824,22 @@ const char *cf_dispatch_isa(void);
  * re-sorts, cf_clear(). A caller holding positions from an earlier lookup
  * keeps them while it is unchanged; adding into a free slot, deleting,
  * and setting values leave the others where they are.
+ *
+ * @param f
+ *   The filter.
+ * @return
+ *   The count; compare two readings of one filter for equality only.
  */
 uint64_t cf_relocations(const struct cf_filter *f);
 
-/** Bytes that cf_save_mem() writes. */
+/**
+ * Bytes that cf_save_mem() writes.
+ *
+ * @param f
+ *   The filter.
+ * @return
+ *   The size of the serialised filter now (it grows with the stash).
+ */
 size_t cf_save_size(const struct cf_filter *f);
 
 /**
@@ -619,6 +847,8 @@ size_t cf_save_size(const struct cf_filter *f);
  * @p params (its stash full), without creating one: a bound for a file
  * read back into such a filter.
  *
+ * @param params
+ *   Parameters as cf_create() takes them; NULL is refused (EINVAL).
  * @return
  *   The size, or 0 (errno EINVAL) if cf_create() would refuse @p params.
  */
@@ -628,6 +858,12 @@ uint64_t cf_params_save_size(const struct cf_params *params);
  * Serialise the filter: magic, format version, byte order, parameters,
  * seed, item count, table, values, stash and an XXH64 checksum.
  *
+ * @param f
+ *   The filter.
+ * @param buf
+ *   Output buffer, any alignment.
+ * @param len
+ *   Its size in bytes; at least cf_save_size().
  * @return
  *   The number of bytes written, or -ENOSPC if @p len is below
  *   cf_save_size().
@@ -640,6 +876,10 @@ int64_t cf_save_mem(const struct cf_filter *f, void *buf, size_t len);
  * @p path and the directory synced, so that a reader or a crash sees the
  * old file or the new one, whole.
  *
+ * @param f
+ *   The filter.
+ * @param path
+ *   The file to write (replaced whole).
  * @return
  *   0, or a negative errno (errno set): -EISDIR or -EINVAL if @p path
  *   exists and is not a regular file, else from the file system calls.
@@ -650,6 +890,10 @@ int cf_save_file(const struct cf_filter *f, const char *path);
  * Create a filter from cf_save_mem() output. The input is untrusted:
  * every field is checked before any memory is allocated.
  *
+ * @param buf
+ *   cf_save_mem() or cf_save_file() output (not NULL: EINVAL); not kept.
+ * @param len
+ *   Its length in bytes.
  * @param allocator
  *   Memory hooks for the new filter, or NULL for the default.
  * @param socket_id
@@ -670,6 +914,15 @@ struct cf_filter *cf_load_mem(const void *buf, size_t len,
  * FIFO or device is refused before any blocking open: EINVAL, EISDIR for
  * a directory); a file that changes size while read is refused (EAGAIN).
  * Otherwise errno as cf_load_mem(), or as set by open() or read().
+ *
+ * @param path
+ *   The file, as cf_save_file() wrote it.
+ * @param allocator
+ *   Memory hooks for the new filter, or NULL for the default.
+ * @param socket_id
+ *   NUMA socket passed to the allocator.
+ * @return
+ *   The filter, or NULL with errno set.
  */
 struct cf_filter *cf_load_file(const char *path,
 		const struct cf_allocator *allocator, int socket_id);

@@ -7,8 +7,9 @@ verify.
 meson passes the build's directories and settings in the environment
 (tests/install/meson.build): MESON, BUILD_ROOT, PREFIX, BINDIR, LIBDIR,
 INCLUDEDIR, MANDIR, SYSCONFDIR, UNITDIR, DEFAULT_LIBRARY, SOVERSION,
-VERSION, MAN (1 with the man pages), APP (1 with cuckooflow), CC,
-CFLAGS (the build's sanitizer flags, which its libraries need)."""
+VERSION, MAN (1 with the man pages), DATADIR, API_DOCS (1 with the API
+reference, -Dapi_docs), APP (1 with cuckooflow), CC, CFLAGS (the build's
+sanitizer flags, which its libraries need)."""
 import os
 import re
 import shlex
@@ -76,6 +77,15 @@ def cc(args, check=True):
                + args, check=check)
 
 
+def api_dirs(root):
+    """The API reference's directories (-Dapi_docs, docs/api.md):
+    doxygen's HTML pages and man3 pages, whose names follow what the
+    headers declare."""
+    return (os.path.join(under(root, ENV["DATADIR"]), "doc", "cuckooflow",
+                         "api", "html"),
+            os.path.join(under(root, ENV["MANDIR"]), "man3"))
+
+
 def expected(root):
     libdir = under(root, ENV["LIBDIR"])
     files = {os.path.join(under(root, ENV["INCLUDEDIR"]), "cuckooflow", h)
@@ -88,6 +98,10 @@ def expected(root):
             ["cuckooflow.8"] if ENV["APP"] == "1" else [])
         files |= {os.path.join(under(root, ENV["MANDIR"]), "man8", p)
                   for p in pages}
+    if ENV["API_DOCS"] == "1":
+        html, man3 = api_dirs(root)
+        files.add(os.path.join(html, "index.html"))
+        files |= {os.path.join(man3, h + ".3") for h in HEADERS}
     for lib in LIBS:
         name = "libcuckooflow-" + lib
         files.add(os.path.join(libdir, "pkgconfig",
@@ -108,12 +122,16 @@ def expected(root):
 def test_files(destdir):
     """Exactly the expected files: programs, man pages, the headers
     under include/cuckooflow, libraries, .pc files, the example config,
-    the unit; nothing internal (cfutil, cf_internal.h, cflow_state.h,
-    the app's library)."""
+    the unit, the API reference (its index and a man3 page a header; its
+    other pages are doxygen's); nothing internal (cfutil, cf_internal.h,
+    cflow_state.h, the app's library)."""
     got = set()
     for d, _, names in os.walk(destdir):
         got |= {os.path.join(d, n) for n in names}
     want = expected(destdir)
+    if ENV["API_DOCS"] == "1":
+        api = tuple(d + os.sep for d in api_dirs(destdir))
+        got = {f for f in got if f in want or not f.startswith(api)}
     assert got == want, "missing: %s\nunexpected: %s" % (
         sorted(want - got), sorted(got - want))
 
