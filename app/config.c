@@ -293,6 +293,26 @@ static const struct option_def defs[] = {
 		"tunnel's non-IP frame, other non-IP but ARP): drop or pass "
 		"(auto: drop)", .choices = fw_unparsed_policies,
 		.choice_values = fw_unparsed_values },
+	{ "firewall-nd", "firewall", "firewall_nd", OPT_CHOICE,
+		FIELD(firewall_nd), 0, 0, APP_UNPARSED_AUTO, "firewall mode: "
+		"outside IPv6 neighbour discovery of no flow (ICMPv6 133-137, "
+		"hop limit 255): pass, as conntrack leaves it untracked, or "
+		"drop (auto: pass)", .choices = fw_unparsed_policies,
+		.choice_values = fw_unparsed_values },
+	{ "frag-datagrams", "fragments", "datagrams", OPT_UINT,
+		FIELD(frag_datagrams), 1, CFLOW_FRAG_MAX,
+		CFLOW_FRAG_DATAGRAMS_DEFAULT, "IP datagrams each worker "
+		"follows at once: later fragments go with their first "
+		"fragment's flow (off: later fragments are untracked)",
+		.zero_word = "off" },
+	{ "frag-hold", "fragments", "hold", OPT_UINT, FIELD(frag_hold), 1,
+		65536, CFLOW_FRAG_HOLD_DEFAULT, "later fragments each worker "
+		"holds until their first fragment comes (off: none held, they "
+		"go on untracked)", .zero_word = "off" },
+	{ "frag-timeout", "fragments", "timeout", OPT_UINT,
+		FIELD(frag_timeout_s), 1, 3600, CFLOW_FRAG_TIMEOUT_S, "s a "
+		"datagram is followed from its first fragment, and a later "
+		"fragment held" },
 	{ "new-flow-rate", "flows", "new_flow_rate", OPT_UINT,
 		FIELD(new_flow_rate), 1, 1000000000, 0, "new flows "
 		"each worker admits per second, past --new-flow-burst (off: "
@@ -1033,6 +1053,23 @@ bad:
 
 /* Firewall mode's options, together (ports are checked against the
  * devices later, in ports.c). */
+/* A firewall policy (--firewall-unparsed, --firewall-nd): given only in
+ * firewall mode; auto settles to @p auto_is. 0, or -EINVAL said. */
+static int
+fw_policy_settle(const struct app_config *cfg, enum app_unparsed *policy,
+		const char *option, enum app_unparsed auto_is)
+{
+	if (*policy != APP_UNPARSED_AUTO && !app_config_firewall(cfg)) {
+		config_msg("cuckooflow: --%s %s: only with --inside and "
+			"--outside\n", option, *policy == APP_UNPARSED_PASS ?
+			"pass" : "drop");
+		return -EINVAL;
+	}
+	if (*policy == APP_UNPARSED_AUTO)
+		*policy = auto_is;
+	return 0;
+}
+
 static int
 check_firewall(struct app_config *cfg)
 {
@@ -1068,15 +1105,16 @@ check_firewall(struct app_config *cfg)
 			"and --outside\n", cfg->allow);
 		return -EINVAL;
 	}
-	if (cfg->firewall_unparsed != APP_UNPARSED_AUTO &&
-			!app_config_firewall(cfg)) {
-		config_msg("cuckooflow: --firewall-unparsed %s: only with "
-			"--inside and --outside\n", cfg->firewall_unparsed ==
-			APP_UNPARSED_PASS ? "pass" : "drop");
+	if (fw_policy_settle(cfg, &cfg->firewall_unparsed, "firewall-unparsed",
+			APP_UNPARSED_DROP) < 0 || fw_policy_settle(cfg,
+			&cfg->firewall_nd, "firewall-nd", APP_UNPARSED_PASS) < 0)
+		return -EINVAL;
+	if (cfg->frag_datagrams == 0 && cfg->frag_hold !=
+			CFLOW_FRAG_HOLD_DEFAULT) {
+		config_msg("cuckooflow: --frag-hold needs fragments followed "
+			"(--frag-datagrams off)\n");
 		return -EINVAL;
 	}
-	if (cfg->firewall_unparsed == APP_UNPARSED_AUTO)
-		cfg->firewall_unparsed = APP_UNPARSED_DROP;
 	if (cfg->new_flow_burst != 0 && cfg->new_flow_rate == 0) {
 		config_msg("cuckooflow: --new-flow-burst needs "
 			"--new-flow-rate\n");

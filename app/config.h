@@ -119,6 +119,13 @@ struct app_config {
 	char allow[256];       /* services outside hosts may open */
 	/* outside frames the parser cannot place */
 	enum app_unparsed firewall_unparsed;
+	/* outside IPv6 neighbour discovery of no flow (auto: pass) */
+	enum app_unparsed firewall_nd;
+	/* Fragments (cflow_frag.h): datagrams followed per worker (0: off),
+	 * later fragments held for their first, how long. */
+	uint64_t frag_datagrams;
+	uint64_t frag_hold;
+	uint64_t frag_timeout_s;
 	uint64_t new_flow_rate;  /* flows/s per worker, 0: no limit */
 	uint64_t new_flow_burst; /* 0: the rate */
 	uint64_t emergency_load; /* % of capacity, 0: off */

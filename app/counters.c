@@ -29,7 +29,8 @@ static const struct app_counter tracker[] = {
 	TRACKER(reused, APP_COUNTER, "SYN on a closing flow: opened again "
 		"(also in flows_new)"),
 	TRACKER(non_ip, APP_COUNTER, "packets not IP"),
-	TRACKER(fragments, APP_COUNTER, "non-first IP fragments"),
+	TRACKER(fragments, APP_COUNTER, "non-first IP fragments not placed "
+		"in a tracked flow"),
 	TRACKER(hash_fallback, APP_COUNTER, "--hash rss: packets without "
 		"an RSS hash, hashed with XXH3"),
 	TRACKER(unsolicited, APP_COUNTER, "packets of no flow that may not "
@@ -48,6 +49,11 @@ static const struct app_counter tracker[] = {
 		"/cuckooflow/flush"),
 	TRACKER(wrong_direction, APP_COUNTER, "outside packets travelling "
 		"away from their flow's inside"),
+	TRACKER(related, APP_COUNTER, "ICMP errors about a packet of a "
+		"tracked flow, going back to its source"),
+	TRACKER(unrelated, APP_COUNTER, "ICMP errors about no tracked flow"),
+	TRACKER(fragments_seen, APP_COUNTER, "non-first fragments of a "
+		"tracked flow's datagram"),
 };
 
 #define WORKER_FIELD(f, h) \
@@ -58,6 +64,23 @@ static const struct app_counter tracker[] = {
 
 static const struct app_counter worker[] = {
 	APP_WORKER_COUNTERS(WORKER_FIELD, WORKER_ELEMENT)
+};
+
+#define FRAG(f, h) \
+	{ "frag_" #f, offsetof(struct cflow_frag_counters, f), APP_COUNTER, h }
+
+static const struct app_counter frag[] = {
+	FRAG(datagrams, "fragmented datagrams followed: first fragments"),
+	FRAG(followed, "later fragments given their first fragment's flow"),
+	FRAG(held, "later fragments held: they came before their first"),
+	FRAG(released, "held fragments passed on behind their first"),
+	FRAG(expired, "held fragments passed on unfollowed: no first "
+		"fragment in time"),
+	FRAG(overlaps, "fragments over their first's transport header, or "
+		"a first fragment of another flow: not followed"),
+	FRAG(evicted, "datagrams forgotten early: the follower's slots "
+		"full"),
+	FRAG(hold_full, "later fragments not held: the hold full"),
 };
 
 #define PORT(name, f, h) \
@@ -93,6 +116,9 @@ const struct app_counter_table app_counters_tracker = {
 };
 const struct app_counter_table app_counters_worker = {
 	"worker", worker, RTE_DIM(worker)
+};
+const struct app_counter_table app_counters_frag = {
+	"frag", frag, RTE_DIM(frag)
 };
 const struct app_counter_table app_counters_port = {
 	"port", port, RTE_DIM(port)

@@ -38,7 +38,8 @@ struct app_counter {
 
 /* Which struct a table describes: the /cuckooflow/counters "source". */
 struct app_counter_table {
-	const char *source;     /* "tracker", "worker", "port", "table" */
+	const char *source;     /* "tracker", "worker", "frag", "port",
+				 * "table" */
 	const struct app_counter *counters;
 	unsigned int n;
 };
@@ -86,6 +87,8 @@ struct app_counter_table {
 		"packets received on the mirror port, dropped") \
 	E(dropped_wrong_direction, dropped, APP_DROP_WRONG_DIR, \
 		"firewall drop: outside packet away from its flow's inside") \
+	E(dropped_unrelated, dropped, APP_DROP_UNRELATED, \
+		"firewall drop: outside ICMP error about no tracked flow") \
 	E(dropped_vlan_depth, dropped, APP_DROP_VLAN_DEPTH, \
 		"firewall drop: outside IP behind 3+ VLAN tags") \
 	E(dropped_encapsulated, dropped, APP_DROP_ENCAPSULATED, \
@@ -132,11 +135,14 @@ struct app_table_figures {
 /*
  * The tables, in the order of every output: lib/cflow's struct
  * cflow_counters (the malformed[] reasons apart: app/stats.c), the
- * worker's struct app_worker_counters, the ports' struct rte_eth_stats
- * (summed over the ports; 0 per lcore). Then a flow table's figures.
+ * worker's struct app_worker_counters, its fragment follower's struct
+ * cflow_frag_counters (0 with --frag-datagrams off), the ports' struct
+ * rte_eth_stats (summed over the ports; 0 per lcore). Then a flow
+ * table's figures.
  */
 extern const struct app_counter_table app_counters_tracker;
 extern const struct app_counter_table app_counters_worker;
+extern const struct app_counter_table app_counters_frag;
 extern const struct app_counter_table app_counters_port;
 extern const struct app_counter_table app_counters_table;
 

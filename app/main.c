@@ -130,6 +130,29 @@ last_packet_time(void)
 	return t;
 }
 
+/* --frag-datagrams: a worker's fragment follower (cflow_frag.h), with
+ * room for what it gives back at once. */
+static void
+frag_create(struct app_worker *w)
+{
+	struct cflow_frag_params p = {
+		.datagrams = (uint32_t)cfg.frag_datagrams,
+		.hold = (uint32_t)cfg.frag_hold,
+		.no_hold = cfg.frag_hold == 0,
+		.timeout_ns = cfg.frag_timeout_s * UINT64_C(1000000000),
+	};
+
+	if (cfg.frag_datagrams == 0)
+		return;
+	w->frag = cflow_frag_create(&p);
+	w->frag_ready = calloc(cfg.frag_hold + CF_BULK_MAX,
+		sizeof(*w->frag_ready));
+	if (w->frag == NULL || w->frag_ready == NULL)
+		rte_exit(EXIT_FAILURE, "fragment follower of %" PRIu64
+			" datagrams on lcore %u: %s\n", cfg.frag_datagrams,
+			w->lcore, strerror(errno != 0 ? errno : ENOMEM));
+}
+
 /* One worker per worker lcore, with its table, its rx queues from the
  * map and, with handoff, a ring from every other worker. */
 static void
@@ -145,6 +168,7 @@ workers_setup(void)
 		w->lcore = topo.lcores[i];
 		w->index = i;
 		w->tracker = tracker_create(w->lcore);
+		frag_create(w);
 	}
 	for (unsigned int e = 0; e < topo.nb_map; e++) {
 		struct app_worker *w = &workers[topo.map[e].lcore];
@@ -172,8 +196,11 @@ workers_setup(void)
 static void
 workers_free(void)
 {
-	for (unsigned int i = 0; i < run.nb_workers; i++)
+	for (unsigned int i = 0; i < run.nb_workers; i++) {
 		cflow_tracker_free(workers[i].tracker);
+		cflow_frag_free(workers[i].frag);
+		free(workers[i].frag_ready);
+	}
 	app_handoff_rings_free(workers, run.nb_workers);
 }
 
@@ -311,7 +338,9 @@ eal_args(int argc, char **argv, int *eal_argc)
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		chosen |= strcmp(argv[i], "--no-huge") == 0 ||
 			strcmp(argv[i], "--in-memory") == 0 ||
-			strcmp(argv[i], "--huge-unlink") == 0;
+			strncmp(argv[i], "--huge-unlink", 13) == 0 ||
+			/* which the EAL refuses with --huge-unlink */
+			strcmp(argv[i], "--single-file-segments") == 0;
 	out[n++] = argv[0];
 	if (!chosen)
 		out[n++] = unlink_opt;

@@ -461,6 +461,15 @@ choose_affinity(struct app_topology *t, const struct app_config *cfg,
 	} else if (fails == NULL) {
 		snprintf(t->affinity_why, sizeof(t->affinity_why),
 			"rss (symmetric key on every port)");
+		/* a NIC hashes an ICMP error by its own addresses and a
+		 * fragment by its addresses alone: the worker it reaches may
+		 * not be its flow's (docs/firewall.md, Workers) */
+		if (app_config_firewall(cfg))
+			fprintf(stderr, "cuckooflow: warning: --affinity rss in "
+				"firewall mode: ICMP errors from routers and "
+				"fragments may reach another worker than their "
+				"flow's (dropped as unrelated, fragment); "
+				"--affinity handoff relates them all\n");
 	} else if (cfg->affinity == APP_AFFINITY_RSS) {
 		return cfu_fail(EINVAL, err, err_len, "--affinity rss: %s; use --affinity "
 			"handoff (or auto)", fails);
@@ -506,6 +515,9 @@ create_pools(struct app_topology *t, const struct app_config *cfg, char *err,
 	 * by their mbufs, a bounded number (app_events_mbufs()), so that a
 	 * drain falling behind drops them rather than starve the rx rings */
 	nb += app_events_mbufs(cfg, t->nb_workers);
+	/* fragments each worker holds for their first one */
+	if (cfg->frag_datagrams != 0)
+		nb += (uint64_t)t->nb_workers * cfg->frag_hold;
 	if (cfg->mbufs != 0)
 		nb = cfg->mbufs;
 	for (unsigned int i = 0; i < t->nb_workers; i++) {

@@ -44,6 +44,7 @@ const uint8_t app_actions[APP_ROLE_MAX][CFLOW_VERDICT_MAX] = {
 		[CFLOW_UNTRACKED_NOT_SYN] = APP_DROP_NOT_SYN,
 		[CFLOW_UNTRACKED_LIMITED] = APP_DROP_LIMITED,
 		[CFLOW_UNTRACKED_WRONG_DIR] = APP_DROP_WRONG_DIR,
+		[CFLOW_UNTRACKED_UNRELATED] = APP_DROP_UNRELATED,
 	},
 	/* Not reached: app_worker_burst() drops the mirror port's input
 	 * before tracking. Kept so that no path could forward it. */

@@ -68,6 +68,8 @@ enum app_drop {
 	APP_DROP_MIRROR_RX,   /* received on the mirror port */
 	/* outside: travels away from its flow's inside endpoint */
 	APP_DROP_WRONG_DIR,
+	/* outside: an ICMP error about no flow opened from the inside */
+	APP_DROP_UNRELATED,
 	/* outside, --firewall-unparsed drop: frames the parser cannot
 	 * place (worker.c, unparsed_reason()) */
 	APP_DROP_VLAN_DEPTH,  /* IP, or maybe IP, behind 3+ VLAN tags */

@@ -32,6 +32,7 @@ static const struct app_topology *topo;
 struct lcore_counters {
 	struct cflow_counters flow;
 	struct app_worker_counters own;
+	struct cflow_frag_counters frag;
 	struct rte_eth_stats port;      /* per lcore: 0 */
 };
 
@@ -43,6 +44,7 @@ static const struct {
 } sources[] = {
 	{ &app_counters_tracker, offsetof(struct lcore_counters, flow) },
 	{ &app_counters_worker, offsetof(struct lcore_counters, own) },
+	{ &app_counters_frag, offsetof(struct lcore_counters, frag) },
 	{ &app_counters_port, offsetof(struct lcore_counters, port) },
 };
 
@@ -59,6 +61,8 @@ lcore_read(const struct app_worker *w, struct lcore_counters *c)
 	cflow_counters_get(w->tracker, &c->flow);
 	/* 64-bit loads: each counter whole */
 	c->own = w->ctr;
+	if (w->frag != NULL)
+		cflow_frag_counters_get(w->frag, &c->frag);
 }
 
 /* @p sum += @p c, every counter of every table, and the malformed
@@ -214,7 +218,7 @@ table_visit(const struct app_worker *w, const struct stats_sink *s)
 
 /* ------------------------------------------------------------- table */
 
-#define PRINT_ROWS 96
+#define PRINT_ROWS 128
 
 /* One column of the printed table: the walk's rows, in order. */
 struct print_column {
@@ -754,8 +758,8 @@ tel_counter_add(struct rte_tel_data *const arr[4], const char *name,
 
 /*
  * Every counter the other commands report, as parallel arrays (DPDK
- * 22.11's telemetry nests one level): "name", "source" (tracker, worker,
- * port: of /cuckooflow/stats and /cuckooflow/lcore; table: of
+ * 22.11's telemetry nests one level): "name", "source" (tracker,
+ * worker, frag, port: of /cuckooflow/stats and /cuckooflow/lcore; table: of
  * /cuckooflow/table), "kind" (counter or gauge) and "help". The
  * "malformed" group's reasons as malformed_<reason>, as the exporter
  * names them. For the exporter and the documentation's test.
@@ -766,7 +770,7 @@ tel_counter_list(const char *cmd, const char *params,
 {
 	static const struct app_counter_table *const tables[] = {
 		&app_counters_tracker, &app_counters_worker,
-		&app_counters_port, &app_counters_table,
+		&app_counters_frag, &app_counters_port, &app_counters_table,
 	};
 	static const char *const keys[] = { "name", "source", "kind", "help" };
 	struct rte_tel_data *arr[RTE_DIM(keys)];
@@ -832,11 +836,12 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 
 	/* every row of the print fits */
 	if (app_counters_tracker.n + app_counters_worker.n +
-			app_counters_port.n + 1 + NB_MALFORMED > PRINT_ROWS)
+			app_counters_frag.n + app_counters_port.n + 1 +
+			NB_MALFORMED > PRINT_ROWS)
 		return cfu_fail(EOVERFLOW, err, err_len, "cuckooflow: %u "
 			"counters to print, room for %d", app_counters_tracker.n +
-			app_counters_worker.n + app_counters_port.n + 1 +
-			NB_MALFORMED, PRINT_ROWS);
+			app_counters_worker.n + app_counters_frag.n +
+			app_counters_port.n + 1 + NB_MALFORMED, PRINT_ROWS);
 	config = cfg;
 	workers = w;
 	nb_workers = n;

@@ -259,8 +259,10 @@ set_input_flags(const struct app_run *run, struct rte_mbuf **pkts,
 			continue;
 		}
 		in[k].flags = CFLOW_IN_OUTSIDE;
+		/* an ICMP error or a later fragment opens nothing anyway */
 		if (run->allow == NULL || status[k] != CFLOW_PARSE_OK ||
 				parsed[k].tunnel != 0 ||
+				parsed[k].kind != CFLOW_KIND_FLOW ||
 				!cbl_allow_match(run->allow, &parsed[k]))
 			in[k].flags |= CFLOW_IN_NO_CREATE;
 	}
@@ -304,7 +306,8 @@ unparsed_reason(const struct cflow_packet *p)
 }
 
 /* IPv6 neighbour discovery on the link (RFC 4861: hop limit 255), not
- * tunnelled: what the link needs, passed without a flow for now. */
+ * tunnelled: what the link needs, passed without a flow unless
+ * --firewall-nd drop (docs/firewall.md). */
 static inline bool
 is_nd(const struct cflow_packet *p)
 {
@@ -320,7 +323,7 @@ outside_decide(struct app_worker *w, uint8_t act,
 		const struct cflow_packet *p)
 {
 	if (act == APP_DECIDE_UNSOLICITED) {
-		if (!is_nd(p))
+		if (!is_nd(p) || w->run->cfg->firewall_nd != APP_UNPARSED_PASS)
 			return APP_DROP_UNSOLICITED;
 		w->ctr.nd_passed++;
 		return APP_FORWARD;
@@ -671,20 +674,47 @@ blocklist_unparsed(struct app_worker *w, const struct cbl *bl,
 		CBL_KINDS : CBL_NONE;
 }
 
-/* Parse the burst; with a blocklist, drop the packets it matches and
- * keep the others, in order, with their inputs and parse results.
- * Returns how many are kept. */
+/*
+ * A fragment of the burst (cflow_frag.h), parsed again to name its
+ * datagram: a later one takes its first fragment's parse; one held for
+ * its first fragment leaves the burst (false); those a first fragment
+ * gives back wait in frag_ready for frag_flush(), to follow it.
+ */
+static bool
+frag_follow(struct app_worker *w, const struct app_rxq *q, const uint8_t *hdr,
+		uint32_t len, struct rte_mbuf *m, uint64_t now_ns,
+		struct cflow_packet *pkt, enum cflow_parse_status *st)
+{
+	struct cflow_frag_id fi;
+	unsigned int nrel;
+
+	*st = cflow_parse_frag(hdr, len, &q->parse, pkt, &fi);
+	if (fi.family == 0)
+		return true;
+	if (cflow_frag_packet(w->frag, &fi, pkt, st, m, now_ns,
+			w->frag_ready + w->nb_frag_ready, &nrel) ==
+			CFLOW_FRAG_HELD)
+		return false;
+	w->nb_frag_ready += nrel;
+	return true;
+}
+
+/* Parse the burst; follow its fragments if @p follow (and fragments are
+ * followed); with a blocklist, drop the packets it matches; keep the
+ * others, in order, with their inputs and parse results. Returns how
+ * many are kept. */
 static uint16_t
 parse_and_block(struct app_worker *w, const struct app_rxq *q,
 		const struct cbl *bl, struct rte_mbuf **pkts, struct cflow_input *in,
 		struct cflow_packet *parsed, enum cflow_parse_status *status,
-		uint16_t n)
+		uint16_t n, bool follow)
 {
 	enum cbl_kind kinds[CF_BULK_MAX];
 	struct rte_mbuf *drops[CF_BULK_MAX];
-	uint64_t parsed_ok = 0;
+	uint64_t parsed_ok = 0, held = 0;
 	uint16_t keep = 0, nd = 0;
 
+	follow = follow && w->frag != NULL;
 	for (uint16_t k = 0; k < n; k++) {
 		const uint8_t *hdr = in[k].data;
 		uint32_t len = in[k].len;
@@ -692,16 +722,27 @@ parse_and_block(struct app_worker *w, const struct app_rxq *q,
 		if (unlikely(pkts[k]->nb_segs > 1))
 			hdr = app_frame_headers(pkts[k], w->scratch, &len);
 		status[k] = cflow_parse(hdr, len, &q->parse, &parsed[k]);
+		if (unlikely(follow && (status[k] == CFLOW_PARSE_FRAGMENT ||
+				parsed[k].frag_first)) &&
+				!frag_follow(w, q, hdr, len, pkts[k],
+					in[k].time_ns, &parsed[k], &status[k])) {
+			held |= UINT64_C(1) << k;
+			continue;
+		}
 		parsed_ok |= (uint64_t)(status[k] == CFLOW_PARSE_OK) << k;
 	}
-	if (bl == NULL || n == 0)
+	if ((bl == NULL && held == 0) || n == 0)
 		return n;
 	/* the parsed packets' lookups a few packets a bulk call */
-	cbl_match_burst(bl, parsed, n, parsed_ok, kinds);
+	if (bl != NULL)
+		cbl_match_burst(bl, parsed, n, parsed_ok, kinds);
 	for (uint16_t k = 0; k < n; k++) {
-		enum cbl_kind kind = (parsed_ok >> k) & 1 ? kinds[k] :
+		enum cbl_kind kind = bl == NULL ? CBL_NONE :
+			(parsed_ok >> k) & 1 ? kinds[k] :
 			blocklist_unparsed(w, bl, &parsed[k]);
 
+		if ((held >> k) & 1)
+			continue;       /* the follower has it */
 		if (kind != CBL_NONE) {
 			w->ctr.blocked_packets++;
 			w->ctr.blocked_bytes += in[k].wire_len;
@@ -798,6 +839,100 @@ drop_broken_frames(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
+static void frag_flush(struct app_worker *w, const struct cbl *bl);
+
+/* Parse, follow fragments (if @p follow), block, then track what the
+ * worker owns or hand it off: the burst from the inputs on. */
+static void
+burst_process(struct app_worker *w, const struct app_rxq *q,
+		const struct cbl *bl, struct rte_mbuf **pkts,
+		struct cflow_input *in, uint16_t n, bool follow)
+{
+	struct cflow_packet parsed[CF_BULK_MAX];
+	enum cflow_parse_status status[CF_BULK_MAX];
+
+	n = parse_and_block(w, q, bl, pkts, in, parsed, status, n, follow);
+	if (w->run->handoff)
+		/* tracked with what the rings bring, by app_worker_drain() */
+		split_by_owner(w, pkts, in, parsed, status, n);
+	else
+		track_and_send(w, pkts, in, parsed, status, n);
+	if (unlikely(w->nb_frag_ready != 0))
+		frag_flush(w, bl);
+}
+
+/* The rx queue of this worker that polls @p port: a fragment it held
+ * came from one. */
+static const struct app_rxq *
+port_rxq(const struct app_worker *w, uint16_t port)
+{
+	for (unsigned int i = 0; i < w->nb_rxq; i++)
+		if (w->rxq[i].port == port)
+			return &w->rxq[i];
+	return &w->rxq[0];
+}
+
+/* Fragments the follower gave back (@p items, @p n), after what came
+ * before them: followed (@p follow: their first fragment came), or not
+ * (their time is up), at the worker's time, each by the queue of its
+ * port. */
+static void
+frag_process(struct app_worker *w, const struct cbl *bl, void **items,
+		unsigned int n, bool follow)
+{
+	unsigned int k = 0;
+
+	while (k < n) {
+		struct rte_mbuf *pkts[CF_BULK_MAX];
+		struct cflow_input in[CF_BULK_MAX];
+		uint16_t port = ((struct rte_mbuf *)items[k])->port, m = 0;
+
+		while (k < n && m < CF_BULK_MAX &&
+				((struct rte_mbuf *)items[k])->port == port) {
+			pkts[m] = items[k++];
+			mbuf_input(&in[m], pkts[m], w->last_ns);
+			m++;
+		}
+		burst_process(w, port_rxq(w, port), bl, pkts, in, m, follow);
+	}
+}
+
+/* The fragments a first fragment of the burst gave back: parsed again,
+ * they follow it, in the order they came. They are later fragments, so
+ * they give back none in turn. */
+static void
+frag_flush(struct app_worker *w, const struct cbl *bl)
+{
+	unsigned int n = w->nb_frag_ready;
+	void *items[CF_BULK_MAX];
+
+	w->nb_frag_ready = 0;
+	for (unsigned int k = 0; k < n; k += CF_BULK_MAX) {
+		unsigned int m = RTE_MIN(n - k, (unsigned int)CF_BULK_MAX);
+
+		memcpy(items, w->frag_ready + k, m * sizeof(*items));
+		frag_process(w, bl, items, m, true);
+		RTE_ASSERT(w->nb_frag_ready == 0);
+	}
+}
+
+/* Held fragments whose time is up (every one if @p all: the input is
+ * over), passed on unfollowed. */
+static void
+frag_expire(struct app_worker *w, const struct cbl *bl, bool all)
+{
+	void *items[CF_BULK_MAX];
+	unsigned int n;
+
+	if (w->frag == NULL || cflow_frag_held(w->frag) == 0)
+		return;
+	do {
+		n = cflow_frag_expire(w->frag, w->last_ns, all, items,
+			CF_BULK_MAX);
+		frag_process(w, bl, items, n, false);
+	} while (n == CF_BULK_MAX);
+}
+
 void
 app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		const struct cbl *bl, struct rte_mbuf **pkts,
@@ -805,8 +940,6 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 {
 	const struct app_run *run = w->run;
 	struct cflow_input in[CF_BULK_MAX];
-	struct cflow_packet parsed[CF_BULK_MAX];
-	enum cflow_parse_status status[CF_BULK_MAX];
 	bool pkt_clock = run->cfg->clock == APP_CLOCK_PKT;
 	/* The latest time read from this queue: the worker's clock may be
 	 * ahead of it, moved by other queues or by what the rings brought.
@@ -843,12 +976,7 @@ app_worker_burst(struct app_worker *w, struct app_rxq *q,
 		rte_pktmbuf_free_bulk(pkts, n);
 		n = 0;
 	}
-	n = parse_and_block(w, q, bl, pkts, in, parsed, status, n);
-	if (run->handoff)
-		/* tracked with what the rings bring, by app_worker_drain() */
-		split_by_owner(w, pkts, in, parsed, status, n);
-	else
-		track_and_send(w, pkts, in, parsed, status, n);
+	burst_process(w, q, bl, pkts, in, n, true);
 	if (run->watermark)
 		__atomic_store_n(&q->read_ns, q_latest, __ATOMIC_RELEASE);
 }
@@ -1042,6 +1170,9 @@ app_worker_main(void *arg)
 		unsigned int received = 0, live;
 
 		live = poll_queues(w, bl, losses, &received);
+		/* held fragments whose first never came; all of them once
+		 * every queue is done */
+		frag_expire(w, bl, live == 0);
 		received += app_worker_drain(w);
 		if (rte_rdtsc() - w->tx_flush_tsc >= run->tx_drain_tsc)
 			app_worker_tx_flush(w);
@@ -1065,7 +1196,9 @@ app_worker_main(void *arg)
 		if (all_rx_done(run) && app_worker_drain(w) == 0)
 			break;
 	}
-	app_worker_drain(w); /* nothing gathered stays untracked */
+	/* nothing held or gathered stays untracked */
+	frag_expire(w, app_blocklist_get(), true);
+	app_worker_drain(w);
 	app_worker_tx_flush(w); /* nor waits to be sent */
 	held_free(w);
 	/* Once the main lcore has the last packet time of all lcores, make

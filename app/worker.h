@@ -112,6 +112,11 @@ struct app_worker {
 	struct rte_ring *to[APP_MAX_WORKERS];
 	struct rte_ring *from[APP_MAX_WORKERS];
 	struct rte_ring *event_ring; /* to the main lcore, or NULL */
+	/* Fragments (cflow_frag.h): the follower of this worker's queues,
+	 * or NULL (--frag-datagrams off); fragments it gave back, waiting
+	 * to follow their first one (room for its hold and a burst). */
+	struct cflow_frag *frag;
+	void **frag_ready;
 	/* Top sources of new flows (app/top.c): the worker adds to
 	 * top[top_idx]; the main lcore sets top_cur each period, and reads
 	 * the other sketch once the worker has published top_ack. */
@@ -139,6 +144,7 @@ struct app_worker {
 	/* mbufs (segments) of first packets passed by reference to the
 	 * main lcore so far (see event_mbufs_freed) */
 	uint64_t event_mbufs_taken;
+	unsigned int nb_frag_ready;
 	const struct cbl *bl_seen; /* bl_has_flows is of it */
 	bool bl_has_flows;
 	uint8_t scratch[CFLOW_PARSE_MAX_HDR]; /* headers across segments */

@@ -105,6 +105,7 @@
 #include <xxhash.h>
 
 #include "bench_util.h"
+#include "cflow_frag.h"
 #include "events.h"
 #include "pipeline.h"
 #include "top.h"
@@ -479,6 +480,14 @@ lane_setup(unsigned int i)
 	l->w->rxq[0] = (struct app_rxq){ .port = l->port };
 	l->w->index = i;
 	l->w->run = &bench_run;
+	/* the application's fragment follower, at its defaults (on
+	 * unless --frag-datagrams 0) */
+	l->w->frag = cflow_frag_create(&(struct cflow_frag_params){ 0 });
+	l->w->frag_ready = calloc(CFLOW_FRAG_HOLD_DEFAULT + CF_BULK_MAX,
+		sizeof(*l->w->frag_ready));
+	if (l->w->frag == NULL || l->w->frag_ready == NULL)
+		rte_exit(EXIT_FAILURE, "lane %u: fragment follower\n", i);
+	l->mix_rng = UINT64_C(0x1c3f0000) + i;
 	fwd_setup(l);
 }
 
@@ -869,6 +878,11 @@ main(int argc, char **argv)
 		opt.churn * 100, opt.fp_bits, opt.age_bits,
 		opt.exact_size ? ", exact size" : "", opt.sweep_buckets,
 		opt.seconds, rte_get_tsc_hz() / 1e9);
+	if (opt.icmp_err_below != 0 || opt.frag_below != 0)
+		printf("# forward mode: %.1f%% of the frames ICMP errors "
+			"quoting random tuples, %.1f%% of the packets as two "
+			"IPv4 fragments (rates count frames)\n\n",
+			opt.icmp_errors * 100, opt.frags * 100);
 	printf("| flows | dist | lcores | variant | Mpps/lcore | cycles/pkt "
 		"| bytes/flow | of ceiling | of probe | cuckoo/rte_hash | "
 		"of forward | forwarded | unsolicited | mirrored/pkt |\n");

@@ -148,6 +148,13 @@ track_one(struct exact_table *t, const struct cflow_packet *pkt,
 	bool stale = age > (closing ? t->linger_ns : t->timeout_ns[cls]);
 	struct cflow_step step;
 
+	if (pkt->kind != CFLOW_KIND_FLOW) {
+		/* an ICMP error, a later fragment: looked up, nothing done */
+		step = cflow_state_follow(pkt->kind, pos >= 0 && !stale &&
+			(!t->sided || cflow_side_ok((s & STATE_HI_INSIDE) != 0,
+				pkt->reversed, in_flags)));
+		return cflow_count_step(&t->c, &step, false);
+	}
 	if (t->sided && pos >= 0 && !stale && !cflow_side_ok(
 			(s & STATE_HI_INSIDE) != 0, pkt->reversed, in_flags)) {
 		step = cflow_state_wrong_dir();
@@ -200,9 +207,17 @@ exact_table_track(struct exact_table *t, const struct cflow_input *in,
 		memset(counts, 0, n);
 	for (unsigned int k = 0; k < n; k++) {
 		cflow_count_packet(&t->c, &in[k]);
-		if (status[k] == CFLOW_PARSE_OK) {
+		if (status[k] == CFLOW_PARSE_OK &&
+				pkts[k].kind != CFLOW_KIND_ICMP_UNRELATED) {
 			keys[m] = &pkts[k].key;
 			index[m++] = (uint8_t)k;
+			continue;
+		}
+		if (status[k] == CFLOW_PARSE_OK) {
+			struct cflow_step step = cflow_state_follow(
+				pkts[k].kind, false);
+
+			verdicts[k] = cflow_count_step(&t->c, &step, false);
 			continue;
 		}
 		verdicts[k] = cflow_count_untracked(&t->c, status[k]);

@@ -88,6 +88,10 @@ struct pipeline_opt {
 	uint64_t top_sources;
 	const char *ev_dir;
 	bool ipv6;              /* --ipv6: IPv6 frames (frame6_head) */
+	/* forward mode: --icmp-errors and --frags, as shares of 2^64 */
+	uint64_t icmp_err_below;
+	uint64_t frag_below;
+	double icmp_errors, frags;
 };
 
 extern struct pipeline_opt opt;
@@ -118,6 +122,8 @@ struct lane {
 	struct rte_ring *fwd_rx[2], *fwd_tx[2];
 	struct cflow_tracker *fwd_tracker[FWD_VARIANTS];
 	unsigned int fwd_turn;
+	uint64_t mix_rng;       /* --icmp-errors, --frags: draws */
+	uint16_t ip_id;         /* --frags: the datagrams' identification */
 	/* per slot (variant, or --handoff case), summed over the rounds */
 	uint64_t packets[SLOTS], cycles[SLOTS];
 	uint64_t mirrored[SLOTS]; /* mirror copies sent, measured part */
@@ -288,13 +294,76 @@ frame_write(struct rte_mbuf *m, uint32_t e, int side)
 	m->pkt_len = len;
 }
 
+/* --icmp-errors: in place of flow @p f's packet, an ICMP error about a
+ * random tuple of its host 10.f (source port @p port, never a tracked
+ * one): from a router on the path to the host (@p side 1, quoting the
+ * host's packet to the server) or from the host to the server (side 0,
+ * quoting the server's packet); destination unreachable, port for UDP,
+ * fragmentation needed (MTU 1400) for TCP. 70 bytes. */
+static inline void
+frame_icmp_error(uint8_t *p, uint32_t f, uint16_t port, int side)
+{
+	const uint8_t host[4] = { 10, (uint8_t)(f >> 16), (uint8_t)(f >> 8),
+		(uint8_t)f };
+	const uint8_t server[4] = { 192, 168, 1, 1 };
+	const uint8_t router[4] = { 198, 51, 100, 1 };
+	bool udp = f & 1;
+	uint8_t *q = p + 42;    /* the quoted packet */
+
+	p[16] = 0;
+	p[17] = 20 + 8 + 28;
+	p[20] = 0;
+	p[21] = 0;
+	p[23] = 1;
+	memcpy(p + 26, side == 1 ? router : host, 4);
+	memcpy(p + 30, side == 1 ? host : server, 4);
+	p[34] = 3;
+	p[35] = udp ? 3 : 4;
+	memset(p + 36, 0, 4);
+	p[40] = udp ? 0 : 1400 >> 8;
+	p[41] = udp ? 0 : 1400 & 0xff;
+	memcpy(q, frame_head + 14, 20);
+	q[9] = udp ? 17 : 6;
+	memcpy(q + 12, side == 1 ? host : server, 4);
+	memcpy(q + 16, side == 1 ? server : host, 4);
+	q[20 + (side == 1 ? 0 : 2)] = (uint8_t)(port >> 8);
+	q[21 + (side == 1 ? 0 : 2)] = (uint8_t)port;
+	q[20 + (side == 1 ? 2 : 0)] = 0;
+	q[21 + (side == 1 ? 2 : 0)] = 80;
+	memset(q + 24, 0, 4);
+}
+
+/* --frags: flow @p e's packet as two fragments of datagram @p id, the
+ * first (the 20-byte TCP or 8-byte UDP header and more: 24 bytes) into
+ * @p a, the last (8 bytes at offset 24) into @p b. */
+static inline void
+frame_frags(uint8_t *a, uint8_t *b, uint32_t e, int side, uint16_t id)
+{
+	frame_bytes_side(a, e, side == 1);
+	a[16] = 0;
+	a[17] = 20 + 24;
+	a[18] = (uint8_t)(id >> 8);
+	a[19] = (uint8_t)id;
+	a[20] = 0x20;           /* more fragments */
+	a[21] = 0;
+	memcpy(b, a, 34);
+	b[17] = 20 + 8;
+	b[20] = 0;
+	b[21] = 3;              /* 3 x 8 bytes */
+	memset(b + 34, 0, 8);
+}
+
 /* The next burst into @p ring: the next flows of the sequence, or while
- * warming up every flow in turn; frames as frame_write()'s @p side. */
+ * warming up every flow in turn; frames as frame_write()'s @p side.
+ * Forward mode, out of the warm-up: --icmp-errors' and --frags' share
+ * of them as an ICMP error or two fragments. */
 static inline void
 source_fill(struct lane *l, struct rte_ring *ring, bool warm, int side)
 {
 	struct rte_mbuf *m[BURST];
 	unsigned int sent;
+	bool mix = !warm && side >= 0 &&
+		(opt.icmp_err_below | opt.frag_below) != 0;
 
 	if (rte_pktmbuf_alloc_bulk(l->pool, m, BURST) != 0)
 		return;
@@ -307,7 +376,35 @@ source_fill(struct lane *l, struct rte_ring *ring, bool warm, int side)
 			e = l->ids[l->seq_pos++ % l->flows];
 		else
 			e = (uint32_t)(l->seq_pos++ % l->flows);
-		frame_write(m[k], flow_global(l, e), side);
+		e = flow_global(l, e);
+		if (mix) {
+			uint64_t r = cfu_splitmix64(&l->mix_rng);
+			uint8_t *p = rte_pktmbuf_mtod(m[k], uint8_t *);
+
+			/* what an earlier error or fragment left */
+			memcpy(p, frame_head, FRAME_HEAD_LEN);
+			if (r < opt.icmp_err_below) {
+				frame_icmp_error(p, e & FLOW_MASK,
+					(uint16_t)(1025 + (r >> 32) % 64511),
+					side);
+				m[k]->data_len = 70;
+				m[k]->pkt_len = 70;
+				continue;
+			}
+			r = cfu_splitmix64(&l->mix_rng);
+			if (r < opt.frag_below && k + 1 < BURST) {
+				uint8_t *b = rte_pktmbuf_mtod(m[k + 1],
+					uint8_t *);
+
+				memcpy(b, frame_head, FRAME_HEAD_LEN);
+				frame_frags(p, b, e, side, l->ip_id++);
+				m[k]->data_len = m[k]->pkt_len = FRAME_LEN;
+				k++;
+				m[k]->data_len = m[k]->pkt_len = FRAME_LEN;
+				continue;
+			}
+		}
+		frame_write(m[k], e, side);
 	}
 	sent = rte_ring_enqueue_burst(ring, (void **)m, BURST, NULL);
 	if (sent < BURST)

@@ -108,6 +108,14 @@ usage(const char *prog)
 		"16384)\n"
 		"  --ev-dir DIR     where the event files go (default /dev/shm)\n"
 		"  --rounds N       turns of each variant (default 4)\n"
+		"  --icmp-errors S  forward mode: a share S (0 to 0.5) of the "
+		"packets are ICMP\n"
+		"                   errors quoting random tuples (never "
+		"tracked): an error flood\n"
+		"  --frags S        forward mode: a share S (0 to 0.5) of the "
+		"packets come as\n"
+		"                   two IPv4 fragments (the first carries the "
+		"L4 header)\n"
 		"  --csv FILE       also write the rows as CSV\n"
 		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n"
 		"  --handoff        instead of the variants: 2 lcores, cuckoo, "
@@ -144,6 +152,7 @@ parse_options(int argc, char **argv)
 		{ "event-ring", 1, NULL, 'R' }, { "ev-dir", 1, NULL, 'D' },
 		{ "rounds", 1, NULL, 'r' }, { "table-layout", 1, NULL, 'L' },
 		{ "ipv6", 0, NULL, '6' },
+		{ "icmp-errors", 1, NULL, 'I' }, { "frags", 1, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -183,6 +192,21 @@ parse_options(int argc, char **argv)
 			if (*end != '\0' || !(opt.zipf_s > 0 && opt.zipf_s < 4))
 				goto bad;
 			break;
+		case 'I':
+		case 'G': {
+			double v = strtod(optarg, &end);
+
+			if (*end != '\0' || !(v >= 0 && v <= 0.5))
+				goto bad;
+			if (c == 'I') {
+				opt.icmp_errors = v;
+				opt.icmp_err_below = (uint64_t)(v * 0x1p64);
+			} else {
+				opt.frags = v;
+				opt.frag_below = (uint64_t)(v * 0x1p64);
+			}
+			break;
+		}
 		case 'c':
 			opt.churn = strtod(optarg, &end);
 			if (*end != '\0' || !(opt.churn >= 0 && opt.churn <= 0.5))

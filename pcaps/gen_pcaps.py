@@ -23,9 +23,10 @@ import struct
 import sys
 
 from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1AD, Dot1Q, Ether, IPv6,
-                       ICMPv6EchoRequest, IPv6ExtHdrDestOpt,
+                       ICMPv6DestUnreach, ICMPv6EchoReply, ICMPv6EchoRequest,
+                       ICMPv6PacketTooBig, IPv6ExtHdrDestOpt,
                        IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
-                       IPv6ExtHdrRouting, Raw)
+                       IPv6ExtHdrRouting, Raw, fragment, fragment6)
 
 # lib/cflow defaults (cflow_track.h), in seconds.
 TIMEOUT = {"tcp": 300, "udp": 60, "icmp": 30, "other": 60}
@@ -33,7 +34,10 @@ LINGER = 10
 BASE = 1_700_000_000  # capture start, seconds since the epoch
 
 MALFORMED = ("trunc_l2", "trunc_l3", "trunc_l4", "bad_version",
-             "bad_hdrlen", "bad_length", "bad_ext")
+             "bad_hdrlen", "bad_length", "bad_ext", "bad_embedded")
+# A fragmented datagram is followed this long from its first fragment
+# (cflow_frag.h's default; the plans keep well within it).
+FRAG_TIMEOUT = 30
 
 
 class Plan:
@@ -51,6 +55,24 @@ class Plan:
 
     def other(self, t, frame, kind):
         self.add(t, frame, {"kind": kind})
+
+    def related(self, t, frame, key):
+        """An ICMP error about a packet of flow @key (its key as the
+        quoted packet would have it): related if that flow is tracked
+        and live, else unrelated; it changes nothing."""
+        self.add(t, frame, {"kind": "related", "key": key})
+
+    def fragments(self, key, cls, t, frames, datagram, flags=""):
+        """The fragments of one datagram, in order: the first is a packet
+        of flow @key, the others follow it (lib/cflow's cflow_frag), each
+        a fragment of the flow if it is live then, else a fragment of no
+        flow. @datagram names it (addresses, id, protocol)."""
+        first, later = frames[0], frames[1:]
+        self.add(t, first, {"kind": "track", "key": key, "cls": cls,
+                            "flags": flags, "datagram": datagram})
+        for k, frame in enumerate(later):
+            self.add(t + 0.001 * (k + 1), frame,
+                     {"kind": "frag_later", "datagram": datagram})
 
     def ordered(self):
         return sorted(self.packets, key=lambda p: p[0])
@@ -72,10 +94,21 @@ def truth(plan):
     c = {k: 0 for k in ("packets", "bytes", "non_ip", "fragments",
                         "flows_new", "flows_seen", "flows_closed",
                         "flows_expired", "flows_evicted", "insert_failed",
-                        "orphan_close", "reused", "active")}
+                        "orphan_close", "reused", "active", "related",
+                        "unrelated", "fragments_seen")}
     malformed = {k: 0 for k in MALFORMED}
     table = {}  # key -> [closing, cls, last_us]
+    datagrams = {}  # datagram -> (key, time_us of its first fragment)
     now = 0
+
+    def live(key):
+        """The flow is tracked and not stale (a packet would find it)."""
+        e = table.get(key)
+        if e is None:
+            return False
+        age = (now - e[2]) / 1e6
+        return not past(age, LINGER if e[0] else TIMEOUT[e[1]])
+
     for t, frame, ev in plan.ordered():
         c["packets"] += 1
         c["bytes"] += len(frame)
@@ -90,7 +123,23 @@ def truth(plan):
         if kind in malformed:
             malformed[kind] += 1
             continue
+        if kind == "unrelated":
+            c["unrelated"] += 1
+            continue
+        if kind == "related":
+            c["related" if live(ev["key"]) else "unrelated"] += 1
+            continue
+        if kind == "frag_later":
+            d = datagrams.get(ev["datagram"])
+            if d is not None and past((now - d[1]) / 1e6, FRAG_TIMEOUT):
+                raise ValueError("plan: a fragment after its datagram's "
+                                 "timeout")
+            c["fragments_seen" if d is not None and live(d[0])
+              else "fragments"] += 1
+            continue
         key, cls, flags = ev["key"], ev["cls"], ev["flags"]
+        if "datagram" in ev and ev["datagram"] not in datagrams:
+            datagrams[ev["datagram"]] = (key, now)
         close = cls == "tcp" and ("F" in flags or "R" in flags)
         syn = cls == "tcp" and "S" in flags and "A" not in flags
         e = table.get(key)
@@ -231,9 +280,10 @@ def scenario_udp_icmp(plan, rng):
         t += rng.uniform(0.01, 0.5)
     for n in range(10):
         a, b = ip4(3000 + 2 * n), ip4(3001 + 2 * n)
-        key = canon(4, a, b, 0, 0, 1)
+        # echo keyed by its identifier on the requester's side
+        key = canon(4, a, b, 100 + n, 0, 1)
         for k, tt in enumerate([t, t + 1, t + 50, t + 51]):
-            icmp = ICMP(type=8 if k % 2 == 0 else 0)
+            icmp = ICMP(type=8 if k % 2 == 0 else 0, id=100 + n)
             frame = Ether() / (IP(src=a, dst=b) if k % 2 == 0 else
                                IP(src=b, dst=a)) / icmp
             plan.flow(key, "icmp", tt, frame)
@@ -276,6 +326,93 @@ def scenario_ipv6(plan, rng):
         plan.other(t + n * 0.1, Ether() / IPv6(src=a, dst=b) /
                    IPv6ExtHdrFragment(offset=100 + n, m=1, nh=17) /
                    Raw(b"\0" * 16), "fragment")
+
+
+def quoted(pkt, cut=None):
+    """The bytes of @pkt an ICMP error quotes: all, or the first @cut."""
+    b = bytes(pkt)
+    return Raw(b if cut is None else b[:cut])
+
+
+def scenario_icmp(plan, rng):
+    """ICMP keyed by identifier, ICMP errors related to the flow they
+    quote or not, fragments of a flow's datagram (issue 26).
+
+    Echo a -> b id 7 and its reply: one flow; b's request to a with the
+    same id, and a reply of id 8: two flows more. Errors about the UDP
+    flow a -> b:53 (port unreachable from b, frag-needed from a router),
+    about the echo (time exceeded from the router): related; about an
+    untracked flow, sent to another host than the quoted source: not;
+    one quoting a cut header: bad_embedded; one about the UDP flow once
+    it has expired: not. IPv6 likewise (too big about a TCP flow). Three
+    fragmented UDP datagrams (IPv4 on a live flow and on a new one, IPv6
+    on a new one): the first fragment is a packet of its flow, the later
+    ones follow it; two later fragments whose first never comes.
+    """
+    a, b, c, r = ip4(6000), ip4(6001), ip4(6002), ip4(6099)
+    a6, b6, r6 = ip6(6100), ip6(6101), ip6(6199)
+    e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    k7 = canon(4, a, b, 7, 0, 1)
+    plan.flow(k7, "icmp", 0.0, e / IP(src=a, dst=b) / ICMP(type=8, id=7))
+    plan.flow(k7, "icmp", 0.1, e / IP(src=b, dst=a) / ICMP(type=0, id=7))
+    plan.flow(canon(4, b, a, 7, 0, 1), "icmp", 0.2,
+              e / IP(src=b, dst=a) / ICMP(type=8, id=7))
+    plan.flow(canon(4, a, b, 8, 0, 1), "icmp", 0.3,
+              e / IP(src=b, dst=a) / ICMP(type=0, id=8))
+    udp = IP(src=a, dst=b, id=1) / UDP(sport=40000, dport=53) / Raw(b"q" * 20)
+    ku = canon(4, a, b, 40000, 53, 17)
+    plan.flow(ku, "udp", 1.0, e / udp)
+    plan.flow(ku, "udp", 1.1, e / IP(src=b, dst=a) /
+              UDP(sport=53, dport=40000) / Raw(b"a" * 20))
+    plan.related(2.0, e / IP(src=b, dst=a) / ICMP(type=3, code=3) /
+                 quoted(udp), ku)
+    plan.related(2.1, e / IP(src=r, dst=a) /
+                 ICMP(type=3, code=4, nexthopmtu=1400) / quoted(udp, 28), ku)
+    plan.related(2.2, e / IP(src=r, dst=a) / ICMP(type=11) /
+                 quoted(IP(src=a, dst=b, ttl=1) / ICMP(type=8, id=7)), k7)
+    plan.related(2.3, e / IP(src=b, dst=a) / ICMP(type=3, code=3) /
+                 quoted(IP(src=a, dst=b) / UDP(sport=40001, dport=53)),
+                 canon(4, a, b, 40001, 53, 17))
+    plan.add(2.4, e / IP(src=b, dst=c) / ICMP(type=3, code=3) / quoted(udp),
+             {"kind": "unrelated"})
+    plan.other(2.5, e / IP(src=b, dst=a) / ICMP(type=3, code=3) /
+               quoted(udp, 12), "bad_embedded")
+    # IPv6: echo, TCP, too big about it, unreachable about nothing
+    k9 = canon(6, a6, b6, 9, 0, 58)
+    plan.flow(k9, "icmp", 3.0, e / IPv6(src=a6, dst=b6) /
+              ICMPv6EchoRequest(id=9))
+    plan.flow(k9, "icmp", 3.1, e / IPv6(src=b6, dst=a6) /
+              ICMPv6EchoReply(id=9))
+    syn = IPv6(src=a6, dst=b6) / TCP(sport=40002, dport=443, flags="S")
+    kt = canon(6, a6, b6, 40002, 443, 6)
+    plan.flow(kt, "tcp", 3.15, e / syn, "S")
+    plan.related(3.2, e / IPv6(src=r6, dst=a6) / ICMPv6PacketTooBig(mtu=1280) /
+                 quoted(syn), kt)
+    plan.related(3.3, e / IPv6(src=b6, dst=a6) / ICMPv6DestUnreach(code=4) /
+                 quoted(IPv6(src=a6, dst=b6) / UDP(sport=5, dport=6)),
+                 canon(6, a6, b6, 5, 6, 17))
+    # fragmented datagrams: on the live UDP flow, a new one, IPv6
+    for t, src, sport, dg in ((5.0, a, 40000, 0x1234), (6.0, c, 5000, 0x1235)):
+        frags = fragment(IP(src=src, dst=b, id=dg) /
+                         UDP(sport=sport, dport=53) / Raw(b"x" * 3000),
+                         fragsize=1400)
+        plan.fragments(canon(4, src, b, sport, 53, 17), "udp", t,
+                       [e / f for f in frags], (4, src, b, dg, 17))
+    whole = IPv6(src=a6, dst=b6) / IPv6ExtHdrFragment(id=0x5678) / \
+        UDP(sport=40003, dport=53) / Raw(b"y" * 3000)
+    plan.fragments(canon(6, a6, b6, 40003, 53, 17), "udp", 7.0,
+                   [e / f for f in fragment6(whole, 1400)],
+                   (6, a6, b6, 0x5678, 17))
+    # later fragments whose first never comes: not followed
+    for k, off in enumerate((175, 350)):
+        plan.other(8.0 + 0.1 * k, e / IP(src=c, dst=b, id=0x4321, proto=17,
+                                         flags="MF" if k == 0 else 0,
+                                         frag=off) / Raw(b"z" * 64),
+                   "fragment")
+    # the UDP flow idle for 70 s (past 60): an error about it is not
+    # related any more
+    plan.related(75.0, e / IP(src=b, dst=a) / ICMP(type=3, code=3) /
+                 quoted(udp), ku)
 
 
 def scenario_vlan(plan, rng):
@@ -356,8 +493,13 @@ def scenario_linger(plan, rng):
 
 
 def split_queue(event):
-    """Queue of a packet: by flow key; untracked ones on queue 0."""
-    if event["kind"] != "track":
+    """Queue of a packet: by flow key (an ICMP error's: the quoted
+    packet's; a later fragment's: its datagram's, so that it comes on
+    the queue of its first fragment, after it); others on queue 0."""
+    if "datagram" in event:
+        return int(hashlib.sha1(repr(event["datagram"]).encode())
+                   .hexdigest(), 16) % 2
+    if event["kind"] not in ("track", "related"):
         return 0
     return int(hashlib.sha1(event["key"].encode()).hexdigest(), 16) % 2
 
@@ -369,6 +511,7 @@ SCENARIOS = {
     "vlan": scenario_vlan,
     "malformed": scenario_malformed,
     "linger": scenario_linger,
+    "icmp": scenario_icmp,
 }
 
 

@@ -114,6 +114,24 @@ def pytest_collection_modifyitems(config, items):
     items[:] = keep
 
 
+_finished = 0
+
+
+def pytest_runtest_teardown(item):
+    """Every 25 tests of a worker, and at its end, the EAL runtime
+    directories of processes that have exited go (harness.py)."""
+    global _finished
+    _finished += 1
+    if _finished % 25 == 0:
+        import harness
+        harness.sweep_runtime_dirs()
+
+
+def pytest_sessionfinish(session):
+    import harness
+    harness.sweep_runtime_dirs()
+
+
 @pytest.hookimpl(trylast=True)  # after the terminal reporter's
 def pytest_configure(config):
     config.addinivalue_line(

@@ -412,3 +412,62 @@ def sequence_failures(files):
         assert line, out
         n += int(line[0].split(":")[1])
     return n
+
+
+RUNTIME_DIR = "/var/run/dpdk"
+
+
+def _in_use(path):
+    """Whether a DPDK process still owns the runtime directory @path: a
+    primary process holds a write lock on its `config` file for its
+    whole life (secondaries a read lock). A directory without one
+    (--in-memory keeps only the telemetry socket there) counts as in use
+    until it has not changed for half an hour."""
+    config = os.path.join(path, "config")
+    try:
+        fd = os.open(config, os.O_RDWR)
+    except FileNotFoundError:
+        try:
+            return time.time() - os.stat(path).st_mtime < 1800
+        except FileNotFoundError:
+            return False
+    except OSError:
+        return True
+    try:
+        import fcntl
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def sweep_runtime_dirs(prefix="cf", min_age=30):
+    """Remove the EAL runtime directories (/var/run/dpdk/@prefix...) that
+    no process owns any more, and return how many. The EAL leaves one
+    behind per run, memseg lists included (a few MiB each with
+    --no-huge); a test command starts about two thousand, and where
+    /run is not a tmpfs they filled the disk. A directory younger than
+    @min_age seconds is left alone: its process may not hold its lock
+    yet."""
+    removed = 0
+    try:
+        names = os.listdir(RUNTIME_DIR)
+    except FileNotFoundError:
+        return 0
+    now = time.time()
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        path = os.path.join(RUNTIME_DIR, name)
+        try:
+            if now - os.stat(path).st_mtime < min_age:
+                continue
+        except FileNotFoundError:
+            continue
+        if not os.path.isdir(path) or _in_use(path):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed

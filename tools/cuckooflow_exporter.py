@@ -61,7 +61,7 @@ def flat(counters):
 
 def counter_list(reply):
     """/cuckooflow/counters' parallel arrays as {source: {name: (kind,
-    help)}}: "tracker", "worker" and "port" of /cuckooflow/stats and
+    help)}}: "tracker", "worker", "frag" and "port" of /cuckooflow/stats and
     /cuckooflow/lcore, "table" of /cuckooflow/table."""
     out = {}
     r = reply or {}
@@ -104,7 +104,7 @@ class Collector:
             return  # cuckooflow not running: no other samples
         up.add_metric([], 1)
         yield up
-        counters = {n: c for src in ("tracker", "worker")
+        counters = {n: c for src in ("tracker", "worker", "frag")
                     for n, c in listed.get(src, {}).items()}
         by_port = listed.get("port", {})
         for name in sorted(total):

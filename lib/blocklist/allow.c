@@ -22,6 +22,9 @@
 #include "cfutil.h"
 
 #define ANY_PORT UINT32_C(0x10000)
+/* icmp, icmpv6: echo requests only (an ICMP query keys its requester's
+ * side with its identifier, which no rule names) */
+#define ECHO_PORT UINT32_C(0x10001)
 #define ALLOW_SEED UINT64_C(0xa110f1e5)
 
 /* What a rule is compared on: fixed size, zero padded. */
@@ -69,6 +72,12 @@ has_ports(unsigned long proto)
 	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
 }
 
+static bool
+is_icmp(unsigned long proto)
+{
+	return proto == 1 || proto == 58;
+}
+
 /* One rule from its words; 0 or -1 with why (never quoting them). */
 static int
 parse_rule(char **w, int nw, struct rule *r, char *why, size_t why_len)
@@ -104,9 +113,12 @@ parse_rule(char **w, int nw, struct rule *r, char *why, size_t why_len)
 	}
 	if (strcmp(w[2], "any") == 0) {
 		r->port = ANY_PORT;
+	} else if (is_icmp(proto) && strcmp(w[2], "echo") == 0) {
+		r->port = ECHO_PORT;
 	} else if (!has_ports(proto)) {
 		snprintf(why, why_len, "port: protocol %lu has no ports: "
-			"want 'any'", proto);
+			"want 'any'%s", proto, is_icmp(proto) ?
+			" or 'echo'" : "");
 		return -1;
 	} else if (cbl_parse_uint(w[2], 65535, &port) != 0) {
 		snprintf(why, why_len, "port: want 0..65535 or 'any'");
@@ -247,6 +259,9 @@ cbl_allow_match(const struct cbl_allow *al, const struct cflow_packet *pkt)
 	const uint8_t *dst = pkt->reversed ? k->addr_lo : k->addr_hi;
 	uint16_t dport = pkt->reversed ? k->port_lo : k->port_hi;
 	unsigned int f = k->family == 6;
+	/* an echo request (ICMP 8, ICMPv6 128) */
+	bool echo = (k->proto == 1 && pkt->icmp_type == 8) ||
+		(k->proto == 58 && pkt->icmp_type == 128);
 	struct rule key;
 
 	if (al->nb_lens[f] == 0)
@@ -259,7 +274,8 @@ cbl_allow_match(const struct cbl_allow *al, const struct cflow_packet *pkt)
 			continue;
 		mask_addr(key.addr, dst, k->family, len);
 		key.length = (uint8_t)len;
-		key.port = has_ports(k->proto) ? dport : ANY_PORT;
+		key.port = has_ports(k->proto) ? dport : echo ? ECHO_PORT :
+			ANY_PORT;
 		if (al->table[slot_of(al, &key)] != 0)
 			return true;
 		if (key.port != ANY_PORT) {

@@ -315,9 +315,11 @@ const char *cbl_kind_name(enum cbl_kind kind);
  *   udp 198.18.1.0/28 53      a prefix of inside addresses
  *   tcp 2001:db8::/64 any     every port
  *   icmp 198.18.1.11 any      a protocol without ports: PORT is "any"
+ *   icmp 198.18.1.12 echo     ICMP (ICMPv6) echo requests only
  * PROTO as in blocklists (tcp, udp, sctp, udplite, icmp, icmpv6 or
  * 0..255); ADDR the destination, an inside address; PORT 0..65535 for
- * tcp, udp, sctp and udplite, or "any".
+ * tcp, udp, sctp and udplite, or "any"; for icmp and icmpv6, "any" or
+ * "echo" (echo requests: ICMP type 8, ICMPv6 type 128).
  *
  * Read-only once built; lookups from many lcores are safe. Errors as
  * the blocklist's (see above): NULL with errno and "FILE:LINE: reason".
@@ -349,7 +351,8 @@ struct cbl_allow *cbl_allow_read(const char *path, char *err,
  * Does a parsed packet (cflow_parse() status CFLOW_PARSE_OK) go to an
  * allowed service: its protocol, its destination address (by
  * pkt->reversed) within a rule's prefix, its destination port the
- * rule's or the rule's port "any"?
+ * rule's or the rule's port "any" (for ICMP and ICMPv6: "any", or
+ * "echo" for an echo request)?
  *
  * @param al
  *   The allow list.

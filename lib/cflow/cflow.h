@@ -16,20 +16,24 @@
  * - struct cflow_tracker: a flow table on lib/cuckoo that classifies each
  *   packet's flow as new, seen or closing, closes TCP flows on FIN/RST
  *   (a closed flow lingers close_linger_ns after its last packet), and
- *   expires idle flows with a bounded incremental sweep.
+ *   expires idle flows with a bounded incremental sweep;
+ * - struct cflow_frag: later IP fragments given their first fragment's
+ *   parse, so that they go with its flow.
  *
  * A tracker is not thread safe: one per lcore.
  *
- * The declarations are in three headers by concern, which this one
+ * The declarations are in four headers by concern, which this one
  * includes, for users that want all of them:
  *
  * - cflow_parse.h: the parser, the key and the packet types;
  * - cflow_track.h: the tracker, its parameters and counters;
- * - cflow_event.h: flow events.
+ * - cflow_event.h: flow events;
+ * - cflow_frag.h: the fragment follower.
  */
 
 #include "cflow_parse.h"
 #include "cflow_track.h"
 #include "cflow_event.h"
+#include "cflow_frag.h"
 
 #endif /* _CFLOW_H_ */

@@ -124,10 +124,16 @@ _Static_assert(CFLOW_PARSE_TUNNEL_HDR_MAX >= UDP_HDR + GENEVE_HDR +
 _Static_assert(VLAN_TAG_LEN * (CFLOW_PARSE_VLAN_ADDRS_MAX -
 	CFLOW_PARSE_VLAN_MAX) + IPV4_MAX_HDR <= CFLOW_PARSE_IP_MAX_HDR,
 	"CFLOW_PARSE_MAX_HDR: the inner deep VLAN path's bound");
+_Static_assert(CFLOW_PARSE_ICMP_ERROR_MAX == 8 + IPV6_HDR +
+	CFLOW_PARSE_IPV6_EXT_MAX * IPV6_MAX_EXT_LEN + 8 &&
+	CFLOW_PARSE_ICMP_ERROR_MAX >= TCP_MIN_HDR,
+	"CFLOW_PARSE_ICMP_ERROR_MAX: an ICMP header and the quoted packet");
 _Static_assert(CFLOW_PARSE_MAX_HDR == CFLOW_PARSE_LINK_HDR_MAX +
 	VLAN_TAG_LEN * CFLOW_PARSE_VLAN_MAX + CFLOW_PARSE_IP_MAX_HDR -
-	TCP_MIN_HDR + CFLOW_PARSE_TUNNEL_HDR_MAX + CFLOW_PARSE_IP_MAX_HDR,
-	"CFLOW_PARSE_MAX_HDR: the tracked path's bound, through a tunnel");
+	TCP_MIN_HDR + CFLOW_PARSE_TUNNEL_HDR_MAX + CFLOW_PARSE_IP_MAX_HDR -
+	TCP_MIN_HDR + CFLOW_PARSE_ICMP_ERROR_MAX,
+	"CFLOW_PARSE_MAX_HDR: the tracked path's bound, through a tunnel, "
+	"to an ICMP error's quoted packet");
 _Static_assert(CFLOW_PARSE_MAX_HDR <= 64 * 1024,
 	"CFLOW_PARSE_MAX_HDR: a buffer callers may keep on the stack");
 _Static_assert(CFLOW_PARSE_MAX_HDR >= CFLOW_PARSE_LINK_HDR_MAX +
@@ -149,6 +155,7 @@ static const char *const status_names[CFLOW_PARSE_STATUS_MAX] = {
 	[CFLOW_PARSE_BAD_HDRLEN] = "bad_hdrlen",
 	[CFLOW_PARSE_BAD_LENGTH] = "bad_length",
 	[CFLOW_PARSE_BAD_EXT] = "bad_ext",
+	[CFLOW_PARSE_BAD_EMBEDDED] = "bad_embedded",
 };
 
 const char *
@@ -219,23 +226,88 @@ rd32(const uint8_t *p)
 	return (uint32_t)rd16(p) << 16 | rd16(p + 2);
 }
 
-/* Ports, TCP flags and class from the L4 header at l4 (l4len bytes). */
+/* ICMP types (RFC 792, 950; RFC 4443). */
+#define ICMP_ECHO_REPLY 0
+#define ICMP_UNREACH 3
+#define ICMP_ECHO 8
+#define ICMP_TIME_EXCEEDED 11
+#define ICMP_PARAM_PROBLEM 12
+#define ICMP_TIMESTAMP 13
+#define ICMP_TIMESTAMP_REPLY 14
+#define ICMP_INFO 15
+#define ICMP_INFO_REPLY 16
+#define ICMP_MASK 17
+#define ICMP_MASK_REPLY 18
+#define ICMPV6_UNREACH 1
+#define ICMPV6_PARAM_PROBLEM 4
+#define ICMPV6_ECHO 128
+#define ICMPV6_ECHO_REPLY 129
+#define ICMP_HDR 8          /* type, code, checksum, 4 bytes */
+#define QUOTED_L4 8         /* RFC 792: the quoted datagram's first 64 bits */
+
+/* An ICMP query's role (enum cflow_packet_kind's keys): 1 a request, -1
+ * a reply, 0 neither. */
+static inline int
+icmp_query(uint8_t proto, uint8_t type)
+{
+	if (proto == PROTO_ICMPV6)
+		return type == ICMPV6_ECHO ? 1 : type == ICMPV6_ECHO_REPLY ?
+			-1 : 0;
+	switch (type) {
+	case ICMP_ECHO:
+	case ICMP_TIMESTAMP:
+	case ICMP_INFO:
+	case ICMP_MASK:
+		return 1;
+	case ICMP_ECHO_REPLY:
+	case ICMP_TIMESTAMP_REPLY:
+	case ICMP_INFO_REPLY:
+	case ICMP_MASK_REPLY:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+/* An ICMP error that quotes a packet of its own family: ICMPv4's in IPv4,
+ * ICMPv6's in IPv6 (CFLOW_KIND_ICMP_ERROR). */
+static inline bool
+icmp_error(uint8_t proto, uint8_t type, bool v6)
+{
+	if (v6)
+		return proto == PROTO_ICMPV6 && type >= ICMPV6_UNREACH &&
+			type <= ICMPV6_PARAM_PROBLEM;
+	return proto == PROTO_ICMP && (type == ICMP_UNREACH ||
+		type == ICMP_TIME_EXCEEDED || type == ICMP_PARAM_PROBLEM);
+}
+
+/*
+ * Ports, TCP flags and class from the L4 header at l4 (l4len bytes). A
+ * @p quoted header (an ICMP error's) may be cut after QUOTED_L4 bytes:
+ * its ports are read, nothing else (no TCP flags).
+ */
 static enum cflow_parse_status
 parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
-		uint16_t *sport, uint16_t *dport, struct cflow_packet *pkt)
+		uint16_t *sport, uint16_t *dport, struct cflow_packet *pkt,
+		bool quoted)
 {
 	uint32_t need;
+	int query;
 
 	*sport = 0;
 	*dport = 0;
 	switch (proto) {
 	case PROTO_TCP:
+		pkt->proto_class = CFLOW_CLASS_TCP;
+		if (quoted) {
+			need = QUOTED_L4;
+			break;
+		}
 		if (l4len < TCP_MIN_HDR)
 			return CFLOW_PARSE_TRUNC_L4;
 		if ((l4[12] >> 4) < 5)
 			return CFLOW_PARSE_BAD_HDRLEN;
 		pkt->tcp_flags = l4[13];
-		pkt->proto_class = CFLOW_CLASS_TCP;
 		need = 4;
 		break;
 	case PROTO_UDP:
@@ -245,15 +317,26 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 		break;
 	case PROTO_SCTP:
 		pkt->proto_class = CFLOW_CLASS_OTHER;
-		need = 12;
+		need = quoted ? QUOTED_L4 : 12;
 		break;
 	case PROTO_ICMP:
 	case PROTO_ICMPV6:
-		/* Keyed with zero ports, but the header must be there. */
+		/* A query is keyed by its identifier on the requester's
+		 * side (struct cflow_key), anything else by the addresses;
+		 * the header must be there. */
 		pkt->proto_class = CFLOW_CLASS_ICMP;
-		if (l4len < 4)
+		if (l4len < (quoted ? QUOTED_L4 : 4))
 			return CFLOW_PARSE_TRUNC_L4;
 		pkt->icmp_type = l4[0];
+		query = icmp_query(proto, l4[0]);
+		if (query == 0)
+			return CFLOW_PARSE_OK;
+		if (l4len < ICMP_HDR)
+			return CFLOW_PARSE_TRUNC_L4;
+		if (query > 0)
+			*sport = rd16(l4 + 4);
+		else
+			*dport = rd16(l4 + 4);
 		return CFLOW_PARSE_OK;
 	default:
 		pkt->proto_class = CFLOW_CLASS_OTHER;
@@ -311,6 +394,7 @@ addrs_v4(const uint8_t *p, enum cflow_parse_status st,
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
 	pkt->icmp_type = 0;
+	pkt->kind = 0;
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, 0, 0, 0);
 	pkt->has_addrs = true;
 	return st;
@@ -324,6 +408,7 @@ addrs_v6(const uint8_t *p, enum cflow_parse_status st,
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
 	pkt->icmp_type = 0;
+	pkt->kind = 0;
 	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0,
 		0);
 	pkt->has_addrs = true;
@@ -375,14 +460,131 @@ bind_tunnel(struct cflow_packet *pkt, const uint8_t *src, const uint8_t *dst,
 	pkt->key.tunnel = d != 0 ? d : 1;
 }
 
+static enum cflow_parse_status parse_ipv4(const uint8_t *p, uint32_t len,
+		const struct cflow_parse_params *pp, struct cflow_packet *pkt,
+		bool quoted, struct cflow_frag_id *fi);
+static enum cflow_parse_status parse_ipv6(const uint8_t *p, uint32_t len,
+		const struct cflow_parse_params *pp, struct cflow_packet *pkt,
+		bool quoted, struct cflow_frag_id *fi);
+
+/* What an ICMP error's quoted packet comes to (parse_icmp_error()). */
+enum quoted {
+	QUOTED_FLOW,        /* a packet of a flow: pkt is the error's now */
+	QUOTED_UNRELATED,   /* of no flow: CFLOW_KIND_ICMP_UNRELATED */
+	QUOTED_BAD,         /* cut short or not sane */
+};
+
+/*
+ * An ICMP error (@p l4, @p l4len bytes from its ICMP header), sent to
+ * @p dst (the outer IP header's, 4 or 16 bytes by @p v6): the packet it
+ * quotes, parsed as a packet of its family would be (quoted: 8 bytes of
+ * its L4 header suffice, no tunnel is opened, no error within is parsed).
+ * For QUOTED_FLOW, @p pkt takes the quoted packet's key and class and
+ * the error's direction (enum cflow_packet_kind).
+ */
+static enum quoted
+parse_icmp_error(const uint8_t *l4, uint32_t l4len, const uint8_t *dst,
+		bool v6, struct cflow_packet *pkt)
+{
+	struct cflow_packet q;
+	enum cflow_parse_status st;
+	const uint8_t *src;
+
+	if (l4len < ICMP_HDR)
+		return QUOTED_BAD;
+	memset(&q, 0, sizeof(q));
+	st = v6 ? parse_ipv6(l4 + ICMP_HDR, l4len - ICMP_HDR, NULL, &q, true,
+			NULL) :
+		parse_ipv4(l4 + ICMP_HDR, l4len - ICMP_HDR, NULL, &q, true,
+			NULL);
+	if (st == CFLOW_PARSE_FRAGMENT ||
+			(st == CFLOW_PARSE_OK && q.kind != CFLOW_KIND_FLOW))
+		return QUOTED_UNRELATED;
+	if (st != CFLOW_PARSE_OK)
+		return QUOTED_BAD;
+	/* An error goes back to the quoted packet's source (conntrack
+	 * refuses one whose outer destination is not it, as Linux 5.1 does:
+	 * "outer daddr not trustworthy"). */
+	src = q.reversed ? q.key.addr_hi : q.key.addr_lo;
+	if (memcmp(v6 ? src : src + 12, dst, v6 ? 16 : 4) != 0)
+		return QUOTED_UNRELATED;
+	pkt->key = q.key;
+	pkt->reversed = !q.reversed;
+	pkt->proto_class = q.proto_class;
+	pkt->tcp_flags = 0;
+	pkt->kind = CFLOW_KIND_ICMP_ERROR;
+	return QUOTED_FLOW;
+}
+
+/*
+ * The L4 header of an IP packet (@p proto at @p l4, @p l4len bytes):
+ * its ports, or an ICMP error's quoted packet (see parse_icmp_error();
+ * within a @p quoted packet an error is only marked unrelated). Returns
+ * the status; with CFLOW_PARSE_OK, *done is set if @p pkt is filled (an
+ * error about a flow), else *sport, *dport are the key's and pkt->kind
+ * says whether it is an error of no flow.
+ */
+static enum cflow_parse_status
+parse_transport(uint8_t proto, const uint8_t *l4, uint32_t l4len,
+		const uint8_t *dst, bool v6, bool quoted, uint16_t *sport,
+		uint16_t *dport, struct cflow_packet *pkt, bool *done)
+{
+	enum cflow_parse_status st;
+
+	*done = false;
+	st = parse_l4(proto, l4, l4len, sport, dport, pkt, quoted);
+	if (st != CFLOW_PARSE_OK || !icmp_error(proto, pkt->icmp_type, v6))
+		return st;
+	if (quoted) {
+		pkt->kind = CFLOW_KIND_ICMP_UNRELATED;
+		return CFLOW_PARSE_OK;
+	}
+	switch (parse_icmp_error(l4, l4len, dst, v6, pkt)) {
+	case QUOTED_FLOW:
+		*done = true;
+		return CFLOW_PARSE_OK;
+	case QUOTED_UNRELATED:
+		pkt->kind = CFLOW_KIND_ICMP_UNRELATED;
+		return CFLOW_PARSE_OK;
+	default:
+		return CFLOW_PARSE_BAD_EMBEDDED;
+	}
+}
+
+/* The fragment of @p fi's datagram: IPv4's or IPv6's addresses (@p src,
+ * @p dst, 4 or 16 bytes by @p family). */
+static void
+frag_fill(struct cflow_frag_id *fi, uint8_t family, const uint8_t *src,
+		const uint8_t *dst, uint32_t id, uint8_t proto, uint16_t offset,
+		bool more)
+{
+	memset(fi, 0, sizeof(*fi));
+	if (family == 4) {
+		fi->src[10] = fi->src[11] = 0xff;
+		fi->dst[10] = fi->dst[11] = 0xff;
+		memcpy(fi->src + 12, src, 4);
+		memcpy(fi->dst + 12, dst, 4);
+	} else {
+		memcpy(fi->src, src, 16);
+		memcpy(fi->dst, dst, 16);
+	}
+	fi->id = id;
+	fi->proto = proto;
+	fi->family = family;
+	fi->offset = offset;
+	fi->more = more;
+}
+
 static enum cflow_parse_status
 parse_ipv4(const uint8_t *p, uint32_t len,
-		const struct cflow_parse_params *pp, struct cflow_packet *pkt)
+		const struct cflow_parse_params *pp, struct cflow_packet *pkt,
+		bool quoted, struct cflow_frag_id *fi)
 {
 	unsigned int decap = decap_of(pp);
 	uint32_t ihl, total;
-	uint16_t sport, dport;
+	uint16_t sport, dport, frag;
 	enum cflow_parse_status st;
+	bool done;
 
 	if (len < 1)
 		return CFLOW_PARSE_TRUNC_L3;
@@ -401,12 +603,17 @@ parse_ipv4(const uint8_t *p, uint32_t len,
 		return addrs_v4(p, CFLOW_PARSE_BAD_LENGTH, pkt);
 	if (total < len)
 		len = total; /* Ethernet padding */
-	if ((rd16(p + 6) & 0x1fff) != 0)
+	frag = rd16(p + 6);
+	if (fi != NULL && (frag & 0x3fff) != 0)
+		frag_fill(fi, 4, p + 12, p + 16, rd16(p + 4), p[9],
+			frag & 0x1fff, (frag & 0x2000) != 0);
+	if ((frag & 0x1fff) != 0)
 		return addrs_v4(p, CFLOW_PARSE_FRAGMENT, pkt);
-	st = parse_l4(p[9], p + ihl, len - ihl, &sport, &dport, pkt);
+	st = parse_transport(p[9], p + ihl, len - ihl, p + 16, false, quoted,
+		&sport, &dport, pkt, &done);
 	if (st != CFLOW_PARSE_OK)
 		return addrs_v4(p, st, pkt);
-	if (decap != 0) {
+	if (decap != 0 && !done) {
 		int r = decap_tunnel(p[9], p + ihl, len - ihl, dport, decap,
 				&st, pkt);
 
@@ -418,21 +625,25 @@ parse_ipv4(const uint8_t *p, uint32_t len,
 			return st;
 		}
 	}
-	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, sport,
-		dport, p[9]);
+	if (!done)
+		pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, sport,
+			dport, p[9]);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[8];
+	pkt->frag_first = (frag & 0x2000) != 0;
 	return CFLOW_PARSE_OK;
 }
 
 static enum cflow_parse_status
 parse_ipv6(const uint8_t *p, uint32_t len,
-		const struct cflow_parse_params *pp, struct cflow_packet *pkt)
+		const struct cflow_parse_params *pp, struct cflow_packet *pkt,
+		bool quoted, struct cflow_frag_id *fi)
 {
 	unsigned int decap = decap_of(pp);
 	uint32_t off = IPV6_HDR, payload;
 	uint16_t sport, dport;
 	enum cflow_parse_status st;
+	bool done, first = false;
 	uint8_t nh;
 
 	if (len < 1)
@@ -459,8 +670,17 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		if (len < off + 8) /* every extension is at least 8 bytes */
 			return addrs_v6(p, CFLOW_PARSE_TRUNC_L3, pkt);
 		if (nh == PROTO_FRAGMENT) {
-			if ((rd16(p + off + 2) & 0xfff8) != 0)
+			uint16_t fo = rd16(p + off + 2);
+
+			/* the first fragment header names the datagram */
+			if (fi != NULL && fi->family == 0 &&
+					(fo & 0xfff9) != 0)
+				frag_fill(fi, 6, p + 8, p + 24,
+					rd32(p + off + 4), p[off], fo >> 3,
+					(fo & 1) != 0);
+			if ((fo & 0xfff8) != 0)
 				return addrs_v6(p, CFLOW_PARSE_FRAGMENT, pkt);
+			first |= (fo & 1) != 0;
 			hlen = 8;
 		} else if (nh == PROTO_AH) {
 			hlen = ((uint32_t)p[off + 1] + 2) * 4;
@@ -472,10 +692,11 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		nh = p[off];
 		off += hlen;
 	}
-	st = parse_l4(nh, p + off, len - off, &sport, &dport, pkt);
+	st = parse_transport(nh, p + off, len - off, p + 24, true, quoted,
+		&sport, &dport, pkt, &done);
 	if (st != CFLOW_PARSE_OK)
 		return addrs_v6(p, st, pkt);
-	if (decap != 0) {
+	if (decap != 0 && !done) {
 		int r = decap_tunnel(nh, p + off, len - off, dport, decap,
 				&st, pkt);
 
@@ -487,10 +708,12 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 			return st;
 		}
 	}
-	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24,
-		sport, dport, nh);
+	if (!done)
+		pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24,
+			sport, dport, nh);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[7];
+	pkt->frag_first = first;
 	return CFLOW_PARSE_OK;
 }
 
@@ -623,7 +846,7 @@ parse_link(const uint8_t *buf, uint32_t len, enum cflow_link_type link,
 static enum cflow_parse_status
 parse_l3(const uint8_t *buf, uint32_t len, uint32_t off, uint16_t type,
 		const struct cflow_parse_params *pp, uint32_t *vlan,
-		struct cflow_packet *pkt)
+		struct cflow_packet *pkt, struct cflow_frag_id *fi)
 {
 	for (unsigned int tags = 0; is_vlan(type); tags++) {
 		if (tags == CFLOW_PARSE_VLAN_MAX)
@@ -636,9 +859,9 @@ parse_l3(const uint8_t *buf, uint32_t len, uint32_t off, uint16_t type,
 	}
 	pkt->ethertype = type;
 	if (type == ETHER_TYPE_IPV4)
-		return parse_ipv4(buf + off, len - off, pp, pkt);
+		return parse_ipv4(buf + off, len - off, pp, pkt, false, fi);
 	if (type == ETHER_TYPE_IPV6)
-		return parse_ipv6(buf + off, len - off, pp, pkt);
+		return parse_ipv6(buf + off, len - off, pp, pkt, false, fi);
 	return CFLOW_PARSE_NON_IP;
 }
 
@@ -663,17 +886,18 @@ parse_inner(const uint8_t *p, uint32_t len, uint16_t type,
 			st = CFLOW_PARSE_TRUNC_L2;
 		else
 			st = parse_l3(p, len, ETHER_HDR_LEN, rd16(p + 12),
-					NULL, &vlan, pkt);
+					NULL, &vlan, pkt, NULL);
 	} else if (type == 0 && len < 1) {
 		st = CFLOW_PARSE_TRUNC_L3;
 	} else if (type == 0 && p[0] >> 4 != 4 && p[0] >> 4 != 6) {
 		st = CFLOW_PARSE_BAD_VERSION;
 	} else if (type == ETHER_TYPE_IPV4 || (type == 0 && p[0] >> 4 == 4)) {
-		st = parse_ipv4(p, len, NULL, pkt);
+		st = parse_ipv4(p, len, NULL, pkt, false, NULL);
 	} else {
-		st = parse_ipv6(p, len, NULL, pkt);
+		st = parse_ipv6(p, len, NULL, pkt, false, NULL);
 	}
 	pkt->ethertype = outer_type;
+	pkt->frag_first = false; /* a tunnel's fragments are not followed */
 	return st;
 }
 
@@ -858,7 +1082,8 @@ parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 			rd16(buf + 12) != ETHER_TYPE_IPV4 || p[0] != 0x45)
 		return false;
 	total = rd16(p + 2);
-	if (total < IPV4_MIN_HDR || (rd16(p + 6) & 0x1fff) != 0)
+	/* fragments, the first one too (frag_first), take the general path */
+	if (total < IPV4_MIN_HDR || (rd16(p + 6) & 0x3fff) != 0)
 		return false;
 	l4len = (total < len - ETHER_HDR_LEN ? total : len - ETHER_HDR_LEN) -
 		IPV4_MIN_HDR;
@@ -905,7 +1130,7 @@ parse_fast_v6(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 
 static enum cflow_parse_status parse_general(const uint8_t *buf,
 		uint32_t len, const struct cflow_parse_params *params,
-		struct cflow_packet *pkt);
+		struct cflow_packet *pkt, struct cflow_frag_id *fi);
 
 enum cflow_parse_status
 cflow_parse(const uint8_t *buf, uint32_t len,
@@ -919,7 +1144,7 @@ cflow_parse(const uint8_t *buf, uint32_t len,
 			parse_fast_v6(buf, len, pkt)))
 		return CFLOW_PARSE_OK;
 	/* the fast path writes nothing unless it takes the frame */
-	return parse_general(buf, len, params, pkt);
+	return parse_general(buf, len, params, pkt, NULL);
 }
 
 enum cflow_parse_status
@@ -928,14 +1153,33 @@ cflow_parse_general(const uint8_t *buf, uint32_t len,
 		struct cflow_packet *pkt)
 {
 	memset(pkt, 0, sizeof(*pkt));
-	return parse_general(buf, len, params, pkt);
+	return parse_general(buf, len, params, pkt, NULL);
 }
 
-/* Every frame, into a zeroed @p pkt. */
+enum cflow_parse_status
+cflow_parse_frag(const uint8_t *buf, uint32_t len,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkt, struct cflow_frag_id *fi)
+{
+	enum cflow_parse_status st;
+
+	memset(pkt, 0, sizeof(*pkt));
+	memset(fi, 0, sizeof(*fi));
+	st = parse_general(buf, len, params, pkt, fi);
+	/* A tunnel's fragment (its outer one: the inner parse has none) or
+	 * a fragment that did not come to either status is not named. */
+	if (pkt->tunnel != 0 || !(st == CFLOW_PARSE_FRAGMENT ||
+			(st == CFLOW_PARSE_OK && pkt->frag_first)))
+		fi->family = 0;
+	return st;
+}
+
+/* Every frame, into a zeroed @p pkt; @p fi (or NULL) names a fragment's
+ * datagram. */
 static enum cflow_parse_status
 parse_general(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
-		struct cflow_packet *pkt)
+		struct cflow_packet *pkt, struct cflow_frag_id *fi)
 {
 	uint32_t off = 0, vlan = 0;
 	enum cflow_parse_status st;
@@ -945,7 +1189,7 @@ parse_general(const uint8_t *buf, uint32_t len,
 			CFLOW_LINK_EN10MB, &off, &type);
 	if (st != CFLOW_PARSE_OK)
 		return st;
-	st = parse_l3(buf, len, off, type, params, &vlan, pkt);
+	st = parse_l3(buf, len, off, type, params, &vlan, pkt, fi);
 	if (st == CFLOW_PARSE_OK && params != NULL && params->vlan_in_key)
 		pkt->key.vlan = vlan;
 	else if (st != CFLOW_PARSE_OK || pkt->tunnel == 0 ||

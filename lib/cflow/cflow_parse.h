@@ -129,6 +129,7 @@ const char *cflow_link_type_name(enum cflow_link_type link);
  * - CFLOW_PARSE_BAD_LENGTH: always (an IPv4 total length below the
  *   header's: the header itself is whole).
  * - CFLOW_PARSE_BAD_EXT: always.
+ * - CFLOW_PARSE_BAD_EMBEDDED: always (the outer packet's addresses).
  *
  * With decap (struct cflow_parse_params), a decapsulated packet reports
  * its inner packet's status and addresses by these rules; a tunnel
@@ -145,10 +146,13 @@ enum cflow_parse_status {
 	CFLOW_PARSE_BAD_HDRLEN,    /**< IPv4 IHL < 5, TCP offset < 5 */
 	CFLOW_PARSE_BAD_LENGTH,    /**< IP length below its header's */
 	CFLOW_PARSE_BAD_EXT,       /**< IPv6 or GTP-U ext. chain too long */
+	/** An ICMP or ICMPv6 error whose quoted packet is cut short or not
+	 *  sane (see CFLOW_KIND_ICMP_ERROR) */
+	CFLOW_PARSE_BAD_EMBEDDED,
 	CFLOW_PARSE_STATUS_MAX,
 	/** The malformed statuses, a range: for (st = FIRST; st <= LAST). */
 	CFLOW_PARSE_MALFORMED_FIRST = CFLOW_PARSE_TRUNC_L2,
-	CFLOW_PARSE_MALFORMED_LAST = CFLOW_PARSE_BAD_EXT,
+	CFLOW_PARSE_MALFORMED_LAST = CFLOW_PARSE_BAD_EMBEDDED,
 };
 
 /** VLAN tags a trackable packet may carry; one more makes it non-IP. */
@@ -210,15 +214,26 @@ enum cflow_decap {
 #define CFLOW_PARSE_TUNNEL_HDR_MAX (8 + 12 + CFLOW_PARSE_GTPU_EXT_MAX * 1020)
 
 /**
+ * The most bytes an ICMP error reads behind the IP header it is in,
+ * where other packets read their L4 header: its ICMP header (8), the
+ * quoted packet's IPv6 header with CFLOW_PARSE_IPV6_EXT_MAX extensions
+ * of the largest size and 8 bytes of its L4 header: 16440
+ * (CFLOW_KIND_ICMP_ERROR).
+ */
+#define CFLOW_PARSE_ICMP_ERROR_MAX (8 + CFLOW_PARSE_IP_MAX_HDR - 20 + 8)
+
+/**
  * The most bytes of a frame cflow_parse() ever reads or compares against,
  * whatever the link type and tunnel: the longest link header (LINUX_SLL2's
  * 20, see CFLOW_PARSE_LINK_HDR_MAX), CFLOW_PARSE_VLAN_MAX tags (4 each),
  * the outer IPv6 header with its extensions up to its L4 header
  * (CFLOW_PARSE_IP_MAX_HDR less TCP's 20), the longest tunnel header
- * (CFLOW_PARSE_TUNNEL_HDR_MAX) and the inner packet's IP and L4 headers
- * (CFLOW_PARSE_IP_MAX_HDR): 36996 bytes. Without decapsulation 16472
- * bytes are read at most (Ethernet 6 less, the headerless link types 28
- * less); every other path needs fewer (IPv4 with options: 108;
+ * (CFLOW_PARSE_TUNNEL_HDR_MAX), the inner packet's IP header with its
+ * extensions and, behind it, an ICMP error's quoted packet
+ * (CFLOW_PARSE_ICMP_ERROR_MAX, more than a TCP header): 53416 bytes.
+ * Without decapsulation 32892 bytes are read at most (Ethernet 6 less,
+ * the headerless link types 28 less); without ICMP errors 16472; every
+ * other path needs fewer (IPv4 with options: 108;
  * CFLOW_PARSE_VLAN_ADDRS_MAX tags and an IPv4 header with options: 112).
  *
  * Parsing the first min(len, CFLOW_PARSE_MAX_HDR) bytes of a frame gives
@@ -228,7 +243,8 @@ enum cflow_decap {
  */
 #define CFLOW_PARSE_MAX_HDR (CFLOW_PARSE_LINK_HDR_MAX + \
 	4 * CFLOW_PARSE_VLAN_MAX + CFLOW_PARSE_IP_MAX_HDR - 20 + \
-	CFLOW_PARSE_TUNNEL_HDR_MAX + CFLOW_PARSE_IP_MAX_HDR)
+	CFLOW_PARSE_TUNNEL_HDR_MAX + CFLOW_PARSE_IP_MAX_HDR - 20 + \
+	CFLOW_PARSE_ICMP_ERROR_MAX)
 
 /** TCP flags, as on the wire. */
 #define CFLOW_TCP_FIN 0x01
@@ -244,14 +260,25 @@ enum cflow_decap {
  * directions of a flow have one key. IPv4 addresses are stored
  * IPv4-mapped (\::ffff:a.b.c.d). Fixed size and zero padded: hash it as
  * bytes.
+ *
+ * Ports are TCP's, UDP's, UDP-Lite's and SCTP's. An ICMP query (echo,
+ * timestamp, information and address mask requests and replies; ICMPv6
+ * echo) is keyed by its identifier, as conntrack keys it: the
+ * requester's endpoint has the identifier for port, the responder's
+ * port 0, so a request and its replies share a key, and a request the
+ * other way (the responder asking the requester) has another (unless
+ * the identifier is 0: then both are the address pair's, as every other
+ * ICMP message is, with ports 0). cflow_key_icmp() builds such a key.
  */
 struct cflow_key {
 	/** the lower endpoint's address */
 	uint8_t addr_lo[16];
 	/** the higher endpoint's address */
 	uint8_t addr_hi[16];
-	uint16_t port_lo;   /**< host order; 0 for ICMP and other protocols */
-	/** host order; 0 for ICMP and other protocols */
+	/** host order; an ICMP query's identifier on the requester's
+	 *  side; 0 for other ICMP and protocols without ports */
+	uint16_t port_lo;
+	/** host order; as port_lo for the higher endpoint */
 	uint16_t port_hi;
 	uint8_t proto;      /**< IP protocol number */
 	uint8_t family;     /**< 4 or 6 */
@@ -269,6 +296,47 @@ enum cflow_proto_class {
 	CFLOW_CLASS_ICMP,   /**< ICMP and ICMPv6 */
 	CFLOW_CLASS_OTHER,  /**< SCTP and every other protocol */
 	CFLOW_CLASS_MAX,
+};
+
+/**
+ * How a parsed packet (CFLOW_PARSE_OK) stands to the flow of its key
+ * (struct cflow_packet's kind).
+ */
+enum cflow_packet_kind {
+	/** A packet of the flow: it may open, refresh or close it. */
+	CFLOW_KIND_FLOW = 0,
+	/**
+	 * An ICMP error about a packet of the key's flow: ICMPv4 destination
+	 * unreachable (3, fragmentation needed included), time exceeded
+	 * (11) or parameter problem (12); ICMPv6 destination unreachable
+	 * (1), packet too big (2), time exceeded (3) or parameter problem
+	 * (4). The key is the quoted packet's flow, keyed as that packet
+	 * would be (TCP, UDP, UDP-Lite and SCTP ports, an ICMP query's
+	 * identifier); reversed is the error's direction, back to the
+	 * quoted packet's source, which is the error's destination; proto
+	 * class the quoted packet's; tcp_flags 0. A tracker looks the flow
+	 * up (CFLOW_RELATED) but neither opens, refreshes nor closes it. The
+	 * quoted packet is the error's IP payload past its 8-byte ICMP
+	 * header: an IP header whole and sane, of the error's family, and 8
+	 * bytes of its L4 header for TCP, UDP, UDP-Lite, SCTP and ICMP (RFC
+	 * 792's "64 bits"), else CFLOW_PARSE_BAD_EMBEDDED.
+	 */
+	CFLOW_KIND_ICMP_ERROR,
+	/**
+	 * An ICMP error that cannot be about a flow: one that quotes an
+	 * ICMP error or a non-first fragment, or that goes to another
+	 * address than the quoted packet's source. The key is the error's
+	 * own address pair (ICMP, ports 0); a tracker never relates it.
+	 */
+	CFLOW_KIND_ICMP_UNRELATED,
+	/**
+	 * A non-first fragment given the parse of its datagram's first
+	 * fragment (struct cflow_frag; never the parser): the key, reversed
+	 * and class are that fragment's, tcp_flags 0. A tracker looks the
+	 * flow up (CFLOW_FRAGMENT_SEEN) but neither opens, refreshes nor
+	 * closes it.
+	 */
+	CFLOW_KIND_FRAGMENT,
 };
 
 /**
@@ -328,8 +396,19 @@ struct cflow_packet {
 	 *  else 0. */
 	uint8_t icmp_type;
 	/** With CFLOW_PARSE_OK: the TTL or hop limit of the IP header the
-	 *  key is of (a decapsulated packet's inner one); else 0. */
+	 *  key is of (a decapsulated packet's inner one; an ICMP error's
+	 *  own); else 0. */
 	uint8_t hop_limit;
+	/** With CFLOW_PARSE_OK: enum cflow_packet_kind; else 0. */
+	uint8_t kind;
+	/**
+	 * With CFLOW_PARSE_OK: the packet is the first fragment of a
+	 * fragmented datagram (IPv4: more fragments, offset 0; IPv6: a
+	 * fragment header at offset 0 with M set), not decapsulated; its
+	 * other fragments parse CFLOW_PARSE_FRAGMENT. cflow_parse_frag()
+	 * names the datagram. Else false.
+	 */
+	bool frag_first;
 };
 
 /** Parser options; zeroed, Ethernet without VLAN ids in the key. */
@@ -418,6 +497,47 @@ enum cflow_parse_status cflow_parse(const uint8_t *buf, uint32_t len,
 enum cflow_parse_status cflow_parse_general(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt);
+
+/**
+ * The datagram of an IP fragment (cflow_parse_frag()): what identifies
+ * it among the fragments in flight (RFC 791, RFC 8200) and where this
+ * fragment is in it.
+ */
+struct cflow_frag_id {
+	uint8_t src[16];    /**< the packet's source (IPv4-mapped) */
+	uint8_t dst[16];    /**< and destination */
+	uint32_t id;        /**< IPv4's 16-bit or IPv6's 32-bit identification */
+	uint8_t proto;      /**< IPv4's protocol, IPv6's fragment next header */
+	uint8_t family;     /**< 4 or 6 */
+	uint16_t offset;    /**< the fragment's offset, 8-byte units */
+	bool more;          /**< more fragments follow */
+};
+
+/**
+ * cflow_parse() of a fragment, naming its datagram in @p fi: for a frame
+ * that parses CFLOW_PARSE_FRAGMENT (a non-first fragment) or
+ * CFLOW_PARSE_OK with frag_first, not decapsulated (a tunnel's inner
+ * fragments are not followed). The fast path never takes a fragment:
+ * this is cflow_parse_general() with the fragment's identity.
+ *
+ * @param buf
+ *   The frame's first bytes.
+ * @param len
+ *   How many bytes @p buf holds.
+ * @param params
+ *   The parse parameters, as cflow_parse()'s.
+ * @param pkt
+ *   The parse, as cflow_parse() fills it.
+ * @param fi
+ *   The fragment's datagram and place, filled.
+ * @return
+ *   The parse status, as cflow_parse() returns it, and @p fi filled if
+ *   the frame is such a fragment (fi->family 4 or 6); else fi->family
+ *   is 0.
+ */
+enum cflow_parse_status cflow_parse_frag(const uint8_t *buf, uint32_t len,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkt, struct cflow_frag_id *fi);
 
 /**
  * Name of a parse status, for counters and logs ("trunc_l3", ...).
@@ -516,6 +636,33 @@ cflow_key_init(struct cflow_key *key, uint8_t family, const uint8_t *src,
 {
 	memset(key, 0, sizeof(*key));
 	(void)cflow_key_fill(key, family, src, dst, sport, dport, proto);
+}
+
+/**
+ * The key of an ICMP query flow (enum cflow_packet_kind): between
+ * @p requester and @p responder (16 bytes each, IPv4-mapped for family
+ * 4), identifier @p id, @p proto 1 or 58. A request from the requester
+ * and its replies have this key.
+ *
+ * @param key
+ *   The key to fill, zeroed by the caller.
+ * @param family
+ *   4 or 6.
+ * @param requester
+ *   The requester's address, 16 bytes.
+ * @param responder
+ *   The responder's address, 16 bytes.
+ * @param id
+ *   The query's identifier, host order.
+ * @param proto
+ *   1 (ICMP) or 58 (ICMPv6).
+ */
+static inline void
+cflow_key_icmp(struct cflow_key *key, uint8_t family,
+		const uint8_t *requester, const uint8_t *responder, uint16_t id,
+		uint8_t proto)
+{
+	cflow_key_init(key, family, requester, responder, id, 0, proto);
 }
 
 /**

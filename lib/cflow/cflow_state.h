@@ -17,6 +17,10 @@
  * - cflow_count_packet(), always;
  * - cflow_count_untracked() for a packet whose parse status is not
  *   CFLOW_PARSE_OK: its verdict;
+ * - else, for a packet that follows a flow without being one of its
+ *   packets (struct cflow_packet's kind not CFLOW_KIND_FLOW: an ICMP
+ *   error, a later fragment), cflow_state_follow() with whether the
+ *   table holds its flow live in its direction (nothing is done to it);
  * - else, for a table that keeps each flow's inside endpoint (sided), a
  *   packet from the outside of a flow it finds live whose direction
  *   cflow_side_ok() refuses takes cflow_state_wrong_dir();
@@ -201,6 +205,29 @@ cflow_state_wrong_dir(void)
 }
 
 /**
+ * The step of a packet that follows a flow (struct cflow_packet's kind
+ * @p kind, not CFLOW_KIND_FLOW): @p live if the table holds its flow,
+ * not stale, and (sided tables) cflow_side_ok() takes the packet's
+ * direction; always false for CFLOW_KIND_ICMP_UNRELATED, which needs no
+ * lookup. Nothing is done to the flow: CFLOW_RELATED or
+ * CFLOW_UNTRACKED_UNRELATED for an ICMP error, CFLOW_FRAGMENT_SEEN or
+ * CFLOW_UNTRACKED_FRAGMENT for a later fragment.
+ */
+static inline struct cflow_step
+cflow_state_follow(uint8_t kind, bool live)
+{
+	struct cflow_step s = { .next = CFLOW_STATE_NONE };
+
+	if (kind == CFLOW_KIND_FRAGMENT)
+		s.verdict = live ? CFLOW_FRAGMENT_SEEN :
+			CFLOW_UNTRACKED_FRAGMENT;
+	else
+		s.verdict = live && kind == CFLOW_KIND_ICMP_ERROR ?
+			CFLOW_RELATED : CFLOW_UNTRACKED_UNRELATED;
+	return s;
+}
+
+/**
  * What the packet may do to an untracked flow, applied to its step: with
  * CFLOW_IN_NO_CREATE in @p in_flags a flow is never opened
  * (CFLOW_UNTRACKED_UNSOLICITED, a FIN or RST of no flow too), and a SYN
@@ -300,6 +327,18 @@ cflow_count_step(struct cflow_counters *c, const struct cflow_step *s,
 		break;
 	case CFLOW_UNTRACKED_WRONG_DIR:
 		c->wrong_direction++;
+		break;
+	case CFLOW_RELATED:
+		c->related++;
+		break;
+	case CFLOW_UNTRACKED_UNRELATED:
+		c->unrelated++;
+		break;
+	case CFLOW_FRAGMENT_SEEN:
+		c->fragments_seen++;
+		break;
+	case CFLOW_UNTRACKED_FRAGMENT:
+		c->fragments++;
 		break;
 	default:
 		c->orphan_close++;

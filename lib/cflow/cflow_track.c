@@ -750,6 +750,27 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 	return verdict;
 }
 
+/*
+ * A packet that follows a flow without being one of its packets (an ICMP
+ * error, a later fragment: struct cflow_packet's kind), whose flow lookup
+ * gave found/v: related, or not, by the flow's state and side; the flow
+ * is left as it was.
+ */
+static enum cflow_verdict
+track_follow(struct cflow_tracker *t, const struct cflow_packet *pkt,
+		uint8_t in_flags, bool found, uint64_t v)
+{
+	bool live = found && !(value_closing(v) ? linger_done(t, v) :
+		idle_expired(t, v));
+	struct cflow_step s;
+
+	if (live && t->params.sided)
+		live = cflow_side_ok(value_side(t, v) != 0, pkt->reversed,
+			in_flags);
+	s = cflow_state_follow(pkt->kind, live);
+	return cflow_count_step(&t->c, &s, false);
+}
+
 static uint64_t
 rss_hash(uint32_t rss, uint64_t seed)
 {
@@ -809,9 +830,13 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		 * not (non-IP, malformed, fragments). */
 		if (in[k].time_ns > latest)
 			latest = in[k].time_ns;
-		if (status[k] != CFLOW_PARSE_OK) {
-			enum cflow_verdict v = cflow_count_untracked(&t->c,
-					status[k]);
+		if (status[k] != CFLOW_PARSE_OK ||
+				pkts[k].kind == CFLOW_KIND_ICMP_UNRELATED) {
+			struct cflow_step s = cflow_state_follow(
+				CFLOW_KIND_ICMP_UNRELATED, false);
+			enum cflow_verdict v = status[k] != CFLOW_PARSE_OK ?
+				cflow_count_untracked(&t->c, status[k]) :
+				cflow_count_step(&t->c, &s, false);
 
 			if (verdicts != NULL)
 				verdicts[k] = v;
@@ -848,7 +873,11 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 			written_set(written, pos[j]);
 		if (t->params.flow_time)
 			judge_at(t, in[k].time_ns);
-		if (found && track_seen(t, &pkts[k], in[k].flags, pos[j],
+		count = 0;
+		if (pkts[k].kind != CFLOW_KIND_FLOW)
+			v = track_follow(t, &pkts[k], in[k].flags, found,
+				values[j]);
+		else if (found && track_seen(t, &pkts[k], in[k].flags, pos[j],
 				values[j], &count))
 			v = CFLOW_SEEN;
 		else
@@ -1058,7 +1087,8 @@ cflow_packets_classified(const struct cflow_counters *c)
 	return c->non_ip + cflow_malformed_total(c) + c->fragments +
 		c->orphan_close + c->insert_failed + c->unsolicited +
 		c->not_syn + c->new_flow_limited + c->wrong_direction +
-		c->flows_new + c->flows_seen + c->flows_closed;
+		c->flows_new + c->flows_seen + c->flows_closed + c->related +
+		c->unrelated + c->fragments_seen;
 }
 
 uint64_t

@@ -52,6 +52,28 @@ enum cflow_verdict {
 	 * flow: the flow is left as it was.
 	 */
 	CFLOW_UNTRACKED_WRONG_DIR,
+	/**
+	 * An ICMP error about a packet of a tracked flow, going back to that
+	 * packet's source (CFLOW_KIND_ICMP_ERROR): conntrack's RELATED. From
+	 * the outside (sided trackers), only toward the flow's inside
+	 * endpoint. The flow is left as it was.
+	 */
+	CFLOW_RELATED,
+	/**
+	 * An ICMP error about no tracked flow (its flow untracked, idle past
+	 * its timeout, or, from the outside, the error going away from the
+	 * flow's inside endpoint), or one that cannot be about a flow
+	 * (CFLOW_KIND_ICMP_UNRELATED). Never opens a flow.
+	 */
+	CFLOW_UNTRACKED_UNRELATED,
+	/**
+	 * A non-first fragment of a datagram whose first fragment was of a
+	 * tracked flow (CFLOW_KIND_FRAGMENT), in the direction that flow's
+	 * packets may take: it goes with its flow, which is left as it was
+	 * (the datagram counted once, by its first fragment). One whose flow
+	 * is not tracked is CFLOW_UNTRACKED_FRAGMENT.
+	 */
+	CFLOW_FRAGMENT_SEEN,
 	CFLOW_VERDICT_MAX,
 };
 
@@ -256,7 +278,7 @@ struct cflow_tracker_params {
  * exactly one of: non_ip, malformed[], fragments, orphan_close,
  * insert_failed, unsolicited, not_syn, new_flow_limited,
  * wrong_direction, flows_new, flows_seen, flows_closed (the closing
- * packet):
+ * packet), related, unrelated, fragments_seen:
  *
  *   packets == cflow_packets_classified()
  *
@@ -272,7 +294,8 @@ struct cflow_counters {
 	/** CFLOW_UNTRACKED_NON_IP packets */
 	uint64_t non_ip;
 	uint64_t malformed[CFLOW_PARSE_STATUS_MAX]; /**< by parse status */
-	uint64_t fragments;      /**< non-first fragments */
+	/** non-first fragments not placed in a tracked flow */
+	uint64_t fragments;
 	/** flows opened (CFLOW_NEW packets) */
 	uint64_t flows_new;
 	uint64_t flows_seen;     /**< packets of tracked flows */
@@ -302,6 +325,14 @@ struct cflow_counters {
 	uint64_t flows_flushed;
 	/** CFLOW_UNTRACKED_WRONG_DIR packets */
 	uint64_t wrong_direction;
+	/** CFLOW_RELATED packets: ICMP errors of tracked flows */
+	uint64_t related;
+	/** CFLOW_UNTRACKED_UNRELATED packets: ICMP errors of no flow */
+	uint64_t unrelated;
+	/** CFLOW_FRAGMENT_SEEN packets: non-first fragments of tracked
+	 *  flows' datagrams (a non-first fragment of no flow is in
+	 *  fragments) */
+	uint64_t fragments_seen;
 };
 
 /** One packet handed to the tracker. */

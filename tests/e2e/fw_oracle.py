@@ -33,6 +33,15 @@ What it models (docs/firewall.md):
   of the packet that opened it from inside, the destination of one an
   allowed outside packet opened); an outside packet of a live flow whose
   source is that endpoint is wrong_direction and changes nothing;
+- ICMP (issue 26): a query (echo, timestamp, information, mask; ICMPv6
+  echo) is keyed by its identifier, on the requester's side (the
+  responder's port 0); an ICMP error (v4 3, 11, 12; v6 1-4) is about the
+  packet it quotes: related if that packet's flow is live and the error
+  goes back to its source (from the outside: to the flow's inside
+  endpoint), else unrelated; it changes no flow; a quoted packet cut
+  short is malformed (bad_embedded); an error about an error or a
+  non-first fragment, or to another host than the quoted source, is
+  unrelated;
 - the action table role x verdict -> forward or drop(reason); from the
   outside, a non-IP frame other than ARP is dropped by
   --firewall-unparsed drop (the default), its reason by its ethertype,
@@ -63,8 +72,9 @@ ORPHAN, UNSOLICITED, NOT_SYN, LIMITED = ("orphan", "unsolicited", "not_syn",
                                          "limited")
 FULL, NON_IP, MALFORMED, FRAGMENT = "full", "non_ip", "malformed", "fragment"
 WRONG_DIR = "wrong_dir"
+RELATED, UNRELATED = "related", "unrelated"
 VERDICTS = (NEW, SEEN, CLOSING, ORPHAN, UNSOLICITED, NOT_SYN, LIMITED, FULL,
-            NON_IP, MALFORMED, FRAGMENT, WRONG_DIR)
+            NON_IP, MALFORMED, FRAGMENT, WRONG_DIR, RELATED, UNRELATED)
 
 FWD = "forward"
 # role -> verdict -> FWD or a drop reason; None: cannot happen. The
@@ -75,22 +85,24 @@ FWD = "forward"
 ACTIONS = {
     "none": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: FWD,
              UNSOLICITED: None, NOT_SYN: FWD, LIMITED: FWD, FULL: FWD,
-             NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD, WRONG_DIR: FWD},
+             NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD, WRONG_DIR: FWD,
+             RELATED: FWD, UNRELATED: FWD},
     "inside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: FWD,
                UNSOLICITED: None, NOT_SYN: "not_syn", LIMITED: "limited",
                FULL: FWD, NON_IP: FWD, MALFORMED: FWD, FRAGMENT: FWD,
-               WRONG_DIR: FWD},
+               WRONG_DIR: FWD, RELATED: FWD, UNRELATED: FWD},
     "outside": {NEW: FWD, SEEN: FWD, CLOSING: FWD, ORPHAN: "unsolicited",
                 UNSOLICITED: "unsolicited", NOT_SYN: "not_syn",
                 LIMITED: "limited", FULL: "table_full", NON_IP: FWD,
                 MALFORMED: "malformed", FRAGMENT: "fragment",
-                WRONG_DIR: "wrong_direction"},
+                WRONG_DIR: "wrong_direction", RELATED: FWD,
+                UNRELATED: "unrelated"},
 }
 DROP_REASONS = ("unsolicited", "not_syn", "limited", "table_full",
                 "malformed", "fragment")
 # Issue 24's reasons: in a Result's drops once they happen.
 MORE_DROP_REASONS = ("wrong_direction", "vlan_depth", "encapsulated",
-                     "tunnel_non_ip", "non_ip")
+                     "tunnel_non_ip", "non_ip", "unrelated")
 
 
 def unparsed_reason(ethertype):
@@ -138,7 +150,7 @@ def parse(frame):
     return {"kind": NON_IP, "ethertype": ethertype}
 
 
-def _ipv4(b, o):
+def _ipv4(b, o, quoted=False):
     if len(b) < o + 20:
         return {"kind": MALFORMED}
     vihl, _, total, _, frag, _, proto = struct.unpack_from("!BBHHHBB", b, o)
@@ -149,14 +161,16 @@ def _ipv4(b, o):
         return {"kind": MALFORMED}
     if total < ihl:
         return {"kind": MALFORMED}
+    if not quoted:
+        b = b[:o + total]       # Ethernet padding
     if frag & 0x1fff:
         return {"kind": FRAGMENT}
     src = b"\0" * 10 + b"\xff\xff" + b[o + 12:o + 16]
     dst = b"\0" * 10 + b"\xff\xff" + b[o + 16:o + 20]
-    return _l4(b, o + ihl, proto, src, dst, 4)
+    return _l4(b, o + ihl, proto, src, dst, 4, quoted)
 
 
-def _ipv6(b, o):
+def _ipv6(b, o, quoted=False):
     if len(b) < o + 40:
         return {"kind": MALFORMED}
     if b[o] >> 4 != 6:
@@ -175,23 +189,51 @@ def _ipv6(b, o):
         o += 8
     if nh in (0, 43, 60, 51, 50, 135, 139, 140, 253, 254):
         raise Unmodelled("IPv6 extension headers are not modelled")
-    p = _l4(b, o, nh, src, dst, 6)
+    p = _l4(b, o, nh, src, dst, 6, quoted)
     if p["kind"] == "ip" and nh == ICMP6:
         p["nd"] = hlim == 255 and 133 <= b[o] <= 137
     return p
 
 
-def _l4(b, o, proto, src, dst, family):
+# ICMP queries: request type -> 1, reply type -> -1 (RFC 792, 950; 4443)
+ICMP_QUERIES = {ICMP: {8: 1, 13: 1, 15: 1, 17: 1, 0: -1, 14: -1, 16: -1,
+                       18: -1},
+                ICMP6: {128: 1, 129: -1}}
+ICMP_ERRORS = {ICMP: (3, 11, 12), ICMP6: (1, 2, 3, 4)}
+
+
+def _icmp_error(b, o, family, src, dst, proto):
+    """An ICMP error at @o: about the packet it quotes (kind "error",
+    with that packet's key and its source endpoint, which the error goes
+    back to), or "unrelated", or malformed (bad_embedded)."""
+    if len(b) < o + 8:
+        return {"kind": MALFORMED, "reason": "bad_embedded"}
+    q = (_ipv4 if family == 4 else _ipv6)(b, o + 8, quoted=True)
+    if q["kind"] == FRAGMENT or q["kind"] == "error" or \
+            q["kind"] == UNRELATED:
+        return {"kind": UNRELATED, "src": src, "dst": dst}
+    if q["kind"] != "ip":
+        return {"kind": MALFORMED, "reason": "bad_embedded"}
+    if q["src"] != dst:
+        return {"kind": UNRELATED, "src": src, "dst": dst}
+    return {"kind": "error", "key": q["key"], "to": (q["src"], q["sport"]),
+            "src": src, "dst": dst, "family": family, "proto": proto}
+
+
+def _l4(b, o, proto, src, dst, family, quoted=False):
     sport = dport = 0
     flags = 0
+    # a quoted packet's L4 header may be cut after 8 bytes (RFC 792)
+    need = 8 if quoted else None
     if proto == TCP:
-        if len(b) < o + 20:
+        if len(b) < o + (need or 20):
             return {"kind": MALFORMED}
         sport, dport = struct.unpack_from("!HH", b, o)
-        doff = b[o + 12] >> 4
-        if doff < 5 or len(b) < o + doff * 4:
-            return {"kind": MALFORMED}
-        flags = b[o + 13]
+        if not quoted:
+            doff = b[o + 12] >> 4
+            if doff < 5 or len(b) < o + doff * 4:
+                return {"kind": MALFORMED}
+            flags = b[o + 13]
         cls = "tcp"
     elif proto in (UDP, UDPLITE):
         if len(b) < o + 8:
@@ -201,13 +243,27 @@ def _l4(b, o, proto, src, dst, family):
             raise Unmodelled("a tunnel's port (--decap would change it)")
         cls = "udp"
     elif proto == SCTP:
-        if len(b) < o + 12:
+        if len(b) < o + (need or 12):
             return {"kind": MALFORMED}
         sport, dport = struct.unpack_from("!HH", b, o)
         cls = "other"
     elif proto in (ICMP, ICMP6):
         if len(b) < o + 8:
+            if quoted:
+                return {"kind": MALFORMED}
             raise Unmodelled("a short ICMP header")
+        typ = b[o]
+        if typ in ICMP_ERRORS[proto] and \
+                (family == 4) == (proto == ICMP):
+            if quoted:
+                return {"kind": UNRELATED}
+            return _icmp_error(b, o, family, src, dst, proto)
+        role = ICMP_QUERIES[proto].get(typ, 0)
+        ident = struct.unpack_from("!H", b, o + 4)[0]
+        if role > 0:
+            sport = ident
+        elif role < 0:
+            dport = ident
         cls = "icmp"
     else:
         if proto == 47:
@@ -217,14 +273,17 @@ def _l4(b, o, proto, src, dst, family):
     lo, hi = (a, z) if a <= z else (z, a)
     return {"kind": "ip", "key": (proto, lo, hi), "proto": proto,
             "cls": cls, "flags": flags, "src": src, "dst": dst,
-            "sport": sport, "dport": dport, "family": family}
+            "sport": sport, "dport": dport, "family": family,
+            "echo_request": cls == "icmp" and (proto, b[o]) in (
+                (ICMP, 8), (ICMP6, 128))}
 
 
 # ------------------------------------------------------------ allow list
 
 def parse_allow(text, name="allow"):
     """The --allow file's lines -> [(proto, network, port or None)]."""
-    names = {"tcp": TCP, "udp": UDP, "sctp": SCTP}
+    names = {"tcp": TCP, "udp": UDP, "sctp": SCTP, "icmp": ICMP,
+             "icmpv6": ICMP6}
     rules = []
     for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -241,6 +300,8 @@ def parse_allow(text, name="allow"):
         net = ipaddress.ip_network(f[1], strict=False)
         if f[2] == "any":
             port = None
+        elif f[2] == "echo" and proto in (ICMP, ICMP6):
+            port = "echo"
         else:
             if proto not in (TCP, UDP, SCTP, UDPLITE):
                 raise ValueError("%s:%d: port of a protocol without ports" %
@@ -258,7 +319,8 @@ def allowed(rules, p):
     dst = _addr(p["dst"], p["family"])
     for proto, net, port in rules:
         if proto == p["proto"] and dst.version == net.version and \
-                dst in net and (port is None or port == p["dport"]):
+                dst in net and (port is None or port == p["dport"] or
+                                port == "echo" and p["echo_request"]):
             return True
     return False
 
@@ -375,7 +437,8 @@ class Oracle:
             "flows_expired", "orphan_close", "reused", "unsolicited",
             "not_syn", "new_flow_limited", "insert_failed", "non_ip",
             "malformed", "fragments", "forwarded", "dropped", "mirrored",
-            "wrong_direction", "nd_passed")}
+            "wrong_direction", "nd_passed", "related", "unrelated",
+            "bad_embedded")}
         self.drops = {r: 0 for r in DROP_REASONS}
         self.log = []
 
@@ -419,10 +482,25 @@ class Oracle:
         verdict, flow, key = None, None, None
         self.c["packets"] += 1
         self.c["bytes"] += len(frame)
-        if p["kind"] != "ip":
+        if p["kind"] == "error":
+            # about a flow: related if it is live and, from the outside,
+            # the error goes to its inside endpoint; nothing changes
+            key = p["key"]
+            f = self.flows.get(key)
+            live = f is not None and self._alive(f, t, key)
+            if live and role == "outside" and p["to"] != f.inside:
+                live = False
+            verdict = RELATED if live else UNRELATED
+            self.c[verdict] += 1
+        elif p["kind"] == UNRELATED:
+            verdict = UNRELATED
+            self.c["unrelated"] += 1
+        elif p["kind"] != "ip":
             verdict = p["kind"]
             self.c[{NON_IP: "non_ip", MALFORMED: "malformed",
                     FRAGMENT: "fragments"}[verdict]] += 1
+            if p.get("reason") == "bad_embedded":
+                self.c["bad_embedded"] += 1
         else:
             key = p["key"]
             no_create = role == "outside" and not allowed(cfg.allow, p)
@@ -576,6 +654,11 @@ def stream_of(frame):
         p = parse(frame)
     except Unmodelled:
         return ("unmodelled",)
+    if p["kind"] == "error":
+        # errors of one flow, going back one way, keep their order
+        return (p["key"], "error to", p["to"])
+    if p["kind"] == UNRELATED:
+        return (UNRELATED, p["src"], p["dst"])
     if p["kind"] != "ip":
         return (p["kind"],)
     return (p["key"], p["src"], p["sport"])

@@ -5,7 +5,9 @@ A scenario is a list of phases, each a list of frames entering ONE port
 (0 inside, 1 outside), sent after an optional sleep: causality across
 ports (the inside open before the outside reply) is only kept by phases.
 All addresses are in 198.18.0.0/15 (inside hosts 198.18.1.0/24, outside
-hosts 198.19.0.0/16), all MACs locally administered and the test's own.
+hosts 198.19.0.0/16) or 2001:db8:cf::/48 (inside 2001:db8:cf:1::/64,
+outside 2001:db8:cf:2::/64), all MACs locally administered and the
+test's own.
 """
 import ipaddress
 import random
@@ -16,6 +18,7 @@ INSIDE, OUTSIDE = 0, 1
 MAC_IN, MAC_OUT = "02:cf:00:00:00:01", "02:cf:00:00:00:02"
 TEST_MACS = {MAC_IN, MAC_OUT}
 NET = ipaddress.ip_network("198.18.0.0/15")
+NET6 = ipaddress.ip_network("2001:db8:cf::/48")
 
 ALLOW_TEXT = """# services outside hosts may open (the inside address)
 tcp 198.18.1.10 22
@@ -106,10 +109,10 @@ def check_frame(fr):
     from scapy.all import Ether, IP, IPv6
     p = Ether(bytes(fr))
     assert p.src in TEST_MACS, p.src
-    for l3 in (IP, IPv6):
+    for l3, net in ((IP, NET), (IPv6, NET6)):
         if p.haslayer(l3):
-            assert ipaddress.ip_address(p[l3].src) in NET, p[l3].src
-            assert ipaddress.ip_address(p[l3].dst) in NET, p[l3].dst
+            assert ipaddress.ip_address(p[l3].src) in net, p[l3].src
+            assert ipaddress.ip_address(p[l3].dst) in net, p[l3].dst
 
 
 # ------------------------------------------------------------ frames
@@ -137,6 +140,46 @@ def icmp(port, src, dst, typ, ident=7, seq=1):
     from scapy.all import IP, ICMP, Raw
     return bytes(_eth(port) / IP(src=src, dst=dst) /
                  ICMP(type=typ, id=ident, seq=seq) / Raw(b"ping"))
+
+
+def icmp6(port, src, dst, typ, ident=9, seq=1):
+    """ICMPv6 echo request (128) or reply (129)."""
+    from scapy.all import IPv6, ICMPv6EchoRequest, ICMPv6EchoReply, Raw
+    m = ICMPv6EchoRequest if typ == 128 else ICMPv6EchoReply
+    return bytes(_eth(port) / IPv6(src=src, dst=dst) /
+                 m(id=ident, seq=seq) / Raw(b"ping"))
+
+
+def tcp6(port, src, dst, sport, dport, flags, payload=b""):
+    from scapy.all import IPv6, TCP, Raw
+    return bytes(_eth(port) / IPv6(src=src, dst=dst) /
+                 TCP(sport=sport, dport=dport, flags=flags, seq=1000,
+                     ack=2000 if "A" in flags else 0) / Raw(payload))
+
+
+def udp6(port, src, dst, sport, dport, payload=b"u"):
+    from scapy.all import IPv6, UDP, Raw
+    return bytes(_eth(port) / IPv6(src=src, dst=dst) /
+                 UDP(sport=sport, dport=dport) / Raw(payload))
+
+
+def icmp_error(port, src, dst, typ, code, quoted, cut=None):
+    """An ICMP error (IPv4, or ICMPv6 when @quoted is an IPv6 frame)
+    from @src to @dst quoting the IP packet of the frame @quoted (all of
+    it, or its first @cut bytes)."""
+    from scapy.all import IP, IPv6, ICMP, Ether, Raw
+    from scapy.all import (ICMPv6DestUnreach, ICMPv6PacketTooBig,
+                           ICMPv6TimeExceeded, ICMPv6ParamProblem)
+    ip = bytes(Ether(quoted).payload)
+    q = Raw(ip if cut is None else ip[:cut])
+    if ip[0] >> 4 == 4:
+        return bytes(_eth(port) / IP(src=src, dst=dst) /
+                     ICMP(type=typ, code=code, nexthopmtu=1400
+                          if (typ, code) == (3, 4) else 0) / q)
+    m = {1: ICMPv6DestUnreach, 2: ICMPv6PacketTooBig, 3: ICMPv6TimeExceeded,
+         4: ICMPv6ParamProblem}[typ]
+    return bytes(_eth(port) / IPv6(src=src, dst=dst) /
+                 (m(mtu=1280) if typ == 2 else m(code=code)) / q)
 
 
 def arp(port, src, dst):
@@ -483,5 +526,87 @@ class TimedScenario(Scenario):
         return out
 
 
-LIVE = (basic, strict, expiry, admission)
+def inside6(i):
+    return "2001:db8:cf:1::%x" % i
+
+
+def outside6(i):
+    return "2001:db8:cf:2::%x" % i
+
+
+ICMP_ALLOW = """# issue 26: echo requests to one inside host
+icmp 198.18.1.12 echo
+icmpv6 2001:db8:cf:1::12 echo
+"""
+
+
+def icmp_table():
+    """Issue 26's table, IPv4 and IPv6: the inside host c pings x (echo id
+    7; v6 id 9), b sends UDP to y:53, a opens TCP to x:443. From the
+    outside: the echo reply passes; an echo request from x to c, a reply
+    of another id do not (unsolicited); port unreachable about the UDP
+    flow, frag-needed / packet too big from a router on the path (r) about
+    it and about the TCP flow (quoting its SYN), time exceeded about the
+    echo: related, they pass; port unreachable about an untracked flow,
+    one to another host than the quoted source: unrelated, dropped; a
+    quoted header cut short: malformed. An echo request to the host the
+    allow list opens echo to passes, a reply to it does not. From the
+    inside, an error about an outside packet of a flow (the reply
+    direction) is related; one about nothing is forwarded (inside)
+    unrelated. Then the flows go on: no error refreshed or closed them
+    (the TCP SYN quoted with an RST flag would not either)."""
+    a, b, c, pinged = (inside_host(2), inside_host(3), inside_host(4),
+                       inside_host(12))
+    x, y, r = outside_host(1), outside_host(2), outside_host(99)
+    a6, b6, c6, pinged6 = inside6(2), inside6(3), inside6(4), inside6(0x12)
+    x6, y6, r6 = outside6(1), outside6(2), outside6(0x99)
+    syn = tcp(INSIDE, a, x, 40001, 443, "S")
+    dns = udp(INSIDE, b, y, 40002, 53, b"query")
+    ping = icmp(INSIDE, c, x, 8)
+    syn6 = tcp6(INSIDE, a6, x6, 40011, 443, "S")
+    dns6 = udp6(INSIDE, b6, y6, 40012, 53, b"query")
+    ping6 = icmp6(INSIDE, c6, x6, 128)
+    p1 = [syn, dns, ping, syn6, dns6, ping6]
+    p2 = [icmp(OUTSIDE, x, c, 0),                        # reply: passes
+          icmp(OUTSIDE, x, c, 8),                        # request: no
+          icmp(OUTSIDE, x, c, 0, ident=8),               # id 8: no
+          icmp_error(OUTSIDE, y, b, 3, 3, dns),          # related
+          icmp_error(OUTSIDE, r, b, 3, 4, dns, cut=28),  # related
+          icmp_error(OUTSIDE, r, a, 3, 4, syn, cut=28),  # related (TCP)
+          icmp_error(OUTSIDE, r, c, 11, 0, ping),        # related (echo)
+          icmp_error(OUTSIDE, y, b, 3, 3,                # untracked
+                     udp(INSIDE, b, y, 40099, 53)),
+          icmp_error(OUTSIDE, y, a, 3, 3, dns),          # to another host
+          icmp_error(OUTSIDE, y, b, 3, 3, dns, cut=12),  # cut: malformed
+          icmp(OUTSIDE, x, pinged, 8, ident=5),          # allowed echo
+          icmp(OUTSIDE, x, pinged, 0, ident=6),          # a reply: no
+          tcp(OUTSIDE, x, a, 443, 40001, "SA"),
+          icmp6(OUTSIDE, x6, c6, 129),
+          icmp6(OUTSIDE, x6, c6, 128),
+          icmp6(OUTSIDE, x6, c6, 129, ident=8),
+          icmp_error(OUTSIDE, y6, b6, 1, 4, dns6),
+          icmp_error(OUTSIDE, r6, a6, 2, 0, syn6, cut=48),
+          icmp_error(OUTSIDE, r6, c6, 3, 0, ping6),
+          icmp_error(OUTSIDE, y6, b6, 1, 4,
+                     udp6(INSIDE, b6, y6, 40099, 53)),
+          icmp_error(OUTSIDE, y6, b6, 1, 4, dns6, cut=20),
+          icmp6(OUTSIDE, x6, pinged6, 128, ident=5),
+          tcp6(OUTSIDE, x6, a6, 443, 40011, "SA")]
+    p3 = [icmp_error(INSIDE, b, y, 3, 3,                 # the inside's
+                     udp(OUTSIDE, y, b, 53, 40002, b"late")),
+          icmp_error(INSIDE, b, y, 3, 3,                 # about nothing
+                     udp(OUTSIDE, y, b, 53, 40077)),
+          icmp(INSIDE, pinged, x, 0, ident=5),
+          tcp(INSIDE, a, x, 40001, 443, "A"),
+          tcp6(INSIDE, a6, x6, 40011, 443, "A")]
+    p4 = [udp(OUTSIDE, y, b, 53, 40002, b"answer"),
+          tcp(OUTSIDE, x, a, 443, 40001, "PA", b"data"),
+          udp6(OUTSIDE, y6, b6, 53, 40012, b"answer"),
+          tcp6(OUTSIDE, x6, a6, 443, 40011, "PA", b"data")]
+    return Scenario("icmp_table", [Phase(INSIDE, p1), Phase(OUTSIDE, p2),
+                                   Phase(INSIDE, p3), Phase(OUTSIDE, p4)],
+                    allow=ICMP_ALLOW)
+
+
+LIVE = (basic, strict, expiry, admission, icmp_table)
 PCAP = (admission_pcap, strict_pcap, mirror_pcap, expiry_pcap, outside_pcap)

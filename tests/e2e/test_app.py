@@ -534,6 +534,7 @@ def documented_counters():
     section's struct."""
     sources = {"struct cflow_counters": "tracker",
                "struct app_worker_counters": "worker",
+               "struct cflow_frag_counters": "frag",
                "struct rte_eth_stats": "port",
                "struct app_table_figures": "table"}
     rows, source = set(), None

@@ -63,7 +63,8 @@ FLOW_KEYS = {"flows_new": "flows_new", "flows_seen": "flows_seen",
              "fragments": "fragments", "malformed": "malformed_total",
              "packets": "packets", "forwarded": "tx_packets"}
 # The inline filter's counters, the same names in the model and the JSON.
-FEATURE_KEYS = ("unsolicited", "not_syn", "new_flow_limited", "mirrored")
+FEATURE_KEYS = ("unsolicited", "not_syn", "new_flow_limited", "mirrored",
+                "related", "unrelated")
 _seq = [0]
 
 

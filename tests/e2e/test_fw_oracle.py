@@ -44,9 +44,29 @@ def test_key_is_canonical():
     assert up["key"][1][0].endswith(bytes([198, 18, 1, 2]))
     other = parse(tcp(INSIDE, A, X, 40001, 443, "S"))
     assert other["key"] != up["key"]
-    # ICMP: no ports, one flow per host pair
-    assert parse(icmp(INSIDE, A, X, 8))["key"] == \
-        parse(icmp(OUTSIDE, X, A, 0, ident=99))["key"]
+    # ICMP echo (issue 26): by identifier, on the requester's side: a
+    # request and its replies share a key, a reply of another identifier
+    # and a request the other way do not
+    ping = parse(icmp(INSIDE, A, X, 8))["key"]
+    assert ping == parse(icmp(OUTSIDE, X, A, 0))["key"]
+    assert ping != parse(icmp(OUTSIDE, X, A, 0, ident=99))["key"]
+    assert ping != parse(icmp(OUTSIDE, X, A, 8))["key"]
+
+
+def test_icmp_errors():
+    """An error is about the packet it quotes; cut: malformed; to
+    another host than the quoted source, or about an error: unrelated."""
+    dns = udp(INSIDE, A, X, 40000, 53)
+    e = parse(S.icmp_error(OUTSIDE, X, A, 3, 3, dns))
+    assert e["kind"] == "error" and e["key"] == parse(dns)["key"]
+    assert parse(S.icmp_error(OUTSIDE, X, A, 3, 3, dns, cut=12))["kind"] == \
+        "malformed"
+    assert parse(S.icmp_error(OUTSIDE, X, S.inside_host(9), 3, 3, dns))[
+        "kind"] == "unrelated"
+    assert parse(S.icmp_error(OUTSIDE, X, A, 3, 3,
+                              S.icmp_error(INSIDE, A, X, 3, 3,
+                                           udp(OUTSIDE, X, A, 1, 2))))[
+        "kind"] == "unrelated"
 
 
 def test_parse_kinds():
@@ -379,7 +399,8 @@ def test_allow_file():
     rules = parse_allow("tcp 198.18.0.10 22\nudp 198.18.0.0/24 any  # c\n"
                         "sctp 2001:db8::/64 443\n47 198.18.0.1 any\n")
     assert len(rules) == 4 and rules[1][2] is None
-    for bad in ("tcp 198.18.0.1", "icmp 198.18.0.1 any",
+    assert parse_allow("icmp 198.18.0.1 echo")[0][2] == "echo"
+    for bad in ("tcp 198.18.0.1", "icmp 198.18.0.1 7", "udp 198.18.0.1 echo",
                 "1 198.18.0.1 7", "256 198.18.0.1 any"):
         with pytest.raises(ValueError):
             parse_allow(bad)

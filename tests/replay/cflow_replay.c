@@ -87,10 +87,13 @@ print_counters(const struct cflow_counters *c)
 		", \"flows_evicted\": %" PRIu64 ", \"insert_failed\": %" PRIu64
 		", \"orphan_close\": %" PRIu64 ", \"reused\": %" PRIu64
 		", \"hash_fallback\": %" PRIu64 ", \"active\": %" PRIu64
+		", \"related\": %" PRIu64 ", \"unrelated\": %" PRIu64
+		", \"fragments_seen\": %" PRIu64
 		", \"malformed\": {", c->packets, c->bytes, c->non_ip,
 		c->fragments, c->flows_new, c->flows_seen, c->flows_closed,
 		c->flows_expired, c->flows_evicted, c->insert_failed,
-		c->orphan_close, c->reused, c->hash_fallback, c->active);
+		c->orphan_close, c->reused, c->hash_fallback, c->active,
+		c->related, c->unrelated, c->fragments_seen);
 	for (int st = CFLOW_PARSE_MALFORMED_FIRST;
 			st <= CFLOW_PARSE_MALFORMED_LAST; st++) {
 		printf("%s\"%s\": %" PRIu64, st == CFLOW_PARSE_MALFORMED_FIRST ?
@@ -99,6 +102,25 @@ print_counters(const struct cflow_counters *c)
 	}
 	printf("}, \"malformed_total\": %" PRIu64 "}\n",
 		cflow_malformed_total(c));
+}
+
+/* Parse a frame as the application does: a later fragment takes its
+ * first fragment's parse (cflow_frag.h). */
+static void
+replay_parse(struct cflow_frag *frag, const struct cflow_input *in,
+		const struct cflow_parse_params *pp, struct cflow_packet *pkt,
+		enum cflow_parse_status *st)
+{
+	struct cflow_frag_id fi;
+	unsigned int nrel;
+
+	*st = cflow_parse(in->data, in->len, pp, pkt);
+	if (*st != CFLOW_PARSE_FRAGMENT && !pkt->frag_first)
+		return;
+	*st = cflow_parse_frag(in->data, in->len, pp, pkt, &fi);
+	if (fi.family != 0)
+		(void)cflow_frag_packet(frag, &fi, pkt, st, NULL, in->time_ns,
+			NULL, &nrel);
 }
 
 int
@@ -116,7 +138,13 @@ main(int argc, char **argv)
 	char err[PCAP_ERRBUF_SIZE];
 	struct cflow_tracker_params p;
 	struct cflow_input in[CF_BULK_MAX];
+	struct cflow_packet pkts[CF_BULK_MAX];
+	enum cflow_parse_status status[CF_BULK_MAX];
 	uint8_t *copies[CF_BULK_MAX];
+	/* later fragments follow their first one, in order (nothing held:
+	 * the captures have none before their first) */
+	struct cflow_frag_params fp = { .no_hold = true, .seed = 1 };
+	struct cflow_frag *frag;
 	struct cflow_tracker *t;
 	struct cflow_counters c;
 	struct pcap_pkthdr *h;
@@ -179,7 +207,8 @@ main(int argc, char **argv)
 	p.parse.link_type = (enum cflow_link_type)link;
 	p.parse.decap = decap;
 	t = cflow_tracker_create(&p);
-	if (t == NULL) {
+	frag = cflow_frag_create(&fp);
+	if (t == NULL || frag == NULL) {
 		fprintf(stderr, "cflow_replay: tracker: %s\n", strerror(errno));
 		pcap_close(pc);
 		return 1;
@@ -197,10 +226,12 @@ main(int argc, char **argv)
 			in[n] = (struct cflow_input){ .data = copies[n],
 				.len = h->caplen, .wire_len = h->len,
 				.time_ns = last };
+			replay_parse(frag, &in[n], &p.parse, &pkts[n],
+				&status[n]);
 			n++;
 		}
 		if (n == CF_BULK_MAX || (rc != 1 && n > 0)) {
-			cflow_track_burst(t, in, n, NULL);
+			cflow_track_parsed(t, in, pkts, status, n, NULL, NULL);
 			cflow_sweep(t, last);
 			for (unsigned int k = 0; k < n; k++)
 				free(copies[k]);
@@ -220,5 +251,6 @@ main(int argc, char **argv)
 	print_counters(&c);
 	pcap_close(pc);
 	cflow_tracker_free(t);
+	cflow_frag_free(frag);
 	return 0;
 }

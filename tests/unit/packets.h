@@ -16,6 +16,9 @@
  * - struct pkt_spec and pkt_frame(): an IP packet with 32-bit addresses,
  *   TTL and ICMP type behind an Ethernet header (pkt_eth()), in a tunnel
  *   (pkt_tun_frame()); an ARP request (pkt_arp()).
+ * - icmp_echo_frame(), icmp_error_frame(), icmp_quotable(): ICMP echo
+ *   and errors quoting a packet, addresses 10.0.0.N or 2001:db8::N
+ *   (icmp_addr16()); icmp_want_key(), the key a test expects.
  * - parse_exact(): what the parser makes of a frame in a buffer of its
  *   exact size, so that ASan sees any read past its end.
  *
@@ -51,7 +54,7 @@ struct spec {
 	int family;         /* 4 or 6 */
 	uint8_t src, dst;   /* last address byte */
 	uint16_t sport, dport;
-	uint8_t proto;
+	uint8_t proto;      /* ICMP, ICMPv6: an echo request, id sport */
 	uint8_t flags;      /* TCP */
 	int vlans;          /* 0..3 tags */
 	uint16_t vlan_type; /* outer tag type, default 0x8100 */
@@ -138,6 +141,13 @@ build(uint8_t *b, const struct spec *s)
 			}
 		}
 		w16(b + l3 + 4, (uint16_t)(ext + l4len));
+	}
+	if (s->proto == 1 || s->proto == 58) {
+		/* an echo request: identifier sport, keyed by it */
+		b[l4] = s->proto == 1 ? 8 : 128;
+		w16(b + l4 + 4, s->sport);
+		w16(b + l4 + 6, s->dport); /* the sequence number */
+		return l4 + l4len;
 	}
 	w16(b + l4, s->sport);
 	w16(b + l4 + 2, s->dport);
@@ -315,6 +325,147 @@ pkt_arp(uint8_t *b)
 	b[n + 5] = 4;
 	w16(b + n + 6, 1);      /* request */
 	return 60;
+}
+
+/* ------------------------------------- ICMP queries and errors (issue 26) */
+
+/* An address of the ICMP frames below: 10.0.0.N, or 2001:db8::N, as 16
+ * bytes (IPv4-mapped), the form of struct cflow_key. */
+static __attribute__((unused)) void
+icmp_addr16(uint8_t *a, int family, uint8_t n)
+{
+	memset(a, 0, 16);
+	if (family == 4) {
+		a[10] = a[11] = 0xff;
+		a[12] = 10;
+	} else {
+		a[0] = 0x20;
+		a[1] = 0x01;
+		a[2] = 0x0d;
+		a[3] = 0xb8;
+	}
+	a[15] = n;
+}
+
+/* An IP header (no options, no extensions) from N @p src to N @p dst at
+ * @p b, with @p proto and @p plen bytes of payload (IPv4: flags and
+ * offset @p frag); its length. */
+static __attribute__((unused)) uint32_t
+icmp_ip_hdr(uint8_t *b, int family, uint8_t src, uint8_t dst, uint8_t proto,
+		uint32_t plen, uint16_t frag)
+{
+	uint8_t a[16];
+
+	if (family == 4) {
+		memset(b, 0, 20);
+		b[0] = 0x45;
+		w16(b + 2, (uint16_t)(20 + plen));
+		w16(b + 6, frag);
+		b[8] = 64;
+		b[9] = proto;
+		icmp_addr16(a, 4, src);
+		memcpy(b + 12, a + 12, 4);
+		icmp_addr16(a, 4, dst);
+		memcpy(b + 16, a + 12, 4);
+		return 20;
+	}
+	memset(b, 0, 40);
+	b[0] = 0x60;
+	w16(b + 4, (uint16_t)plen);
+	b[6] = proto;
+	b[7] = 64;
+	icmp_addr16(b + 8, 6, src);
+	icmp_addr16(b + 24, 6, dst);
+	return 40;
+}
+
+/* An ICMP header of @p type and @p code at @p b, with @p rest (the
+ * identifier and sequence, or an MTU) in its last 4 bytes; 8. */
+static __attribute__((unused)) uint32_t
+icmp_hdr(uint8_t *b, uint8_t type, uint8_t code, uint32_t rest)
+{
+	memset(b, 0, 8);
+	b[0] = type;
+	b[1] = code;
+	w32(b + 4, rest);
+	return 8;
+}
+
+/* The ICMP protocol number of @p family. */
+static __attribute__((unused)) uint8_t
+icmp_proto(int family)
+{
+	return family == 4 ? 1 : 58;
+}
+
+/* An Ethernet frame of an echo request (@p reply false) or reply from N
+ * @p src to N @p dst, identifier @p id, into @p b; its length. */
+static __attribute__((unused)) uint32_t
+icmp_echo_frame(uint8_t *b, int family, uint8_t src, uint8_t dst, bool reply,
+		uint16_t id)
+{
+	uint32_t n = pkt_eth(b, family == 4 ? 0x0800 : 0x86dd);
+	uint8_t type = family == 4 ? (reply ? 0 : 8) : (reply ? 129 : 128);
+
+	n += icmp_ip_hdr(b + n, family, src, dst, icmp_proto(family), 16, 0);
+	n += icmp_hdr(b + n, type, 0, (uint32_t)id << 16 | 1);
+	memset(b + n, 0x5a, 8);
+	return n + 8;
+}
+
+/*
+ * An ICMP error of @p type, @p code from N @p from to N @p to, quoting
+ * @p qlen bytes of the IP packet at @p quoted, into @p b; its length.
+ */
+static __attribute__((unused)) uint32_t
+icmp_error_frame(uint8_t *b, int family, uint8_t from, uint8_t to,
+		uint8_t type, uint8_t code, const uint8_t *quoted, uint32_t qlen)
+{
+	uint32_t n = pkt_eth(b, family == 4 ? 0x0800 : 0x86dd);
+
+	n += icmp_ip_hdr(b + n, family, from, to, icmp_proto(family),
+		8 + qlen, 0);
+	n += icmp_hdr(b + n, type, code, type == 3 && code == 4 ? 1400 :
+		type == 2 ? 1280 : 0);
+	memcpy(b + n, quoted, qlen);
+	return n + qlen;
+}
+
+/* A packet to quote: IP from N @p src to N @p dst, @p proto with ports
+ * (an echo request's identifier for ICMP) @p sport, @p dport, the whole
+ * L4 header (20 bytes of TCP, 8 of the others); its length. */
+static __attribute__((unused)) uint32_t
+icmp_quotable(uint8_t *b, int family, uint8_t src, uint8_t dst,
+		uint8_t proto, uint16_t sport, uint16_t dport)
+{
+	uint32_t l4 = proto == 6 ? 20 : 8;
+	uint32_t n = icmp_ip_hdr(b, family, src, dst, proto, l4 + 100, 0);
+
+	memset(b + n, 0, l4);
+	if (proto == 1 || proto == 58) {
+		icmp_hdr(b + n, proto == 1 ? 8 : 128, 0,
+			(uint32_t)sport << 16 | 9);
+	} else {
+		w16(b + n, sport);
+		w16(b + n + 2, dport);
+		if (proto == 6) {
+			b[n + 12] = 5 << 4;
+			b[n + 13] = CFLOW_TCP_SYN;
+		}
+	}
+	return n + l4;
+}
+
+/* The key the tests expect: N @p src, @p sport to N @p dst, @p dport. */
+static __attribute__((unused)) void
+icmp_want_key(struct cflow_key *k, int family, uint8_t src, uint8_t dst,
+		uint16_t sport, uint16_t dport, uint8_t proto)
+{
+	uint8_t s[16], d[16];
+
+	icmp_addr16(s, family, src);
+	icmp_addr16(d, family, dst);
+	cflow_key_init(k, (uint8_t)family, s, d, sport, dport, proto);
 }
 
 /* ------------------------------------------------------------- parsing */

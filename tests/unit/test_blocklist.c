@@ -1408,7 +1408,11 @@ test_allow_bad_lines(void)
 		{ "tcpx 198.18.1.1 22\n", ":1: protocol:" },
 		{ "256 198.18.1.1 any\n", ":1: protocol:" },
 		{ "tcp 198.18.1.1 70000\n", ":1: port: want 0..65535 or 'any'" },
-		{ "icmp 198.18.1.1 7\n", ":1: port: protocol 1 has no ports" },
+		{ "icmp 198.18.1.1 7\n", ":1: port: protocol 1 has no ports: "
+			"want 'any' or 'echo'" },
+		{ "udp 198.18.1.1 echo\n", ":1: port: want 0..65535" },
+		{ "47 198.18.1.1 echo\n", ":1: port: protocol 47 has no ports: "
+			"want 'any'" },
 		{ "tcp 198.18.1.1\n", ":1: want 'PROTO ADDR[/LEN] PORT' (2 "
 			"words)" },
 		{ "tcp 198.18.1.1 22 extra\n", ":1: want 'PROTO ADDR[/LEN] "
@@ -1496,6 +1500,49 @@ test_allow_match(void)
 	}
 	cbl_allow_free(al);
 	cbl_allow_free(NULL);
+	return 0;
+}
+
+/* "icmp ADDR echo" (issue 26): ICMP and ICMPv6 echo requests to the
+ * address only; "any" every ICMP message. */
+static int
+test_allow_echo(void)
+{
+	static const struct {
+		int family;
+		const char *dst;
+		uint8_t proto, type;
+		bool want;
+	} c[] = {
+		{ 4, "198.18.1.12", 1, 8, true },      /* echo request */
+		{ 4, "198.18.1.12", 1, 0, false },     /* echo reply */
+		{ 4, "198.18.1.12", 1, 13, false },    /* timestamp */
+		{ 4, "198.18.1.13", 1, 8, false },     /* another host */
+		{ 4, "198.18.1.11", 1, 0, true },      /* "any" */
+		{ 4, "198.18.1.12", 58, 128, false },  /* ICMPv6 in IPv4 */
+		{ 6, "2001:db8::12", 58, 128, true },
+		{ 6, "2001:db8::12", 58, 129, false },
+		{ 6, "2001:db8::12", 58, 135, false },
+		{ 6, "2001:db8::12", 1, 8, false },
+	};
+	const char *path = write_file("allow.txt", "icmp 198.18.1.12 echo\n"
+		"icmp 198.18.1.11 any\nicmpv6 2001:db8::12 echo\n");
+	char err[512];
+	struct cbl_allow *al = cbl_allow_read(path, err, sizeof(err));
+
+	TEST_ASSERT(al != NULL, "%s", err);
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct cflow_packet p = packet(c[i].family, c[i].family == 4 ?
+			"203.0.113.5" : "2001:db8:ffff::5", c[i].dst,
+			c[i].type == 8 || c[i].type == 128 ? 7 : 0,
+			c[i].type == 0 || c[i].type == 129 ? 7 : 0,
+			c[i].proto);
+
+		p.icmp_type = c[i].type;
+		TEST_ASSERT(cbl_allow_match(al, &p) == c[i].want,
+			"case %u: type %u to %s", i, c[i].type, c[i].dst);
+	}
+	cbl_allow_free(al);
 	return 0;
 }
 
@@ -1788,6 +1835,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_match_text_errors),
 	TEST_CASE(test_allow_bad_lines),
 	TEST_CASE(test_allow_match),
+	TEST_CASE(test_allow_echo),
 	TEST_CASE(test_allow_oracle),
 	TEST_CASES_END()
 };

@@ -46,7 +46,11 @@ test_parse_l4_kinds(void)
 		TEST_ASSERT_EQ(a.proto_class, kinds[i].cls, "class %u", i);
 		TEST_ASSERT_EQ(a.key.proto, kinds[i].proto, "proto");
 		TEST_ASSERT_EQ(a.key.family, kinds[i].family, "family");
+		/* ICMP: an echo request from 9, identifier 4000 (a query is
+		 * keyed by its identifier on the requester's side) */
 		TEST_ASSERT(kinds[i].ports ? a.key.port_lo == 80 &&
+			a.key.port_hi == 4000 : kinds[i].cls ==
+			CFLOW_CLASS_ICMP ? a.key.port_lo == 0 &&
 			a.key.port_hi == 4000 :
 			a.key.port_lo == 0 && a.key.port_hi == 0,
 			"ports %u %u", a.key.port_lo, a.key.port_hi);
@@ -54,7 +58,10 @@ test_parse_l4_kinds(void)
 		TEST_ASSERT_EQ(a.key.addr_lo[15], 3, "canonical order");
 		if (kinds[i].proto == 6)
 			TEST_ASSERT_EQ(a.tcp_flags, CFLOW_TCP_SYN, "flags");
-		/* The reverse direction is the same flow. */
+		/* The reverse direction is the same flow (ICMP queries: a
+		 * request the other way is another one, test_parse_icmp). */
+		if (kinds[i].cls == CFLOW_CLASS_ICMP)
+			continue;
 		s.src = 3;
 		s.dst = 9;
 		s.sport = 80;
@@ -797,7 +804,7 @@ test_parse_max_hdr(void)
 	uint8_t *b;
 
 	TEST_ASSERT(f != NULL, "alloc");
-	TEST_ASSERT_EQ(CFLOW_PARSE_MAX_HDR, 36996, "the bound");
+	TEST_ASSERT_EQ(CFLOW_PARSE_MAX_HDR, 53416, "the bound");
 	TEST_ASSERT_EQ(NODECAP_MAX_HDR, 16472, "the bound without decap");
 	TEST_ASSERT_EQ(ETH_MAX_HDR, 16466, "Ethernet's bound");
 	for (int k = 0; k < CFLOW_PARSE_VLAN_MAX; k++) {
@@ -1907,11 +1914,35 @@ test_parse_tunnel_id(void)
 	return 0;
 }
 
+/* The longest IPv6 header at @p f + @p off: from 3000::@p src to
+ * 3000::@p dst, 8 destination options of 2048 bytes, then @p nh; the
+ * offset past it. */
+static uint32_t
+v6_longest(uint8_t *f, uint32_t off, uint8_t src, uint8_t dst, uint8_t nh)
+{
+	f[off] = 0x60;
+	f[off + 6] = 60;
+	f[off + 8] = 0x30;
+	f[off + 23] = src;
+	f[off + 24] = 0x30;
+	f[off + 39] = dst;
+	off += 40;
+	for (int k = 0; k < CFLOW_PARSE_IPV6_EXT_MAX; k++) {
+		f[off] = k + 1 < CFLOW_PARSE_IPV6_EXT_MAX ? 60 : nh;
+		f[off + 1] = 255;
+		off += 2048;
+	}
+	return off;
+}
+
 /*
  * CFLOW_PARSE_MAX_HDR through a tunnel: Ethernet, 2 tags, IPv6 with 8
  * extensions of 2048 bytes, UDP, GTP-U with 4 extensions of 1020 bytes,
- * then IPv6 with 8 such extensions and TCP: the bound less the 6 bytes
- * LINUX_SLL2's header is longer, every byte needed.
+ * then IPv6 with 8 such extensions and an ICMPv6 error quoting IPv6 with
+ * 8 such extensions and 8 bytes of TCP: the bound less the 6 bytes
+ * LINUX_SLL2's header is longer, every byte needed. The inner packet's
+ * error is about the inner flow (an error is related by its quoted
+ * packet, CFLOW_KIND_ICMP_ERROR).
  */
 static int
 test_parse_tunnel_max_hdr(void)
@@ -1959,28 +1990,21 @@ test_parse_tunnel_max_hdr(void)
 		off += 1020;
 	}
 	(void)gtp;
-	l3 = off;
-	f[l3] = 0x60;
-	f[l3 + 6] = 60;
-	f[l3 + 8] = 0x30;
-	f[l3 + 23] = 3;
-	f[l3 + 24] = 0x30;
-	f[l3 + 39] = 4;
-	off = l3 + 40;
-	for (int k = 0; k < CFLOW_PARSE_IPV6_EXT_MAX; k++) {
-		f[off] = k + 1 < CFLOW_PARSE_IPV6_EXT_MAX ? 60 : 6;
-		f[off + 1] = 255;
-		off += 2048;
-	}
-	w16(f + off, 1234);
-	w16(f + off + 2, 80);
-	f[off + 12] = 5 << 4;
-	f[off + 13] = CFLOW_TCP_SYN;
-	TEST_ASSERT_EQ(off + 20, want, "layout");
+	off = v6_longest(f, off, 3, 4, 58);
+	f[off] = 1;     /* destination unreachable */
+	f[off + 1] = 4; /* port unreachable */
+	off += 8;
+	/* the quoted packet: from 3000::4 (the error's destination) */
+	off = v6_longest(f, off, 4, 3, 6);
+	w16(f + off, 80);
+	w16(f + off + 2, 1234);
+	TEST_ASSERT_EQ(off + 8, want, "layout");
 	TEST_ASSERT_EQ(cflow_parse(f, big, &on, &p), CFLOW_PARSE_OK,
 		"worst case");
 	TEST_ASSERT(p.key.port_lo == 1234 && p.key.port_hi == 80 &&
-		p.key.addr_lo[0] == 0x30, "the inner flow");
+		p.key.addr_lo[0] == 0x30 && p.key.addr_lo[15] == 3 &&
+		p.key.proto == 6 && p.kind == CFLOW_KIND_ICMP_ERROR &&
+		!p.reversed, "the inner flow");
 	b = malloc(CFLOW_PARSE_MAX_HDR);
 	memcpy(b, f, CFLOW_PARSE_MAX_HDR);
 	TEST_ASSERT(cflow_parse(b, CFLOW_PARSE_MAX_HDR, &on, &q) ==
@@ -1989,9 +2013,328 @@ test_parse_tunnel_max_hdr(void)
 	TEST_ASSERT(cflow_parse(b, want, &on, &q) == CFLOW_PARSE_OK &&
 		memcmp(&p, &q, sizeof(p)) == 0, "cut to Ethernet's bound");
 	TEST_ASSERT_EQ(cflow_parse(b, want - 1, &on, &q),
-		CFLOW_PARSE_TRUNC_L4, "one byte short");
+		CFLOW_PARSE_BAD_EMBEDDED, "one byte short");
 	free(b);
 	free(f);
+	return 0;
+}
+
+/* ---------------------------------------------------- ICMP (issue 26) */
+
+/*
+ * ICMP queries are keyed by their identifier (struct cflow_key): the
+ * requester's endpoint has it for port, the responder's 0. A request and
+ * its replies share a key; a request the other way, or a reply of
+ * another identifier, has another. Messages that are neither queries nor
+ * errors keep the address pair's key; a query too short for its
+ * identifier is cut short.
+ */
+static int
+test_parse_icmp_queries(void)
+{
+	for (int family = 4; family <= 6; family += 2) {
+		uint8_t b[256];
+		struct cflow_packet req, rep, back, other, p;
+		struct cflow_key want;
+		uint32_t n;
+
+		n = icmp_echo_frame(b, family, 1, 200, false, 7);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &req), CFLOW_PARSE_OK,
+			"IPv%d request", family);
+		icmp_want_key(&want, family, 1, 200, 7, 0,
+			icmp_proto(family));
+		TEST_ASSERT(memcmp(&req.key, &want, sizeof(want)) == 0 &&
+			req.kind == CFLOW_KIND_FLOW && !req.reversed &&
+			req.proto_class == CFLOW_CLASS_ICMP,
+			"IPv%d request: requester 10.0.0.1:7, responder :0",
+			family);
+		n = icmp_echo_frame(b, family, 200, 1, true, 7);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &rep), CFLOW_PARSE_OK,
+			"reply");
+		TEST_ASSERT(memcmp(&rep.key, &want, sizeof(want)) == 0 &&
+			rep.reversed, "IPv%d: the reply has the request's key",
+			family);
+		n = icmp_echo_frame(b, family, 200, 1, false, 7);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &back), CFLOW_PARSE_OK,
+			"request back");
+		TEST_ASSERT(memcmp(&back.key, &want, sizeof(want)) != 0,
+			"IPv%d: a request the other way is another flow",
+			family);
+		n = icmp_echo_frame(b, family, 200, 1, true, 8);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &other), CFLOW_PARSE_OK,
+			"reply 8");
+		TEST_ASSERT(memcmp(&other.key, &want, sizeof(want)) != 0,
+			"IPv%d: a reply of identifier 8 is another flow",
+			family);
+		/* A query cut before its identifier. */
+		n = icmp_echo_frame(b, family, 1, 200, false, 7);
+		TEST_ASSERT_EQ(cflow_parse(b, n - 8 - 2, NULL, &p),
+			CFLOW_PARSE_TRUNC_L4, "IPv%d: 6 bytes of echo",
+			family);
+		TEST_ASSERT(p.has_addrs, "addresses");
+		/* Neither query nor error: the address pair (router
+		 * advertisement 9; ICMPv6 neighbour solicitation 135). */
+		n = icmp_echo_frame(b, family, 1, 200, false, 7);
+		b[14 + (family == 4 ? 20 : 40)] = family == 4 ? 9 : 135;
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &p), CFLOW_PARSE_OK,
+			"other ICMP");
+		icmp_want_key(&want, family, 1, 200, 0, 0, icmp_proto(family));
+		TEST_ASSERT(memcmp(&p.key, &want, sizeof(want)) == 0 &&
+			p.kind == CFLOW_KIND_FLOW, "IPv%d: type %u by its "
+			"addresses", family, p.icmp_type);
+	}
+	{
+		/* ICMPv4's other queries: timestamp 13/14, information
+		 * 15/16, address mask 17/18. */
+		static const uint8_t pairs[][2] = { { 13, 14 }, { 15, 16 },
+			{ 17, 18 } };
+
+		for (unsigned int i = 0; i < 3; i++) {
+			uint8_t b[256];
+			struct cflow_packet q, r;
+			uint32_t n = icmp_echo_frame(b, 4, 1, 200, false, 99);
+
+			b[34] = pairs[i][0];
+			TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &q),
+				CFLOW_PARSE_OK, "query %u", pairs[i][0]);
+			n = icmp_echo_frame(b, 4, 200, 1, true, 99);
+			b[34] = pairs[i][1];
+			TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &r),
+				CFLOW_PARSE_OK, "reply %u", pairs[i][1]);
+			TEST_ASSERT(memcmp(&q.key, &r.key, sizeof(q.key)) ==
+				0 && q.key.port_lo == 99, "type %u and %u: "
+				"one flow", pairs[i][0], pairs[i][1]);
+		}
+	}
+	return 0;
+}
+
+/*
+ * ICMP errors are about the packet they quote: the key is that packet's
+ * flow, the direction back to its source, the class its own; errors from
+ * any source (a router on the path) count. Quoted TCP may be cut after 8
+ * bytes (RFC 792). A quoted packet cut shorter or not sane is
+ * bad_embedded, with the error's own addresses; an error to another host
+ * than the quoted packet's source, one quoting an error or a non-first
+ * fragment is unrelated, keyed by its own addresses.
+ */
+static int
+test_parse_icmp_errors(void)
+{
+	static const struct { int family; uint8_t type, code, proto;
+		uint32_t cut; const char *what; } cases[] = {
+		{ 4, 3, 3, 17, 0, "port unreachable, UDP" },
+		{ 4, 3, 4, 6, 12, "frag-needed, TCP cut to 8 bytes" },
+		{ 4, 11, 0, 1, 0, "time exceeded, echo" },
+		{ 4, 12, 0, 6, 0, "parameter problem, TCP" },
+		{ 4, 3, 1, 132, 0, "host unreachable, SCTP" },
+		{ 4, 3, 1, 47, 8, "host unreachable, GRE: no L4 needed" },
+		{ 6, 1, 4, 17, 0, "port unreachable, UDP" },
+		{ 6, 2, 0, 6, 12, "packet too big, TCP cut to 8 bytes" },
+		{ 6, 3, 0, 58, 0, "time exceeded, echo" },
+		{ 6, 4, 0, 136, 0, "parameter problem, UDP-Lite" },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int family = cases[i].family;
+		uint8_t q[128], b[512];
+		struct cflow_packet p;
+		struct cflow_key want;
+		uint32_t ql, n;
+		bool query = cases[i].proto == icmp_proto(family);
+
+		/* 10.0.0.1:40000 sent to 10.0.0.200:53; router .9 or the
+		 * destination answers. */
+		ql = icmp_quotable(q, family, 1, 200, cases[i].proto, 40000,
+			53) - cases[i].cut;
+		n = icmp_error_frame(b, family, i % 2 ? 9 : 200, 1,
+			cases[i].type, cases[i].code, q, ql);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &p), CFLOW_PARSE_OK,
+			"IPv%d %s", family, cases[i].what);
+		if (query)
+			icmp_want_key(&want, family, 1, 200, 40000, 0,
+				cases[i].proto);
+		else if (cases[i].proto == 47)
+			icmp_want_key(&want, family, 1, 200, 0, 0, 47);
+		else
+			icmp_want_key(&want, family, 1, 200, 40000, 53,
+				cases[i].proto);
+		TEST_ASSERT(memcmp(&p.key, &want, sizeof(want)) == 0,
+			"IPv%d %s: the quoted flow's key", family,
+			cases[i].what);
+		/* back to 10.0.0.1, the key's lower endpoint: reversed */
+		TEST_ASSERT(p.kind == CFLOW_KIND_ICMP_ERROR && p.reversed &&
+			p.has_addrs && p.tcp_flags == 0 &&
+			p.icmp_type == cases[i].type &&
+			p.proto_class == (cases[i].proto == 6 ?
+				CFLOW_CLASS_TCP : cases[i].proto == 17 ||
+				cases[i].proto == 136 ? CFLOW_CLASS_UDP :
+				query ? CFLOW_CLASS_ICMP : CFLOW_CLASS_OTHER),
+			"IPv%d %s: kind %u reversed %d class %u", family,
+			cases[i].what, p.kind, p.reversed, p.proto_class);
+		{
+			struct cflow_packet g;
+
+			TEST_ASSERT(cflow_parse_general(b, n, NULL, &g) ==
+				CFLOW_PARSE_OK && memcmp(&p, &g,
+				sizeof(p)) == 0, "%s: the general path",
+				cases[i].what);
+		}
+		/* cut: every length short of 8 bytes of L4 is bad */
+		for (uint32_t cut = 1; cases[i].proto != 47 && cut <= 8;
+				cut++) {
+			uint32_t m = icmp_error_frame(b, family, 9, 1,
+				cases[i].type, cases[i].code, q,
+				(family == 4 ? 20 : 40) + 8 - cut);
+
+			TEST_ASSERT_EQ(cflow_parse(b, m, NULL, &p),
+				CFLOW_PARSE_BAD_EMBEDDED, "IPv%d %s: %u bytes "
+				"less", family, cases[i].what, cut);
+			icmp_want_key(&want, family, 1, 9, 0, 0, 0);
+			TEST_ASSERT(p.has_addrs && memcmp(p.key.addr_lo,
+				want.addr_lo, 32) == 0 && p.kind == 0,
+				"%s: the error's addresses", cases[i].what);
+		}
+	}
+	for (int family = 4; family <= 6; family += 2) {
+		uint8_t q[128], b[512], t = family == 4 ? 3 : 1;
+		uint8_t inner[256];
+		struct cflow_packet p;
+		struct cflow_key want;
+		uint32_t ql, n, il;
+
+		ql = icmp_quotable(q, family, 1, 200, 17, 40000, 53);
+		/* the quoted IP header cut, or of the other version */
+		for (uint32_t m = 0; m < (family == 4 ? 20u : 40u); m += 7) {
+			n = icmp_error_frame(b, family, 9, 1, t, 3, q, m);
+			TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &p),
+				CFLOW_PARSE_BAD_EMBEDDED, "IPv%d: %u bytes of "
+				"the quoted header", family, m);
+		}
+		q[0] ^= 0xf0 & (4 << 4 ^ 6 << 4);
+		n = icmp_error_frame(b, family, 9, 1, t, 3, q, ql);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &p),
+			CFLOW_PARSE_BAD_EMBEDDED, "IPv%d quoting the other "
+			"version", family);
+		q[0] ^= 0xf0 & (4 << 4 ^ 6 << 4);
+		/* the ICMP header itself cut */
+		n = icmp_error_frame(b, family, 9, 1, t, 3, q, 0);
+		TEST_ASSERT_EQ(cflow_parse(b, n - 2, NULL, &p),
+			CFLOW_PARSE_BAD_EMBEDDED, "IPv%d: 6 bytes of ICMP",
+			family);
+		/* to another host than the quoted packet's source */
+		n = icmp_error_frame(b, family, 9, 2, t, 3, q, ql);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &p), CFLOW_PARSE_OK,
+			"IPv%d: to another host", family);
+		icmp_want_key(&want, family, 9, 2, 0, 0, icmp_proto(family));
+		TEST_ASSERT(p.kind == CFLOW_KIND_ICMP_UNRELATED &&
+			memcmp(&p.key, &want, sizeof(want)) == 0,
+			"IPv%d: to another host: unrelated, its own key",
+			family);
+		/* quoting an error (about a packet .200 -> .1) */
+		il = icmp_error_frame(inner, family, 200, 1, t, 3, q, ql) - 14;
+		memcpy(inner, inner + 14, il);
+		/* make it from .1 to .200: the outer error goes to .1 */
+		{
+			uint8_t a[16];
+
+			icmp_addr16(a, family, 1);
+			memcpy(inner + (family == 4 ? 12 : 8), family == 4 ?
+				a + 12 : a, family == 4 ? 4 : 16);
+			icmp_addr16(a, family, 200);
+			memcpy(inner + (family == 4 ? 16 : 24), family == 4 ?
+				a + 12 : a, family == 4 ? 4 : 16);
+		}
+		n = icmp_error_frame(b, family, 9, 1, t, 3, inner, il);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &p), CFLOW_PARSE_OK,
+			"IPv%d: an error about an error", family);
+		TEST_ASSERT(p.kind == CFLOW_KIND_ICMP_UNRELATED,
+			"IPv%d: an error about an error: unrelated", family);
+		/* quoting a non-first fragment */
+		if (family == 4) {
+			w16(q + 6, 0x2000 | 100);
+			n = icmp_error_frame(b, 4, 9, 1, t, 3, q, ql);
+			TEST_ASSERT(cflow_parse(b, n, NULL, &p) ==
+				CFLOW_PARSE_OK && p.kind ==
+				CFLOW_KIND_ICMP_UNRELATED,
+				"quoting a non-first fragment: unrelated");
+		}
+		/* ICMPv4 redirect (5), source quench (4): not errors here,
+		 * plain ICMP of the address pair */
+		if (family == 4) {
+			w16(q + 6, 0);
+			n = icmp_error_frame(b, 4, 9, 1, 5, 1, q, ql);
+			TEST_ASSERT(cflow_parse(b, n, NULL, &p) ==
+				CFLOW_PARSE_OK && p.kind == CFLOW_KIND_FLOW &&
+				p.key.proto == 1 && p.key.port_lo == 0 &&
+				p.key.port_hi == 0, "a redirect: plain ICMP");
+		}
+	}
+	return 0;
+}
+
+/*
+ * The first fragment of a datagram parses to its flow, marked
+ * frag_first; cflow_parse_frag() names the datagram of it and of the
+ * later ones (addresses, identification, protocol, offset, more); the
+ * fast path leaves every fragment to the general one.
+ */
+static int
+test_parse_frag_id(void)
+{
+	static const struct { int family; uint16_t frag; bool v6_hdr;
+		enum cflow_parse_status st; bool first; bool named;
+		uint16_t offset; bool more; } cases[] = {
+		{ 4, 0x2000, false, CFLOW_PARSE_OK, true, true, 0, true },
+		{ 4, 0x2000 | 185, false, CFLOW_PARSE_FRAGMENT, false, true,
+			185, true },
+		{ 4, 185, false, CFLOW_PARSE_FRAGMENT, false, true, 185,
+			false },
+		{ 4, 0x4000, false, CFLOW_PARSE_OK, false, false, 0, false },
+		{ 4, 0, false, CFLOW_PARSE_OK, false, false, 0, false },
+		{ 6, 1, true, CFLOW_PARSE_OK, true, true, 0, true },
+		{ 6, 185 << 3 | 1, true, CFLOW_PARSE_FRAGMENT, false, true,
+			185, true },
+		{ 6, 185 << 3, true, CFLOW_PARSE_FRAGMENT, false, true, 185,
+			false },
+		/* an atomic fragment (RFC 6946): not fragmented */
+		{ 6, 0, true, CFLOW_PARSE_OK, false, false, 0, false },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct spec s = { .family = cases[i].family, .src = 1,
+			.dst = 2, .sport = 5, .dport = 6, .proto = 17,
+			.frag = cases[i].frag, .v6_frag_hdr = cases[i].v6_hdr };
+		struct cflow_packet p, g;
+		struct cflow_frag_id fi;
+		uint8_t b[256];
+		uint32_t n = build(b, &s);
+
+		/* the identification: IPv4's at +4, IPv6's in the header */
+		if (s.family == 4)
+			w16(b + 14 + 4, 0xbeef);
+		else
+			w32(b + 14 + 40 + 4, 0xdeadbeef);
+		TEST_ASSERT_EQ(cflow_parse(b, n, NULL, &p), cases[i].st,
+			"case %u", i);
+		TEST_ASSERT_EQ(p.frag_first, cases[i].first, "case %u first",
+			i);
+		TEST_ASSERT_EQ(cflow_parse_frag(b, n, NULL, &g, &fi),
+			cases[i].st, "case %u: cflow_parse_frag", i);
+		TEST_ASSERT(memcmp(&p, &g, sizeof(p)) == 0,
+			"case %u: the same parse", i);
+		TEST_ASSERT_EQ(fi.family != 0, cases[i].named, "case %u named",
+			i);
+		if (!cases[i].named)
+			continue;
+		TEST_ASSERT(fi.family == s.family && fi.proto == 17 &&
+			fi.offset == cases[i].offset &&
+			fi.more == cases[i].more && fi.id == (s.family == 4 ?
+			0xbeefu : 0xdeadbeefu) && fi.src[15] == 1 &&
+			fi.dst[15] == 2, "case %u: family %u proto %u offset "
+			"%u more %d id %#x", i, fi.family, fi.proto, fi.offset,
+			fi.more, fi.id);
+	}
 	return 0;
 }
 
@@ -2005,6 +2348,9 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_fast_equals_general),
 	TEST_CASE(test_parse_fast_v6_equals_general),
 	TEST_CASE(test_parse_fragments),
+	TEST_CASE(test_parse_icmp_queries),
+	TEST_CASE(test_parse_icmp_errors),
+	TEST_CASE(test_parse_frag_id),
 	TEST_CASE(test_parse_ipv6_extensions),
 	TEST_CASE(test_parse_truncation),
 	TEST_CASE(test_parse_addrs_unparsed),
