@@ -91,6 +91,7 @@ static const uint64_t fw_unparsed_values[] = { APP_UNPARSED_AUTO,
 	APP_UNPARSED_DROP, APP_UNPARSED_PASS };
 static const char *const full_policies[] = { "auto", "wait", "drop", NULL };
 static const char *const layouts[] = { "auto", "plain", "interleaved", NULL };
+static const char *const records_modes[] = { "auto", "on", "off", NULL };
 
 /* A field: its offset and its size, which its type gives. */
 #define FIELD(f) .offset = offsetof(struct app_config, f), \
@@ -228,17 +229,32 @@ static const struct option_def defs[] = {
 		"at exit, take it over at start if saved by a run like this "
 		"one (docs/usage.md)" },
 	{ "events", "events", "json", OPT_STRING, FIELD(events), 0, 0, 0,
-		"append a JSON line for each new flow and each FIN/RST close "
-		"to FILE (reopened when moved away: logrotate)" },
+		"append a JSON line for each new flow and each FIN/RST close, "
+		"and with --records each flow record, to FILE (reopened when "
+		"moved away: logrotate)" },
 	{ "new-flow-pcap", "events", "new_flow_pcap", OPT_STRING,
 		FIELD(new_flow_pcap), 0, 0, 0, "write the first packet of "
 		"each new flow to FILE, pcapng (rte_pcapng)" },
 	{ "ipfix", "events", "ipfix", OPT_STRING, FIELD(ipfix), 0, 0, 0,
-		"export the events as IPFIX over UDP to HOST:PORT "
+		"export the flow records as IPFIX over UDP to HOST:PORT "
 		"([ADDR]:PORT for IPv6)", .arg = "HOST:PORT" },
 	{ "ipfix-domain", "events", "ipfix_domain", OPT_UINT,
 		FIELD(ipfix_domain), 0, UINT32_MAX, 1, "the IPFIX "
 		"observation domain id of the messages" },
+	{ "records", "events", "records", OPT_CHOICE, FIELD(records), 0, 0,
+		APP_RECORDS_AUTO, "flow records: each flow's packets, bytes, "
+		"times and flags, at each end (idle, FIN/RST, eviction, "
+		"active timeout, exit) to --ipfix and --events; 8 bytes a "
+		"slot (auto: on with --ipfix)", .choices = records_modes },
+	{ "active-timeout", "events", "active_timeout", OPT_UINT,
+		FIELD(active_timeout_s), 1, 0, CFLOW_ACTIVE_TIMEOUT_S,
+		"with records, a flow's record is cut after this many s of "
+		"its packets (off: one record at its end)",
+		.zero_word = "off", .max_of = app_config_timeout_max_s },
+	{ "records-max", "events", "records_max", OPT_UINT,
+		FIELD(records_max), 1, 1u << 31, 0, "flows whose keys the "
+		"main lcore keeps for their records, ~96 bytes each (auto: "
+		"as many as the tables hold)", .zero_word = "auto" },
 	{ "top-sources", "top", "counters", OPT_UINT, FIELD(top_sources), 0,
 		CFLOW_TOPK_CAPACITY_MAX, CFLOW_TOPK_CAPACITY_DEFAULT,
 		"counters of each worker's sketch of the sources opening the "
@@ -1154,6 +1170,29 @@ check_firewall(struct app_config *cfg)
 	return 0;
 }
 
+/* Flow records' options, together. */
+static int
+check_records(const struct app_config *cfg)
+{
+	if (cfg->records == APP_RECORDS_OFF && cfg->ipfix[0] != '\0') {
+		config_msg("cuckooflow: --ipfix %s exports flow records: not "
+			"with --records off\n", cfg->ipfix);
+		return -EINVAL;
+	}
+	if (app_config_records(cfg) && cfg->age_bits != 32) {
+		config_msg("cuckooflow: --records: needs --age-bits 32 (a "
+			"record's active timeout takes 8 bits of the state)\n");
+		return -EINVAL;
+	}
+	if (app_config_records(cfg) && cfg->events[0] == '\0' &&
+			cfg->ipfix[0] == '\0') {
+		config_msg("cuckooflow: --records on: with --events FILE or "
+			"--ipfix HOST:PORT, where the records go\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * --state-file is written at the end of the run, through a temporary
  * file beside it: its directory must exist and be writable now.
@@ -1345,6 +1384,9 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 			cfg->stats_json_period);
 		return -EINVAL;
 	}
+	ret = check_records(cfg);
+	if (ret < 0)
+		return ret;
 	ret = check_state_dir(cfg->state_file);
 	if (ret < 0)
 		return ret;

@@ -63,6 +63,13 @@ enum app_clock {
 	APP_CLOCK_PKT, /* net_pcap's per-packet capture timestamp */
 };
 
+/* --records: flow records (lib/cflow's records, docs/usage.md). */
+enum app_records {
+	APP_RECORDS_AUTO,       /* on with --ipfix */
+	APP_RECORDS_ON,
+	APP_RECORDS_OFF,
+};
+
 struct app_config {
 	uint64_t portmask;
 	uint64_t rxq;          /* 0: auto */
@@ -106,6 +113,9 @@ struct app_config {
 	uint64_t event_ring;   /* events per worker ring */
 	char ipfix[256];       /* collector HOST:PORT */
 	uint64_t ipfix_domain; /* observation domain id */
+	enum app_records records;
+	uint64_t active_timeout_s; /* 0: none */
+	uint64_t records_max;  /* the key store's flows; 0: auto */
 	uint64_t top_sources;  /* counters of each top-sources sketch */
 	uint64_t top_period_s;
 	enum app_unparsed blocklist_unparsed;
@@ -148,6 +158,14 @@ static inline bool
 app_config_firewall(const struct app_config *cfg)
 {
 	return cfg->inside_mask != 0 || cfg->outside_mask != 0;
+}
+
+/* Flow records on: --records on, or auto with --ipfix. */
+static inline bool
+app_config_records(const struct app_config *cfg)
+{
+	return cfg->records == APP_RECORDS_ON ||
+		(cfg->records == APP_RECORDS_AUTO && cfg->ipfix[0] != '\0');
 }
 
 /* app_config_parse() printed --help: the caller exits with success. */

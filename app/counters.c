@@ -49,6 +49,22 @@ static const struct app_counter tracker[] = {
 		"/cuckooflow/flush"),
 	TRACKER(wrong_direction, APP_COUNTER, "outside packets travelling "
 		"away from their flow's inside"),
+	TRACKER(lingering, APP_GAUGE, "closed flows lingering in the table "
+		"now"),
+	TRACKER(lingering_restored, APP_COUNTER, "closed flows taken over "
+		"lingering from --state-file at start"),
+	TRACKER(records_idle, APP_COUNTER, "flow records: ended idle "
+		"(IPFIX flowEndReason 1)"),
+	TRACKER(records_active, APP_COUNTER, "flow records cut by the "
+		"active timeout, the flow going on (reason 2)"),
+	TRACKER(records_end, APP_COUNTER, "flow records: a FIN/RST flow, its "
+		"linger over (reason 3)"),
+	TRACKER(records_forced, APP_COUNTER, "flow records: flushed "
+		"(/cuckooflow/flush, reason 4)"),
+	TRACKER(records_resources, APP_COUNTER, "flow records: evicted for "
+		"a new flow (reason 5)"),
+	TRACKER(records_shutdown, APP_COUNTER, "flow records of the flows "
+		"left at exit (reason 4, or 3 if closed)"),
 	TRACKER(related, APP_COUNTER, "ICMP errors about a packet of a "
 		"tracked flow, going back to its source"),
 	TRACKER(unrelated, APP_COUNTER, "ICMP errors about no tracked flow"),

@@ -104,6 +104,8 @@ struct app_counter_table {
 	C(mirror_dropped, "copies the mirror port's tx queue did not take") \
 	C(events_queued, "flow events passed to the main lcore") \
 	C(events_dropped, "flow events dropped: the event ring was full") \
+	C(records_dropped, \
+		"flow records dropped: the event ring was full") \
 	C(flushes, "flush requests served (/cuckooflow/flush)")
 
 #define APP_COUNTER_FIELD(name, help) uint64_t name;

@@ -69,6 +69,9 @@ static struct {
 	struct cflow_ipfix *ipfix;
 	uint64_t ipfix_send_errors;
 	int ipfix_errno;        /* the last send's error */
+	/* --records: the flows' keys, by worker and name */
+	struct cflow_recstore *store;
+	uint64_t records_out;   /* records named and written */
 	bool failed;            /* an output failed: said once */
 } ev;
 
@@ -77,6 +80,25 @@ app_events_enabled(const struct app_config *cfg)
 {
 	return cfg->events[0] != '\0' || cfg->new_flow_pcap[0] != '\0' ||
 		cfg->ipfix[0] != '\0';
+}
+
+/* The key store's flows: --records-max, or as many as every table can
+ * hold: its slots and its stash (more than --flows: the tables are
+ * sized for it at 96% load, or to the next power of two). */
+static uint64_t
+records_max(const struct app_config *cfg, const struct app_run *run)
+{
+	uint64_t n = cfg->records_max;
+
+	if (n == 0)
+		for (unsigned int i = 0; i < run->nb_workers; i++) {
+			struct cf_stats st;
+
+			cf_stats(cflow_tracker_filter(run->workers[i].tracker),
+				&st);
+			n += st.slots + CF_STASH_SIZE;
+		}
+	return n < (UINT64_C(1) << 31) ? n : UINT64_C(1) << 31;
 }
 
 static void
@@ -147,15 +169,35 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)cmd;
 	if (params != NULL && params[0] != '\0')
 		return -EINVAL;
+	uint64_t records_dropped = 0;
+
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
 		queued += __atomic_load_n(&ev.run->workers[i].ctr.events_queued,
 			__ATOMIC_RELAXED);
 		dropped += __atomic_load_n(&ev.run->workers[i].ctr.events_dropped,
 			__ATOMIC_RELAXED);
+		records_dropped += __atomic_load_n(
+			&ev.run->workers[i].ctr.records_dropped,
+			__ATOMIC_RELAXED);
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "events_queued", queued);
 	rte_tel_data_add_dict_u64(d, "events_dropped", dropped);
+	if (ev.store != NULL) {
+		struct cflow_recstore_stats st;
+
+		cflow_recstore_stats_get(ev.store, &st);
+		rte_tel_data_add_dict_u64(d, "records_out", ev.records_out);
+		rte_tel_data_add_dict_u64(d, "records_dropped",
+			records_dropped);
+		rte_tel_data_add_dict_u64(d, "records_unnamed", st.unnamed);
+		rte_tel_data_add_dict_u64(d, "records_store_flows",
+			st.entries);
+		rte_tel_data_add_dict_u64(d, "records_store_full", st.full);
+		rte_tel_data_add_dict_u64(d, "records_store_replaced",
+			st.replaced);
+		rte_tel_data_add_dict_u64(d, "records_store_bytes", st.bytes);
+	}
 	rte_tel_data_add_dict_u64(d, "json_lines", ev.json.written);
 	rte_tel_data_add_dict_u64(d, "json_lines_lost", ev.json.lost);
 	rte_tel_data_add_dict_u64(d, "json_errors", ev.json_errors +
@@ -369,13 +411,27 @@ app_events_setup(const struct app_config *cfg, struct app_run *run,
 			return ret;
 		run->first_packets = true;
 	}
+	run->records = app_config_records(cfg);
+	run->close_events = cfg->events[0] != '\0';
+	run->event_size = run->first_packets ? sizeof(struct app_event) :
+		APP_EVENT_SHORT;
+	if (run->records) {
+		uint64_t n = records_max(cfg, run);
+
+		ev.store = cflow_recstore_create(n);
+		if (ev.store == NULL)
+			return cfu_fail(errno, err, err_len, "--records: a key "
+				"store of %" PRIu64 " flows (%" PRIu64 " MiB; "
+				"--records-max): %s", n,
+				cflow_recstore_bytes(n) >> 20, strerror(errno));
+	}
 	for (unsigned int i = 0; i < run->nb_workers; i++) {
 		struct app_worker *w = &run->workers[i];
 		char name[RTE_RING_NAMESIZE];
 
 		snprintf(name, sizeof(name), "cf_events%u", i);
 		w->event_ring = rte_ring_create_elem(name,
-			sizeof(struct app_event), (unsigned int)cfg->event_ring,
+			run->event_size, (unsigned int)cfg->event_ring,
 			(int)rte_lcore_to_socket_id(w->lcore),
 			RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 		if (w->event_ring == NULL)
@@ -389,13 +445,18 @@ app_events_setup(const struct app_config *cfg, struct app_run *run,
 }
 
 /* One line, whole, to the output (a FIFO's reader behind: dropped,
- * counted in json_lines_lost). */
+ * counted in json_lines_lost): @p e's, or with @p r a record's. With
+ * records, schema 2: a new flow's line has its @p flow_id. */
 static void
-json_write(const struct cflow_event *e)
+json_write(const struct cflow_event *e, uint64_t flow_id,
+		const struct cflow_flow_record *r)
 {
 	char line[CFLOW_EVENT_JSON_MAX + 1];
 	uint64_t errors = ev.json.errors;
-	int n = cflow_event_json(e, line, sizeof(line) - 1);
+	int n = r != NULL ? cflow_flow_record_json(r, line, sizeof(line) - 1) :
+		ev.store != NULL ? cflow_event_json_v2(e, flow_id, line,
+			sizeof(line) - 1) :
+		cflow_event_json(e, line, sizeof(line) - 1);
 
 	if (n < 0) {
 		ev.json_errors++;
@@ -448,38 +509,71 @@ pcapng_copy(const struct app_event *e)
 	return c;
 }
 
+/* A record of worker @p worker: named by the key store, to the outputs;
+ * unnamed, counted (the store's). */
+static void
+record_out(uint16_t worker, const struct app_event_record *e,
+		uint64_t now_s)
+{
+	struct cflow_record rec = {
+		.name = e->name, .last_ns = e->last_ns, .next_ns = e->next_ns,
+		.bytes = e->bytes, .packets = e->packets, .reason = e->reason,
+		.tcp_flags = e->tcp_flags,
+	};
+	struct cflow_flow_record r;
+
+	if (cflow_recstore_name(ev.store, worker, &rec,
+			ev.run->epoch_offset_ns, &r) != 0)
+		return;
+	ev.records_out++;
+	if (ev.json_on)
+		json_write(NULL, 0, &r);
+	if (ev.ipfix != NULL)
+		(void)cflow_ipfix_add(ev.ipfix, &r, now_s);
+}
+
 static unsigned int
 drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 {
-	struct app_event batch[DRAIN_BURST];
+	static struct app_event batch[DRAIN_BURST];
 	struct rte_mbuf *copies[DRAIN_BURST];
+	uint32_t size = ev.run->event_size;
 	unsigned int n, nc = 0, freed = 0;
 
-	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch,
-		sizeof(batch[0]), RTE_MIN(max, (unsigned int)DRAIN_BURST),
-		NULL);
+	n = rte_ring_sc_dequeue_burst_elem(w->event_ring, batch, size,
+		RTE_MIN(max, (unsigned int)DRAIN_BURST), NULL);
 	for (unsigned int k = 0; k < n; k++) {
+		struct app_event *e = app_event_at(batch, k, size);
+		uint64_t flow_id = 0;
+
+		if (e->ev.type == APP_EVENT_RECORD) {
+			record_out(e->ev.worker, &e->rec, now_s);
+			continue;
+		}
+		if (ev.store != NULL && e->ev.type == CFLOW_EVENT_NEW)
+			flow_id = cflow_recstore_add(ev.store, e->ev.worker,
+				e->name, &e->ev);
 		if (ev.json_on)
-			json_write(&batch[k].ev);
-		if (ev.ipfix != NULL)
-			(void)cflow_ipfix_add(ev.ipfix, &batch[k].ev, now_s);
-		if (batch[k].m == NULL && batch[k].pkt_len == 0) {
+			json_write(&e->ev, flow_id, NULL);
+		/* a short event has no first packet */
+		if (!ev.run->first_packets)
+			continue;
+		if (e->m == NULL && e->pkt_len == 0) {
 			/* too many first packets were waiting */
-			if (ev.pcapng != NULL &&
-					batch[k].ev.type == CFLOW_EVENT_NEW)
+			if (ev.pcapng != NULL && e->ev.type == CFLOW_EVENT_NEW)
 				ev.pcapng_skipped++;
 			continue;
 		}
 		if (ev.pcapng != NULL) {
-			copies[nc] = pcapng_copy(&batch[k]);
+			copies[nc] = pcapng_copy(e);
 			if (copies[nc] != NULL)
 				nc++;
 			else
 				ev.pcapng_errors++;
 		}
-		if (batch[k].m != NULL) {
-			freed += batch[k].m->nb_segs;
-			rte_pktmbuf_free(batch[k].m);
+		if (e->m != NULL) {
+			freed += e->m->nb_segs;
+			rte_pktmbuf_free(e->m);
 		}
 	}
 	if (freed != 0)
@@ -567,12 +661,127 @@ output_close(const char *what, const char *path, struct app_output *o,
 			"not take them in time" : "?");
 }
 
+/* --------------------------------------------------- worker side */
+
+void
+app_events_record(const struct cflow_record *r, void *arg)
+{
+	struct app_worker *w = arg;
+	const struct app_run *run = w->run;
+	struct rte_ring_zc_data zcd;
+	struct app_event *e;
+
+	if (r->reason != CFLOW_RECORD_NEW && w->records_direct) {
+		/* the workers stopped: straight to the outputs */
+		struct app_event_record d = {
+			.name = r->name, .last_ns = r->last_ns,
+			.next_ns = r->next_ns, .bytes = r->bytes,
+			.packets = r->packets, .reason = r->reason,
+			.tcp_flags = r->tcp_flags,
+		};
+
+		record_out((uint16_t)w->index, &d, cfu_clock_ns(
+			CLOCK_REALTIME) / 1000000000u);
+		return;
+	}
+	if (unlikely(w->event_ring == NULL) ||
+			rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
+			run->event_size, 1, &zcd, NULL) == 0) {
+		if (r->reason == CFLOW_RECORD_NEW)
+			w->ctr.events_dropped++;
+		else
+			w->ctr.records_dropped++;
+		return;
+	}
+	e = zcd.ptr1;
+	if (r->reason == CFLOW_RECORD_NEW) {
+		struct rte_mbuf *m = w->burst_pkts[r->index];
+		const struct cflow_input *in = &w->burst_in[r->index];
+
+		(void)cflow_event_init(&e->ev, r->pkt, CFLOW_NEW, in->time_ns +
+			run->epoch_offset_ns, in->wire_len);
+		e->ev.port = m->port;
+		e->name = r->name;
+		if (run->first_packets) {
+			/* the mbufs taken and not yet freed by the main lcore */
+			uint64_t held = w->event_mbufs_taken - __atomic_load_n(
+				&w->event_mbufs_freed, __ATOMIC_ACQUIRE);
+
+			e->m = NULL;
+			e->pkt_len = 0;
+			w->event_mbufs_taken += app_event_packet(e, m,
+				held < run->event_mbufs_max ?
+				run->event_mbufs_max - (unsigned int)held : 0);
+		}
+	} else {
+		e->rec.name = r->name;
+		e->rec.last_ns = r->last_ns;
+		e->rec.next_ns = r->next_ns;
+		e->rec.bytes = r->bytes;
+		e->rec.packets = r->packets;
+		e->rec.reason = r->reason;
+		e->rec.tcp_flags = r->tcp_flags;
+		e->ev.type = APP_EVENT_RECORD;
+		if (run->first_packets) {
+			e->m = NULL;
+			e->pkt_len = 0;
+		}
+	}
+	e->ev.worker = (uint16_t)w->index;
+	rte_ring_enqueue_zc_elem_finish(w->event_ring, 1);
+	w->ctr.events_queued++;
+}
+
+void
+app_events_workers_stopped(void)
+{
+	if (ev.run == NULL || !app_events_enabled(ev.cfg))
+		return;
+	/* what the rings hold, all of it: nothing adds to them now */
+	while (app_events_drain() != 0)
+		;
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
+		ev.run->workers[i].records_direct = true;
+}
+
+void
+app_events_records_end(void)
+{
+	if (ev.store == NULL)
+		return;
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
+		(void)cflow_tracker_end_records(ev.run->workers[i].tracker);
+}
+
+/* What records did not reach the outputs, said at exit. */
+static void
+records_losses(void)
+{
+	struct cflow_recstore_stats st;
+	uint64_t dropped = 0;
+
+	if (ev.store == NULL)
+		return;
+	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
+		dropped += ev.run->workers[i].ctr.records_dropped;
+	cflow_recstore_stats_get(ev.store, &st);
+	if (dropped != 0 || st.unnamed != 0 || st.full != 0)
+		fprintf(stderr, "cuckooflow: --records: %" PRIu64 " records "
+			"out; %" PRIu64 " dropped (event rings full: "
+			"--event-ring), %" PRIu64 " unnamed (their new flow's "
+			"event lost, or not kept: %" PRIu64 " new flows found "
+			"the key store full, --records-max); records_dropped, "
+			"records_unnamed in /cuckooflow/events\n",
+			ev.records_out, dropped, st.unnamed, st.full);
+}
+
 int
 app_events_close(void)
 {
 	if (ev.run == NULL || !app_events_enabled(ev.cfg))
 		return 0;
 	app_events_drain();
+	records_losses();
 	if (ev.json_on)
 		output_close("--events", ev.cfg->events, &ev.json, "lines");
 	ev.json_on = false;
@@ -622,5 +831,7 @@ app_events_close(void)
 		rte_ring_free(ev.run->workers[i].event_ring);
 		ev.run->workers[i].event_ring = NULL;
 	}
+	cflow_recstore_free(ev.store);
+	ev.store = NULL;
 	return ev.failed ? -EIO : 0;
 }

@@ -100,12 +100,14 @@ lead_ns(void)
 }
 
 static struct cflow_tracker *
-tracker_create(unsigned int lcore)
+tracker_create(struct app_worker *w)
 {
+	unsigned int lcore = w->lcore;
 	struct cflow_tracker_params p;
 	struct cflow_tracker *t;
 
 	app_tracker_params(&run, (int)rte_lcore_to_socket_id(lcore), &p);
+	p.record_arg = w;
 	t = cflow_tracker_create(&p);
 	if (t == NULL && errno == EINVAL && p.value_bits == 16)
 		rte_exit(EXIT_FAILURE, "--age-bits 16: the longest timeout or "
@@ -167,7 +169,7 @@ workers_setup(void)
 		w->run = &run;
 		w->lcore = topo.lcores[i];
 		w->index = i;
-		w->tracker = tracker_create(w->lcore);
+		w->tracker = tracker_create(w);
 		frag_create(w);
 	}
 	for (unsigned int e = 0; e < topo.nb_map; e++) {
@@ -270,7 +272,7 @@ state_restore(struct app_state *s)
 			"starting with empty flow tables\n", cfg.state_file, err);
 		for (unsigned int k = 0; k <= i; k++) {
 			cflow_tracker_free(workers[k].tracker);
-			workers[k].tracker = tracker_create(workers[k].lcore);
+			workers[k].tracker = tracker_create(&workers[k]);
 		}
 		return;
 	}
@@ -527,6 +529,8 @@ main(int argc, char **argv)
 	}
 	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
+	/* The trackers' records from here on go straight out. */
+	app_events_workers_stopped();
 	/* The final sweep may have changed it too. */
 	if (cfg.emergency_load != 0)
 		app_stats_emergency_log(stdout);
@@ -540,6 +544,8 @@ main(int argc, char **argv)
 	app_stats_print(stdout);
 	app_top_print_final(stdout);
 	ret = state_write() == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	/* Every flow left in the tables ends with the run: its record. */
+	app_events_records_end();
 	/* Nothing telemetry reads may go before its handlers stop: the
 	 * events' encoder (/cuckooflow/events) goes next. */
 	app_telemetry_stop();

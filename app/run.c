@@ -14,6 +14,7 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
+#include "events.h"
 #include "run.h"
 #include "worker.h"
 
@@ -215,6 +216,11 @@ app_tracker_params(const struct app_run *run, int socket_id,
 				(unsigned int)cfg->mirror_first + 1),
 		.allocator = &app_dpdk_allocator,
 		.socket_id = socket_id,
+		/* Flow records: the caller sets record_arg, the worker. */
+		.records = app_config_records(cfg),
+		.active_timeout_ns = cfg->active_timeout_s == 0 ?
+			CFLOW_ACTIVE_NONE : cfg->active_timeout_s * 1000000000ull,
+		.record_fn = app_events_record,
 	};
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p->timeout_ns[c] = cfg->timeout_s[c] * 1000000000ull;

@@ -126,6 +126,13 @@ struct app_run {
 	uint64_t epoch_offset_ns; /* run clock + this = ns since the epoch
 				   * (0 with packet times) */
 	bool first_packets;     /* --new-flow-pcap: events hold the mbuf */
+	bool records;           /* flow records (--records): new flows'
+				 * events come from the trackers */
+	bool close_events;      /* with records: the FIN/RST events too
+				 * (--events) */
+	uint32_t event_size;    /* bytes of an event ring's elements:
+				 * APP_EVENT_SHORT, or with first packets
+				 * sizeof(struct app_event) */
 	/* and the mbufs a worker holds so at once, at most
 	 * (APP_EVENT_PACKETS_MAX) */
 	uint32_t event_mbufs_max;

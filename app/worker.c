@@ -350,29 +350,6 @@ event_packets(const enum cflow_verdict *verdicts, uint16_t n, uint16_t *idx)
 	return ne;
 }
 
-/* A new flow's first packet into its event: a short one copied, else
- * its mbuf referenced (the reference counts of its segments raised) if
- * @p room mbufs allow as many as it has segments (app_events_mbufs()
- * sized the pool for so many). The mbufs it took. */
-static inline unsigned int
-event_packet(struct app_event *e, struct rte_mbuf *m, unsigned int room)
-{
-	if (m->nb_segs == 1 && m->data_len <= APP_EVENT_PKT_INLINE &&
-			!(m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)) {
-		memcpy(e->pkt, rte_pktmbuf_mtod(m, const uint8_t *),
-			m->data_len);
-		e->pkt_len = m->data_len;
-		e->has_rss = !!(m->ol_flags & RTE_MBUF_F_RX_RSS_HASH);
-		e->rss = m->hash.rss;
-		return 0;
-	}
-	if (m->nb_segs > room)
-		return 0; /* too many waiting: without it, pcapng_skipped */
-	rte_pktmbuf_refcnt_update(m, 1);
-	e->m = m;
-	return m->nb_segs;
-}
-
 /* Pass the @p ne flow events of a tracked burst (packets @p idx) to the
  * main lcore (app/events.c), with a reference to the first packet if
  * they are captured: built in the ring's own slots (zero-copy enqueue).
@@ -386,7 +363,24 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 	const struct app_run *run = w->run;
 	struct rte_ring_zc_data zcd;
 	unsigned int done, room = 0, taken = 0;
+	uint16_t close_idx[CF_BULK_MAX];
 
+	if (run->records) {
+		/* New flows come from the tracker, in order with the
+		 * records (app_events_record()); the closes only for the
+		 * JSON lines. */
+		unsigned int nc = 0;
+
+		if (!run->close_events)
+			return;
+		for (unsigned int j = 0; j < ne; j++)
+			if (verdicts[idx[j]] == CFLOW_CLOSING)
+				close_idx[nc++] = idx[j];
+		if (nc == 0)
+			return;
+		idx = close_idx;
+		ne = nc;
+	}
 	if (run->first_packets) {
 		/* The mbufs taken and not yet freed by the main lcore, in
 		 * the ring or in its hands: segments count, each is one of
@@ -399,21 +393,23 @@ events_queue(struct app_worker *w, struct rte_mbuf **pkts,
 	}
 
 	done = rte_ring_enqueue_zc_burst_elem_start(w->event_ring,
-		sizeof(struct app_event), ne, &zcd, NULL);
+		run->event_size, ne, &zcd, NULL);
 	for (unsigned int j = 0; j < done; j++) {
 		struct app_event *e = j < zcd.n1 ?
-			(struct app_event *)zcd.ptr1 + j :
-			(struct app_event *)zcd.ptr2 + (j - zcd.n1);
+			app_event_at(zcd.ptr1, j, run->event_size) :
+			app_event_at(zcd.ptr2, j - zcd.n1, run->event_size);
 		uint16_t k = idx[j];
 
 		(void)cflow_event_init(&e->ev, &parsed[k], verdicts[k],
 			in[k].time_ns + run->epoch_offset_ns, in[k].wire_len);
 		e->ev.port = pkts[k]->port;
 		e->ev.worker = (uint16_t)w->index;
+		if (!run->first_packets)
+			continue;   /* the short event ends here */
 		e->m = NULL;
 		e->pkt_len = 0;
-		if (run->first_packets && verdicts[k] == CFLOW_NEW)
-			taken += event_packet(e, pkts[k], room - taken);
+		if (verdicts[k] == CFLOW_NEW)
+			taken += app_event_packet(e, pkts[k], room - taken);
 	}
 	rte_ring_enqueue_zc_elem_finish(w->event_ring, done);
 	w->event_mbufs_taken += taken;
@@ -484,6 +480,9 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 		return;
 	}
 	set_input_flags(run, pkts, in, parsed, status, n);
+	/* the burst a new flow's record (app_events_record()) is of */
+	w->burst_pkts = pkts;
+	w->burst_in = in;
 	table_track(w, in, parsed, status, n, verdicts,
 		run->mirror ? counts : NULL);
 	if (w->event_ring != NULL || w->top[0] != NULL) {

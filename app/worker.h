@@ -144,6 +144,10 @@ struct app_worker {
 	/* mbufs (segments) of first packets passed by reference to the
 	 * main lcore so far (see event_mbufs_freed) */
 	uint64_t event_mbufs_taken;
+	/* The burst being tracked, for the tracker's new-flow records
+	 * (app_events_record()): a record's index is into these. */
+	struct rte_mbuf **burst_pkts;
+	const struct cflow_input *burst_in;
 	unsigned int nb_frag_ready;
 	const struct cbl *bl_seen; /* bl_has_flows is of it */
 	bool bl_has_flows;
@@ -159,6 +163,9 @@ struct app_worker {
 	uint32_t top_cur __rte_cache_aligned; /* the sketch to add to */
 	/* Of event_mbufs_taken, those the main lcore has freed. */
 	uint64_t event_mbufs_freed;
+	/* The worker has stopped: its tracker's records go straight to the
+	 * outputs (app_events_workers_stopped()), from the main lcore. */
+	bool records_direct;
 
 	/* Written by a control thread and the worker (app/control.h). */
 	struct app_ctl ctl __rte_cache_aligned;

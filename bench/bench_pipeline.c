@@ -106,6 +106,7 @@
 
 #include "bench_util.h"
 #include "cflow_frag.h"
+#include "cflow_records.h"
 #include "events.h"
 #include "pipeline.h"
 #include "top.h"
@@ -137,7 +138,7 @@ unsigned int lanes_finished;
 unsigned int turn;       /* the round being measured */
 double main_cpu_s[SLOTS], main_wall_s[SLOTS];
 uint16_t ipfix_port;     /* the bench's own receiver's */
-struct rte_ring *bare_ring; /* ev_ring's */
+struct rte_ring *bare_ring[2]; /* ev_ring's, rec_ring's */
 
 
 /* ------------------------------------------------------------ lcores */
@@ -312,7 +313,7 @@ lane_main(void *arg)
 	mirrored0 = l->w->ctr.mirrored;
 	sent0 = l->w->ctr.tx_packets;
 	q0 = l->w->ctr.events_queued;
-	d0 = l->w->ctr.events_dropped;
+	d0 = l->w->ctr.events_dropped + l->w->ctr.records_dropped;
 	if (tracked)
 		cflow_counters_get(l->w->tracker, &c0);
 	thread_usage(&cpu0, &csw0);
@@ -343,7 +344,8 @@ lane_main(void *arg)
 			(double)(l->packets[slot] - start) / (cpu1 - cpu0) : 0;
 	}
 	l->ev_queued[slot] += l->w->ctr.events_queued - q0;
-	l->ev_dropped[slot] += l->w->ctr.events_dropped - d0;
+	l->ev_dropped[slot] += l->w->ctr.events_dropped +
+		l->w->ctr.records_dropped - d0;
 	l->last_packets = l->packets[slot] - start;
 	l->last_cycles = t1 - t0;
 	l->last_preempted = csw1 - csw0;
@@ -521,7 +523,8 @@ quartiles(double *v, unsigned int n, double q[3])
 static bool
 uses_tracker(int v)
 {
-	return opt.variant[v] && (v == CUCKOO || IS_EVENTS(v));
+	return opt.variant[v] && (v == CUCKOO ||
+		(IS_EVENTS(v) && !IS_RECORDS(v)));
 }
 
 /*
@@ -595,6 +598,7 @@ launch(enum variant v, bool fill)
 		lanes[i].w->tracker = v == RTE_HASH ? NULL :
 			v >= FORWARD ? lanes[i].fwd_tracker[v - FORWARD] :
 			v == CUCKOO_IL ? lanes[i].tracker_il :
+			IS_RECORDS(v) ? lanes[i].tracker_rec :
 			lanes[i].tracker;
 	}
 	if (!drain_mode) {
@@ -603,12 +607,27 @@ launch(enum variant v, bool fill)
 		return;
 	}
 	events_setup(v, fill);
+	for (unsigned int i = 0; i < nb_lanes && IS_RECORDS(v); i++) {
+		uint64_t x = lanes[i].seq_pos;
+
+		lanes[i].seq_pos = lanes[i].seq_pos_rec;
+		lanes[i].seq_pos_rec = x;
+	}
 	rte_eal_mp_remote_launch(lane_entry, NULL, SKIP_MAIN);
 	main_loop();
 	rte_eal_mp_wait_lcore();
-	if ((v == EV_RING || v == EV_MREF) && !fill) {
+	for (unsigned int i = 0; i < nb_lanes && IS_RECORDS(v); i++) {
+		uint64_t x = lanes[i].seq_pos;
+
+		lanes[i].seq_pos = lanes[i].seq_pos_rec;
+		lanes[i].seq_pos_rec = x;
+	}
+	if (workers[0].event_ring != NULL &&
+			(workers[0].event_ring == bare_ring[0] ||
+			 workers[0].event_ring == bare_ring[1])) {
 		bare_drain();
 		workers[0].event_ring = NULL;
+		bench_run.records = false;
 	}
 	if (app_events_close() != 0)
 		rte_exit(EXIT_FAILURE, "%s: an event output failed\n",
@@ -663,6 +682,29 @@ run_config(struct result *res)
 					strerror(errno));
 		}
 		bytes[CUCKOO_IL] += heap_bytes() - heap0;
+		heap0 = heap_bytes();
+		l->tracker_rec = NULL;
+		if (opt.variant[REC_RING] || opt.variant[REC_JSON] ||
+				opt.variant[REC_IPFIX]) {
+			struct cflow_tracker_params q = p;
+
+			/* the application's: records on, into the worker's
+			 * ring (app_events_record()) */
+			q.records = true;
+			q.record_fn = app_events_record;
+			q.record_arg = l->w;
+			if (q.active_timeout_ns == 0)
+				q.active_timeout_ns = CFLOW_ACTIVE_TIMEOUT_S *
+					UINT64_C(1000000000);
+			l->tracker_rec = cflow_tracker_create(&q);
+			if (l->tracker_rec == NULL)
+				rte_exit(EXIT_FAILURE, "records table of %"
+					PRIu64 " flows: %s\n", l->flows,
+					strerror(errno));
+		}
+		for (int v = REC_RING; v <= REC_IPFIX; v++)
+			if (opt.variant[v])
+				bytes[v] += heap_bytes() - heap0;
 		if (opt.variant[PROBE]) {
 			/* the cuckoo table's size: interleaved if measured */
 			uint64_t b = opt.variant[CUCKOO_IL] ? bytes[CUCKOO_IL] :
@@ -705,16 +747,24 @@ run_config(struct result *res)
 			bytes[v] += heap_bytes() - heap0;
 		}
 		l->seq_pos = 0;
+		l->seq_pos_rec = 0;
 		l->fwd_turn = 0;
 		l->w->last_ns = 0;
 		memset(l->cycles, 0, sizeof(l->cycles));
 		flows += l->flows;
 	}
-	/* cuckoo and the events variants share one table: filled once */
+	/* cuckoo and the events variants share one table: filled once;
+	 * the records variants theirs */
 	if (tracker)
 		launch(CUCKOO, true);
+	for (int v = REC_RING; v <= REC_IPFIX; v++)
+		if (opt.variant[v]) {
+			launch((enum variant)v, true);
+			break;
+		}
 	for (int v = CUCKOO; v < VARIANTS; v++)
-		if (opt.variant[v] && v != PROBE && !uses_tracker(v))
+		if (opt.variant[v] && v != PROBE && !uses_tracker(v) &&
+				!IS_RECORDS(v))
 			launch((enum variant)v, true);
 
 	/* Only the measured slices count. */
@@ -757,7 +807,9 @@ run_config(struct result *res)
 
 			packets += l->packets[v];
 			cycles += l->cycles[v];
-			if (v == CUCKOO || IS_EVENTS(v))
+			if (IS_RECORDS(v))
+				cflow_counters_get(l->tracker_rec, &c);
+			else if (v == CUCKOO || IS_EVENTS(v))
 				cflow_counters_get(l->tracker, &c);
 			else if (v == CUCKOO_IL)
 				cflow_counters_get(l->tracker_il, &c);
@@ -822,12 +874,59 @@ run_config(struct result *res)
 		cflow_tracker_free(lanes[i].tracker);
 		cflow_tracker_free(lanes[i].tracker_il);
 		lanes[i].tracker_il = NULL;
+		cflow_tracker_free(lanes[i].tracker_rec);
+		lanes[i].tracker_rec = NULL;
 		rte_free(lanes[i].probe);
 		lanes[i].probe = NULL;
 		exact_table_free(lanes[i].exact);
 		for (int v = 0; v < FWD_VARIANTS; v++)
 			cflow_tracker_free(lanes[i].fwd_tracker[v]);
 	}
+}
+
+/*
+ * --sizes: what a table of each --flows costs a flow, records off and
+ * on, and the records' key store (its default: the table's slots and
+ * stash), with the app's parameters (app_tracker_params()): the bytes
+ * cf_params_bytes() gives, which are cf_stats()' of the table made
+ * (tests/unit: test_aux_params, test_records_params).
+ */
+static void
+sizes_main(void)
+{
+	nb_lanes = 1;
+	run_init(&bench_run);
+	printf("# bench_pipeline --sizes: %u-bit fingerprints, %u-bit state, "
+		"table layout as the app's\n\n", opt.fp_bits, opt.age_bits);
+	printf("| flows | sizing | slots | table, records off: B/flow | "
+		"records on: B/flow | key store: B/flow (B/entry) |\n");
+	printf("|---:|---|---:|---:|---:|---:|\n");
+	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
+		for (int exact = 0; exact < 2; exact++) {
+			struct cflow_tracker_params p;
+			struct cf_params fp, fr;
+			uint64_t off, on, slots, store;
+			double flows = (double)opt.flows[fi];
+
+			app_cfg.exact_size = exact;
+			tracker_params(&p, opt.flows[fi]);
+			fp = (struct cf_params){ .capacity = p.capacity,
+				.fp_bits = p.fp_bits, .value_bits = p.value_bits,
+				.exact_size = p.exact_size, .table = p.table };
+			fr = fp;
+			fr.aux_bits = 64;
+			off = cf_params_bytes(&fp);
+			on = cf_params_bytes(&fr);
+			/* slots: the aux words' 8 bytes each, less the path's */
+			slots = (on - off) / 8 - CF_DEFAULT_MAX_KICKS;
+			store = cflow_recstore_bytes(slots + CF_STASH_SIZE);
+			printf("| %" PRIu64 " | %s | %" PRIu64 " | %.2f | %.2f | "
+				"%.1f (%.1f) |\n", opt.flows[fi], exact ?
+				"exact" : "power of two", slots,
+				(double)off / flows, (double)on / flows,
+				(double)store / flows, (double)store /
+				(double)(slots + CF_STASH_SIZE));
+		}
 }
 
 int
@@ -857,6 +956,10 @@ main(int argc, char **argv)
 	for (unsigned int i = 0; i < RTE_MIN(rte_lcore_count(),
 			(unsigned int)MAX_LCORES); i++)
 		lane_setup(i);
+	if (opt.sizes) {
+		sizes_main();
+		goto out;
+	}
 	if (opt.csv != NULL && (csv = fopen(opt.csv, "w")) == NULL)
 		rte_exit(EXIT_FAILURE, "--csv %s: cannot write\n", opt.csv);
 	if (opt.handoff) {

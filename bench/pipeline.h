@@ -38,7 +38,7 @@
 #define FLOW_SYN (UINT32_C(1) << 30)
 #define FLOW_FIN (UINT32_C(1) << 31)
 #define FLOW_MASK (FLOW_SYN - 1)
-#define SLOTS 16                /* variants, or --handoff cases */
+#define SLOTS 24                /* variants, or --handoff cases */
 #define HANDOFF_RING 1024       /* the application's default */
 #define MAX_TURNS 64u           /* --rounds, events mode */
 #define HANDOFF_SEED UINT64_C(0x5eed) /* every tracker's, with --handoff */
@@ -48,12 +48,14 @@
  * mode" below). */
 /* TOP to EV_ALL_TOP: the cuckoo variant's table and loop, with the
  * top-sources sketch and the event outputs of the application (the main
- * lcore drains: see "Flow events" above). */
+ * lcore drains: see "Flow events" above). REC_RING to REC_IPFIX: the same
+ * with flow records (--records), on a table of their own. */
 enum variant { CEILING, CUCKOO, RTE_HASH, CUCKOO_IL, PROBE, MAIN_SPIN, TOP,
-	EV_RING, EV_MREF, EV_JSON, EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP, FORWARD,
-	FIREWALL, FW_MIRROR, VARIANTS };
+	EV_RING, EV_MREF, EV_JSON, EV_IPFIX, EV_PCAPNG, EV_ALL, EV_ALL_TOP,
+	REC_RING, REC_JSON, REC_IPFIX, FORWARD, FIREWALL, FW_MIRROR, VARIANTS };
 extern const char *const variant_names[VARIANTS];
-#define IS_EVENTS(v) ((v) >= MAIN_SPIN && (v) <= EV_ALL_TOP)
+#define IS_EVENTS(v) ((v) >= MAIN_SPIN && (v) <= REC_IPFIX)
+#define IS_RECORDS(v) ((v) >= REC_RING && (v) <= REC_IPFIX)
 #define FWD_VARIANTS (VARIANTS - FORWARD)
 
 #define FRAME_HEAD_LEN 54       /* frame_head[]'s bytes */
@@ -77,6 +79,7 @@ struct pipeline_opt {
 	bool variant[VARIANTS];
 	const char *csv;
 	bool handoff;
+	bool sizes;             /* --sizes: print the tables' bytes, no run */
 	double shares[SLOTS - 1];
 	unsigned int nb_shares;
 	double slice_ms;
@@ -105,11 +108,16 @@ struct lane {
 	uint32_t *ids;          /* --handoff: flow index -> global flow id;
 				 * the sequence then holds global ids */
 	uint64_t seq_pos;
+	/* the records variants' table's own place in the sequence: each
+	 * table sees the same packets, in order, so that its flows close
+	 * and reopen as the other's do */
+	uint64_t seq_pos_rec;
 	uint64_t flows;         /* this lane's share */
 	unsigned int lane, nb_lanes;
 	struct app_worker *w;   /* workers[lane] */
 	struct cflow_tracker *tracker;
 	struct cflow_tracker *tracker_il;   /* CUCKOO_IL */
+	struct cflow_tracker *tracker_rec;  /* REC_*: records on */
 	struct exact_table *exact;
 	/* PROBE: a buffer of the cuckoo table's size, its 64-byte lines */
 	uint8_t *probe;
@@ -167,7 +175,8 @@ extern unsigned int lanes_finished;
 extern unsigned int turn;
 extern double main_cpu_s[SLOTS], main_wall_s[SLOTS];
 extern uint16_t ipfix_port;
-extern struct rte_ring *bare_ring;
+/* ev_ring's, rec_ring's: the short events' [0], with first packets [1] */
+extern struct rte_ring *bare_ring[2];
 
 /* One variant's figures over a configuration's run (run_config()). */
 struct result {

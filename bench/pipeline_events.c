@@ -30,9 +30,15 @@ void
 events_setup(enum variant v, bool fill)
 {
 	char err[512];
-	bool json = v == EV_JSON || v == EV_ALL || v == EV_ALL_TOP;
-	bool ipfix = v == EV_IPFIX || v == EV_ALL || v == EV_ALL_TOP;
+	bool json = v == EV_JSON || v == EV_ALL || v == EV_ALL_TOP ||
+		v == REC_JSON;
+	bool ipfix = v == EV_IPFIX || v == EV_ALL || v == EV_ALL_TOP ||
+		v == REC_IPFIX;
 	bool pcap = v == EV_PCAPNG || v == EV_ALL || v == EV_ALL_TOP;
+	/* records: the ring as ev_ring's while filling (new flows' records,
+	 * which the drain drops) and for rec_ring */
+	bool bare = (v == EV_RING || v == EV_MREF || v == REC_RING ||
+		(IS_RECORDS(v) && fill));
 
 	if (fill)
 		json = ipfix = pcap = false;
@@ -50,6 +56,11 @@ events_setup(enum variant v, bool fill)
 			"%s/bench_pipeline_first.pcapng", opt.ev_dir);
 	app_cfg.top_sources = !fill && (v == TOP || v == EV_ALL_TOP) ?
 		opt.top_sources : 0;
+	app_cfg.records = IS_RECORDS(v) ? APP_RECORDS_ON : APP_RECORDS_OFF;
+	/* the key store: the flows a turn opens, not every slot (1 GiB
+	 * at 10 M flows, calloc'd anew each turn); the records of flows
+	 * opened before (while filling) are counted unnamed */
+	app_cfg.records_max = UINT64_C(1) << 20;
 	/* as main.c: events carry epoch times */
 	bench_run.epoch_offset_ns = cfu_clock_ns(CLOCK_REALTIME) -
 		app_tsc_ns(&bench_run);
@@ -58,17 +69,23 @@ events_setup(enum variant v, bool fill)
 				sizeof(err)) < 0)
 		rte_exit(EXIT_FAILURE, "%s: %s\n", variant_names[v], err);
 	/* ev_ring: the worker's side alone, into a ring as the app's */
-	if ((v == EV_RING || v == EV_MREF) && !fill) {
-		bench_run.first_packets = v == EV_MREF;
-		if (bare_ring == NULL)
-			bare_ring = rte_ring_create_elem("bench_ev_ring",
-				sizeof(struct app_event),
+	if (bare && (!fill || IS_RECORDS(v))) {
+		bench_run.first_packets = v == EV_MREF && !fill;
+		bench_run.records = IS_RECORDS(v);
+		/* the app's element: short without first packets */
+		bench_run.event_size = bench_run.first_packets ?
+			sizeof(struct app_event) : APP_EVENT_SHORT;
+		if (bare_ring[bench_run.first_packets] == NULL)
+			bare_ring[bench_run.first_packets] =
+				rte_ring_create_elem(bench_run.first_packets ?
+				"bench_ev_ring" : "bench_ev_ring_short",
+				bench_run.event_size,
 				(unsigned int)opt.event_ring, (int)rte_socket_id(),
 				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-		if (bare_ring == NULL)
+		if (bare_ring[bench_run.first_packets] == NULL)
 			rte_exit(EXIT_FAILURE, "ev_ring: %s\n",
 				rte_strerror(rte_errno));
-		workers[0].event_ring = bare_ring;
+		workers[0].event_ring = bare_ring[bench_run.first_packets];
 	}
 }
 
@@ -76,17 +93,24 @@ events_setup(enum variant v, bool fill)
 void
 bare_drain(void)
 {
-	struct app_event e[256];
+	static struct app_event e[256];
 	struct app_worker *w = &workers[0];
 	unsigned int n, freed = 0;
+	uint32_t size = bench_run.event_size;
 
-	while ((n = rte_ring_sc_dequeue_burst_elem(bare_ring, e, sizeof(e[0]),
+	if (w->event_ring == NULL)
+		return;
+	while ((n = rte_ring_sc_dequeue_burst_elem(w->event_ring, e, size,
 			RTE_DIM(e), NULL)) != 0)
-		for (unsigned int k = 0; k < n; k++)
-			if (e[k].m != NULL) {   /* ev_mref's */
-				freed += e[k].m->nb_segs;
-				rte_pktmbuf_free(e[k].m);
+		for (unsigned int k = 0; k < n && bench_run.first_packets;
+				k++) {
+			struct app_event *x = app_event_at(e, k, size);
+
+			if (x->m != NULL) {     /* ev_mref's */
+				freed += x->m->nb_segs;
+				rte_pktmbuf_free(x->m);
 			}
+		}
 	/* as app/events.c: the worker may take as many again */
 	__atomic_store_n(&w->event_mbufs_freed, w->event_mbufs_freed + freed,
 		__ATOMIC_RELEASE);
@@ -106,7 +130,9 @@ main_loop(void)
 		if (events)
 			app_events_drain();
 		app_top_period();
-		if ((current == EV_RING || current == EV_MREF) && !filling) {
+		if (((current == EV_RING || current == EV_MREF ||
+				current == REC_RING) && !filling) ||
+				(IS_RECORDS(current) && filling)) {
 			bare_drain();
 			rte_delay_us_sleep(1000);
 		} else if (current == MAIN_SPIN && !filling) {

@@ -12,7 +12,8 @@
 const char *const variant_names[VARIANTS] = { "ceiling", "cuckoo",
 	"rte_hash", "cuckoo_il", "probe", "main_spin", "top", "ev_ring",
 	"ev_mref", "ev_json", "ev_ipfix", "ev_pcapng", "ev_all", "ev_all_top",
-	"forward", "firewall", "fw_mirror" };
+	"rec_ring", "rec_json", "rec_ipfix", "forward", "firewall",
+	"fw_mirror" };
 
 struct pipeline_opt opt = {
 	.flows = { 1000, 100000, 1000000, 10000000, 100000000 },
@@ -97,7 +98,13 @@ usage(const char *prog)
 		"pcapng, all three,\n"
 		"                   all and the sketch; the main lcore drains "
 		"them (needs -l 0,1;\n"
-		"                   one lane, on lcore 1, for every variant)\n"
+		"                   one lane, on lcore 1, for every variant);\n"
+		"                   rec_ring, rec_json, rec_ipfix: flow records "
+		"(--records, needs\n"
+		"                   --age-bits 32) on a table of their own: into "
+		"the ring the main\n"
+		"                   lcore empties, named and written as JSON "
+		"lines, as IPFIX\n"
 		"  --new-share LIST events mode: new flows a packet, a "
 		"configuration each (sets\n"
 		"                   --churn to 2S / (1 - 2S): half the packets "
@@ -118,6 +125,11 @@ usage(const char *prog)
 		"L4 header)\n"
 		"  --csv FILE       also write the rows as CSV\n"
 		"  --quick          1 K and 100 K flows, 0.3 s: a smoke run\n"
+		"  --sizes          the bytes a flow of the tables (records off "
+		"and on) and of the\n"
+		"                   records' key store for each --flows, "
+		"power-of-two and exact\n"
+		"                   sizes, from the app's parameters; no run\n"
 		"  --handoff        instead of the variants: 2 lcores, cuckoo, "
 		"software flow\n"
 		"                   affinity (the app's handoff rings); each "
@@ -153,6 +165,7 @@ parse_options(int argc, char **argv)
 		{ "rounds", 1, NULL, 'r' }, { "table-layout", 1, NULL, 'L' },
 		{ "ipv6", 0, NULL, '6' },
 		{ "icmp-errors", 1, NULL, 'I' }, { "frags", 1, NULL, 'G' },
+		{ "sizes", 0, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, li = 0;
@@ -287,6 +300,9 @@ parse_options(int argc, char **argv)
 		case 'H':
 			opt.handoff = true;
 			break;
+		case 'Z':
+			opt.sizes = true;
+			break;
 		case 'F':
 			memset(opt.variant, 0, sizeof(opt.variant));
 			for (int v = FORWARD; v < VARIANTS; v++)
@@ -393,8 +409,14 @@ bad:
 			"have 2 lcores (-l 0,1)\n");
 		return -1;
 	}
-	for (int v = TOP; v <= EV_ALL_TOP; v++)
+	for (int v = TOP; v <= REC_IPFIX; v++)
 		drain_mode |= opt.variant[v];
+	for (int v = REC_RING; v <= REC_IPFIX; v++)
+		if (opt.variant[v] && opt.age_bits != 32) {
+			fprintf(stderr, "bench_pipeline: %s: flow records need "
+				"--age-bits 32\n", variant_names[v]);
+			return -1;
+		}
 	if (drain_mode) {
 		if (rte_lcore_count() < 2 || opt.handoff) {
 			fprintf(stderr, "bench_pipeline: the events variants "

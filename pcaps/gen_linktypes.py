@@ -221,6 +221,7 @@ def main():
     args = ap.parse_args()
     for link in LINKS:
         plan = scenario(link, random.Random("link_" + link.name))
+        plan.linktype = link.linktype
         base = os.path.join(args.out, "link_" + link.name)
         write_pcap(base + ".pcap", plan, linktype=link.linktype)
         with open(base + ".truth.json", "w") as f:

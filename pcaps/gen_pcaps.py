@@ -41,10 +41,12 @@ FRAG_TIMEOUT = 30
 
 
 class Plan:
-    """Packets of one capture, with what each one should count as."""
+    """Packets of one capture, with what each one should count as, and
+    the capture's link type (pcap's LINKTYPE_)."""
 
-    def __init__(self):
+    def __init__(self, linktype=1):
         self.packets = []  # (time_us, frame bytes, event)
+        self.linktype = linktype
 
     def add(self, t, frame, event):
         self.packets.append((round((BASE + t) * 1e6), bytes(frame), event))
@@ -89,13 +91,42 @@ def past(age, limit):
     return age > limit
 
 
+# Link types with a header and a type field: (its offset, the header's
+# length); VLAN tags may follow. NULL and LOOP: 4 bytes; the others none.
+TYPED_LINKS = {1: (12, 14), 113: (14, 16), 276: (0, 20)}
+
+
+def ip_bytes(frame, linktype=1):
+    """RFC 7012's octets of a tracked packet: its outermost IP header's
+    length (IPv4 total length, IPv6 40 + payload length), what its flow
+    records count (docs/usage.md, Flow records)."""
+    if linktype in TYPED_LINKS:
+        at, off = TYPED_LINKS[linktype]
+        etype = struct.unpack("!H", frame[at:at + 2])[0]
+        while etype in (0x8100, 0x88A8, 0x9100):
+            etype = struct.unpack("!H", frame[off + 2:off + 4])[0]
+            off += 4
+    else:
+        off = 4 if linktype in (0, 108) else 0
+    ip = frame[off:]
+    if ip[0] >> 4 == 4:
+        return struct.unpack("!H", ip[2:4])[0]
+    return 40 + struct.unpack("!H", ip[4:6])[0]
+
+
 def truth(plan):
-    """The tracker's contract applied to the plan, on exact times."""
+    """The tracker's contract applied to the plan, on exact times. Also
+    record_bytes: the IP octets of the tracked packets (new, seen, the
+    closing ones), which flow records sum to: a fragmented datagram by its
+    first fragment (fragments_seen are not in a record, as the tracker
+    counts the datagram once), an ICMP error related to a flow not in its
+    record (as conntrack's accounting: it neither opens nor refreshes the
+    flow)."""
     c = {k: 0 for k in ("packets", "bytes", "non_ip", "fragments",
                         "flows_new", "flows_seen", "flows_closed",
                         "flows_expired", "flows_evicted", "insert_failed",
                         "orphan_close", "reused", "active", "related",
-                        "unrelated", "fragments_seen")}
+                        "unrelated", "fragments_seen", "record_bytes")}
     malformed = {k: 0 for k in MALFORMED}
     table = {}  # key -> [closing, cls, last_us]
     datagrams = {}  # datagram -> (key, time_us of its first fragment)
@@ -138,6 +169,7 @@ def truth(plan):
               else "fragments"] += 1
             continue
         key, cls, flags = ev["key"], ev["cls"], ev["flags"]
+        ipb = ip_bytes(frame, plan.linktype)
         if "datagram" in ev and ev["datagram"] not in datagrams:
             datagrams[ev["datagram"]] = (key, now)
         close = cls == "tcp" and ("F" in flags or "R" in flags)
@@ -158,6 +190,7 @@ def truth(plan):
                 else:
                     e[2] = now
                     c["flows_seen"] += 1
+                c["record_bytes"] += ipb
                 continue
             elif past(age, LINGER):
                 del table[key]
@@ -167,11 +200,13 @@ def truth(plan):
                 table[key] = [False, cls, now]
                 c["flows_new"] += 1
                 c["active"] += 1
+                c["record_bytes"] += ipb
                 continue
             else:
                 # The linger restarts: it runs from the last packet.
                 e[2] = now
                 c["flows_seen"] += 1
+                c["record_bytes"] += ipb
                 continue
         if close:
             c["orphan_close"] += 1
@@ -179,6 +214,7 @@ def truth(plan):
         table[key] = [False, cls, now]
         c["flows_new"] += 1
         c["active"] += 1
+        c["record_bytes"] += ipb
     # The final full sweep at the last packet's time.
     for key, (closing, cls, last) in list(table.items()):
         age = (now - last) / 1e6

@@ -5,6 +5,7 @@ counter, a file, a link), polled until DEADLINE, never for a fixed time,
 and asserts no wall-clock bound; a tool tools/setup.sh installs is
 required (need_tool()), never a reason to skip.
 """
+import json
 import os
 import re
 import shutil
@@ -98,6 +99,27 @@ def no_crash(rc, what="cuckooflow", log=""):
         pytest.fail("%s killed by %s: %s" % (
             what, signal.Signals(-rc).name, log.strip()[-400:]))
     return rc
+
+
+def run_replay(app, lcores, prefix, vdevs, args, stats_json,
+               timeout=None):
+    """cuckooflow on @lcores (no PCI, no hugepages, 512 MB, telemetry
+    prefix @prefix) with @vdevs, replayed to the end of its input
+    (--clock pkt --exit-on-eof, 32-bit fingerprints, hash seed 7), plus
+    @args; (rc, stdout + stderr, its @stats_json or None)."""
+    p = subprocess.run(
+        [app, "--lcores", lcores, "--no-pci", "--no-huge", "-m", "512",
+         "--log-level=lib.*:error", "--file-prefix=" + prefix] +
+        ["--vdev=" + v for v in vdevs] +
+        ["--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",
+         "--hash-seed", "7", "--stats-json", stats_json] + list(args),
+        capture_output=True, text=True, timeout=timeout or DEADLINE)
+    no_crash(p.returncode, log=p.stdout + p.stderr)
+    stats = None
+    if p.returncode == 0 and os.path.exists(stats_json):
+        with open(stats_json) as f:
+            stats = json.load(f)
+    return p.returncode, p.stdout + p.stderr, stats
 
 
 def empty_pcap(path):
@@ -378,8 +400,9 @@ class nfcapd:
 
 def nfdump_flows(files):
     """nfdump -o raw's records: (src, dst, sport, dport, proto, tcp
-    flags, input, first ms, last ms, bytes, packets, end reason) (raw:
-    nfdump 1.7.1's %ter prints the milliseconds modulo 100)."""
+    flags, input, first ms, last ms, bytes, packets, end reason, ICMP
+    (type, code) or None) (raw: nfdump 1.7.1's %ter prints the
+    milliseconds modulo 100; an ICMP flow has type.code, no ports)."""
     flows = []
     for path in files:
         out = subprocess.run(["nfdump", "-r", path, "-q", "-o", "raw"],
@@ -396,7 +419,9 @@ def nfdump_flows(files):
                 int(f.get("dst port", 0)), int(f["proto"]),
                 int(f["tcp flags"], 16), int(f["input"]), int(f["first"]),
                 int(f["last"]), int(f["in bytes"]), int(f["in packets"]),
-                int(f["end reason"], 16)))
+                int(f["end reason"], 16),
+                tuple(int(x) for x in f["ICMP"].split(".")) if "ICMP" in f
+                else None))
     return flows
 
 

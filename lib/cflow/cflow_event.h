@@ -25,9 +25,10 @@ extern "C" {
 /**
  * Flow events: a new flow's first packet, and the TCP FIN or RST that
  * closed a flow (CFLOW_NEW and CFLOW_CLOSING verdicts), with the 5-tuple
- * of that packet in its own direction. Expiries have no event: a cuckoo
- * filter keeps fingerprints, not keys, so an expired flow cannot be
- * named (flows_expired counts them).
+ * of that packet in its own direction. A flow's end is in its records
+ * (cflow_records.h): a tracker with records names each flow by its
+ * entry, and a key store kept from the new-flow events names its
+ * records.
  */
 enum cflow_event_type {
 	CFLOW_EVENT_NEW = 1,
@@ -58,7 +59,8 @@ struct cflow_event {
 	uint8_t tcp_flags;  /**< the packet's */
 	uint16_t port;      /**< ingress port */
 	uint16_t worker;    /**< the worker that tracks the flow */
-	uint16_t pad;       /**< 0 */
+	uint8_t icmp_type;  /**< ICMP and ICMPv6: the packet's type */
+	uint8_t icmp_code;  /**< and code; 0 for other protocols */
 	uint32_t wire_len;  /**< the packet's length on the wire */
 };
 
@@ -103,9 +105,93 @@ int cflow_event_init(struct cflow_event *e, const struct cflow_packet *pkt,
  */
 int cflow_event_json(const struct cflow_event *e, char *buf, size_t len);
 
-/** Bytes of a buffer that holds any event's cflow_event_json(), NUL
- * included. */
-#define CFLOW_EVENT_JSON_MAX 384
+/**
+ * cflow_event_json() of schema 2 (docs/usage.md, "Flow records"): "v":2
+ * first, and "flow":@p flow_id after "event", the id that joins a new
+ * flow's event to its records (0: none, left out). cflow_event_json() is
+ * schema 1: no version key, no id.
+ *
+ * @param e
+ *   The event.
+ * @param flow_id
+ *   Its flow's id (cflow_recstore_add()), or 0.
+ * @param buf
+ *   Receives the object, NUL-terminated.
+ * @param len
+ *   Size of @p buf in bytes.
+ * @return
+ *   Its length, or -ENOSPC (errno set) if it needs more than @p len - 1
+ *   bytes (CFLOW_EVENT_JSON_MAX always suffices).
+ */
+int cflow_event_json_v2(const struct cflow_event *e, uint64_t flow_id,
+		char *buf, size_t len);
+
+/** Bytes of a buffer that holds any event's cflow_event_json(),
+ * cflow_event_json_v2() or cflow_flow_record_json(), NUL included. */
+#define CFLOW_EVENT_JSON_MAX 640
+
+/**
+ * A flow record as a collector gets it (IPFIX, JSON): a tracker's
+ * struct cflow_record named back to its flow's key (cflow_records.h's
+ * key store does it).
+ */
+struct cflow_flow_record {
+	/** The flow's id, also in its new-flow event (schema 2): its
+	 *  records and that event join on it. */
+	uint64_t flow_id;
+	uint64_t first_ns;  /**< the record's first packet, ns since the
+			     *  Unix epoch */
+	uint64_t last_ns;   /**< its last packet (to 1/256 of a tick) */
+	uint64_t packets;   /**< both directions */
+	uint64_t bytes;     /**< IP octets, both directions */
+	uint8_t src[16];    /**< the flow's first packet's source (IPv4:
+			     *  first 4 bytes) */
+	uint8_t dst[16];    /**< and destination */
+	uint16_t sport;     /**< host order; 0 for ICMP and others */
+	uint16_t dport;     /**< host order; 0 for ICMP and others */
+	uint16_t port;      /**< the first packet's ingress port */
+	uint16_t worker;    /**< the worker that tracks the flow */
+	uint8_t family;     /**< 4 or 6 */
+	uint8_t proto;      /**< IP protocol number */
+	uint8_t proto_class; /**< enum cflow_proto_class */
+	uint8_t reason;     /**< enum cflow_record_reason, 1..5 */
+	uint8_t tcp_flags;  /**< OR of the flags of its packets */
+	uint8_t icmp_type;  /**< ICMP and ICMPv6: the first packet's */
+	uint8_t icmp_code;  /**< and code */
+	uint8_t pad;        /**< 0 */
+};
+
+/**
+ * The name of an end reason.
+ *
+ * @param reason
+ *   enum cflow_record_reason.
+ * @return
+ *   "idle", "active", "end", "forced", "resources"; "?" for others.
+ */
+const char *cflow_record_reason_name(unsigned int reason);
+
+/**
+ * One JSON object for @p r, without a newline (schema 2, docs/usage.md,
+ * "Flow records"): {"v":2, "event":"record", "flow":N,
+ * "reason":"idle"|"active"|"end"|"forced"|"resources", "start":"<RFC
+ * 3339, ns>", "start_ns":N, "end":"..", "end_ns":N, "worker":N,
+ * "port":N, "proto":N, "class":"tcp"|.., "src":"..", "sport":N,
+ * "dst":"..", "dport":N, "packets":N, "bytes":N, "tcp_flags":N[,
+ * "icmp_type":N, "icmp_code":N]}.
+ *
+ * @param r
+ *   The record.
+ * @param buf
+ *   Receives the object, NUL-terminated.
+ * @param len
+ *   Size of @p buf in bytes.
+ * @return
+ *   Its length, or -ENOSPC (errno set) if it needs more than @p len - 1
+ *   bytes (CFLOW_EVENT_JSON_MAX always suffices).
+ */
+int cflow_flow_record_json(const struct cflow_flow_record *r, char *buf,
+		size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * IPFIX exporter of flow events (RFC 7011). Each template is a list of
+ * IPFIX exporter of flow records (RFC 7011). Each template is a list of
  * Information Elements; the same list writes the Template Record and
  * every Data Record of that template, so the two cannot disagree.
  *
  * The message being built is kept as one staging buffer of records per
  * template and its size; it is assembled (header, Template Set if it
  * carries one, a Data Set per template with records) only when emitted.
- * Records of one template share a set whatever the order of the events:
- * no set header for every switch between new and close events.
+ * Records of one template share a set whatever their order: no set
+ * header for every switch between IPv4 and IPv6.
  *
  * tcpControlBits (unsigned16 since RFC 7125) goes in one byte, the
- * reduced-size encoding of RFC 7011 6.2: the flags of an event are 8
+ * reduced-size encoding of RFC 7011 6.2: the flags of a record are 8
  * bits, and decoders that take the field for NetFlow v9's one-byte
  * TCP_FLAGS whatever the template says (scapy 2.5's) read the record
  * right.
@@ -31,8 +31,6 @@
 #define SET_HDR_LEN 4
 #define TMPL_HDR_LEN 4
 #define NS_PER_MS UINT64_C(1000000)
-/* flowEndReason: end of Flow detected (a FIN or RST). */
-#define END_REASON_END_OF_FLOW 0x03
 
 /* IANA IPFIX Information Element IDs. */
 enum ie_id {
@@ -47,7 +45,10 @@ enum ie_id {
 	IE_DESTINATION_IPV4_ADDRESS = 12,
 	IE_SOURCE_IPV6_ADDRESS = 27,
 	IE_DESTINATION_IPV6_ADDRESS = 28,
+	IE_ICMP_TYPE_CODE_IPV4 = 32,
 	IE_FLOW_END_REASON = 136,
+	IE_ICMP_TYPE_CODE_IPV6 = 139,
+	IE_FLOW_ID = 148,
 	IE_FLOW_START_MILLISECONDS = 152,
 	IE_FLOW_END_MILLISECONDS = 153,
 };
@@ -57,7 +58,7 @@ struct ie {
 	uint16_t len;
 };
 
-#define MAX_IES 12
+#define MAX_IES 14
 
 struct tmpl {
 	unsigned int n;
@@ -69,23 +70,24 @@ struct tmpl {
 #define IES_ADDR(v) \
 	{ IE_SOURCE_IPV##v##_ADDRESS, ADDR_LEN##v }, \
 	{ IE_DESTINATION_IPV##v##_ADDRESS, ADDR_LEN##v }
-#define IES_REST \
+#define IES_REST(icmp) \
 	{ IE_SOURCE_TRANSPORT_PORT, 2 }, \
 	{ IE_DESTINATION_TRANSPORT_PORT, 2 }, \
 	{ IE_PROTOCOL_IDENTIFIER, 1 }, \
 	{ IE_TCP_CONTROL_BITS, 1 }, \
+	{ icmp, 2 }, \
 	{ IE_INGRESS_INTERFACE, 4 }, \
 	{ IE_FLOW_START_MILLISECONDS, 8 }, \
 	{ IE_FLOW_END_MILLISECONDS, 8 }, \
 	{ IE_OCTET_DELTA_COUNT, 8 }, \
-	{ IE_PACKET_DELTA_COUNT, 8 }
+	{ IE_PACKET_DELTA_COUNT, 8 }, \
+	{ IE_FLOW_END_REASON, 1 }, \
+	{ IE_FLOW_ID, 8 }
 
-/* By template ID less CFLOW_IPFIX_TMPL_NEW4 (enum cflow_ipfix_template). */
+/* By template ID less CFLOW_IPFIX_TMPL_V4 (enum cflow_ipfix_template). */
 static const struct tmpl templates[CFLOW_IPFIX_TEMPLATES] = {
-	{ 11, { IES_ADDR(4), IES_REST } },
-	{ 12, { IES_ADDR(4), IES_REST, { IE_FLOW_END_REASON, 1 } } },
-	{ 11, { IES_ADDR(6), IES_REST } },
-	{ 12, { IES_ADDR(6), IES_REST, { IE_FLOW_END_REASON, 1 } } },
+	{ 14, { IES_ADDR(4), IES_REST(IE_ICMP_TYPE_CODE_IPV4) } },
+	{ 14, { IES_ADDR(6), IES_REST(IE_ICMP_TYPE_CODE_IPV6) } },
 };
 
 struct cflow_ipfix {
@@ -136,7 +138,7 @@ write_template_set(uint8_t *b)
 	uint8_t *p = b + SET_HDR_LEN;
 
 	for (unsigned int t = 0; t < CFLOW_IPFIX_TEMPLATES; t++) {
-		p = put16(p, (uint16_t)(CFLOW_IPFIX_TMPL_NEW4 + t));
+		p = put16(p, (uint16_t)(CFLOW_IPFIX_TMPL_V4 + t));
 		p = put16(p, (uint16_t)templates[t].n);
 		for (unsigned int i = 0; i < templates[t].n; i++) {
 			p = put16(p, templates[t].ie[i].id);
@@ -160,10 +162,9 @@ record_len(const struct tmpl *t)
 
 /* @p e's Data Record of template @p t at @p p; returns its end. */
 static uint8_t *
-write_record(uint8_t *p, const struct tmpl *t, const struct cflow_event *e)
+write_record(uint8_t *p, const struct tmpl *t,
+		const struct cflow_flow_record *e)
 {
-	uint64_t ms = e->time_ns / NS_PER_MS;
-
 	for (unsigned int i = 0; i < t->n; i++) {
 		const struct ie *ie = &t->ie[i];
 
@@ -190,21 +191,32 @@ write_record(uint8_t *p, const struct tmpl *t, const struct cflow_event *e)
 		case IE_TCP_CONTROL_BITS:
 			*p++ = e->tcp_flags;
 			break;
+		case IE_ICMP_TYPE_CODE_IPV4:
+		case IE_ICMP_TYPE_CODE_IPV6:
+			p = put16(p, e->proto_class == CFLOW_CLASS_ICMP ?
+				(uint16_t)(e->icmp_type << 8 | e->icmp_code) : 0);
+			break;
 		case IE_INGRESS_INTERFACE:
-			p = put32(p, e->port);
+			/* the DPDK port number + 1: 0 means none */
+			p = put32(p, (uint32_t)e->port + 1);
 			break;
 		case IE_FLOW_START_MILLISECONDS:
+			p = put64(p, e->first_ns / NS_PER_MS);
+			break;
 		case IE_FLOW_END_MILLISECONDS:
-			p = put64(p, ms);
+			p = put64(p, e->last_ns / NS_PER_MS);
 			break;
 		case IE_OCTET_DELTA_COUNT:
-			p = put64(p, e->wire_len);
+			p = put64(p, e->bytes);
 			break;
 		case IE_PACKET_DELTA_COUNT:
-			p = put64(p, 1);
+			p = put64(p, e->packets);
 			break;
 		case IE_FLOW_END_REASON:
-			*p++ = END_REASON_END_OF_FLOW;
+			*p++ = e->reason;
+			break;
+		case IE_FLOW_ID:
+			p = put64(p, e->flow_id);
 			break;
 		default:
 			CFU_ASSERT(0);
@@ -289,7 +301,7 @@ emit_message(struct cflow_ipfix *x, uint64_t now_s)
 	for (unsigned int t = 0; t < CFLOW_IPFIX_TEMPLATES; t++) {
 		if (x->set_records[t] == 0)
 			continue;
-		p = put16(p, (uint16_t)(CFLOW_IPFIX_TMPL_NEW4 + t));
+		p = put16(p, (uint16_t)(CFLOW_IPFIX_TMPL_V4 + t));
 		p = put16(p, (uint16_t)(SET_HDR_LEN + x->set_len[t]));
 		memcpy(p, x->set[t], x->set_len[t]);
 		p += x->set_len[t];
@@ -329,7 +341,7 @@ emit_message(struct cflow_ipfix *x, uint64_t now_s)
 }
 
 int
-cflow_ipfix_add(struct cflow_ipfix *x, const struct cflow_event *e,
+cflow_ipfix_add(struct cflow_ipfix *x, const struct cflow_flow_record *e,
 		uint64_t now_s)
 {
 	unsigned int t;
@@ -337,12 +349,12 @@ cflow_ipfix_add(struct cflow_ipfix *x, const struct cflow_event *e,
 	int ret = 0;
 
 	if ((e->family != 4 && e->family != 6) ||
-			(e->type != CFLOW_EVENT_NEW &&
-			 e->type != CFLOW_EVENT_CLOSE)) {
+			e->reason < CFLOW_RECORD_IDLE ||
+			e->reason > CFLOW_RECORD_RESOURCES) {
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	t = (e->family == 6 ? 2 : 0) + (e->type == CFLOW_EVENT_CLOSE);
+	t = e->family == 6;
 	need = x->rec_len[t] + (x->set_records[t] == 0 ? SET_HDR_LEN : 0);
 	if (x->open && x->len + need > x->p.mtu) {
 		ret = emit_message(x, now_s);

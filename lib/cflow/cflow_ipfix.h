@@ -5,34 +5,36 @@
 
 /**
  * @file
- * An IPFIX (RFC 7011) exporter of flow events (struct cflow_event): each
- * event becomes one Data Record, records are packed into messages of at
- * most a given size, and each complete message is handed to the caller's
- * emit function, which sends it (over UDP, typically). No sockets, no
- * threads, no DPDK; not thread safe: one encoder per sending thread.
+ * An IPFIX (RFC 7011) exporter of flow records (struct
+ * cflow_flow_record): each record becomes one Data Record, records are
+ * packed into messages of at most a given size, and each complete
+ * message is handed to the caller's emit function, which sends it (over
+ * UDP, typically). No sockets, no threads, no DPDK; not thread safe: one
+ * encoder per sending thread.
  *
  * Templates (IANA Information Elements, no enterprise ones), one per
- * family and event type (enum cflow_ipfix_template):
+ * family (enum cflow_ipfix_template), 14 elements:
  *
  *   sourceIPv4Address (8) or sourceIPv6Address (27)             4 / 16
  *   destinationIPv4Address (12) or destinationIPv6Address (28)  4 / 16
  *   sourceTransportPort (7), destinationTransportPort (11)      2, 2
  *   protocolIdentifier (4)                                      1
- *   tcpControlBits (6): the packet's flags (reduced size)       1
- *   ingressInterface (10): the event's ingress port             4
- *   flowStartMilliseconds (152), flowEndMilliseconds (153)      8, 8
- *   octetDeltaCount (1): the packet's wire length               8
- *   packetDeltaCount (2): 1                                     8
- *   flowEndReason (136), close events only: 0x03, end of Flow
- *   detected (FIN or RST: tcpControlBits tells which)           1
+ *   tcpControlBits (6): OR of the flow's (reduced size)         1
+ *   icmpTypeCodeIPv4 (32) or icmpTypeCodeIPv6 (139): type * 256
+ *     + code of the flow's first packet; 0 for other protocols  2
+ *   ingressInterface (10): the first packet's port + 1          4
+ *   flowStartMilliseconds (152), flowEndMilliseconds (153):
+ *     the record's first and last packets                       8, 8
+ *   octetDeltaCount (1): IP octets, both directions             8
+ *   packetDeltaCount (2): packets, both directions              8
+ *   flowEndReason (136): enum cflow_record_reason, 1..5         1
+ *   flowId (148): the flow's id, as in its new-flow event       8
  *
- * A record stands for the one packet of its event (the first of a new
- * flow, or the FIN or RST that closed it): its start and end are that
- * packet's time, in milliseconds since the Unix epoch. The flow's real
- * start is not known at its close (the tracker keeps no per-flow start
- * time): a collector pairs a close record with its flow's new record by
- * the 5-tuple (the close's may be in the other direction). The worker
- * that tracked the flow is not exported.
+ * A record covers both directions of its flow (a biflow counted as one),
+ * its addresses and ports those of the flow's first packet: the side that
+ * opened it is the source. Each flow's records are consecutive: a record
+ * cut by an active timeout (flowEndReason 2) counts since the previous
+ * one (delta counts), and the flow's last record carries how it ended.
  *
  * Messages: the header (version 10, length, export time in seconds,
  * sequence number, observation domain), then the Template Set if due,
@@ -58,16 +60,14 @@ extern "C" {
 
 /** Template IDs, in the order of their Data Sets within a message. */
 enum cflow_ipfix_template {
-	CFLOW_IPFIX_TMPL_NEW4 = 256,   /**< new flow, IPv4: 11 IEs, 50 bytes */
-	CFLOW_IPFIX_TMPL_CLOSE4 = 257, /**< close, IPv4: 12 IEs, 51 bytes */
-	CFLOW_IPFIX_TMPL_NEW6 = 258,   /**< new flow, IPv6: 11 IEs, 74 bytes */
-	CFLOW_IPFIX_TMPL_CLOSE6 = 259, /**< close, IPv6: 12 IEs, 75 bytes */
+	CFLOW_IPFIX_TMPL_V4 = 256,   /**< IPv4 flow: 14 IEs, 61 bytes */
+	CFLOW_IPFIX_TMPL_V6 = 257,   /**< IPv6 flow: 14 IEs, 85 bytes */
 };
 
-/** Templates: CFLOW_IPFIX_TMPL_NEW4 .. + CFLOW_IPFIX_TEMPLATES - 1. */
-#define CFLOW_IPFIX_TEMPLATES 4
-/** Bytes of the Template Set with all four templates. */
-#define CFLOW_IPFIX_TEMPLATE_SET_LEN 204
+/** Templates: CFLOW_IPFIX_TMPL_V4 .. + CFLOW_IPFIX_TEMPLATES - 1. */
+#define CFLOW_IPFIX_TEMPLATES 2
+/** Bytes of the Template Set with both templates. */
+#define CFLOW_IPFIX_TEMPLATE_SET_LEN 124
 /** IPFIX message header bytes. */
 #define CFLOW_IPFIX_HDR_LEN 16
 /** Default largest message, bytes (a UDP payload that fits a 1500-byte
@@ -158,24 +158,24 @@ struct cflow_ipfix *cflow_ipfix_create(const struct cflow_ipfix_params *p);
 void cflow_ipfix_free(struct cflow_ipfix *x);
 
 /**
- * Append @p e's record to the message being built. If it does not fit,
- * that message is emitted first and a new one opened (with the templates
- * if they are due at @p now_s), which takes the record.
+ * Append @p r to the message being built. If it does not fit, that
+ * message is emitted first and a new one opened (with the templates if
+ * they are due at @p now_s), which takes the record.
  *
  * @param x
  *   The encoder.
- * @param e
- *   The event (cflow_event_init()); copied into the message.
+ * @param r
+ *   The record (cflow_recstore_name()); copied into the message.
  * @param now_s
  *   Seconds since the Unix epoch: the export time of a message emitted
  *   now, and the clock of the template refresh.
  * @return
- *   0; -EINVAL (errno set) for an event of another family than 4 or 6
- *   or another type than CFLOW_EVENT_NEW or CFLOW_EVENT_CLOSE, which is
- *   dropped; or emit's negative return if it refused the message it had
- *   to emit (the event is taken nonetheless).
+ *   0; -EINVAL (errno set) for a record of another family than 4 or 6
+ *   or a reason out of 1..5, which is dropped; or emit's negative
+ *   return if it refused the message it had to emit (the record is
+ *   taken nonetheless).
  */
-int cflow_ipfix_add(struct cflow_ipfix *x, const struct cflow_event *e,
+int cflow_ipfix_add(struct cflow_ipfix *x, const struct cflow_flow_record *r,
 		uint64_t now_s);
 
 /**

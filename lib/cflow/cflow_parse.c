@@ -328,6 +328,7 @@ parse_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 		if (l4len < (quoted ? QUOTED_L4 : 4))
 			return CFLOW_PARSE_TRUNC_L4;
 		pkt->icmp_type = l4[0];
+		pkt->icmp_code = l4[1];
 		query = icmp_query(proto, l4[0]);
 		if (query == 0)
 			return CFLOW_PARSE_OK;
@@ -394,6 +395,7 @@ addrs_v4(const uint8_t *p, enum cflow_parse_status st,
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
 	pkt->icmp_type = 0;
+	pkt->icmp_code = 0;
 	pkt->kind = 0;
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, 0, 0, 0);
 	pkt->has_addrs = true;
@@ -408,6 +410,7 @@ addrs_v6(const uint8_t *p, enum cflow_parse_status st,
 	pkt->tcp_flags = 0;
 	pkt->proto_class = 0;
 	pkt->icmp_type = 0;
+	pkt->icmp_code = 0;
 	pkt->kind = 0;
 	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24, 0, 0,
 		0);
@@ -622,6 +625,8 @@ parse_ipv4(const uint8_t *p, uint32_t len,
 		if (r > 0) {
 			if (st == CFLOW_PARSE_OK && pp->tunnel_bind)
 				bind_tunnel(pkt, p + 12, p + 16, 4, pp);
+			if (st == CFLOW_PARSE_OK)
+				pkt->ip_len = total;
 			return st;
 		}
 	}
@@ -630,6 +635,7 @@ parse_ipv4(const uint8_t *p, uint32_t len,
 			dport, p[9]);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[8];
+	pkt->ip_len = total;
 	pkt->frag_first = (frag & 0x2000) != 0;
 	return CFLOW_PARSE_OK;
 }
@@ -640,7 +646,7 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		bool quoted, struct cflow_frag_id *fi)
 {
 	unsigned int decap = decap_of(pp);
-	uint32_t off = IPV6_HDR, payload;
+	uint32_t off = IPV6_HDR, payload, ip_len;
 	uint16_t sport, dport;
 	enum cflow_parse_status st;
 	bool done, first = false;
@@ -657,6 +663,9 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 	/* 0 is a jumbogram (RFC 2675): the capture bounds it. */
 	if (payload != 0 && IPV6_HDR + payload < len)
 		len = IPV6_HDR + payload;
+	/* A jumbogram's length is in a hop-by-hop option: unknown here
+	 * (and the capture's length would make a cut parse differ). */
+	ip_len = payload != 0 ? IPV6_HDR + payload : 0;
 	nh = p[6];
 	for (unsigned int ext = 0;; ext++) {
 		uint32_t hlen;
@@ -705,6 +714,8 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		if (r > 0) {
 			if (st == CFLOW_PARSE_OK && pp->tunnel_bind)
 				bind_tunnel(pkt, p + 8, p + 24, 16, pp);
+			if (st == CFLOW_PARSE_OK)
+				pkt->ip_len = ip_len;
 			return st;
 		}
 	}
@@ -713,6 +724,7 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 			sport, dport, nh);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[7];
+	pkt->ip_len = ip_len;
 	pkt->frag_first = first;
 	return CFLOW_PARSE_OK;
 }
@@ -1095,6 +1107,7 @@ parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 		rd16(l4 + 2), proto);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[8];
+	pkt->ip_len = total;
 	return true;
 }
 
@@ -1125,6 +1138,9 @@ parse_fast_v6(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 		rd16(l4 + 2), proto);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[7];
+	/* a jumbogram's length is in an option: unknown, as the general
+	 * path says */
+	pkt->ip_len = payload != 0 ? IPV6_HDR + payload : 0;
 	return true;
 }
 

@@ -399,6 +399,19 @@ struct cflow_packet {
 	 *  key is of (a decapsulated packet's inner one; an ICMP error's
 	 *  own); else 0. */
 	uint8_t hop_limit;
+	/** With CFLOW_PARSE_OK and class ICMP: the ICMP or ICMPv6 code;
+	 *  else 0. */
+	uint8_t icmp_code;
+	/**
+	 * With CFLOW_PARSE_OK: the bytes of the outermost IP packet, its
+	 * header included, as its header gives them (IPv4 total length,
+	 * IPv6 40 + payload length): RFC 7012's octets of a packet,
+	 * whatever was captured of it. A decapsulated packet's is its
+	 * tunnel's outer packet's (what the link carried). 0 for an IPv6
+	 * jumbogram (payload length 0: the length is in an option this
+	 * parser does not read), and whenever the status is not OK.
+	 */
+	uint32_t ip_len;
 	/** With CFLOW_PARSE_OK: enum cflow_packet_kind; else 0. */
 	uint8_t kind;
 	/**

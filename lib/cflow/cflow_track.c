@@ -59,6 +59,30 @@
 #define VALUE_HI_INSIDE 8u      /* sided: bit 3 */
 #define NS_PER_S UINT64_C(1000000000)
 
+/*
+ * Records: the aux word of a flow's slot (lib/cuckoo's aux_bits 64)
+ * holds what its record counts so far, and the state 8 bits more, the
+ * record stamp: the time of the record's first packet in units of
+ * 2^ushift ns, modulo 256, for the active timeout.
+ *
+ *   aux bits 0-15   packets (a record is cut before it would overflow)
+ *            16-47  IP octets
+ *            48-55  OR of TCP flags
+ *            56-63  the last packet's time within its tick, in 1/256
+ */
+#define REC_STAMP_BITS 8
+#define REC_PKTS_MAX UINT32_C(0xffff)
+#define REC_BYTES_SHIFT 16
+#define REC_BYTES_MAX UINT64_C(0xffffffff)
+#define REC_FLAGS_SHIFT 48
+#define REC_SUB_SHIFT 56
+#define REC_SUB_BITS 8
+/* A stamp difference this large or more is a stamp ahead of the time
+ * judged at (never, but for a clock held back): not due. */
+#define REC_AHEAD 224
+/* Units of the active timeout's span (see cflow_tracker_create()). */
+#define REC_SPAN_UNITS 220
+
 struct cflow_tracker {
 	struct cf_filter *filter;
 	struct cflow_tracker_params params;
@@ -70,6 +94,20 @@ struct cflow_tracker {
 	unsigned int vtick;       /* the time's shift in a value:
 				   * count_shift + count bits */
 	uint32_t count_max;       /* 2^count_bits - 1, 0 without a count */
+	/* records: the stamp's shift in a value (count_shift + count
+	 * bits; the time's is 8 more), 255 (0 without records), its unit
+	 * 2^ushift ns, the stamp age that cuts a record (UINT32_MAX:
+	 * never) */
+	bool records;
+	unsigned int rstamp_shift;
+	uint32_t rstamp_mask;
+	unsigned int ushift;
+	uint32_t due_units;
+	unsigned int chunk_base;  /* index of the chunk's first packet */
+	uint8_t *aux;             /* the table slots' aux words, */
+	uint32_t aux_stride;      /* this far apart (unaligned) */
+	uint32_t slots;           /* table slots: positions below are in
+				   * aux, the stash's above */
 	uint32_t timeout_ticks[CFLOW_CLASS_MAX]; /* in force */
 	uint32_t linger_ticks;
 	uint32_t normal_timeout_ticks[CFLOW_CLASS_MAX];
@@ -83,6 +121,7 @@ struct cflow_tracker {
 	uint64_t tokens_fill_ns;  /* an empty bucket's time to full, + 1 */
 	uint64_t now_ns;        /* latest time seen: never goes back */
 	uint32_t now_tick;      /* the tick judged at: see above */
+	uint64_t judge_ns;      /* the time it is the tick of */
 	uint32_t clock_tick;    /* now_ns's tick */
 	uint64_t lag_ns;        /* how far behind the clock one may judge */
 	uint32_t lag_ticks;
@@ -117,13 +156,22 @@ cflow_tracker_params_init(struct cflow_tracker_params *p, uint64_t capacity)
 
 /* ------------------------------------------------------------- values */
 
-/* @p side: VALUE_HI_INSIDE or 0 (always 0 unless sided). */
+/* @p side: VALUE_HI_INSIDE or 0 (always 0 unless sided); @p rstamp: the
+ * record stamp (0 without records). */
 static inline uint32_t
 value_make(const struct cflow_tracker *t, uint32_t tick, unsigned int cls,
-		bool closing, uint32_t count, uint32_t side)
+		bool closing, uint32_t count, uint32_t side, uint32_t rstamp)
 {
-	return tick << t->vtick | count << t->count_shift | side |
-		cls << VALUE_CLASS_SHIFT | (closing ? VALUE_CLOSING : 0);
+	return tick << t->vtick | rstamp << t->rstamp_shift |
+		count << t->count_shift | side | cls << VALUE_CLASS_SHIFT |
+		(closing ? VALUE_CLOSING : 0);
+}
+
+/* The record stamp, 0 without records. */
+static inline uint32_t
+value_rstamp(const struct cflow_tracker *t, uint64_t v)
+{
+	return (uint32_t)(v >> t->rstamp_shift) & t->rstamp_mask;
 }
 
 /* The flow's packet count, 0 without one. */
@@ -202,6 +250,7 @@ static inline void
 clock_set(struct cflow_tracker *t, uint64_t ns)
 {
 	t->now_ns = ns;
+	t->judge_ns = ns;
 	t->now_tick = (uint32_t)(ns >> t->tick_shift) & t->tick_mask;
 	t->clock_tick = t->now_tick;
 }
@@ -216,6 +265,7 @@ judge_at(struct cflow_tracker *t, uint64_t ns)
 		ns = t->now_ns;
 	if (t->now_ns - ns > t->lag_ns)
 		ns = t->now_ns - t->lag_ns;
+	t->judge_ns = ns;
 	t->now_tick = (uint32_t)(ns >> t->tick_shift) & t->tick_mask;
 }
 
@@ -223,6 +273,168 @@ static inline void
 judge_done(struct cflow_tracker *t)
 {
 	t->now_tick = t->clock_tick;
+	t->judge_ns = t->now_ns;
+}
+
+/* ------------------------------------------------------------ records */
+
+static inline uint64_t
+rec_word(uint32_t packets, uint64_t bytes, uint32_t flags, uint32_t sub)
+{
+	return packets | bytes << REC_BYTES_SHIFT |
+		(uint64_t)flags << REC_FLAGS_SHIFT |
+		(uint64_t)sub << REC_SUB_SHIFT;
+}
+
+static inline uint32_t
+rec_packets(uint64_t w)
+{
+	return (uint32_t)w & REC_PKTS_MAX;
+}
+
+static inline uint64_t
+rec_bytes(uint64_t w)
+{
+	return (w >> REC_BYTES_SHIFT) & REC_BYTES_MAX;
+}
+
+/* The time judged at within its tick, in 1/256 of a tick. */
+static inline uint32_t
+rec_sub_now(const struct cflow_tracker *t)
+{
+	return (uint32_t)(t->judge_ns >> (t->tick_shift - REC_SUB_BITS)) &
+		((1u << REC_SUB_BITS) - 1);
+}
+
+/* The record stamp of the time judged at. */
+static inline uint32_t
+rec_stamp_now(const struct cflow_tracker *t)
+{
+	return (uint32_t)(t->judge_ns >> t->ushift) & t->rstamp_mask;
+}
+
+/* A record stamped @p stamp is due to be cut (active timeout). */
+static inline bool
+rec_due(const struct cflow_tracker *t, uint32_t stamp)
+{
+	uint32_t d = (rec_stamp_now(t) - stamp) & t->rstamp_mask;
+
+	return d >= t->due_units && d < REC_AHEAD;
+}
+
+/*
+ * The time of a flow's last packet from its stamped tick (@p v) and the
+ * tick's 1/256 in the record word @p w: the stamped tick is the one of
+ * the time judged at less the flow's age, or, for a flow stamped after
+ * the tick judged at (judging behind the clock), that much ahead.
+ */
+static uint64_t
+rec_last_ns(const struct cflow_tracker *t, uint64_t v, uint64_t w)
+{
+	uint32_t tick = value_tick(t, v);
+	uint32_t back = (t->now_tick - tick) & t->tick_mask;
+	uint64_t base = t->judge_ns >> t->tick_shift, abs;
+
+	if (t->now_tick != t->clock_tick && back > t->tick_mask - t->lag_ticks)
+		abs = base + ((tick - t->now_tick) & t->tick_mask);
+	else
+		abs = back <= base ? base - back : 0;
+	return abs << t->tick_shift | (w >> REC_SUB_SHIFT) <<
+		(t->tick_shift - REC_SUB_BITS);
+}
+
+/* Hand the record of the flow @p name (state @p v, record word @p w) to
+ * the caller, counted in @p *count. */
+static void
+rec_emit(struct cflow_tracker *t, uint64_t name, enum cflow_record_reason
+		reason, uint64_t v, uint64_t w, uint64_t next_ns, uint64_t *count)
+{
+	struct cflow_record r = {
+		.name = name,
+		.last_ns = rec_last_ns(t, v, w),
+		.next_ns = next_ns,
+		.bytes = rec_bytes(w),
+		.packets = rec_packets(w),
+		.reason = (uint8_t)reason,
+		.tcp_flags = (uint8_t)(w >> REC_FLAGS_SHIFT),
+	};
+
+	(*count)++;
+	t->params.record_fn(&r, t->params.record_arg);
+}
+
+/* The record of the flow at @p pos (state @p v), which ends now. */
+static void
+rec_end_at(struct cflow_tracker *t, uint32_t pos, uint64_t v,
+		enum cflow_record_reason reason, uint64_t *count)
+{
+	uint64_t name = 0;
+	int ret = cf_name_at(t->filter, pos, &name);
+
+	CFU_ASSERT(ret == 0);
+	(void)ret;
+	rec_emit(t, name, reason, v, cf_aux_get(t->filter, pos), 0, count);
+}
+
+static inline uint64_t *
+rec_count(struct cflow_tracker *t, enum cflow_record_reason reason)
+{
+	switch (reason) {
+	case CFLOW_RECORD_IDLE:
+		return &t->c.records_idle;
+	case CFLOW_RECORD_ACTIVE:
+		return &t->c.records_active;
+	case CFLOW_RECORD_FORCED:
+		return &t->c.records_forced;
+	case CFLOW_RECORD_RESOURCES:
+		return &t->c.records_resources;
+	default:
+		return &t->c.records_end;
+	}
+}
+
+/*
+ * A packet (@p flags, @p bytes) of the flow at @p pos, whose state is
+ * @p v, into its record: first, if the record is due (active timeout)
+ * or a count would overflow, the record so far is handed over and a new
+ * one starts with this packet. Returns the record stamp to store.
+ */
+static inline __attribute__((always_inline)) uint32_t
+rec_packet(struct cflow_tracker *t, uint32_t pos, uint64_t v, uint8_t flags,
+		uint32_t bytes)
+{
+	uint8_t *a = pos < t->slots ? t->aux + (uint64_t)pos * t->aux_stride :
+		cf_aux_at(t->filter, pos);
+	uint32_t stamp = value_rstamp(t, v), sub = rec_sub_now(t);
+	uint64_t w;
+
+	memcpy(&w, a, sizeof(w));
+	if (__builtin_expect(rec_packets(w) == REC_PKTS_MAX ||
+			rec_bytes(w) + bytes > REC_BYTES_MAX ||
+			rec_due(t, stamp), 0)) {
+		uint64_t name = 0;
+
+		(void)cf_name_at(t->filter, pos, &name);
+		rec_emit(t, name, CFLOW_RECORD_ACTIVE, v, w, t->judge_ns,
+			&t->c.records_active);
+		/* this packet starts the next record: its time */
+		w = rec_word(1, bytes, flags, sub);
+		memcpy(a, &w, sizeof(w));
+		return rec_stamp_now(t);
+	}
+	/* One add counts the packet and its octets (no carry: checked),
+	 * an OR its flags. The last packet's time is this one's, unless the
+	 * flow's own stamp is later (flow_time: the stamp stays), or within
+	 * the same tick an earlier packet of it was judged later. */
+	w += 1 | (uint64_t)bytes << REC_BYTES_SHIFT;
+	w |= (uint64_t)flags << REC_FLAGS_SHIFT;
+	if (!t->params.flow_time || (value_stamp(t, v) == t->now_tick &&
+			(value_tick(t, v) != t->now_tick ||
+			 sub >= (uint32_t)(w >> REC_SUB_SHIFT))))
+		w = (w & ~(UINT64_C(0xff) << REC_SUB_SHIFT)) |
+			(uint64_t)sub << REC_SUB_SHIFT;
+	memcpy(a, &w, sizeof(w));
+	return stamp;
 }
 
 /*
@@ -290,10 +502,10 @@ ticks_of(uint64_t ns, unsigned int shift)
  */
 static unsigned int
 tick_shift_for(unsigned int value_bits, unsigned int count_bits, bool sided,
-		uint64_t longest)
+		bool records, uint64_t longest)
 {
 	unsigned int tick_bits = value_bits - VALUE_FLAG_BITS - sided -
-		count_bits;
+		count_bits - (records ? REC_STAMP_BITS : 0);
 
 	for (unsigned int shift = MIN_TICK_SHIFT; shift < 40; shift++)
 		if ((longest >> shift) + 4 < (UINT64_C(1) << (tick_bits - 2)))
@@ -347,6 +559,8 @@ cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 		r.sweep_max_buckets = CFLOW_SWEEP_MAX_BUCKETS;
 	if (r.new_flow_rate != 0 && r.new_flow_burst == 0)
 		r.new_flow_burst = r.new_flow_rate;
+	if (r.records && r.active_timeout_ns == 0)
+		r.active_timeout_ns = CFLOW_ACTIVE_TIMEOUT_S * NS_PER_S;
 	if (r.emergency_load_ppm != 0) {
 		if (r.emergency_timeout_ns == 0)
 			r.emergency_timeout_ns = CFLOW_EMERGENCY_TIMEOUT_S *
@@ -367,14 +581,16 @@ cflow_tracker_params_resolve(const struct cflow_tracker_params *p,
 			r.new_flow_burst > NS_PER_S ||
 			r.emergency_load_ppm > 1000000 ||
 			(r.emergency_load_ppm != 0 &&
-			 r.emergency_low_ppm >= r.emergency_load_ppm))
+			 r.emergency_low_ppm >= r.emergency_load_ppm) ||
+			(r.records && (r.value_bits != 32 ||
+			 r.record_fn == NULL)))
 		goto einval;
 	/* 32-bit values keep 16.8 ms ticks: timeouts up to 26 days (less
 	 * with a packet count or a side, whose bits come from the time's). */
-	shift = tick_shift_for(r.value_bits, r.count_bits, r.sided,
+	shift = tick_shift_for(r.value_bits, r.count_bits, r.sided, r.records,
 		longest_ns(&r));
 	if (shift == 0 || (r.value_bits == 32 && r.count_bits == 0 &&
-			!r.sided && shift != MIN_TICK_SHIFT))
+			!r.sided && !r.records && shift != MIN_TICK_SHIFT))
 		goto einval;
 	*out = r;
 	return 0;
@@ -396,6 +612,7 @@ filter_params(const struct cflow_tracker_params *p)
 		.seed = p->seed,
 		.socket_id = p->socket_id,
 		.allocator = p->allocator,
+		.aux_bits = p->records ? 64 : 0,
 	};
 }
 
@@ -428,11 +645,37 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 		if (p->timeout_ns[c] < shortest)
 			shortest = p->timeout_ns[c];
 	t->tick_shift = tick_shift_for(p->value_bits, p->count_bits, p->sided,
-		longest_ns(p));
+		p->records, longest_ns(p));
 	CFU_ASSERT(t->tick_shift >= MIN_TICK_SHIFT);
 	t->count_shift = VALUE_FLAG_BITS + p->sided;
 	t->side_mask = p->sided ? VALUE_HI_INSIDE : 0;
-	t->vtick = t->count_shift + p->count_bits;
+	t->records = p->records;
+	t->rstamp_shift = t->count_shift + p->count_bits;
+	t->rstamp_mask = p->records ? (1u << REC_STAMP_BITS) - 1 : 0;
+	t->vtick = t->rstamp_shift + (p->records ? REC_STAMP_BITS : 0);
+	/*
+	 * The record stamp's unit: 256 of them span more than any record's
+	 * age a packet can see (REC_SPAN_UNITS of the active timeout, two
+	 * units of lateness, the longest gap between two packets of a live
+	 * flow: its timeout or linger, the sweep's lateness up to 1/8 of it
+	 * or 1 s, truncated ticks), with the REC_AHEAD window to spare.
+	 */
+	t->ushift = 30;
+	t->due_units = UINT32_MAX;
+	if (p->records && p->active_timeout_ns != CFLOW_ACTIVE_NONE) {
+		uint64_t longest = longest_ns(p);
+		uint64_t span = p->active_timeout_ns + longest + longest / 8 +
+			2 * NS_PER_S;
+
+		if (span < p->active_timeout_ns)
+			span = UINT64_MAX;
+		for (t->ushift = 20; t->ushift < 63 &&
+				(span >> t->ushift) >= REC_SPAN_UNITS;
+				t->ushift++)
+			;
+		t->due_units = (uint32_t)((p->active_timeout_ns +
+			(UINT64_C(1) << t->ushift) - 1) >> t->ushift) + 1;
+	}
 	t->count_max = (UINT32_C(1) << p->count_bits) - 1;
 	t->tick_mask = (UINT32_C(1) << (p->value_bits - t->vtick)) - 1;
 	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << t->tick_shift;
@@ -474,6 +717,8 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 		t->sweep_period_ns = lateness / 2;
 	cf_stats(t->filter, &st);
 	t->buckets = st.buckets;
+	t->slots = (uint32_t)st.slots;
+	t->aux = cf_aux_table(t->filter, &t->aux_stride);
 	return t;
 }
 
@@ -539,7 +784,7 @@ static bool
 evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 {
 	uint32_t pos[2 * 8], best = 0, best_age = 0;
-	uint64_t values[2 * 8];
+	uint64_t values[2 * 8], best_v = 0;
 	unsigned int n = cf_bucket_entries(t->filter, hash, pos, values);
 	bool found = false, best_closing = false;
 
@@ -550,16 +795,28 @@ evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 		age = value_age(t, v);
 		if (value_closing(v) && !best_closing) {
 			best = pos[k];
+			best_v = v;
 			best_closing = true;
 			found = true;
 		} else if (!best_closing && (!found || age > best_age)) {
 			best = pos[k];
+			best_v = v;
 			best_age = age;
 			found = true;
 		}
 	}
 	if (!found)
 		return false;
+	/* A lingering closed flow ends (its linger cut short), an open one
+	 * for lack of room. */
+	if (t->records)
+		rec_end_at(t, best, best_v, best_closing ? CFLOW_RECORD_END :
+			CFLOW_RECORD_RESOURCES, best_closing ?
+			&t->c.records_end : &t->c.records_resources);
+	if (best_closing) {
+		CFU_ASSERT(t->c.lingering > 0);
+		t->c.lingering--;
+	}
 	remove_at(t, best);
 	written_set(written, best);
 	if (!best_closing) {
@@ -570,22 +827,43 @@ evict_for(struct cflow_tracker *t, uint64_t hash, uint64_t *written)
 	return true;
 }
 
-/* Insert a new open flow (@p side: its value_side()); false if the table
- * is full and stays so. */
+/* Insert a new open flow (@p side: its value_side()) for packet @p pkt
+ * (of @p bytes, the @p index th of the call); false if the table is
+ * full and stays so. With records, its record starts with the packet,
+ * and the caller learns of it (CFLOW_RECORD_NEW) after any record of the
+ * flow it evicted. */
 static bool
 insert_flow(struct cflow_tracker *t, uint64_t hash, unsigned int cls,
-		uint32_t side, uint64_t *written)
+		uint32_t side, uint64_t *written, const struct cflow_packet *pkt,
+		uint32_t bytes, unsigned int index)
 {
 	uint32_t v = value_make(t, t->now_tick, cls, false,
-		t->count_max != 0, side);
-	int ret = cf_add_with_hash(t->filter, hash, v, NULL);
+		t->count_max != 0, side, t->records ? rec_stamp_now(t) : 0);
+	/* with records, the flow's record: this packet */
+	uint64_t aux = t->records ? rec_word(1, bytes, pkt->tcp_flags,
+		rec_sub_now(t)) : 0;
+	int ret = cf_add_with_hash_aux(t->filter, hash, v, aux, NULL);
 
 	/* -ENOSPC comes at once from a table at its load limit: evicting
 	 * in the flow's own buckets is then the only work. Below the limit
 	 * the add walked first, as it should: the table has room. */
 	if (ret == -ENOSPC && t->params.full_policy == CFLOW_FULL_EVICT &&
 			evict_for(t, hash, written))
-		ret = cf_add_with_hash(t->filter, hash, v, NULL);
+		ret = cf_add_with_hash_aux(t->filter, hash, v, aux, NULL);
+	if (ret == 0 && t->records) {
+		struct cflow_record r = {
+			.name = cf_name_of_hash(t->filter, hash),
+			.last_ns = t->judge_ns,
+			.bytes = bytes,
+			.packets = 1,
+			.reason = CFLOW_RECORD_NEW,
+			.tcp_flags = pkt->tcp_flags,
+			.index = (uint16_t)index,
+			.pkt = pkt,
+		};
+
+		t->params.record_fn(&r, t->params.record_arg);
+	}
 	return ret == 0;
 }
 
@@ -654,9 +932,11 @@ emergency_check(struct cflow_tracker *t)
  */
 static inline __attribute__((always_inline)) bool
 track_seen(struct cflow_tracker *t, const struct cflow_packet *pkt,
-		uint8_t in_flags, uint32_t pos, uint64_t v, uint8_t *count)
+		const struct cflow_input *in, uint32_t pos, uint64_t v,
+		uint8_t *count)
 {
-	uint32_t n;
+	uint8_t in_flags = in->flags;
+	uint32_t n, rstamp;
 	uint64_t nv;
 
 	if (value_closing(v) || idle_expired(t, v) ||
@@ -667,8 +947,13 @@ track_seen(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		return false;
 	n = value_count(t, v);
 	n += n < t->count_max;
+	rstamp = value_rstamp(t, v);
+	/* the flow's record (its aux word), as track_one() keeps it */
+	if (t->records)
+		rstamp = rec_packet(t, pos, v, pkt->tcp_flags,
+			pkt->ip_len != 0 ? pkt->ip_len : in->wire_len);
 	nv = value_make(t, value_stamp(t, v), value_class(v), false, n,
-		value_side(t, v));
+		value_side(t, v), rstamp);
 	/* A busy flow's packets within one tick change nothing. */
 	if (nv != v) {
 		int ret = cf_value_set(t->filter, pos, nv);
@@ -690,9 +975,12 @@ track_seen(struct cflow_tracker *t, const struct cflow_packet *pkt,
  */
 static __attribute__((noinline)) enum cflow_verdict
 track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
-		uint8_t in_flags, uint64_t hash, bool found, uint32_t pos,
-		uint64_t v, bool *changed, uint64_t *written, uint8_t *count)
+		const struct cflow_input *in, unsigned int index,
+		uint64_t hash, bool found, uint32_t pos, uint64_t v,
+		bool *changed, uint64_t *written, uint8_t *count)
 {
+	uint8_t in_flags = in->flags;
+	uint32_t bytes = pkt->ip_len != 0 ? pkt->ip_len : in->wire_len;
 	bool closing = found && value_closing(v), inserted = false;
 	bool stale = closing ? linger_done(t, v) :
 		found && idle_expired(t, v);
@@ -716,17 +1004,41 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 	CFU_ASSERT(pkt->proto_class < CFLOW_CLASS_MAX);
 	CFU_ASSERT(!found || value_class(v) < CFLOW_CLASS_MAX);
 	if (s.remove) {
+		/* The flow's end: idle (found so by this packet), a closed
+		 * flow's linger over or its tuple reopened by a SYN, or, with
+		 * no linger, the FIN or RST in hand, the last of its record. */
+		if (t->records) {
+			enum cflow_record_reason why = s.expired ?
+				CFLOW_RECORD_IDLE : CFLOW_RECORD_END;
+			uint64_t rv = v;
+
+			if (!stale && s.verdict == CFLOW_CLOSING)
+				rv = value_make(t, value_stamp(t, v),
+					value_class(v), true, 0, 0, rec_packet(t,
+						pos, v, pkt->tcp_flags, bytes));
+			rec_end_at(t, pos, rv, why, rec_count(t, why));
+		}
+		if (closing) {
+			CFU_ASSERT(t->c.lingering > 0);
+			t->c.lingering--;
+		}
 		remove_at(t, pos);
 		*changed = true;
 	}
 	*count = 0;
+	if (s.next == CFLOW_STATE_CLOSING && !closing)
+		t->c.lingering++;
 	if (s.next != CFLOW_STATE_NONE) {
 		uint32_t n = value_count(t, v);
+		uint32_t rstamp = value_rstamp(t, v);
 		uint64_t nv;
 
 		n += n < t->count_max;
+		if (t->records)
+			rstamp = rec_packet(t, pos, v, pkt->tcp_flags, bytes);
 		nv = value_make(t, value_stamp(t, v), value_class(v),
-			s.next == CFLOW_STATE_CLOSING, n, value_side(t, v));
+			s.next == CFLOW_STATE_CLOSING, n, value_side(t, v),
+			rstamp);
 		CFU_ASSERT(found && !s.remove);
 		/* A busy flow's packets within one tick change nothing: no
 		 * call, and the line stays clean. */
@@ -741,7 +1053,8 @@ track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		*changed = true;
 		inserted = insert_flow(t, hash, pkt->proto_class,
 			t->params.sided && cflow_side_hi_inside(pkt->reversed,
-				in_flags) ? VALUE_HI_INSIDE : 0, written);
+				in_flags) ? VALUE_HI_INSIDE : 0, written, pkt,
+			bytes, t->chunk_base + index);
 		*count = inserted && t->count_max != 0;
 	}
 	CFU_ASSERT(!s.expired || t->c.active > 0);
@@ -792,6 +1105,19 @@ counters_consistent(const struct cflow_counters *c)
 {
 	return flows_consistent(c) &&
 		c->packets == cflow_packets_classified(c);
+}
+
+/* With records: every flow's end is one record (struct cflow_counters),
+ * until cflow_tracker_end_records(). */
+static inline bool
+records_consistent(const struct cflow_tracker *t)
+{
+	const struct cflow_counters *c = &t->c;
+
+	return !t->records || c->records_shutdown != 0 ||
+		c->flows_new + c->flows_restored + c->lingering_restored ==
+		c->active + c->lingering + c->records_idle + c->records_end +
+		c->records_forced + c->records_resources;
 }
 
 /* The table's hash of a parsed packet's flow: the NIC's in RSS mode
@@ -877,11 +1203,11 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		if (pkts[k].kind != CFLOW_KIND_FLOW)
 			v = track_follow(t, &pkts[k], in[k].flags, found,
 				values[j]);
-		else if (found && track_seen(t, &pkts[k], in[k].flags, pos[j],
+		else if (found && track_seen(t, &pkts[k], &in[k], pos[j],
 				values[j], &count))
 			v = CFLOW_SEEN;
 		else
-			v = track_one(t, &pkts[k], in[k].flags, hashes[j],
+			v = track_one(t, &pkts[k], &in[k], k, hashes[j],
 				found, pos[j], values[j], &changed_now,
 				written, &count);
 		judge_done(t);
@@ -899,6 +1225,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	emergency_check(t);
 	CFU_ASSERT(t->now_tick == t->clock_tick);
 	CFU_ASSERT(counters_consistent(&t->c));
+	CFU_ASSERT(records_consistent(t));
 }
 
 void
@@ -907,11 +1234,14 @@ cflow_track_parsed(struct cflow_tracker *t, const struct cflow_input *in,
 		const enum cflow_parse_status *status, unsigned int n,
 		enum cflow_verdict *verdicts, uint8_t *counts)
 {
-	for (unsigned int k = 0; k < n; k += CF_BULK_MAX)
+	for (unsigned int k = 0; k < n; k += CF_BULK_MAX) {
+		t->chunk_base = k;
 		track_chunk(t, in + k, pkts + k, status + k,
 			n - k < CF_BULK_MAX ? n - k : CF_BULK_MAX,
 			verdicts != NULL ? verdicts + k : NULL,
 			counts != NULL ? counts + k : NULL);
+	}
+	t->chunk_base = 0;
 }
 
 void
@@ -927,15 +1257,17 @@ cflow_track_burst(struct cflow_tracker *t, const struct cflow_input *in,
 		for (unsigned int j = 0; j < c; j++)
 			status[j] = cflow_parse(in[k + j].data, in[k + j].len,
 					&t->params.parse, &pkts[j]);
+		t->chunk_base = k;
 		track_chunk(t, in + k, pkts, status, c,
 			verdicts != NULL ? verdicts + k : NULL, NULL);
 	}
+	t->chunk_base = 0;
 }
 
 /* -------------------------------------------------------------- sweep */
 
 struct sweep_ctx {
-	const struct cflow_tracker *t;
+	struct cflow_tracker *t;
 	uint64_t expired;
 };
 
@@ -948,7 +1280,6 @@ sweep_select(uint32_t first, const uint64_t *values, uint64_t used,
 	struct sweep_ctx *ctx = arg;
 	uint64_t expired = 0, done = 0;
 
-	(void)first;
 	(void)n;
 	for (uint64_t m = used; m != 0; m &= m - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(m);
@@ -958,6 +1289,18 @@ sweep_select(uint32_t first, const uint64_t *values, uint64_t used,
 	}
 	CFU_ASSERT((done & expired) == 0);
 	ctx->expired += (uint64_t)__builtin_popcountll(expired);
+	CFU_ASSERT(ctx->t->c.lingering >= (uint64_t)__builtin_popcountll(done));
+	ctx->t->c.lingering -= (uint64_t)__builtin_popcountll(done);
+	if (ctx->t->records)
+		for (uint64_t m = expired | done; m != 0; m &= m - 1) {
+			unsigned int k = (unsigned int)__builtin_ctzll(m);
+			bool idle = (expired >> k) & 1;
+
+			rec_end_at(ctx->t, first + k, values[k], idle ?
+				CFLOW_RECORD_IDLE : CFLOW_RECORD_END, idle ?
+				&ctx->t->c.records_idle :
+				&ctx->t->c.records_end);
+		}
 	return expired | done;
 }
 
@@ -1004,6 +1347,7 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;
 	CFU_ASSERT(flows_consistent(&t->c));
+	CFU_ASSERT(records_consistent(t));
 	emergency_check(t);
 	return ctx.expired;
 }
@@ -1111,6 +1455,7 @@ cflow_counters_get(const struct cflow_tracker *t, struct cflow_counters *c)
 #define STATE_VERSION 2
 #define STATE_BYTE_ORDER UINT32_C(0x01020304)
 #define STATE_FLAG_SIDED 1u
+#define STATE_FLAG_RECORDS 2u   /* the values hold a record stamp */
 
 /* The header of cflow_tracker_save() output, in the host's byte order;
  * the table follows. */
@@ -1164,7 +1509,8 @@ cflow_tracker_save(const struct cflow_tracker *t, void *buf, size_t len)
 	h.hash = (uint32_t)t->params.hash;
 	h.tick_shift = t->tick_shift;
 	h.count_bits = t->params.count_bits;
-	h.flags = t->params.sided ? STATE_FLAG_SIDED : 0;
+	h.flags = (t->params.sided ? STATE_FLAG_SIDED : 0) |
+		(t->params.records ? STATE_FLAG_RECORDS : 0);
 	h.now_ns = t->now_ns;
 	n = cf_save_mem(t->filter, (char *)buf + sizeof(h),
 		len - sizeof(h));
@@ -1176,7 +1522,8 @@ cflow_tracker_save(const struct cflow_tracker *t, void *buf, size_t len)
 	return (int64_t)(sizeof(h) + (size_t)n);
 }
 
-/* Open flows of a table, counted by their values. */
+/* Open flows of a table ([0]) and lingering closed ones ([1]), counted
+ * by their values. */
 static uint64_t
 count_open(uint32_t first, const uint64_t *values, uint64_t used,
 		unsigned int n, void *arg)
@@ -1185,8 +1532,8 @@ count_open(uint32_t first, const uint64_t *values, uint64_t used,
 
 	(void)first;
 	for (unsigned int k = 0; k < n; k++)
-		if ((used >> k & 1) && !value_closing(values[k]))
-			(*open)++;
+		if (used >> k & 1)
+			open[value_closing(values[k])]++;
 	return 0;
 }
 
@@ -1219,7 +1566,7 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 	struct state_header h;
 	struct cf_filter *f;
 	const char *differs;
-	uint64_t open = 0, cursor = 0;
+	uint64_t open[2] = { 0, 0 }, cursor = 0;
 	struct cf_stats st;
 
 	if (t->c.packets != 0 || t->c.flows_restored != 0)
@@ -1255,9 +1602,14 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 		return cfu_fail(ESTALE, err, errlen, "saved with another packet "
 			"count (%u bits, now %u: --mirror-first)", h.count_bits,
 			t->params.count_bits);
-	if (h.flags & ~STATE_FLAG_SIDED)
+	if (h.flags & ~(STATE_FLAG_SIDED | STATE_FLAG_RECORDS))
 		return cfu_fail(EBADMSG, err, errlen, "unknown flags %#x",
 			h.flags);
+	if (!(h.flags & STATE_FLAG_RECORDS) != !t->params.records)
+		return cfu_fail(ESTALE, err, errlen, "saved %s flow records "
+			"(--records), this tracker %s them", (h.flags &
+			STATE_FLAG_RECORDS) ? "with" : "without",
+			t->params.records ? "keeps" : "does not keep");
 	if (!(h.flags & STATE_FLAG_SIDED) != !t->params.sided)
 		return cfu_fail(ESTALE, err, errlen, "saved %s the flows' "
 			"inside endpoints (firewall roles: --inside, "
@@ -1275,6 +1627,14 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 
 		return cfu_fail(e, err, errlen, "flow table: %s", strerror(e));
 	}
+	/* The aux words are not saved: the flows' records start anew. */
+	if (t->params.records && cf_aux_attach(f) != 0) {
+		int e = errno;
+
+		cf_free(f);
+		return cfu_fail(e, err, errlen, "flow records: %s",
+			strerror(e));
+	}
 	cf_get_params(f, &got);
 	cf_get_params(t->filter, &want);
 	differs = table_params_differ(&got, &want);
@@ -1284,14 +1644,17 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 			differs);
 	}
 	cf_stats(f, &st);
-	(void)cf_scan_batch(f, &cursor, st.buckets, count_open, &open);
+	(void)cf_scan_batch(f, &cursor, st.buckets, count_open, open);
 	cf_free(t->filter);
 	t->filter = f;
+	t->aux = cf_aux_table(f, &t->aux_stride);
 	t->cursor = 0;
 	if (h.now_ns > t->now_ns)
 		clock_set(t, h.now_ns);
-	t->c.active += open;
-	t->c.flows_restored += open;
+	t->c.active += open[0];
+	t->c.flows_restored += open[0];
+	t->c.lingering += open[1];
+	t->c.lingering_restored += open[1];
 	CFU_ASSERT(flows_consistent(&t->c));
 	if (saved_ns != NULL)
 		*saved_ns = h.now_ns;
@@ -1326,23 +1689,75 @@ cflow_tracker_lookup(const struct cflow_tracker *t,
 	return 1;
 }
 
+struct end_ctx {
+	struct cflow_tracker *t;
+	bool shutdown;          /* cflow_tracker_end_records() */
+};
+
+/* Records of every flow of a batch: a forced end of the open ones, the
+ * end of the closed ones lingering. Nothing is removed here. */
+static uint64_t
+end_each(uint32_t first, const uint64_t *values, uint64_t used,
+		unsigned int n, void *arg)
+{
+	struct end_ctx *ctx = arg;
+	struct cflow_tracker *t = ctx->t;
+
+	(void)n;
+	for (uint64_t m = used; m != 0; m &= m - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(m);
+		enum cflow_record_reason why = value_closing(values[k]) ?
+			CFLOW_RECORD_END : CFLOW_RECORD_FORCED;
+
+		rec_end_at(t, first + k, values[k], why, ctx->shutdown ?
+			&t->c.records_shutdown : rec_count(t, why));
+		/* the flow's counts start again */
+		(void)cf_aux_set(t->filter, first + k, 0);
+	}
+	return 0;
+}
+
 uint64_t
 cflow_tracker_flush(struct cflow_tracker *t)
 {
-	uint64_t open = 0, cursor = 0;
+	uint64_t open[2] = { 0, 0 }, cursor = 0;
+	struct end_ctx ctx = { t, false };
 
 	(void)cf_scan_batch(t->filter, &cursor, t->buckets, count_open,
-		&open);
+		open);
+	if (t->records)
+		(void)cf_scan_batch(t->filter, &cursor, t->buckets, end_each,
+			&ctx);
 	cf_clear(t->filter);
 	t->cursor = 0;
 	/* Each open flow is one entry (a packet that finds its
 	 * fingerprint adds none). */
-	CFU_ASSERT(open == t->c.active);
+	CFU_ASSERT(open[0] == t->c.active && open[1] == t->c.lingering);
 	(void)open;
-	open = t->c.active;
-	t->c.flows_flushed += open;
+	open[0] = t->c.active;
+	t->c.flows_flushed += open[0];
 	t->c.active = 0;
-	return open;
+	t->c.lingering = 0;
+	CFU_ASSERT(records_consistent(t));
+	return open[0];
+}
+
+uint64_t
+cflow_tracker_end_records(struct cflow_tracker *t)
+{
+	uint64_t cursor = 0, before = t->c.records_shutdown;
+	struct end_ctx ctx = { t, true };
+
+	if (!t->records)
+		return 0;
+	(void)cf_scan_batch(t->filter, &cursor, t->buckets, end_each, &ctx);
+	return t->c.records_shutdown - before;
+}
+
+uint64_t
+cflow_tracker_active_unit_ns(const struct cflow_tracker *t)
+{
+	return t->due_units == UINT32_MAX ? 0 : UINT64_C(1) << t->ushift;
 }
 
 const struct cf_filter *

@@ -119,6 +119,83 @@ enum cflow_hash_mode {
 #define CFLOW_VALUE_BITS_DEFAULT 32
 
 /**
+ * Why a flow record was made: IPFIX's flowEndReason (RFC 7012, IE 136)
+ * for 1 to 5; 0 is a flow's first packet, which starts its records.
+ */
+enum cflow_record_reason {
+	/** A new flow: its name, its first packet (not a record). */
+	CFLOW_RECORD_NEW = 0,
+	/** Idle past its timeout: swept, or found so by its next packet. */
+	CFLOW_RECORD_IDLE = 1,
+	/**
+	 * Active timeout: the flow goes on, its record is cut (at the first
+	 * packet active_timeout_ns or more after the record's first), or a
+	 * counter of the record would overflow (65535 packets, 2^32 - 1
+	 * bytes). The next record starts with the packet in hand (next_ns).
+	 */
+	CFLOW_RECORD_ACTIVE = 2,
+	/**
+	 * End of flow: a TCP flow closed by a FIN or RST, when its linger
+	 * ends (swept, a packet after it, a SYN that reopens the tuple,
+	 * evicted while lingering; at once without a linger), so that the
+	 * packets after the FIN count in it.
+	 */
+	CFLOW_RECORD_END = 3,
+	/** Forced end: cflow_tracker_flush(), cflow_tracker_end_records()
+	 *  (the end of a run) of an open flow. */
+	CFLOW_RECORD_FORCED = 4,
+	/** Lack of resources: evicted by a new flow from a full table. */
+	CFLOW_RECORD_RESOURCES = 5,
+};
+
+/**
+ * A flow record as a tracker makes it (records on): what a flow did
+ * since its previous record, named by its table entry, not by its key,
+ * which the table does not keep. A flow's name (cf_name_of_hash(): its
+ * two buckets and fingerprint) does not change while it is tracked, so
+ * that the caller, who saw the key in the flow's CFLOW_RECORD_NEW
+ * record, can name each record of it; two flows the filter cannot tell
+ * apart (one name) are one entry, one flow, at the filter's false
+ * positive rate. Times are the tracker's (struct cflow_input's time_ns).
+ */
+struct cflow_record {
+	uint64_t name;      /**< cf_name_of_hash() of the flow in its table */
+	/**
+	 * The last packet counted in the record (NEW: the first packet's
+	 * time, which starts the first record). Kept to 1/256 of a tick
+	 * (65.5 us with 32-bit values): truncated to that.
+	 */
+	uint64_t last_ns;
+	/** CFLOW_RECORD_ACTIVE: the time of the packet that starts the
+	 *  next record (its first packet); else 0. */
+	uint64_t next_ns;
+	/**
+	 * IP octets of its packets (struct cflow_packet's ip_len, the wire
+	 * length for a packet that has none), both directions; NEW: the
+	 * first packet's.
+	 */
+	uint64_t bytes;
+	uint32_t packets;   /**< both directions (NEW: 1) */
+	uint8_t reason;     /**< enum cflow_record_reason */
+	uint8_t tcp_flags;  /**< OR of its packets' TCP flags */
+	/** NEW: the packet's index in the cflow_track_parsed() or
+	 *  cflow_track_burst() call; else 0. */
+	uint16_t index;
+	/** NEW: the packet, valid during the callback only; else NULL. */
+	const struct cflow_packet *pkt;
+};
+
+/**
+ * Called by a tracker with records on, in the order of what happened:
+ * every new flow's CFLOW_RECORD_NEW before any record of it, every
+ * record of a flow before the NEW of another flow of the same name.
+ * From cflow_track_parsed(), cflow_track_burst(), the sweeps,
+ * cflow_tracker_flush() and cflow_tracker_end_records(), on the caller's
+ * thread. It must not call the tracker.
+ */
+typedef void (*cflow_record_fn)(const struct cflow_record *r, void *arg);
+
+/**
  * Tracker parameters. Zero in any field selects the documented default,
  * so a zeroed struct is a working tracker and a designated initialiser
  * only names what it changes. cflow_tracker_params_resolve() tells the
@@ -258,10 +335,39 @@ struct cflow_tracker_params {
 	 * days keep 16.8 ms ticks.
 	 */
 	bool sided;
+	/**
+	 * Flow records (default off): per flow, the packets, IP octets,
+	 * OR of TCP flags and last packet time since its previous record,
+	 * in an 8-byte aux word per slot (lib/cuckoo's aux_bits 64) beside
+	 * the state, and 8 bits of the state for the active timeout; each
+	 * handed to @p record_fn (struct cflow_record) at every end of the
+	 * flow and at its active timeouts. Needs 32-bit values (their ticks
+	 * keep 16.8 ms for timeouts up to 2.4 hours with no packet count),
+	 * the plain or interleaved table and @p record_fn. Off, nothing is
+	 * allocated or done for them.
+	 */
+	bool records;
+	/**
+	 * Cut a flow's record at its first packet this long or more after
+	 * the record's first packet (0: CFLOW_ACTIVE_TIMEOUT_S;
+	 * CFLOW_ACTIVE_NONE: never). Judged in units of the smallest power
+	 * of two of nanoseconds, from 2^20 up, over 1/220 of the active
+	 * timeout plus 9/8 of the longest timeout or linger plus 2 s: a cut
+	 * comes up to two of them late (1% of 1800 s + 300 s: 17.2 s
+	 * units), never early.
+	 */
+	uint64_t active_timeout_ns;
+	cflow_record_fn record_fn; /**< with records: required */
+	void *record_arg;          /**< passed to record_fn */
 };
 
 /** Default emergency timeout, seconds. */
 #define CFLOW_EMERGENCY_TIMEOUT_S 10
+/** Default active timeout of flow records, seconds (softflowd's and
+ *  nProbe's maximum flow life: 30 minutes). */
+#define CFLOW_ACTIVE_TIMEOUT_S 1800
+/** active_timeout_ns for none: a flow's one record comes at its end. */
+#define CFLOW_ACTIVE_NONE UINT64_MAX
 
 /** Flags of struct cflow_input. */
 /** The packet may find its flow but never open one: an untracked flow
@@ -325,6 +431,31 @@ struct cflow_counters {
 	uint64_t flows_flushed;
 	/** CFLOW_UNTRACKED_WRONG_DIR packets */
 	uint64_t wrong_direction;
+	/** closed flows lingering in the table now (a gauge) */
+	uint64_t lingering;
+	/** closed flows taken over lingering from a saved table
+	 *  (cflow_tracker_restore()): in lingering, never in flows_closed */
+	uint64_t lingering_restored;
+	/**
+	 * Records made (records on), by reason (enum cflow_record_reason):
+	 * idle, active (the flow goes on), end of flow (a closed flow's
+	 * linger over), forced (flushed), lack of resources (evicted). A
+	 * flow's end is one record: with records on,
+	 *
+	 *   flows_new + flows_restored + lingering_restored == active +
+	 *     lingering + records_idle + records_end + records_forced +
+	 *     records_resources
+	 *
+	 * until cflow_tracker_end_records(), whose records (counted in
+	 * records_shutdown) end the flows still in the table.
+	 */
+	uint64_t records_idle;
+	uint64_t records_active;     /**< active timeouts (reason 2) */
+	uint64_t records_end;        /**< end of flow (reason 3) */
+	uint64_t records_forced;     /**< flushed (reason 4) */
+	uint64_t records_resources;  /**< evicted (reason 5) */
+	/** records of cflow_tracker_end_records() */
+	uint64_t records_shutdown;
 	/** CFLOW_RELATED packets: ICMP errors of tracked flows */
 	uint64_t related;
 	/** CFLOW_UNTRACKED_UNRELATED packets: ICMP errors of no flow */
@@ -768,6 +899,32 @@ int cflow_tracker_lookup(const struct cflow_tracker *t,
  *   The open flows removed.
  */
 uint64_t cflow_tracker_flush(struct cflow_tracker *t);
+
+/**
+ * Records on: a record for every flow in the table, as at the end of a
+ * run (CFLOW_RECORD_FORCED for an open flow, CFLOW_RECORD_END for a
+ * lingering closed one), counted in records_shutdown, without removing
+ * them (a state file saved before or after keeps them). Each flow's
+ * counts start again from zero. Not concurrently with tracking.
+ *
+ * @param t
+ *   The tracker.
+ * @return
+ *   The records made (0 with records off).
+ */
+uint64_t cflow_tracker_end_records(struct cflow_tracker *t);
+
+/**
+ * The unit, in nanoseconds, in which a tracker with records judges
+ * active timeouts (see active_timeout_ns); 0 without records or
+ * active timeout.
+ *
+ * @param t
+ *   The tracker.
+ * @return
+ *   The unit in ns, or 0.
+ */
+uint64_t cflow_tracker_active_unit_ns(const struct cflow_tracker *t);
 
 /**
  * The tracker's filter, for its statistics.

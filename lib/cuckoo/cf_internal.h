@@ -90,9 +90,11 @@ struct cf_stash_entry {
 	uint32_t bucket; /* one of the item's two buckets */
 	uint32_t fp;
 	uint64_t value;
+	uint64_t aux;    /* its aux word (cf_params.aux_bits) */
 };
 
-/* One step of a kick path: fp/value were written into bucket. */
+/* One step of a kick path: fp/value were written into bucket (and
+ * cf_filter.path_aux[step] the aux word, with aux words). */
 struct cf_kick {
 	uint32_t bucket;
 	uint32_t fp;
@@ -131,6 +133,15 @@ struct cf_filter {
 	bool inline_add;        /* inline_kind, no values: inline adds */
 
 	uint8_t *values;        /* NULL without values or interleaved */
+	/* Aux words (cf_params.aux_bits): with plain values, inline, each
+	 * after its slot's value in the values array (value_stride =
+	 * value_bytes + 8), so that a hit's value and word share a line;
+	 * else in aux[] by slot. aux[] also holds the kick path's words
+	 * (path_aux). */
+	bool aux_inline;
+	uint32_t value_stride;  /* plain values: bytes from a slot's to the
+				 * next's */
+	uint64_t *aux;          /* aux words by slot, or NULL */
 	bool interleaved;       /* values in the bucket (value_off) */
 	uint32_t bucket_bits;   /* bits of fingerprints per bucket */
 	uint32_t pitch_bits;    /* from one bucket to the next */
@@ -165,12 +176,15 @@ struct cf_filter {
 	uint64_t walks_skipped; /* adds that did not walk: at the limit */
 	uint64_t rng;
 	struct cf_kick *path;   /* max_kicks entries, for rollback */
+	uint64_t *path_aux;     /* and their aux words, or NULL */
 
 	/* Cold. */
 	struct cf_params params;
 	struct cf_allocator alloc;
 	uint64_t table_bytes;
-	uint64_t values_bytes;
+	uint64_t values_bytes;  /* of the values array (with inline aux
+				 * words) */
+	uint64_t aux_bytes;
 	uint64_t path_bytes;
 };
 
@@ -239,7 +253,7 @@ cf_value_ptr(const struct cf_filter *f, uint64_t slot)
 	if (f->interleaved)
 		return f->table + (slot >> f->slot_shift) * f->pitch_bytes +
 			f->value_off + (slot & (f->slots - 1)) * f->value_bytes;
-	return f->values + slot * f->value_bytes;
+	return f->values + slot * f->value_stride;
 }
 
 /* Value of table slot number slot (bucket * slots + s). */
@@ -284,6 +298,29 @@ cf_value_store(struct cf_filter *f, uint64_t slot, uint64_t value)
 	default:
 		cf_store64(p, value);
 	}
+}
+
+/* Where the aux word of table slot number slot is (aux words on). */
+static inline uint8_t *
+cf_aux_ptr(const struct cf_filter *f, uint64_t slot)
+{
+	if (f->aux_inline)
+		return f->values + slot * f->value_stride + f->value_bytes;
+	return (uint8_t *)&f->aux[slot];
+}
+
+/* The aux word of table slot number slot, 0 without aux words. */
+static inline uint64_t
+cf_aux_load(const struct cf_filter *f, uint64_t slot)
+{
+	return f->params.aux_bits != 0 ? cf_load64(cf_aux_ptr(f, slot)) : 0;
+}
+
+static inline void
+cf_aux_store(struct cf_filter *f, uint64_t slot, uint64_t aux)
+{
+	if (f->params.aux_bits != 0)
+		cf_store64(cf_aux_ptr(f, slot), aux);
 }
 
 /* x in [0, 2^32) mapped onto [0, n): a multiply, not a division. */

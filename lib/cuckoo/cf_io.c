@@ -59,6 +59,25 @@ struct cf_file_stash {
 
 _Static_assert(sizeof(struct cf_file_stash) == 16, "stash layout");
 
+/* The value bytes of the file: each slot's value (not an aux word that
+ * follows it in memory). */
+static uint64_t
+file_values_bytes(const struct cf_filter *f)
+{
+	return f->interleaved ? 0 : f->buckets * f->slots * f->value_bytes;
+}
+
+/* Slots [first, first + n) of the values array, compacted to the file's
+ * values into @p out. */
+static void
+values_compact(const struct cf_filter *f, uint64_t first, uint64_t n,
+		uint8_t *out)
+{
+	for (uint64_t k = 0; k < n; k++)
+		memcpy(out + k * f->value_bytes, f->values + (first + k) *
+			f->value_stride, f->value_bytes);
+}
+
 static void
 header_fill(const struct cf_filter *f, struct cf_file_header *h)
 {
@@ -78,7 +97,7 @@ header_fill(const struct cf_filter *f, struct cf_file_header *h)
 	h->buckets = f->buckets;
 	h->items = f->items;
 	h->table_bytes = f->table_bytes;
-	h->values_bytes = f->values_bytes;
+	h->values_bytes = file_values_bytes(f);
 }
 
 static void
@@ -93,7 +112,8 @@ size_t
 cf_save_size(const struct cf_filter *f)
 {
 	return sizeof(struct cf_file_header) + f->table_bytes +
-		f->values_bytes + f->stash_count * sizeof(struct cf_file_stash);
+		file_values_bytes(f) + f->stash_count *
+		sizeof(struct cf_file_stash);
 }
 
 uint64_t
@@ -111,7 +131,8 @@ cf_params_save_size(const struct cf_params *params)
 	geo.params = p;
 	cf_geometry_init(&geo, buckets);
 	return sizeof(struct cf_file_header) + geo.table_bytes +
-		geo.values_bytes + CF_STASH_SIZE * sizeof(struct cf_file_stash);
+		file_values_bytes(&geo) + CF_STASH_SIZE *
+		sizeof(struct cf_file_stash);
 }
 
 int64_t
@@ -129,9 +150,11 @@ cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 	p += sizeof(h);
 	memcpy(p, f->table, f->table_bytes);
 	p += f->table_bytes;
-	if (f->values_bytes != 0)
+	if (f->aux_inline)
+		values_compact(f, 0, f->buckets * f->slots, p);
+	else if (f->values_bytes != 0)
 		memcpy(p, f->values, f->values_bytes);
-	p += f->values_bytes;
+	p += file_values_bytes(f);
 	/* The output is unaligned past the table: copy, never cast. */
 	stash_fill(f, stash);
 	memcpy(p, stash, f->stash_count * sizeof(stash[0]));
@@ -169,8 +192,21 @@ save_fill(int fd, void *arg)
 	ret = write_sum(fd, &h, sizeof(h), c->st);
 	if (ret == 0)
 		ret = write_sum(fd, f->table, f->table_bytes, c->st);
-	if (ret == 0 && f->values_bytes != 0)
+	if (ret == 0 && f->aux_inline) {
+		/* compacted a chunk at a time */
+		uint8_t chunk[4096];
+		uint64_t slots = f->buckets * f->slots, per = sizeof(chunk) /
+			f->value_bytes;
+
+		for (uint64_t k = 0; ret == 0 && k < slots; k += per) {
+			uint64_t n = slots - k < per ? slots - k : per;
+
+			values_compact(f, k, n, chunk);
+			ret = write_sum(fd, chunk, n * f->value_bytes, c->st);
+		}
+	} else if (ret == 0 && f->values_bytes != 0) {
 		ret = write_sum(fd, f->values, f->values_bytes, c->st);
+	}
 	if (ret == 0)
 		ret = write_sum(fd, stash, f->stash_count * sizeof(stash[0]),
 				c->st);
@@ -378,7 +414,7 @@ cf_load_mem(const void *buf, size_t len, const struct cf_allocator *allocator,
 	memcpy(stash, p, h.stash_count * sizeof(stash[0]));
 	for (uint32_t k = 0; k < h.stash_count; k++)
 		f->stash[k] = (struct cf_stash_entry){ stash[k].bucket,
-			stash[k].fp, stash[k].value };
+			stash[k].fp, stash[k].value, 0 };
 	f->stash_count = h.stash_count;
 	f->items = h.items;
 	ret = content_check(f, &h);

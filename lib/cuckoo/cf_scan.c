@@ -58,8 +58,8 @@ scan_prefetch(const struct cf_filter *f, uint64_t c, uint64_t nb)
 		__builtin_prefetch(p, 0, 1);
 	if (f->values == NULL)
 		return;
-	p = f->values + c * f->slots * f->value_bytes;
-	end = p + nb * f->slots * f->value_bytes - 1;
+	p = f->values + c * f->slots * f->value_stride;
+	end = p + nb * f->slots * f->value_stride - 1;
 	for (p -= (uintptr_t)p & 63; p <= end; p += 64)
 		__builtin_prefetch(p, 0, 1);
 }
@@ -212,8 +212,10 @@ due_prepare(const struct cf_filter *f, const struct cf_scan_due *d,
 	p->now = d->now & p->smask;
 	p->lo = d->min_age + 1;
 	p->span = max_age - p->lo;
-	/* Whole words of lanes with a guard bit above the stamp. */
-	p->swar = (f->slots * f->value_bytes) % 8 == 0 && d->bits < lane_bits;
+	/* Whole words of lanes with a guard bit above the stamp (values
+	 * side by side: not with aux words between them). */
+	p->swar = (f->slots * f->value_bytes) % 8 == 0 && d->bits < lane_bits &&
+		!f->aux_inline;
 	if (p->swar) {
 		uint64_t rep = 0;
 

@@ -113,6 +113,9 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 	if (p->value_bits != 0 && p->value_bits != 8 && p->value_bits != 16 &&
 			p->value_bits != 32 && p->value_bits != 64)
 		return cf_err(EINVAL);
+	if (p->aux_bits != 0 && (p->aux_bits != 64 ||
+			p->table == CF_TABLE_SEMISORT))
+		return cf_err(EINVAL);
 	switch (p->table) {
 	case CF_TABLE_PLAIN:
 		if (p->fp_bits < 4 || p->fp_bits > 32)
@@ -244,14 +247,14 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 		f->pitch_bits = 8 * f->pitch_bytes;
 	}
 	/* The inline calls (cf_inline.h) handle whole-byte buckets of one
-	 * word; their adds write no value. */
+	 * word; their adds write no value and no aux word. */
 	f->inline_kind = f->wide == CF_WIDE_32X4 ? CF_INLINE_W32 :
 		f->mode != CF_MODE_BYTES ? CF_INLINE_NONE :
 		!f->pow2 || f->slots != 4 || f->interleaved ? CF_INLINE_BYTES :
 		f->fp_bits == 12 ? CF_INLINE_P12 :
 		f->fp_bits == 16 ? CF_INLINE_P16 : CF_INLINE_BYTES;
 	f->inline_add = f->inline_kind != CF_INLINE_NONE &&
-		f->value_bytes == 0;
+		f->value_bytes == 0 && p->aux_bits == 0;
 	f->key_flip = key_flip(p->seed);
 	int_hash_init(f, p->seed);
 	f->lane_lo = 0;
@@ -269,8 +272,15 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 		(7 + f->bucket_bits - 1) >> 3;
 	f->table_bytes = ((buckets * f->pitch_bits + 7) >> 3) + CF_TABLE_PAD;
 	f->prefetch = f->table_bytes > CF_PREFETCH_MIN_BYTES;
+	/* Aux words beside plain values (a hit reads one line for both);
+	 * else an array of their own. The kick path's in aux[] either way. */
+	f->aux_inline = p->aux_bits != 0 && !f->interleaved &&
+		f->value_bytes != 0;
+	f->value_stride = f->value_bytes + (f->aux_inline ? 8 : 0);
 	f->values_bytes = f->interleaved ? 0 :
-		buckets * f->slots * f->value_bytes;
+		buckets * f->slots * f->value_stride;
+	f->aux_bytes = p->aux_bits == 0 ? 0 : ((f->aux_inline ? 0 :
+		buckets * f->slots) + p->max_kicks) * 8;
 	f->path_bytes = (uint64_t)p->max_kicks * sizeof(struct cf_kick);
 }
 
@@ -304,15 +314,25 @@ cf_create_geometry(const struct cf_params *p, uint64_t buckets)
 		if (f->values == NULL)
 			goto free_table;
 	}
+	if (f->aux_bytes != 0) {
+		f->aux = a->alloc(f->aux_bytes, CF_ALIGN, p->socket_id, a->ctx);
+		if (f->aux == NULL)
+			goto free_values;
+		f->path_aux = f->aux + (f->aux_inline ? 0 :
+			buckets * f->slots);
+	}
 	f->path = a->alloc(f->path_bytes, CF_ALIGN, p->socket_id, a->ctx);
 	if (f->path == NULL)
-		goto free_values;
+		goto free_aux;
 	if (f->mode == CF_MODE_SEMISORT)
 		cf_semisort_init();
 	rng_seed(f);
 	f->walk_limit = UINT64_MAX;
 	return f;
 
+free_aux:
+	if (f->aux != NULL)
+		a->free(f->aux, f->aux_bytes, a->ctx);
 free_values:
 	if (f->values != NULL)
 		a->free(f->values, f->values_bytes, a->ctx);
@@ -362,7 +382,7 @@ cf_params_bytes(const struct cf_params *params)
 	geo.params = p;
 	cf_geometry_init(&geo, buckets);
 	return sizeof(geo) + geo.table_bytes + geo.values_bytes +
-		geo.path_bytes;
+		geo.aux_bytes + geo.path_bytes;
 }
 
 void
@@ -374,6 +394,8 @@ cf_free(struct cf_filter *f)
 		return;
 	a = f->alloc;
 	a.free(f->path, f->path_bytes, a.ctx);
+	if (f->aux != NULL)
+		a.free(f->aux, f->aux_bytes, a.ctx);
 	if (f->values != NULL)
 		a.free(f->values, f->values_bytes, a.ctx);
 	a.free(f->table, f->table_bytes, a.ctx);
@@ -431,11 +453,12 @@ cf_bucket_read(const struct cf_filter *f, uint32_t i, struct cf_bucket *b)
 	}
 }
 
-/* Write fp/value into slot s of bucket i; return the slot it ends in
- * (semi-sorted buckets re-sort on every write). */
+/* Write fp/value/aux into slot s of bucket i; return the slot it ends
+ * in (semi-sorted buckets, which have no aux words, re-sort on every
+ * write). */
 static uint32_t
 slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
-		uint64_t value)
+		uint64_t value, uint64_t aux)
 {
 	CFU_ASSERT(i < f->buckets && s < f->slots);
 	CFU_ASSERT(fp <= f->fp_range && (value & ~f->value_mask) == 0);
@@ -454,19 +477,22 @@ slot_put(struct cf_filter *f, uint32_t i, uint32_t s, uint32_t fp,
 			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
 	if (cf_has_values(f))
 		cf_value_store(f, (uint64_t)i * f->slots + s, value);
+	cf_aux_store(f, (uint64_t)i * f->slots + s, aux);
 	return s;
 }
 
-/* Slot of bucket i holding exactly fp and value, or -1. */
+/* Slot of bucket i holding exactly fp, value and aux, or -1. */
 static int
 find_exact(const struct cf_filter *f, uint32_t i, uint32_t fp,
-		uint64_t value)
+		uint64_t value, uint64_t aux)
 {
 	struct cf_bucket b;
 
 	cf_bucket_read(f, i, &b);
 	for (uint32_t s = 0; s < f->slots; s++)
-		if (b.fp[s] == fp && b.value[s] == value)
+		if (b.fp[s] == fp && b.value[s] == value &&
+				cf_aux_load(f, (uint64_t)i * f->slots + s) ==
+				aux)
 			return (int)s;
 	return -1;
 }
@@ -529,15 +555,15 @@ stash_find(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp)
 
 static int
 locate(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
-		uint64_t value, uint32_t *pos)
+		uint64_t value, uint64_t aux, uint32_t *pos)
 {
-	int s = find_exact(f, i1, fp, value);
+	int s = find_exact(f, i1, fp, value, aux);
 
 	if (s >= 0) {
 		*pos = i1 * f->slots + (uint32_t)s;
 		return 0;
 	}
-	s = find_exact(f, i2, fp, value);
+	s = find_exact(f, i2, fp, value, aux);
 	if (s >= 0) {
 		*pos = i2 * f->slots + (uint32_t)s;
 		return 0;
@@ -609,39 +635,44 @@ choose_victim(const struct cf_filter *f, uint32_t i, const struct cf_bucket *b,
  */
 static int
 kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
-		uint64_t value, uint32_t *pos)
+		uint64_t value, uint64_t aux, uint32_t *pos)
 {
 	const uint32_t new_fp = fp;
-	const uint64_t new_value = value;
+	const uint64_t new_value = value, new_aux = aux;
 	uint32_t i = (rng_next(f) & 1) ? i2 : i1;
 	uint32_t n;
 
 	for (n = 0; n < f->params.max_kicks; n++) {
 		struct cf_bucket b;
 		uint32_t s, old_fp;
-		uint64_t old_value;
+		uint64_t old_value, old_aux;
 		int e;
 
 		cf_bucket_read(f, i, &b);
 		s = choose_victim(f, i, &b, rng_next(f) & (f->slots - 1));
 		old_fp = b.fp[s];
 		old_value = b.value[s];
+		old_aux = cf_aux_load(f, (uint64_t)i * f->slots + s);
 		/* The walk only enters full buckets. */
 		CFU_ASSERT(s < f->slots && old_fp != 0);
 		f->path[n] = (struct cf_kick){ i, fp, value };
-		slot_put(f, i, s, fp, value);
+		if (f->path_aux != NULL)
+			f->path_aux[n] = aux;
+		slot_put(f, i, s, fp, value, aux);
 		fp = old_fp;
 		value = old_value;
+		aux = old_aux;
 		i = cf_alt_index(f, i, fp);
 		e = cf_find_in_bucket(f, i, 0, f->mode);
 		if (e >= 0) {
-			slot_put(f, i, (uint32_t)e, fp, value);
+			slot_put(f, i, (uint32_t)e, fp, value, aux);
 			f->items++;
 			f->kicks_total += n + 1;
 			if (n + 1 > f->kicks_max)
 				f->kicks_max = n + 1;
 			if (pos != NULL)
-				locate(f, i1, i2, new_fp, new_value, pos);
+				locate(f, i1, i2, new_fp, new_value, new_aux,
+					pos);
 			return 0;
 		}
 	}
@@ -655,12 +686,14 @@ kick(struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 	 */
 	while (n-- > 0) {
 		const struct cf_kick *k = &f->path[n];
-		int s = find_exact(f, k->bucket, k->fp, k->value);
+		uint64_t k_aux = f->path_aux != NULL ? f->path_aux[n] : 0;
+		int s = find_exact(f, k->bucket, k->fp, k->value, k_aux);
 
 		CFU_ASSERT(s >= 0);
-		slot_put(f, k->bucket, (uint32_t)s, fp, value);
+		slot_put(f, k->bucket, (uint32_t)s, fp, value, aux);
 		fp = k->fp;
 		value = k->value;
+		aux = k_aux;
 	}
 	return -ENOSPC;
 }
@@ -686,7 +719,7 @@ saturate(struct cf_filter *f)
 
 static int
 add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
-		uint32_t *pos, bool use_stash)
+		uint64_t aux, uint32_t *pos, bool use_stash)
 {
 	uint32_t i2 = cf_alt_index(f, i1, fp);
 	uint32_t i = i1;
@@ -701,7 +734,7 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		s = cf_find_in_bucket(f, i2, 0, f->mode);
 	}
 	if (s >= 0) {
-		s = (int)slot_put(f, i, (uint32_t)s, fp, value);
+		s = (int)slot_put(f, i, (uint32_t)s, fp, value, aux);
 		f->items++;
 		if (pos != NULL)
 			*pos = i * f->slots + (uint32_t)s;
@@ -730,7 +763,7 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		f->walk_limit = UINT64_MAX;
 		/* Kicks move other items, even when rolled back. */
 		f->relocations++;
-		if (kick(f, i1, i2, fp, value, pos) == 0)
+		if (kick(f, i1, i2, fp, value, aux, pos) == 0)
 			return 0;
 		/* The stash absorbs the odd failed walk, as it always did,
 		 * so that a table fills to its sizing load and beyond; the
@@ -744,7 +777,8 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	if (!use_stash || f->stash_count == CF_STASH_SIZE)
 		return -ENOSPC;
 	CFU_ASSERT(f->stash_count < CF_STASH_SIZE);
-	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value };
+	f->stash[f->stash_count] = (struct cf_stash_entry){ i1, fp, value,
+		aux };
 	if (pos != NULL)
 		*pos = cf_table_slots(f) + f->stash_count;
 	f->stash_count++;
@@ -774,7 +808,7 @@ stash_rehome_bucket(struct cf_filter *f, uint32_t i)
 		s = cf_find_in_bucket(f, i, 0, f->mode);
 		if (s < 0)
 			return;
-		slot_put(f, i, (uint32_t)s, e.fp, e.value);
+		slot_put(f, i, (uint32_t)s, e.fp, e.value, e.aux);
 		f->items++;
 		cf_stash_remove(f, k);
 	}
@@ -800,7 +834,7 @@ cf_stash_rehome_any(struct cf_filter *f)
 			k++;
 			continue;
 		}
-		slot_put(f, i, (uint32_t)s, e.fp, e.value);
+		slot_put(f, i, (uint32_t)s, e.fp, e.value, e.aux);
 		f->items++;
 		cf_stash_remove(f, k);
 	}
@@ -820,7 +854,8 @@ cf_stash_rehome_walk(struct cf_filter *f)
 	while (k < f->stash_count && f->items < f->walk_limit) {
 		struct cf_stash_entry e = f->stash[k];
 
-		if (add_fp(f, e.bucket, e.fp, e.value, NULL, false) == 0)
+		if (add_fp(f, e.bucket, e.fp, e.value, e.aux, NULL,
+				false) == 0)
 			cf_stash_remove(f, k);
 		else
 			k++;
@@ -844,7 +879,7 @@ stash_rehome(struct cf_filter *f, uint32_t i)
  */
 static inline __attribute__((always_inline)) int
 add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
-		uint32_t *pos, enum cf_mode mode)
+		uint64_t aux, uint32_t *pos, enum cf_mode mode)
 {
 	uint32_t i = i1;
 	int s = cf_find_in_bucket(f, i1, 0, mode);
@@ -860,6 +895,7 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 			(uint64_t)s * f->fp_bits, f->fp_bits, fp);
 	if (cf_has_values(f))
 		cf_value_store(f, (uint64_t)i * f->slots + (uint32_t)s, value);
+	cf_aux_store(f, (uint64_t)i * f->slots + (uint32_t)s, aux);
 	f->items++;
 	if (pos != NULL)
 		*pos = i * f->slots + (uint32_t)s;
@@ -871,19 +907,21 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
  * for them. */
 static inline __attribute__((always_inline)) int
 add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
-		uint32_t *pos)
+		uint64_t aux, uint32_t *pos)
 {
 	int ret = -ENOSPC;
 
 	if (f->mode == CF_MODE_WORD)
-		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_WORD);
+		ret = add_free_mode(f, i1, fp, value, aux, pos, CF_MODE_WORD);
 	else if (f->mode == CF_MODE_BYTES)
-		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_BYTES);
+		ret = add_free_mode(f, i1, fp, value, aux, pos,
+			CF_MODE_BYTES);
 	else if (f->mode == CF_MODE_SLOTS)
-		ret = add_free_mode(f, i1, fp, value, pos, CF_MODE_SLOTS);
+		ret = add_free_mode(f, i1, fp, value, aux, pos,
+			CF_MODE_SLOTS);
 	if (ret == 0)
 		return 0;
-	ret = add_fp(f, i1, fp, value, pos, true);
+	ret = add_fp(f, i1, fp, value, aux, pos, true);
 	if (ret < 0)
 		f->adds_failed++;
 	return ret;
@@ -897,7 +935,17 @@ cf_add_with_hash(struct cf_filter *f, uint64_t hash, uint64_t value,
 		uint32_t *pos)
 {
 	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
-			value, pos));
+			value, 0, pos));
+}
+
+CFU_TARGET_CLONES int
+cf_add_with_hash_aux(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint64_t aux, uint32_t *pos)
+{
+	if (f->params.aux_bits == 0)
+		aux = 0;
+	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
+			value, aux, pos));
 }
 
 CFU_TARGET_CLONES int
@@ -906,7 +954,7 @@ cf_add(struct cf_filter *f, const void *key, size_t len)
 	uint64_t hash = key_hash(f, key, len);
 
 	return cf_ret(add_one(f, cf_index(f, hash), cf_fingerprint(f, hash),
-			0, NULL));
+			0, 0, NULL));
 }
 
 /* ------------------------------------------------------------- lookup */
@@ -1024,7 +1072,7 @@ static void
 table_remove(struct cf_filter *f, uint32_t i, uint32_t s)
 {
 	CFU_ASSERT(f->items > 0 && slot_fp(f, i, s) != 0);
-	slot_put(f, i, s, 0, 0);
+	slot_put(f, i, s, 0, 0, 0);
 	f->items--;
 }
 
@@ -1072,6 +1120,8 @@ cf_clear(struct cf_filter *f)
 	memset(f->table, 0, f->table_bytes);
 	if (f->values != NULL)
 		memset(f->values, 0, f->values_bytes);
+	if (f->aux != NULL && !f->aux_inline)
+		memset(f->aux, 0, f->buckets * f->slots * 8);
 	f->stash_count = 0;
 	f->items = 0;
 	f->walk_limit = UINT64_MAX;
@@ -1317,19 +1367,37 @@ cf_lookup_bulk_values(const struct cf_filter *f, const uint64_t *hashes,
 			uint32_t i2 = cf_alt_index(f, i1, cf_fingerprint(f, h));
 
 			__builtin_prefetch(f->values + (uint64_t)i1 *
-				f->slots * f->value_bytes, 0, 3);
+				f->slots * f->value_stride, 0, 3);
 			__builtin_prefetch(f->values + (uint64_t)i2 *
-				f->slots * f->value_bytes, 0, 3);
+				f->slots * f->value_stride, 0, 3);
 		}
 	if (ret == 0)
 		return ret;
+	/* With aux words, the caller updates the hits' (lib/cflow's
+	 * records): for writing. Inline, they are the value's line, and the
+	 * next one when the pair crosses into it. */
 	if (f->values != NULL && f->prefetch)
+		for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
+			uint32_t p = pos[__builtin_ctzll(m)];
+			const uint8_t *v = f->values + (uint64_t)p *
+				f->value_stride;
+
+			if (p >= slots)
+				continue;
+			if (!f->aux_inline) {
+				__builtin_prefetch(v, 0, 3);
+				continue;
+			}
+			__builtin_prefetch(v, 1, 3);
+			if ((((uintptr_t)v & 63) + f->value_stride) > 64)
+				__builtin_prefetch(v + f->value_stride - 1, 1, 3);
+		}
+	if (f->aux != NULL && !f->aux_inline && f->prefetch)
 		for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
 			uint32_t p = pos[__builtin_ctzll(m)];
 
 			if (p < slots)
-				__builtin_prefetch(f->values + (uint64_t)p *
-					f->value_bytes, 0, 3);
+				__builtin_prefetch(f->aux + p, 1, 3);
 		}
 	for (uint64_t m = *hit_mask; m != 0; m &= m - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(m);
@@ -1364,7 +1432,7 @@ cf_add_bulk(struct cf_filter *f, const uint64_t *hashes,
 	prefetch_pairs(f, hashes, n, b1, fps);
 	for (unsigned int k = 0; k < n; k++)
 		if (add_one(f, b1[k], fps[k], values != NULL ? values[k] : 0,
-				NULL) == 0)
+				0, NULL) == 0)
 			added |= UINT64_C(1) << k;
 	if (added_mask != NULL)
 		*added_mask = added;
@@ -1472,6 +1540,132 @@ cf_delete_at(struct cf_filter *f, uint32_t pos)
 	return 0;
 }
 
+void *
+cf_aux_at(struct cf_filter *f, uint32_t pos)
+{
+	uint32_t slots = cf_table_slots(f);
+
+	if (f->params.aux_bits == 0)
+		return NULL;
+	if (pos < slots)
+		return cf_aux_ptr(f, pos);
+	if (pos - slots < f->stash_count)
+		return &f->stash[pos - slots].aux;
+	return NULL;
+}
+
+uint8_t *
+cf_aux_table(struct cf_filter *f, uint32_t *stride)
+{
+	if (f->params.aux_bits == 0)
+		return NULL;
+	*stride = f->aux_inline ? f->value_stride : 8;
+	return cf_aux_ptr(f, 0);
+}
+
+uint64_t
+cf_aux_get(const struct cf_filter *f, uint32_t pos)
+{
+	const uint8_t *a = cf_aux_at((struct cf_filter *)(uintptr_t)f, pos);
+
+	return a != NULL ? cf_load64(a) : 0;
+}
+
+int
+cf_aux_set(struct cf_filter *f, uint32_t pos, uint64_t aux)
+{
+	uint8_t *a = cf_aux_at(f, pos);
+
+	if (a == NULL)
+		return cf_err(EINVAL);
+	cf_store64(a, aux);
+	return 0;
+}
+
+int
+cf_aux_attach(struct cf_filter *f)
+{
+	struct cf_filter geo;
+	uint8_t *values = NULL;
+
+	if (f->mode == CF_MODE_SEMISORT)
+		return cf_err(EINVAL);
+	if (f->params.aux_bits != 0)
+		return cf_err(EEXIST);
+	/* The geometry with aux words: the values array may change. */
+	memset(&geo, 0, sizeof(geo));
+	geo.params = f->params;
+	geo.params.aux_bits = 64;
+	cf_geometry_init(&geo, f->buckets);
+	if (geo.aux_inline) {
+		values = f->alloc.alloc(geo.values_bytes, CF_ALIGN,
+			f->params.socket_id, f->alloc.ctx);
+		if (values == NULL)
+			return cf_err(ENOMEM);
+		memset(values, 0, geo.values_bytes);
+	}
+	f->aux = f->alloc.alloc(geo.aux_bytes, CF_ALIGN, f->params.socket_id,
+		f->alloc.ctx);
+	if (f->aux == NULL) {
+		if (values != NULL)
+			f->alloc.free(values, geo.values_bytes, f->alloc.ctx);
+		return cf_err(ENOMEM);
+	}
+	memset(f->aux, 0, geo.aux_bytes);
+	if (values != NULL) {
+		for (uint64_t k = 0; k < f->buckets * f->slots; k++)
+			memcpy(values + k * geo.value_stride, f->values +
+				k * f->value_bytes, f->value_bytes);
+		f->alloc.free(f->values, f->values_bytes, f->alloc.ctx);
+		f->values = values;
+	}
+	f->path_aux = f->aux + (geo.aux_inline ? 0 : f->buckets * f->slots);
+	for (uint32_t k = 0; k < f->stash_count; k++)
+		f->stash[k].aux = 0;
+	f->aux_inline = geo.aux_inline;
+	f->value_stride = geo.value_stride;
+	f->values_bytes = geo.values_bytes;
+	f->aux_bytes = geo.aux_bytes;
+	f->params.aux_bits = 64;
+	f->inline_add = false;  /* an add now writes its aux word too */
+	return 0;
+}
+
+/* The name of an item in bucket @p i with fingerprint @p fp. */
+static inline uint64_t
+name_of(const struct cf_filter *f, uint32_t i, uint32_t fp)
+{
+	uint32_t alt = cf_alt_index(f, i, fp);
+
+	return (uint64_t)(alt < i ? alt : i) << 32 | fp;
+}
+
+uint64_t
+cf_name_of_hash(const struct cf_filter *f, uint64_t hash)
+{
+	return name_of(f, cf_index(f, hash), cf_fingerprint(f, hash));
+}
+
+int
+cf_name_at(const struct cf_filter *f, uint32_t pos, uint64_t *name)
+{
+	uint32_t i, s, k;
+	int where = position(f, pos, &i, &s, &k);
+	uint32_t fp;
+
+	if (where < 0)
+		return cf_err(EINVAL);
+	if (where == 1) {
+		*name = name_of(f, f->stash[k].bucket, f->stash[k].fp);
+		return 0;
+	}
+	fp = slot_fp(f, i, s);
+	if (fp == 0)
+		return cf_err(ENOENT);
+	*name = name_of(f, i, fp);
+	return 0;
+}
+
 unsigned int
 cf_bucket_entries(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
 		uint64_t *values)
@@ -1516,7 +1710,7 @@ cf_stats(const struct cf_filter *f, struct cf_stats *st)
 	st->table_bytes = f->table_bytes;
 	/* as cf_params_bytes() */
 	st->bytes = sizeof(*f) + f->table_bytes + f->values_bytes +
-		f->path_bytes;
+		f->aux_bytes + f->path_bytes;
 	st->load_factor = (double)st->items / (double)slots;
 	st->bits_per_item = st->items != 0 ?
 		(double)f->table_bytes * 8 / (double)st->items : 0;

@@ -170,6 +170,20 @@ struct cf_params {
 	unsigned int value_bits;
 	/** Bucket layout (default CF_TABLE_PLAIN). */
 	enum cf_table_type table;
+	/**
+	 * Bits of a second per-slot payload, the aux word: 0 (none,
+	 * default) or 64. With plain values it follows each slot's value
+	 * in the values array (a hit's value and word are one line, but
+	 * for the 1 in 8 pairs that cross into the next), else it lives in
+	 * an array of its own; it moves with its item as the value does
+	 * (kicks, their rollback, the stash), and is read or written only
+	 * through cf_aux_at(): lookups, scans and save/load never read it
+	 * (a loaded filter has none; see cf_aux_attach()). An add stores 0.
+	 * For data that a lookup must not pay for, or that is too wide for
+	 * the value: lib/cflow's flow records. Scans of values laid out so
+	 * judge stamps slot by slot. Not with CF_TABLE_SEMISORT (-EINVAL).
+	 */
+	unsigned int aux_bits;
 	/** Seed of the byte-key hash (XXH3-64) and of the kick RNG. */
 	uint64_t seed;
 	/** NUMA socket passed to the allocator (default allocator ignores). */
@@ -339,6 +353,28 @@ CF_INLINE_API int cf_add_with_hash(struct cf_filter *f, uint64_t hash,
  */
 CF_INLINE_API int cf_add(struct cf_filter *f, const void *key, size_t len)
 	CF_INLINE_SYM(cf_add);
+
+/**
+ * cf_add_with_hash() that also stores @p aux as the item's aux word
+ * (cf_params.aux_bits; ignored without): the word moves with the item
+ * from its add on, with no position needed to set it.
+ *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   The item's 64-bit hash, as cf_add_with_hash() takes it.
+ * @param value
+ *   Its value (with value_bits; ignored without).
+ * @param aux
+ *   Its aux word.
+ * @param pos
+ *   Receives the item's slot position if not NULL, as
+ *   cf_add_with_hash() does.
+ * @return
+ *   0 on success, -ENOSPC if the table and stash are full (errno set).
+ */
+int cf_add_with_hash_aux(struct cf_filter *f, uint64_t hash, uint64_t value,
+		uint64_t aux, uint32_t *pos);
 
 /**
  * Add an item unless its fingerprint is already found (test-and-add).
@@ -613,6 +649,109 @@ int cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value);
  *   0, -EINVAL or -ENOENT as cf_value_get().
  */
 int cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value);
+
+/**
+ * The aux word (cf_params.aux_bits) of the item at a slot position, to
+ * read or write in place: valid until the next add, delete, clear or
+ * scan, as the position is. The 8 bytes may be unaligned: read and
+ * write them with memcpy().
+ *
+ * @return
+ *   A pointer to the item's 64-bit aux word, or NULL if the filter has
+ *   none or @p pos is out of range (the slot's emptiness is not
+ *   checked: an empty slot's word means nothing).
+ * @param f
+ *   The filter.
+ * @param pos
+ *   A slot position from a lookup, add or scan.
+ */
+void *cf_aux_at(struct cf_filter *f, uint32_t pos);
+
+/**
+ * The aux words of the table's slots: position pos < cf_stats().slots
+ * has its word at base + pos * *stride (unaligned: memcpy), for a hot
+ * path to reach it without a call (stash positions: cf_aux_at()). NULL
+ * without aux words. Valid until the filter is freed or
+ * cf_aux_attach()'d.
+ *
+ * @param f
+ *   The filter.
+ * @param stride
+ *   Receives the bytes from one slot's word to the next.
+ * @return
+ *   The table's first word, or NULL.
+ */
+uint8_t *cf_aux_table(struct cf_filter *f, uint32_t *stride);
+
+/**
+ * cf_aux_at() for reading.
+ *
+ * @param f
+ *   The filter.
+ * @param pos
+ *   A slot position from a lookup, add or scan.
+ * @return
+ *   The word, or 0 where cf_aux_at() gives NULL.
+ */
+uint64_t cf_aux_get(const struct cf_filter *f, uint32_t pos);
+
+/**
+ * Write the aux word at a position.
+ *
+ * @param f
+ *   The filter.
+ * @param pos
+ *   A slot position from a lookup, add or scan.
+ * @param aux
+ *   The new word.
+ * @return
+ *   0, or -EINVAL (errno set) where cf_aux_at() gives NULL.
+ */
+int cf_aux_set(struct cf_filter *f, uint32_t pos, uint64_t aux);
+
+/**
+ * Give a filter that has none (a loaded one, say) an aux word per slot,
+ * every item's 0 (its values move to the layout aux words take).
+ *
+ * @param f
+ *   The filter.
+ * @return
+ *   0; -EINVAL (errno set) for a semi-sorted filter, -EEXIST if it has
+ *   one, -ENOMEM.
+ */
+int cf_aux_attach(struct cf_filter *f);
+
+/**
+ * The name of an item: what tells it from every other item whatever
+ * moves it, without its key. An item's two buckets and its fingerprint
+ * never change while it is stored (kicks and the stash move it between
+ * the two), so (the lower of its two buckets) << 32 | fingerprint names
+ * it from its add to its delete. Two items with the same name are ones
+ * the filter cannot tell apart (a lookup of either finds the first).
+ *
+ * @param f
+ *   The filter.
+ * @param hash
+ *   The item's 64-bit hash, as its add took it.
+ * @return
+ *   The name.
+ */
+uint64_t cf_name_of_hash(const struct cf_filter *f, uint64_t hash);
+
+/**
+ * cf_name_of_hash() of the item at a slot position.
+ *
+ * @param f
+ *   The filter.
+ * @param pos
+ *   A slot position from a lookup, add or scan.
+ * @param name
+ *   Receives the name.
+ * @return
+ *   0 with *name set; -EINVAL if @p pos is out of range, -ENOENT if the
+ *   slot is empty.
+ */
+int cf_name_at(const struct cf_filter *f, uint32_t pos, uint64_t *name);
 
 /**
  * Delete the item at a slot position.

@@ -17,6 +17,13 @@
  * with values the slot says which item went, so the model charges the
  * delete to the value that vanished (a census of the values before and
  * after), and the census must equal the model at the end.
+ *
+ * Bit 4 of the first byte gives the filter aux words (cf_params.aux_bits,
+ * with values): each item's word is a function of its key, stored by the
+ * add (cf_add_with_hash_aux(), or cf_aux_set() at the position an add
+ * gives), and every item a scan or a lookup finds must still have its own
+ * (aux words move with their items through kicks, their rollback, the
+ * stash and deletes; a reload attaches words of 0, which are set again).
  */
 
 #include <errno.h>
@@ -50,6 +57,13 @@ key_hash(uint32_t k)
 	return z ^ (z >> 31);
 }
 
+/* The aux word of key k's items. */
+static uint64_t
+aux_of(uint64_t k)
+{
+	return key_hash((uint32_t)k ^ 0x5a5a) | 1;
+}
+
 struct model {
 	unsigned int count[KEYS];
 	uint64_t total;
@@ -80,6 +94,23 @@ verify(const struct cf_filter *f, const struct model *m)
 static void census(struct cf_filter *f, unsigned int *cnt);
 
 static bool
+has_aux(const struct cf_filter *f)
+{
+	struct cf_params p;
+
+	cf_get_params(f, &p);
+	return p.aux_bits != 0;
+}
+
+/* With aux words, the item at pos (value v) has its key's word. */
+static void
+check_aux(const struct cf_filter *f, uint32_t pos, uint64_t v)
+{
+	if (has_aux(f))
+		check(cf_aux_get(f, pos) == aux_of(v));
+}
+
+static bool
 has_values(const struct cf_filter *f)
 {
 	struct cf_params p;
@@ -101,6 +132,11 @@ verify_values(struct cf_filter *f, const struct model *m)
 		check(cnt[k] == m->count[k]);
 }
 
+struct census_arg {
+	unsigned int *cnt;
+	const struct cf_filter *f;
+};
+
 struct scan_arg {
 	struct model *m;
 	const struct cf_filter *f;
@@ -112,11 +148,11 @@ struct scan_arg {
 static int
 census_one(uint32_t pos, uint64_t value, void *arg)
 {
-	unsigned int *cnt = arg;
+	struct census_arg *c = arg;
 
-	(void)pos;
 	check(value < KEYS);
-	cnt[value]++;
+	check_aux(c->f, pos, value);
+	c->cnt[value]++;
 	return 0;
 }
 
@@ -125,11 +161,12 @@ static void
 census(struct cf_filter *f, unsigned int *cnt)
 {
 	struct cf_stats st;
+	struct census_arg c = { cnt, f };
 	uint64_t cursor = 0;
 
 	memset(cnt, 0, KEYS * sizeof(*cnt));
 	cf_stats(f, &st);
-	check(cf_scan(f, &cursor, st.buckets, census_one, cnt) == 0);
+	check(cf_scan(f, &cursor, st.buckets, census_one, &c) == 0);
 }
 
 /* With values, the value whose count fell by one between two censuses. */
@@ -162,6 +199,7 @@ scan_delete(uint32_t pos, uint64_t value, void *arg)
 	/* Every item visited is one the model holds, at pos. */
 	check(value < KEYS && a->m->count[value] != 0);
 	check(cf_value_get(a->f, pos, &stored) == 0 && stored == value);
+	check_aux(a->f, pos, value);
 	if (value % 7 != a->residue)
 		return 0;
 	a->m->count[value]--;
@@ -199,6 +237,17 @@ due_delete(uint32_t first, const uint64_t *values, uint64_t used,
 	return del;
 }
 
+/* After an attach: each item's word 0, then its key's. */
+static int
+aux_reset(uint32_t pos, uint64_t value, void *arg)
+{
+	struct cf_filter *g = arg;
+
+	check(cf_aux_get(g, pos) == 0);
+	check(cf_aux_set(g, pos, aux_of(value)) == 0);
+	return 0;
+}
+
 static struct cf_filter *
 reload(struct cf_filter *f)
 {
@@ -210,6 +259,16 @@ reload(struct cf_filter *f)
 	g = cf_load_mem(buf, size, NULL, 0);
 	check(g != NULL);
 	free(buf);
+	if (has_aux(f)) {
+		/* A loaded filter has none: attached, every word is 0. */
+		struct cf_stats st;
+		uint64_t cursor = 0;
+
+		check(!has_aux(g) && cf_aux_attach(g) == 0 && has_aux(g));
+		check(cf_aux_attach(g) == -EEXIST);
+		cf_stats(g, &st);
+		check(cf_scan(g, &cursor, st.buckets, aux_reset, g) == 0);
+	}
 	cf_free(f);
 	return g;
 }
@@ -235,6 +294,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (p.value_bits == 0)
 			p.value_bits = 16;
 	}
+	/* bit 4: aux words (values too, 16 bits if none) */
+	if ((data[0] & 16) && p.table != CF_TABLE_SEMISORT) {
+		p.aux_bits = 64;
+		if (p.value_bits == 0)
+			p.value_bits = 16;
+	}
 	f = cf_create(&p);
 	check(f != NULL);
 	memset(&m, 0, sizeof(m));
@@ -246,9 +311,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		switch (op) {
 		case 0:
-		case 1:
-			rc = cf_add_with_hash(f, h, k, NULL);
+			rc = cf_add_with_hash_aux(f, h, k, aux_of(k), NULL);
 			check(rc == 0 || rc == -ENOSPC);
+			if (rc == 0) {
+				m.count[k]++;
+				m.total++;
+			}
+			break;
+		case 1:
+			rc = cf_add_with_hash(f, h, k, &pos);
+			check(rc == 0 || rc == -ENOSPC);
+			if (rc == 0 && has_aux(f)) {
+				/* an add stores 0, at the position given */
+				check(cf_aux_get(f, pos) == 0);
+				check(cf_aux_set(f, pos, aux_of(k)) == 0);
+			}
 			if (rc == 0) {
 				m.count[k]++;
 				m.total++;
@@ -258,6 +335,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = cf_add_unique_with_hash(f, h, k, &pos);
 			check(rc == 0 || rc == -EEXIST || rc == -ENOSPC);
 			check(rc != 0 || m.count[k] == 0);
+			if (rc == 0 && has_aux(f))
+				check(cf_aux_set(f, pos, aux_of(k)) == 0);
 			if (rc == 0) {
 				m.count[k]++;
 				m.total++;
@@ -302,6 +381,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* The slot found may hold an alias of k. */
 				check(cf_value_get(f, pos, &v) == 0 &&
 					v < KEYS && m.count[v] != 0);
+				check_aux(f, pos, v);
 				k = (uint32_t)v;
 			}
 			check(cf_delete_at(f, pos) == 0);

@@ -10,7 +10,10 @@
  * admission control, emergency mode, packet counts, the flows' inside
  * endpoints (sided), and outside frames, allowed or not.
  * An input of odd length runs on the interleaved table layout (every
- * settings bit is taken; the layout changes no decision).
+ * settings bit is taken; the layout changes no decision); with length
+ * 2 or 3 modulo 4 and 32-bit values, with flow records: each record
+ * must name a flow that is new and has not ended (every end exactly
+ * once), and the end of the run must end every flow left.
  * Each frame is copied into a buffer of exactly its length, so ASan
  * catches any read past it.
  */
@@ -22,6 +25,56 @@
 #include "cflow.h"
 #include "fuzz_cflow.h"
 
+
+/* Records: the names of the flows that are new and have not ended. */
+static struct {
+	uint64_t name[256];
+	unsigned int n;
+} live;
+
+static int
+live_find(uint64_t name)
+{
+	for (unsigned int k = 0; k < live.n; k++)
+		if (live.name[k] == name)
+			return (int)k;
+	return -1;
+}
+
+static void
+on_record(const struct cflow_record *r, void *arg)
+{
+	int k = live_find(r->name);
+
+	(void)arg;
+	if (r->reason == CFLOW_RECORD_NEW) {
+		/* a name has one entry: new again only once ended */
+		if (k >= 0 || live.n == 256 || r->packets != 1 ||
+				r->pkt == NULL)
+			abort();
+		live.name[live.n++] = r->name;
+		return;
+	}
+	if (k < 0 || r->packets == 0 || r->reason > CFLOW_RECORD_RESOURCES ||
+			(r->reason == CFLOW_RECORD_ACTIVE) != (r->next_ns != 0))
+		abort();
+	if (r->reason != CFLOW_RECORD_ACTIVE)
+		live.name[k] = live.name[--live.n];
+}
+
+/* Records on: every flow ends in exactly one record (cflow_track.h). */
+static void
+records_check(const struct cflow_tracker *t)
+{
+	struct cflow_counters c;
+
+	cflow_counters_get(t, &c);
+	if (c.flows_new + c.flows_restored + c.lingering_restored !=
+			c.active + c.lingering + c.records_idle + c.records_end +
+			c.records_forced + c.records_resources ||
+			c.active + c.lingering != live.n)
+		abort();
+}
 
 /* A warm restart: a tracker made with @p t's resolved parameters takes
  * its table over, every open flow and entry. */
@@ -80,6 +133,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.value_bits = (data[0] & 32) ? 16 : 32;
 	step = (data[0] & 64) ? 250 * MS : 100 * MS;
 	p.table = (size & 1) ? CF_TABLE_INTERLEAVED : CF_TABLE_PLAIN;
+	p.records = (size & 2) && p.value_bits == 32;
+	p.record_fn = on_record;
+	p.active_timeout_ns = 3000 * MS;
+	live.n = 0;
 	for (int c = 0; c < CFLOW_CLASS_MAX; c++)
 		p.timeout_ns[c] = (uint64_t)(1 + c) * 1000 * MS;
 	/* The inline filter's settings: frames of odd length/2 come from
@@ -126,12 +183,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				cflow_tracker_flush(t);
 				fuzz_cflow_check(t);
 			}
+			if (p.records)
+				records_check(t);
 		}
 	}
 	for (unsigned int k = 0; k < n; k++)
 		free(frames[k]);
 	cflow_sweep_all(t, now + 10000 * MS);
 	fuzz_cflow_check(t);
+	if (p.records) {
+		records_check(t);
+		/* the end of the run ends every flow left, once */
+		(void)cflow_tracker_end_records(t);
+		if (live.n != 0)
+			abort();
+	}
 	restart(t);
 	cflow_tracker_free(t);
 	return 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * ipfix_send: flow events from a text file through the IPFIX exporter
+ * ipfix_send: flow records from a text file through the IPFIX exporter
  * (cflow_ipfix.h), each message sent as a UDP datagram and/or written
  * to a file, back to back (each message's header has its length). For
  * the tests: a collector (nfcapd) or a decoder (scapy) checks the bytes.
@@ -9,15 +9,16 @@
  * usage: ipfix_send [--to HOST:PORT] [--out FILE] [--domain N] [--mtu N]
  *                   [--refresh S] [--refresh-msgs N] [--now S] [FILE]
  *
- * Events, one a line ('#' starts a comment), from FILE or stdin:
+ * Records, one a line ('#' starts a comment), from FILE or stdin:
  *
- *   new|fin|rst TIME_NS SRC DST SPORT DPORT PROTO TCP_FLAGS PORT WIRE_LEN
+ *   idle|active|end|forced|resources FIRST_NS LAST_NS SRC DST SPORT DPORT
+ *       PROTO TCP_FLAGS PORT BYTES PACKETS FLOW_ID ICMP_TYPE ICMP_CODE
  *
- * SRC and DST IPv4 or IPv6 (both of one family); TIME_NS nanoseconds
- * since the Unix epoch; numbers in C notation (0x12). HOST is numeric:
- * 127.0.0.1 or [::1]. --now is the export time (default: the clock),
- * the same for every message. Prints "E events, M messages, R records,
- * B bytes".
+ * SRC and DST IPv4 or IPv6 (both of one family); times nanoseconds since
+ * the Unix epoch; protocols 1 and 58 are ICMP; numbers in C notation
+ * (0x12). HOST is numeric: 127.0.0.1 or [::1]. --now is the export time
+ * (default: the clock), the same for every message. Prints "N records
+ * read, M messages, R records, B bytes".
  */
 
 #include <arpa/inet.h>
@@ -97,54 +98,59 @@ open_udp(const char *arg)
 	return fd;
 }
 
-/* One event line into @p e; -1 if it is not one. */
+/* One record line into @p r; -1 if it is not one. */
 static int
-parse_event(char *line, struct cflow_event *e)
+parse_record(char *line, struct cflow_flow_record *r)
 {
-	char *f[10], *save = NULL;
-	uint64_t v[10];
+	static const char *const reasons[] = { "idle", "active", "end",
+		"forced", "resources" };
+	static const uint64_t max[15] = { 0, UINT64_MAX, UINT64_MAX, 0, 0,
+		UINT16_MAX, UINT16_MAX, UINT8_MAX, UINT8_MAX, UINT16_MAX,
+		UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT8_MAX, UINT8_MAX };
+	char *f[15], *save = NULL;
+	uint64_t v[15];
 	int n = 0;
 
 	for (char *t = strtok_r(line, " \t\r\n", &save); t != NULL;
 			t = strtok_r(NULL, " \t\r\n", &save))
-		if (n < 10)
+		if (n < 15)
 			f[n++] = t;
 		else
 			return -1;
-	if (n != 10)
+	if (n != 15)
 		return -1;
-	memset(e, 0, sizeof(*e));
-	if (strcmp(f[0], "new") == 0) {
-		e->type = CFLOW_EVENT_NEW;
-	} else if (strcmp(f[0], "fin") == 0 || strcmp(f[0], "rst") == 0) {
-		e->type = CFLOW_EVENT_CLOSE;
-		e->reason = f[0][0] == 'f' ? CFLOW_CLOSE_FIN : CFLOW_CLOSE_RST;
-	} else {
+	memset(r, 0, sizeof(*r));
+	for (unsigned int k = 0; k < 5; k++)
+		if (strcmp(f[0], reasons[k]) == 0)
+			r->reason = (uint8_t)(k + 1);
+	if (r->reason == 0)
 		return -1;
-	}
-	if (inet_pton(AF_INET, f[2], e->src) == 1 &&
-			inet_pton(AF_INET, f[3], e->dst) == 1)
-		e->family = 4;
-	else if (inet_pton(AF_INET6, f[2], e->src) == 1 &&
-			inet_pton(AF_INET6, f[3], e->dst) == 1)
-		e->family = 6;
+	if (inet_pton(AF_INET, f[3], r->src) == 1 &&
+			inet_pton(AF_INET, f[4], r->dst) == 1)
+		r->family = 4;
+	else if (inet_pton(AF_INET6, f[3], r->src) == 1 &&
+			inet_pton(AF_INET6, f[4], r->dst) == 1)
+		r->family = 6;
 	else
 		return -1;
-	if (num(f[1], UINT64_MAX, &v[1]) != 0 ||
-			num(f[4], UINT16_MAX, &v[4]) != 0 ||
-			num(f[5], UINT16_MAX, &v[5]) != 0 ||
-			num(f[6], UINT8_MAX, &v[6]) != 0 ||
-			num(f[7], UINT8_MAX, &v[7]) != 0 ||
-			num(f[8], UINT16_MAX, &v[8]) != 0 ||
-			num(f[9], UINT32_MAX, &v[9]) != 0)
-		return -1;
-	e->time_ns = v[1];
-	e->sport = (uint16_t)v[4];
-	e->dport = (uint16_t)v[5];
-	e->proto = (uint8_t)v[6];
-	e->tcp_flags = (uint8_t)v[7];
-	e->port = (uint16_t)v[8];
-	e->wire_len = (uint32_t)v[9];
+	for (int k = 1; k < 15; k++)
+		if (max[k] != 0 && num(f[k], max[k], &v[k]) != 0)
+			return -1;
+	r->first_ns = v[1];
+	r->last_ns = v[2];
+	r->sport = (uint16_t)v[5];
+	r->dport = (uint16_t)v[6];
+	r->proto = (uint8_t)v[7];
+	r->tcp_flags = (uint8_t)v[8];
+	r->port = (uint16_t)v[9];
+	r->bytes = v[10];
+	r->packets = v[11];
+	r->flow_id = v[12];
+	r->icmp_type = (uint8_t)v[13];
+	r->icmp_code = (uint8_t)v[14];
+	r->proto_class = r->proto == 1 || r->proto == 58 ? CFLOW_CLASS_ICMP :
+		r->proto == 6 ? CFLOW_CLASS_TCP : r->proto == 17 ?
+		CFLOW_CLASS_UDP : CFLOW_CLASS_OTHER;
 	return 0;
 }
 
@@ -172,7 +178,7 @@ main(int argc, char **argv)
 	};
 	struct cflow_ipfix_params p = { .emit = emit };
 	struct out o = { .sock = -1, .file = NULL };
-	uint64_t now = (uint64_t)time(NULL), v, events = 0;
+	uint64_t now = (uint64_t)time(NULL), v, records = 0;
 	struct cflow_ipfix_stats st;
 	struct cflow_ipfix *x;
 	unsigned int lineno = 0;
@@ -243,7 +249,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	while (ret == 0 && fgets(line, sizeof(line), in) != NULL) {
-		struct cflow_event e;
+		struct cflow_flow_record r;
 		char *hash = strchr(line, '#');
 
 		lineno++;
@@ -251,14 +257,14 @@ main(int argc, char **argv)
 			*hash = '\0';
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
-		if (parse_event(line, &e) != 0) {
-			fprintf(stderr, "ipfix_send: line %u: not an event\n",
+		if (parse_record(line, &r) != 0) {
+			fprintf(stderr, "ipfix_send: line %u: not a record\n",
 				lineno);
 			ret = 2;
 			break;
 		}
-		events++;
-		if (cflow_ipfix_add(x, &e, now) < 0) {
+		records++;
+		if (cflow_ipfix_add(x, &r, now) < 0) {
 			fprintf(stderr, "ipfix_send: line %u: %s\n", lineno,
 				strerror(errno));
 			ret = 1;
@@ -269,8 +275,8 @@ main(int argc, char **argv)
 		ret = 1;
 	}
 	cflow_ipfix_stats_get(x, &st);
-	printf("%" PRIu64 " events, %" PRIu64 " messages, %" PRIu64
-		" records, %" PRIu64 " bytes\n", events, st.messages,
+	printf("%" PRIu64 " records read, %" PRIu64 " messages, %" PRIu64
+		" records, %" PRIu64 " bytes\n", records, st.messages,
 		st.records, st.bytes);
 	cflow_ipfix_free(x);
 	if (o.file != NULL && fclose(o.file) != 0)

@@ -8,15 +8,19 @@
  * of libpcap's pcap_datalink()); one the parser does not take is refused.
  *
  * usage: cflow_replay [--fp-bits N] [--seed N] [--capacity N]
- *                     [--decap LIST] FILE.pcap
+ *                     [--decap LIST] [--records] FILE.pcap
  *
  * --decap takes the application's list (vxlan, geneve, gre, gtpu, all,
  * comma-separated); a capture's truth names it in its "args".
+ * --records turns the tracker's flow records on, ends the run with a
+ * record of every flow left (cflow_tracker_end_records()) and adds
+ * "records", "record_packets" and "record_bytes": their count and sums.
  */
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +81,25 @@ parse_decap(const char *s, unsigned int *mask)
 	return 0;
 }
 
+/* --records: what the tracker's records sum to. */
+struct record_sums {
+	uint64_t records, packets, bytes;
+};
+
 static void
-print_counters(const struct cflow_counters *c)
+on_record(const struct cflow_record *r, void *arg)
+{
+	struct record_sums *s = arg;
+
+	if (r->reason == CFLOW_RECORD_NEW)
+		return;
+	s->records++;
+	s->packets += r->packets;
+	s->bytes += r->bytes;
+}
+
+static void
+print_counters(const struct cflow_counters *c, const struct record_sums *r)
 {
 	printf("{\"packets\": %" PRIu64 ", \"bytes\": %" PRIu64
 		", \"non_ip\": %" PRIu64 ", \"fragments\": %" PRIu64
@@ -100,8 +121,12 @@ print_counters(const struct cflow_counters *c)
 			"" : ", ", cflow_parse_status_name(st),
 			c->malformed[st]);
 	}
-	printf("}, \"malformed_total\": %" PRIu64 "}\n",
-		cflow_malformed_total(c));
+	printf("}, \"malformed_total\": %" PRIu64, cflow_malformed_total(c));
+	if (r != NULL)
+		printf(", \"records\": %" PRIu64 ", \"record_packets\": %"
+			PRIu64 ", \"record_bytes\": %" PRIu64, r->records,
+			r->packets, r->bytes);
+	printf("}\n");
 }
 
 /* Parse a frame as the application does: a later fragment takes its
@@ -131,6 +156,7 @@ main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "capacity", required_argument, NULL, 'c' },
 		{ "decap", required_argument, NULL, 'd' },
+		{ "records", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -153,6 +179,8 @@ main(int argc, char **argv)
 	pcap_t *pc;
 	int opt, rc, dlt, link;
 	unsigned int decap = 0;
+	struct record_sums sums = { 0, 0, 0 };
+	bool records = false;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -173,10 +201,13 @@ main(int argc, char **argv)
 			if (parse_decap(optarg, &decap))
 				return 2;
 			break;
+		case 'r':
+			records = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [--fp-bits N] [--seed N] "
-				"[--capacity N] [--decap LIST] FILE.pcap\n",
-				argv[0]);
+				"[--capacity N] [--decap LIST] [--records] "
+				"FILE.pcap\n", argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -206,6 +237,9 @@ main(int argc, char **argv)
 	p.fixed_seed = true; /* --seed 0 too */
 	p.parse.link_type = (enum cflow_link_type)link;
 	p.parse.decap = decap;
+	p.records = records;
+	p.record_fn = on_record;
+	p.record_arg = &sums;
 	t = cflow_tracker_create(&p);
 	frag = cflow_frag_create(&fp);
 	if (t == NULL || frag == NULL) {
@@ -248,7 +282,8 @@ main(int argc, char **argv)
 	}
 	cflow_sweep_all(t, last);
 	cflow_counters_get(t, &c);
-	print_counters(&c);
+	(void)cflow_tracker_end_records(t);
+	print_counters(&c, records ? &sums : NULL);
 	pcap_close(pc);
 	cflow_tracker_free(t);
 	cflow_frag_free(frag);

@@ -3,7 +3,10 @@
 and compare cflow_replay's counters with the truth. With 32-bit
 fingerprints they must be equal; with shorter ones, flows may only be
 lost to false positives (a new flow matching another's fingerprint),
-within a generous multiple of the number expected.
+within a generous multiple of the number expected. With records on
+(--records), every tracked packet and its IP octets (the truth's
+record_bytes) are in exactly one flow record: the records' sums equal
+the truth's, and the counters are those of a run without records.
 
 usage: /usr/bin/python3 -m pytest tests/replay/check_truth.py
            [--cflow-replay BIN] [--pcaps DIR]
@@ -52,5 +55,14 @@ def test_truth(cflow_replay, truth_file, fp_bits):
         want = json.load(f)
     # The options the truth holds for (--decap): not a counter.
     args = want.pop("args", [])
+    record_bytes = want.pop("record_bytes")
     errors = compare(run(cflow_replay, pcap, fp_bits, args), want, fp_bits)
     assert not errors
+    if fp_bits != 32:
+        return
+    got = run(cflow_replay, pcap, fp_bits, args + ["--records"])
+    assert not compare(got, want, fp_bits)
+    assert (got["record_packets"], got["record_bytes"]) == \
+        (want["flows_new"] + want["flows_seen"] + want["flows_closed"],
+         record_bytes)
+    assert got["records"] == want["flows_new"]

@@ -12,6 +12,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cflow.h"
@@ -107,6 +108,91 @@ send_in(struct cflow_tracker *t, const struct spec *s, uint64_t at,
 	if (count != NULL)
 		*count = n;
 	return v;
+}
+
+/*
+ * Linear probing for the tests' exact models: @p size slots of @p elem
+ * bytes, each starting with a bool (in use). The slot holding what
+ * @p match finds equal to @p key, from the key's hash @p h, or the free
+ * slot it would take.
+ */
+static __attribute__((unused)) void *
+lp_find(void *slots, size_t elem, uint32_t size, uint64_t h,
+		bool (*match)(const void *slot, const void *key), const void *key)
+{
+	uint32_t i = (uint32_t)(h % size);
+	char *e;
+
+	for (;; i = (i + 1) % size) {
+		e = (char *)slots + (size_t)i * elem;
+		if (!*(bool *)e || match(e, key))
+			return e;
+	}
+}
+
+/* Free slot @p e and re-place the rest of its cluster (no tombstones),
+ * each in the first free slot from its key's hash (@p hash of a slot). */
+static __attribute__((unused)) void
+lp_remove(void *slots, size_t elem, uint32_t size, void *e,
+		uint64_t (*hash)(const void *slot))
+{
+	uint32_t i = (uint32_t)(((char *)e - (char *)slots) / elem);
+	char moved[512];
+
+	*(bool *)e = false;
+	for (i = (i + 1) % size; elem <= sizeof(moved); i = (i + 1) % size) {
+		char *x = (char *)slots + (size_t)i * elem;
+		uint32_t j;
+
+		if (!*(bool *)x)
+			return;
+		memcpy(moved, x, elem);
+		*(bool *)x = false;
+		for (j = (uint32_t)(hash(moved) % size);
+				*(bool *)((char *)slots + (size_t)j * elem);
+				j = (j + 1) % size)
+			;
+		memcpy((char *)slots + (size_t)j * elem, moved, elem);
+	}
+}
+
+/*
+ * The tracker models' flows (test_track_model.c, test_records.c) begin
+ * as this head does: lp_find()'s in-use flag, then the flow's key. Their
+ * lookup and removal by key, in @p size slots of @p elem bytes.
+ */
+struct model_flow_head {
+	bool used;
+	bool closing;
+	struct cflow_key key;
+};
+
+static __attribute__((unused)) bool
+model_key_match(const void *slot, const void *key)
+{
+	return memcmp(&((const struct model_flow_head *)slot)->key, key,
+		sizeof(struct cflow_key)) == 0;
+}
+
+static __attribute__((unused)) uint64_t
+model_key_hash(const void *slot)
+{
+	return cflow_hash_key(&((const struct model_flow_head *)slot)->key,
+		1);
+}
+
+static __attribute__((unused)) void *
+model_key_find(void *slots, size_t elem, uint32_t size,
+		const struct cflow_key *k)
+{
+	return lp_find(slots, elem, size, cflow_hash_key(k, 1),
+		model_key_match, k);
+}
+
+static __attribute__((unused)) void
+model_key_remove(void *slots, size_t elem, uint32_t size, void *e)
+{
+	lp_remove(slots, elem, size, e, model_key_hash);
 }
 
 /* A tracker of @p p, with seed 42. */

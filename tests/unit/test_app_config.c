@@ -268,6 +268,18 @@ static const struct refusal refusals[] = {
 	{ "--emergency-low without --emergency-load",
 		.args = { "--emergency-low", "20" },
 		.words = { "--emergency-low needs --emergency-load" } },
+	{ "--ipfix with --records off", .args = { "--ipfix", "127.0.0.1:9",
+		"--records", "off" }, .words = { "--ipfix 127.0.0.1:9",
+		"not with --records off" } },
+	{ "records with 16-bit state", .args = { "--ipfix", "127.0.0.1:9",
+		"--age-bits", "16" }, .words = { "--records",
+		"--age-bits 32" } },
+	{ "--records on with no output", .args = { "--records", "on" },
+		.words = { "--records on", "--events FILE or --ipfix" } },
+	{ "--records maybe", .args = { "--records", "maybe" },
+		.words = { "--records maybe", "auto", "off" } },
+	{ "--records-max past 2^31", .args = { "--records-max",
+		"2147483649" }, .words = { "--records-max 2147483649" } },
 	/* INI values */
 	{ "fp_bits = 40 in the file", INI("[flows]\nfp_bits = 40\n"),
 		.args = { "--cfg", "@INI" }, .words = { "@INI:2:", "fp_bits" } },
@@ -817,6 +829,8 @@ other_value(const char *name, const char *v)
 		{ "firewall_firewall_nd", "auto" },
 		{ "mirror_first", "off" }, { "run_exit_on_eof", "1" },
 		{ "run_stats_period", "5" },
+		/* on: refused without an output, which the file has not */
+		{ "events_records", "off" }, { "events_records_max", "1000" },
 	};
 	static char num[32];
 

@@ -1959,7 +1959,266 @@ test_dispatch_isa(void)
 	return 0;
 }
 
+
+/* ------------------------------------------------------------- aux words */
+
+/*
+ * Aux words follow their items wherever the filter moves them: kicks,
+ * rolled-back walks, the stash and its moves back. Distinct names only
+ * (two items of one name are one to the filter: a lookup of either finds
+ * the first). Each stored item's aux word is a tag of its own and its
+ * value the tag's low bits; after every operation batch, each item's
+ * lookup position holds its tag, value and name.
+ */
+static int
+aux_run(const struct variant *v, uint64_t seed)
+{
+	enum { OPS = 12000, MAX = OPS };
+	uint64_t *hash = calloc(MAX, sizeof(*hash)), *tag = calloc(MAX, 8);
+	uint64_t *name = calloc(MAX, 8);
+	bool *in = calloc(MAX, sizeof(*in));
+	struct cf_params p = {
+		.capacity = 1500, .fp_bits = v->fp_bits,
+		.bucket_slots = v->slots, .value_bits = v->value_bits,
+		.table = v->table, .seed = seed, .exact_size = v->exact_size,
+		.aux_bits = 64,
+	};
+	struct cf_filter *f = cf_create(&p);
+	uint64_t rng = seed * 7919, nospc = 0;
+	bool stashed = false;
+	uint32_t n = 0;
+	int ret = -1;
+
+	if (f == NULL || hash == NULL || tag == NULL || name == NULL ||
+			in == NULL)
+		goto out;
+	for (int op = 0; op < OPS; op++) {
+		uint32_t r = (uint32_t)cfu_splitmix64(&rng) % 100;
+
+		if (r < 60 || n == 0) {
+			uint64_t h = cfu_splitmix64(&rng), nm;
+			bool taken = false;
+			uint32_t pos;
+			int rc;
+
+			nm = cf_name_of_hash(f, h);
+			for (uint32_t k = 0; k < n && !taken; k++)
+				taken = in[k] && name[k] == nm;
+			if (taken)
+				continue;
+			rc = cf_add_with_hash(f, h, 0, &pos);
+			if (rc == -ENOSPC) {
+				nospc++;
+				continue;
+			}
+			if (rc != 0)
+				goto out;
+			if (cf_aux_at(f, pos) == NULL ||
+					cf_aux_get(f, pos) != 0) {
+				printf("# op %d: a new item's aux word is not 0\n",
+					op);
+				goto out;
+			}
+			hash[n] = h;
+			name[n] = nm;
+			tag[n] = cfu_splitmix64(&rng) | 1;
+			(void)cf_aux_set(f, pos, tag[n]);
+			if (v->value_bits != 0)
+				(void)cf_value_set(f, pos, tag[n]);
+			in[n++] = true;
+		} else {
+			uint32_t k = (uint32_t)(cfu_splitmix64(&rng) % n);
+
+			if (!in[k])
+				continue;
+			if (cf_delete_with_hash(f, hash[k]) != 0)
+				goto out;
+			in[k] = false;
+		}
+		if (op % 97 != 0 && op != OPS - 1)
+			continue;
+		{
+			struct cf_stats st;
+
+			cf_stats(f, &st);
+			stashed |= st.stash_used != 0;
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t val = 0, nm = 0, mask = v->value_bits == 64 ?
+				UINT64_MAX : (UINT64_C(1) << v->value_bits) - 1;
+			uint32_t pos;
+
+			if (!in[k])
+				continue;
+			if (cf_lookup_with_hash(f, hash[k], &pos) != 1 ||
+					cf_aux_get(f, pos) != tag[k] ||
+					cf_name_at(f, pos, &nm) != 0 ||
+					nm != name[k] || (v->value_bits != 0 &&
+					(cf_value_get(f, pos, &val) != 0 ||
+					 val != (tag[k] & mask)))) {
+				printf("# op %d: item %u lost its aux word "
+					"(%#llx, want %#llx), value or name\n",
+					op, k, (unsigned long long)cf_aux_get(f,
+					pos), (unsigned long long)tag[k]);
+				goto out;
+			}
+		}
+	}
+	{
+		struct cf_stats st;
+
+		cf_stats(f, &st);
+		if (nospc == 0 || st.kicks_total == 0 || !stashed) {
+			printf("# the run never filled the table (or the "
+				"stash)\n");
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	cf_free(f);
+	free(hash);
+	free(tag);
+	free(name);
+	free(in);
+	return ret;
+}
+
+static int
+test_aux_follows_items(void)
+{
+	static const struct variant v[] = {
+		{ CF_TABLE_PLAIN, 12, 4, 32, false },
+		{ CF_TABLE_PLAIN, 12, 4, 32, true },
+		{ CF_TABLE_PLAIN, 16, 4, 16, true },
+		{ CF_TABLE_PLAIN, 13, 4, 0, false },
+		{ CF_TABLE_PLAIN, 32, 8, 64, false },
+		{ CF_TABLE_INTERLEAVED, 16, 4, 16, false },
+		{ CF_TABLE_INTERLEAVED, 12, 4, 32, true },
+	};
+
+	for (unsigned int i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (uint64_t seed = 1; seed <= 3; seed++)
+			TEST_ASSERT_EQ(aux_run(&v[i], seed), 0, "variant %u "
+				"(table %d, f=%u, b=%u, exact %d), seed %lu", i,
+				v[i].table, v[i].fp_bits, v[i].slots,
+				v[i].exact_size, (unsigned long)seed);
+	return 0;
+}
+
+/* What aux words cost and where they are refused; one attached later. */
+static int
+test_aux_params(void)
+{
+	struct cf_params p = { .capacity = 1000, .value_bits = 32,
+		.aux_bits = 64 };
+	struct cf_filter *f, *g;
+	struct cf_stats st, sg;
+	uint64_t name;
+	uint32_t pos;
+	void *buf;
+	int64_t n;
+
+	TEST_ASSERT_EQ(expect_einval((struct cf_params){ .capacity = 100,
+		.aux_bits = 32 }), 0, "aux_bits 32");
+	TEST_ASSERT_EQ(expect_einval((struct cf_params){ .capacity = 100,
+		.aux_bits = 64, .table = CF_TABLE_SEMISORT }), 0,
+		"semi-sorted with aux words");
+	f = cf_create(&p);
+	p.aux_bits = 0;
+	g = cf_create(&p);
+	TEST_ASSERT(f != NULL && g != NULL, "create");
+	cf_stats(f, &st);
+	cf_stats(g, &sg);
+	/* 8 bytes a slot, and the kick path's */
+	TEST_ASSERT_EQ(st.bytes, sg.bytes + (st.slots + CF_DEFAULT_MAX_KICKS) *
+		8, "8 bytes a slot");
+	p.aux_bits = 64;
+	TEST_ASSERT_EQ(cf_params_bytes(&p), st.bytes, "cf_params_bytes");
+	TEST_ASSERT(cf_aux_at(g, 0) == NULL, "aux word without aux words");
+	TEST_ASSERT(cf_aux_at(f, (uint32_t)st.slots) == NULL,
+		"aux word past the slots and stash");
+	TEST_ASSERT_EQ(cf_add_with_hash(f, 0x123456789abcdefULL, 5, &pos), 0,
+		"add");
+	TEST_ASSERT_EQ(cf_aux_set(f, pos, 42), 0, "set");
+	TEST_ASSERT_EQ(cf_name_at(f, pos, &name), 0, "name");
+	TEST_ASSERT_EQ(name, cf_name_of_hash(f, 0x123456789abcdefULL), "name");
+	TEST_ASSERT_EQ(cf_name_at(f, pos ^ 1, &name), -ENOENT, "empty slot");
+	/* Save and load: the aux words are not saved; attached, zero. */
+	buf = malloc(cf_save_size(f));
+	TEST_ASSERT(buf != NULL, "alloc");
+	n = cf_save_mem(f, buf, cf_save_size(f));
+	TEST_ASSERT(n > 0, "save");
+	cf_free(g);
+	g = cf_load_mem(buf, (size_t)n, NULL, 0);
+	free(buf);
+	TEST_ASSERT(g != NULL && cf_aux_at(g, pos) == NULL, "load");
+	TEST_ASSERT_EQ(cf_aux_attach(g), 0, "attach");
+	{
+		uint64_t v = 0;
+
+		TEST_ASSERT(cf_value_get(g, pos, &v) == 0 && v == 5,
+			"the value after attach: %lu", (unsigned long)v);
+		TEST_ASSERT(cf_lookup_with_hash(g, 0x123456789abcdefULL,
+			NULL) == 1, "found after attach");
+	}
+	TEST_ASSERT_EQ(cf_aux_attach(g), -EEXIST, "attach twice");
+	TEST_ASSERT(cf_aux_at(g, pos) != NULL && cf_aux_get(g, pos) == 0,
+		"attached words are 0");
+	cf_stats(g, &sg);
+	TEST_ASSERT_EQ(sg.bytes, st.bytes, "attached: bytes");
+	cf_clear(f);
+	TEST_ASSERT_EQ(cf_aux_get(f, pos), 0u, "cleared");
+	cf_free(g);
+	/* A full table with aux words saves its values (not the words)
+	 * to memory and to a file as a table without: the same bytes. */
+	{
+		char path[] = "/tmp/test_filter_aux_XXXXXX";
+		struct cf_params q = p;
+		struct cf_filter *plain;
+		uint64_t rng = 5;
+		size_t n1, n2;
+		void *b1, *b2;
+		int fd = mkstemp(path);
+
+		TEST_ASSERT(fd >= 0, "mkstemp");
+		close(fd);
+		q.aux_bits = 0;
+		plain = cf_create(&q);
+		TEST_ASSERT(plain != NULL, "create");
+		for (int k = 0; k < 900; k++) {
+			uint64_t h = cfu_splitmix64(&rng), v = h >> 40;
+
+			if (cf_add_with_hash(f, h, v, &pos) == 0)
+				(void)cf_aux_set(f, pos, h);
+			(void)cf_add_with_hash(plain, h, v, NULL);
+		}
+		n1 = cf_save_size(f);
+		n2 = cf_save_size(plain);
+		b1 = malloc(n1);
+		b2 = malloc(n2);
+		TEST_ASSERT(b1 != NULL && b2 != NULL && n1 == n2 &&
+			cf_save_mem(f, b1, n1) == (int64_t)n1 &&
+			cf_save_mem(plain, b2, n2) == (int64_t)n2 &&
+			memcmp(b1, b2, n1) == 0, "saved to memory as without");
+		TEST_ASSERT_EQ(cf_save_file(f, path), 0, "save to a file");
+		g = cf_load_file(path, NULL, 0);
+		unlink(path);
+		TEST_ASSERT(g != NULL && cf_save_mem(g, b1, n1) ==
+			(int64_t)n1 && memcmp(b1, b2, n1) == 0,
+			"saved to a file as without");
+		free(b1);
+		free(b2);
+		cf_free(g);
+		cf_free(plain);
+	}
+	cf_free(f);
+	return 0;
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(test_aux_follows_items),
+	TEST_CASE(test_aux_params),
 	TEST_CASE(test_dispatch_isa),
 	TEST_CASE(test_params_save_size),
 	TEST_CASE(test_errno_convention),

@@ -97,25 +97,17 @@ struct ie {
 /* IANA: sourceIPv4Address 8, destinationIPv4Address 12,
  * sourceTransportPort 7, destinationTransportPort 11, protocolIdentifier
  * 4, tcpControlBits 6 (unsigned16, RFC 7125: one byte, reduced size),
- * ingressInterface 10,
- * flowStartMilliseconds 152, flowEndMilliseconds 153, octetDeltaCount 1,
- * packetDeltaCount 2, flowEndReason 136; sourceIPv6Address 27,
- * destinationIPv6Address 28. */
-static const struct ie want_new4[] = {
-	{8, 4}, {12, 4}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
-	{152, 8}, {153, 8}, {1, 8}, {2, 8},
+ * icmpTypeCodeIPv4 32, ingressInterface 10, flowStartMilliseconds 152,
+ * flowEndMilliseconds 153, octetDeltaCount 1, packetDeltaCount 2,
+ * flowEndReason 136, flowId 148; sourceIPv6Address 27,
+ * destinationIPv6Address 28, icmpTypeCodeIPv6 139. */
+static const struct ie want_v4[] = {
+	{8, 4}, {12, 4}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {32, 2}, {10, 4},
+	{152, 8}, {153, 8}, {1, 8}, {2, 8}, {136, 1}, {148, 8},
 };
-static const struct ie want_close4[] = {
-	{8, 4}, {12, 4}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
-	{152, 8}, {153, 8}, {1, 8}, {2, 8}, {136, 1},
-};
-static const struct ie want_new6[] = {
-	{27, 16}, {28, 16}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
-	{152, 8}, {153, 8}, {1, 8}, {2, 8},
-};
-static const struct ie want_close6[] = {
-	{27, 16}, {28, 16}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {10, 4},
-	{152, 8}, {153, 8}, {1, 8}, {2, 8}, {136, 1},
+static const struct ie want_v6[] = {
+	{27, 16}, {28, 16}, {7, 2}, {11, 2}, {4, 1}, {6, 1}, {139, 2},
+	{10, 4}, {152, 8}, {153, 8}, {1, 8}, {2, 8}, {136, 1}, {148, 8},
 };
 
 static const struct {
@@ -123,11 +115,9 @@ static const struct {
 	const struct ie *ie;
 	unsigned int n;
 	unsigned int rec_len;
-} want_tmpl[4] = {
-	{256, want_new4, 11, 50},
-	{257, want_close4, 12, 51},
-	{258, want_new6, 11, 74},
-	{259, want_close6, 12, 75},
+} want_tmpl[2] = {
+	{256, want_v4, 14, 61},
+	{257, want_v6, 14, 85},
 };
 
 /* The Template Set the exporter must send, built from the lists above. */
@@ -136,7 +126,7 @@ want_template_set(uint8_t *b)
 {
 	size_t off = 4;
 
-	for (unsigned int t = 0; t < 4; t++) {
+	for (unsigned int t = 0; t < 2; t++) {
 		b[off++] = 0x01;
 		b[off++] = (uint8_t)want_tmpl[t].id;
 		b[off++] = 0;
@@ -155,41 +145,45 @@ want_template_set(uint8_t *b)
 	return off;
 }
 
-/* ------------------------------------------------------------- events */
+/* ------------------------------------------------------------ records */
 
-static struct cflow_event
-ev4(uint8_t type, uint8_t last_src, uint16_t sport, uint64_t t_ns)
+static struct cflow_flow_record
+rec4(uint8_t reason, uint8_t last_src, uint16_t sport, uint64_t t_ns)
 {
-	struct cflow_event e = {
-		.time_ns = t_ns,
+	struct cflow_flow_record r = {
+		.flow_id = 1000 + last_src,
+		.first_ns = t_ns,
+		.last_ns = t_ns + 1234567,
+		.packets = 3,
+		.bytes = 180,
 		.src = {10, 0, 0, last_src},
 		.dst = {10, 0, 1, 1},
 		.sport = sport,
 		.dport = 80,
+		.port = 1,
 		.family = 4,
 		.proto = 6,
-		.type = type,
-		.reason = type == CFLOW_EVENT_CLOSE ? CFLOW_CLOSE_FIN : 0,
-		.tcp_flags = type == CFLOW_EVENT_CLOSE ? 0x11 : 0x02,
-		.port = 1,
-		.wire_len = 60,
+		.proto_class = CFLOW_CLASS_TCP,
+		.reason = reason,
+		.tcp_flags = reason == CFLOW_RECORD_END ? 0x13 : 0x12,
 	};
-	return e;
+	return r;
 }
 
-static struct cflow_event
-ev6(uint8_t type, uint8_t last_src, uint16_t sport, uint64_t t_ns)
+static struct cflow_flow_record
+rec6(uint8_t reason, uint8_t last_src, uint16_t sport, uint64_t t_ns)
 {
-	struct cflow_event e = ev4(type, 0, sport, t_ns);
+	struct cflow_flow_record r = rec4(reason, 0, sport, t_ns);
 
-	memset(e.src, 0, 16);
-	memset(e.dst, 0, 16);
-	e.src[0] = e.dst[0] = 0x20;
-	e.src[1] = e.dst[1] = 0x01;
-	e.src[15] = last_src;
-	e.dst[15] = 0xfe;
-	e.family = 6;
-	return e;
+	memset(r.src, 0, 16);
+	memset(r.dst, 0, 16);
+	r.src[0] = r.dst[0] = 0x20;
+	r.src[1] = r.dst[1] = 0x01;
+	r.src[15] = last_src;
+	r.dst[15] = 0xfe;
+	r.family = 6;
+	r.flow_id = 2000 + last_src;
+	return r;
 }
 
 /* ------------------------------------------------------------ decoder */
@@ -199,8 +193,8 @@ struct decoded {
 	uint32_t len, export_s, seq, domain;
 	bool templates;         /* a Template Set, first */
 	unsigned int records;   /* Data Records, all sets */
-	unsigned int by_tmpl[4];
-	struct cflow_event rec[64]; /* decoded back, in message order */
+	unsigned int by_tmpl[2];
+	struct cflow_flow_record rec[64]; /* decoded back, in message order */
 };
 
 /* Read a message; -1 on anything malformed. */
@@ -237,7 +231,7 @@ decode(const uint8_t *m, size_t len, struct decoded *d)
 			unsigned int t = id - 256u, rl;
 			const uint8_t *r;
 
-			TEST_ASSERT(id >= 256 && id <= 259, "set id %u", id);
+			TEST_ASSERT(id >= 256 && id <= 257, "set id %u", id);
 			TEST_ASSERT((int)id > last_id, "set %u after %d", id,
 				last_id);
 			last_id = id;
@@ -246,29 +240,29 @@ decode(const uint8_t *m, size_t len, struct decoded *d)
 				"set %u: %u bytes for records of %u", id, slen,
 				rl);
 			for (r = m + off + 4; r < m + off + slen; r += rl) {
-				struct cflow_event *e = &d->rec[d->records];
-				unsigned int a = t >= 2 ? 16 : 4;
+				struct cflow_flow_record *e = &d->rec[d->records];
+				unsigned int a = t == 1 ? 16 : 4;
 				const uint8_t *q = r + 2 * a;
 
 				TEST_ASSERT(d->records < 64, "too many");
 				memset(e, 0, sizeof(*e));
-				e->family = t >= 2 ? 6 : 4;
-				e->type = t & 1 ? CFLOW_EVENT_CLOSE :
-					CFLOW_EVENT_NEW;
+				e->family = t == 1 ? 6 : 4;
 				memcpy(e->src, r, a);
 				memcpy(e->dst, r + a, a);
 				e->sport = rd16(q);
 				e->dport = rd16(q + 2);
 				e->proto = q[4];
 				e->tcp_flags = q[5];
-				e->port = (uint16_t)rd32(q + 6);
-				e->time_ns = rd64(q + 10) * 1000000;
-				TEST_ASSERT_EQ(rd64(q + 18), rd64(q + 10),
-					"end != start");
-				e->wire_len = (uint32_t)rd64(q + 26);
-				TEST_ASSERT_EQ(rd64(q + 34), 1, "packets");
-				if (t & 1)
-					TEST_ASSERT_EQ(q[42], 3, "end reason");
+				e->icmp_type = q[6];
+				e->icmp_code = q[7];
+				TEST_ASSERT(rd32(q + 8) != 0, "ingress 0");
+				e->port = (uint16_t)(rd32(q + 8) - 1);
+				e->first_ns = rd64(q + 12) * 1000000;
+				e->last_ns = rd64(q + 20) * 1000000;
+				e->bytes = rd64(q + 28);
+				e->packets = rd64(q + 36);
+				e->reason = q[44];
+				e->flow_id = rd64(q + 45);
 				d->records++;
 				d->by_tmpl[t]++;
 			}
@@ -278,26 +272,33 @@ decode(const uint8_t *m, size_t len, struct decoded *d)
 	return 0;
 }
 
-/* The template of an event, less 256. */
+/* The template of a record, less 256. */
 static unsigned int
-tmpl_of(const struct cflow_event *e)
+tmpl_of(const struct cflow_flow_record *e)
 {
-	return (e->family == 6 ? 2u : 0u) + (e->type == CFLOW_EVENT_CLOSE);
+	return e->family == 6;
 }
 
-/* The fields a record carries equal the event's. */
+/* The fields a Data Record carries equal the record's. */
 static bool
-same_event(const struct cflow_event *got, const struct cflow_event *e)
+same_record(const struct cflow_flow_record *got,
+		const struct cflow_flow_record *e)
 {
 	unsigned int a = e->family == 6 ? 16 : 4;
+	bool icmp = e->proto_class == CFLOW_CLASS_ICMP;
 
-	return got->family == e->family && got->type == e->type &&
+	return got->family == e->family &&
 		memcmp(got->src, e->src, a) == 0 &&
 		memcmp(got->dst, e->dst, a) == 0 &&
 		got->sport == e->sport && got->dport == e->dport &&
 		got->proto == e->proto && got->tcp_flags == e->tcp_flags &&
-		got->port == e->port && got->wire_len == e->wire_len &&
-		got->time_ns == e->time_ns / 1000000 * 1000000;
+		got->icmp_type == (icmp ? e->icmp_type : 0) &&
+		got->icmp_code == (icmp ? e->icmp_code : 0) &&
+		got->port == e->port && got->bytes == e->bytes &&
+		got->packets == e->packets && got->reason == e->reason &&
+		got->flow_id == e->flow_id &&
+		got->first_ns == e->first_ns / 1000000 * 1000000 &&
+		got->last_ns == e->last_ns / 1000000 * 1000000;
 }
 
 /* --------------------------------------------------------------- cases */
@@ -368,55 +369,62 @@ test_ipfix_templates_only(void)
 	return 0;
 }
 
-static const uint8_t rec_new4[50] = {
+static const uint8_t rec_v4[61] = {
 	0xc0, 0x00, 0x02, 0x01,                         /* 192.0.2.1 */
 	0xc6, 0x33, 0x64, 0x07,                         /* 198.51.100.7 */
 	0x9c, 0x40, 0x01, 0xbb,                         /* 40000, 443 */
 	0x06,                                           /* TCP */
-	0x02,                                           /* SYN */
-	0x00, 0x00, 0x00, 0x03,                         /* port 3 */
+	0x1b,                                           /* FIN SYN PSH ACK */
+	0x00, 0x00,                                     /* no ICMP */
+	0x00, 0x00, 0x00, 0x04,                         /* port 3, + 1 */
 	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x4c, 0x7b, /* 1764067200123 */
-	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x4c, 0x7b, /* ms */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x4a, /* 74 bytes */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* 1 packet */
+	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x50, 0x62, /* 1764067201122 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0xb6, /* 1974 bytes */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, /* 8 packets */
+	0x03,                                           /* end of Flow */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, /* flow 42 */
 };
 
-static const uint8_t rec_close6[75] = {
+static const uint8_t rec_v6[85] = {
 	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00, /* 2001:db8::1 */
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
 	0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00, /* 2001:db8::2:3 */
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x03,
-	0x00, 0x35, 0x14, 0xe9,                         /* 53, 5353 */
-	0x06,                                           /* TCP */
-	0x14,                                           /* RST ACK */
-	0x00, 0x00, 0xff, 0xff,                         /* port 65535 */
-	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x50, 0x62, /* 1764067201122 */
-	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x50, 0x62, /* ms */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0xea, /* 1514 bytes */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* 1 packet */
-	0x03,                                           /* end of Flow */
+	0x00, 0x00, 0x00, 0x00,                         /* no ports */
+	0x3a,                                           /* ICMPv6 */
+	0x00,                                           /* no flags */
+	0x80, 0x00,                                     /* echo request */
+	0x00, 0x00, 0xff, 0xff,                         /* port 65534, + 1 */
+	0x00, 0x00, 0x01, 0x9a, 0xba, 0x99, 0x57, 0xb8, /* 1764067203000 */
+	0x00, 0x00, 0x01, 0x9a, 0xba, 0x9a, 0x45, 0xff, /* 1764067263999 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x38, /* 312 bytes */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, /* 3 packets */
+	0x01,                                           /* idle timeout */
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, /* flow id */
 };
 
-/* One IPv4 new event and one IPv6 close, byte for byte. */
+/* One IPv4 TCP record and one IPv6 ICMPv6 record, byte for byte. */
 static int
 test_ipfix_records(void)
 {
-	struct cflow_event a = {
-		.time_ns = UINT64_C(1764067200123456789),
+	struct cflow_flow_record a = {
+		.flow_id = 42,
+		.first_ns = UINT64_C(1764067200123456789),
+		.last_ns = UINT64_C(1764067201122999999),
+		.packets = 8, .bytes = 1974,
 		.src = {192, 0, 2, 1},
 		.dst = {198, 51, 100, 7},
-		.sport = 40000, .dport = 443,
-		.family = 4, .proto = 6, .type = CFLOW_EVENT_NEW,
-		.proto_class = CFLOW_CLASS_TCP, .tcp_flags = 0x02,
-		.port = 3, .worker = 7, .wire_len = 74,
+		.sport = 40000, .dport = 443, .port = 3, .worker = 7,
+		.family = 4, .proto = 6, .proto_class = CFLOW_CLASS_TCP,
+		.reason = CFLOW_RECORD_END, .tcp_flags = 0x1b,
 	};
-	struct cflow_event b = {
-		.time_ns = UINT64_C(1764067201122456789),
-		.sport = 53, .dport = 5353,
-		.family = 6, .proto = 6, .type = CFLOW_EVENT_CLOSE,
-		.proto_class = CFLOW_CLASS_TCP, .reason = CFLOW_CLOSE_RST,
-		.tcp_flags = 0x14, .port = 65535, .worker = 1,
-		.wire_len = 1514,
+	struct cflow_flow_record b = {
+		.flow_id = UINT64_C(0x0102030405060708),
+		.first_ns = UINT64_C(1764067203000000000),
+		.last_ns = UINT64_C(1764067263999999999),
+		.packets = 3, .bytes = 312, .port = 65534, .worker = 1,
+		.family = 6, .proto = 58, .proto_class = CFLOW_CLASS_ICMP,
+		.reason = CFLOW_RECORD_IDLE, .icmp_type = 128,
 	};
 	uint8_t set[1024];
 	size_t set_len = want_template_set(set), off;
@@ -429,8 +437,8 @@ test_ipfix_records(void)
 	inet_pton(AF_INET6, "2001:db8::2:3", b.dst);
 	x = make(&s, 0xdeadbeef, 0, 0, 0);
 	TEST_ASSERT(x != NULL, "create");
-	TEST_ASSERT_EQ(cflow_ipfix_add(x, &a, NOW), 0, "add a");
 	TEST_ASSERT_EQ(cflow_ipfix_add(x, &b, NOW), 0, "add b");
+	TEST_ASSERT_EQ(cflow_ipfix_add(x, &a, NOW), 0, "add a");
 	TEST_ASSERT_EQ(s.n, 0u, "emitted before the flush");
 	cflow_ipfix_stats_get(x, &st);
 	TEST_ASSERT_EQ(st.pending, 2u, "pending %llu",
@@ -438,7 +446,7 @@ test_ipfix_records(void)
 	TEST_ASSERT_EQ(cflow_ipfix_flush(x, NOW + 1), 1, "flush");
 	TEST_ASSERT_EQ(s.n, 1u, "%u messages", s.n);
 	m = s.msg[0];
-	TEST_ASSERT_EQ(s.len[0], 16 + set_len + 4 + 50 + 4 + 75,
+	TEST_ASSERT_EQ(s.len[0], 16 + set_len + 4 + 61 + 4 + 85,
 		"length %zu", s.len[0]);
 	TEST_ASSERT_EQ(rd16(m + 2), s.len[0], "length field");
 	TEST_ASSERT_EQ(rd32(m + 4), NOW + 1, "export time: the flush's");
@@ -446,13 +454,13 @@ test_ipfix_records(void)
 	TEST_ASSERT_EQ(rd32(m + 12), 0xdeadbeefu, "domain");
 	TEST_ASSERT(memcmp(m + 16, set, set_len) == 0, "template set");
 	off = 16 + set_len;
-	TEST_ASSERT(rd16(m + off) == 256 && rd16(m + off + 2) == 4 + 50,
+	TEST_ASSERT(rd16(m + off) == 256 && rd16(m + off + 2) == 4 + 61,
 		"set 256 header: %u %u", rd16(m + off), rd16(m + off + 2));
-	TEST_ASSERT(memcmp(m + off + 4, rec_new4, 50) == 0, "IPv4 record");
-	off += 4 + 50;
-	TEST_ASSERT(rd16(m + off) == 259 && rd16(m + off + 2) == 4 + 75,
-		"set 259 header: %u %u", rd16(m + off), rd16(m + off + 2));
-	TEST_ASSERT(memcmp(m + off + 4, rec_close6, 75) == 0, "IPv6 record");
+	TEST_ASSERT(memcmp(m + off + 4, rec_v4, 61) == 0, "IPv4 record");
+	off += 4 + 61;
+	TEST_ASSERT(rd16(m + off) == 257 && rd16(m + off + 2) == 4 + 85,
+		"set 257 header: %u %u", rd16(m + off), rd16(m + off + 2));
+	TEST_ASSERT(memcmp(m + off + 4, rec_v6, 85) == 0, "IPv6 record");
 	cflow_ipfix_stats_get(x, &st);
 	TEST_ASSERT(st.messages == 1 && st.records == 2 &&
 		st.template_msgs == 1 && st.bytes == s.len[0] &&
@@ -465,9 +473,9 @@ test_ipfix_records(void)
 }
 
 static int
-test_ipfix_bad_event(void)
+test_ipfix_bad_record(void)
 {
-	struct cflow_event e = ev4(CFLOW_EVENT_NEW, 1, 1000, 0);
+	struct cflow_flow_record e = rec4(CFLOW_RECORD_IDLE, 1, 1000, 0);
 	struct cflow_ipfix_stats st;
 	struct cflow_ipfix *x;
 	struct sink s;
@@ -479,10 +487,10 @@ test_ipfix_bad_event(void)
 	TEST_ASSERT(cflow_ipfix_add(x, &e, NOW) == -EINVAL &&
 		errno == EINVAL, "family 5");
 	e.family = 4;
-	e.type = 0;
-	TEST_ASSERT_EQ(cflow_ipfix_add(x, &e, NOW), -EINVAL, "type 0");
-	e.type = 3;
-	TEST_ASSERT_EQ(cflow_ipfix_add(x, &e, NOW), -EINVAL, "type 3");
+	e.reason = 0;
+	TEST_ASSERT_EQ(cflow_ipfix_add(x, &e, NOW), -EINVAL, "reason 0");
+	e.reason = 6;
+	TEST_ASSERT_EQ(cflow_ipfix_add(x, &e, NOW), -EINVAL, "reason 6");
 	cflow_ipfix_stats_get(x, &st);
 	TEST_ASSERT_EQ(st.pending, 0u, "taken");
 	cflow_ipfix_free(x);
@@ -491,16 +499,16 @@ test_ipfix_bad_event(void)
 }
 
 /*
- * Many events of the four templates, in a mixed order, through the
- * smallest and the default message sizes: every message within the size,
- * none that could have taken the next record, the sequence number the
- * count of records before, every event found back exactly once.
+ * Many records of both templates, in a mixed order, through the smallest
+ * and the default message sizes: every message within the size, none
+ * that could have taken the next record, the sequence number the count
+ * of records before, every record found back exactly once.
  */
 static int
 split_run(uint16_t mtu, unsigned int nev)
 {
-	struct cflow_event *ev = calloc(nev, sizeof(*ev));
-	unsigned int next[4] = {0}, total = 0;
+	struct cflow_flow_record *ev = calloc(nev, sizeof(*ev));
+	unsigned int next[2] = {0}, total = 0;
 	struct decoded d;
 	struct cflow_ipfix *x;
 	struct sink s;
@@ -514,15 +522,25 @@ split_run(uint16_t mtu, unsigned int nev)
 	if (mtu == 0)
 		mtu = CFLOW_IPFIX_MTU_DEFAULT;
 	for (i = 0; i < nev; i++) {
-		uint8_t type = (i * 7 % 3) == 0 ? CFLOW_EVENT_CLOSE :
-			CFLOW_EVENT_NEW;
+		uint8_t reason = (uint8_t)(1 + i * 7 % 5);
 		uint64_t t = UINT64_C(1764067200000000000) +
 			(uint64_t)i * 1234567;
 
-		ev[i] = (i * 5 % 7) < 3 ? ev6(type, (uint8_t)i,
-			(uint16_t)(1024 + i), t) : ev4(type, (uint8_t)i,
+		ev[i] = (i * 5 % 7) < 3 ? rec6(reason, (uint8_t)i,
+			(uint16_t)(1024 + i), t) : rec4(reason, (uint8_t)i,
 			(uint16_t)(1024 + i), t);
-		ev[i].wire_len = 40 + i;
+		ev[i].bytes = 40 + i;
+		ev[i].packets = 1 + i % 9;
+		ev[i].flow_id = i + 1;
+		ev[i].port = (uint16_t)(i % 3);
+		if (i % 11 == 0) {
+			ev[i].proto = ev[i].family == 6 ? 58 : 1;
+			ev[i].proto_class = CFLOW_CLASS_ICMP;
+			ev[i].sport = ev[i].dport = 0;
+			ev[i].tcp_flags = 0;
+			ev[i].icmp_type = (uint8_t)(i % 256);
+			ev[i].icmp_code = (uint8_t)(i % 7);
+		}
 		if (cflow_ipfix_add(x, &ev[i], NOW) != 0)
 			goto out;
 	}
@@ -542,13 +560,13 @@ split_run(uint16_t mtu, unsigned int nev)
 		seq += d.records;
 		/* Records come back per template, in event order. */
 		for (unsigned int r = 0; r < d.records; r++) {
-			const struct cflow_event *g = &d.rec[r];
+			const struct cflow_flow_record *g = &d.rec[r];
 			unsigned int t = tmpl_of(g);
 
 			while (next[t] < nev && tmpl_of(&ev[next[t]]) != t)
 				next[t]++;
-			TEST_ASSERT(next[t] < nev && same_event(g, &ev[next[t]]),
-				"message %u record %u: not event %u", k, r,
+			TEST_ASSERT(next[t] < nev && same_record(g, &ev[next[t]]),
+				"message %u record %u: not record %u", k, r,
 				next[t]);
 			next[t]++;
 		}
@@ -560,8 +578,8 @@ split_run(uint16_t mtu, unsigned int nev)
 
 			if (decode(s.msg[k + 1], s.len[k + 1], &d2) != 0)
 				goto out;
-			/* The event added first into message k + 1 is the one
-			 * after the last event of message k. */
+			/* The record added first into message k + 1 is the
+			 * one after the last record of message k. */
 			t2 = tmpl_of(&ev[seq]);
 			need = want_tmpl[t2].rec_len +
 				(d.by_tmpl[t2] == 0 ? 4 : 0);
@@ -570,7 +588,7 @@ split_run(uint16_t mtu, unsigned int nev)
 				s.len[k], need);
 		}
 	}
-	TEST_ASSERT_EQ(total, nev, "%u records of %u events", total, nev);
+	TEST_ASSERT_EQ(total, nev, "%u records of %u", total, nev);
 	ret = 0;
 out:
 	cflow_ipfix_free(x);
@@ -583,14 +601,14 @@ out:
 static int
 exact_fit(void)
 {
-	struct cflow_event e = ev4(CFLOW_EVENT_NEW, 1, 1000, 0);
-	const uint16_t mtu = 16 + 204 + 4 + 6 * 50;
+	struct cflow_flow_record e = rec4(CFLOW_RECORD_IDLE, 1, 1000, 0);
+	const uint16_t mtu = 16 + 124 + 4 + 8 * 61;
 	struct cflow_ipfix *x;
 	struct sink s;
 
 	x = make(&s, 0, 0, 0, mtu);
 	TEST_ASSERT(x != NULL, "create");
-	for (unsigned int i = 0; i < 6; i++)
+	for (unsigned int i = 0; i < 8; i++)
 		TEST_ASSERT_EQ(cflow_ipfix_add(x, &e, NOW), 0, "add");
 	TEST_ASSERT_EQ(s.n, 0u, "emitted with room left");
 	TEST_ASSERT_EQ(cflow_ipfix_add(x, &e, NOW), 0, "add");
@@ -617,7 +635,7 @@ test_ipfix_split(void)
 static int
 test_ipfix_refresh(void)
 {
-	struct cflow_event e = ev4(CFLOW_EVENT_NEW, 1, 1000, 0);
+	struct cflow_flow_record e = rec4(CFLOW_RECORD_IDLE, 1, 1000, 0);
 	struct decoded d;
 	struct cflow_ipfix *x;
 	struct sink s;
@@ -664,14 +682,14 @@ test_ipfix_refresh(void)
 }
 
 /*
- * A message emit refuses: add returns its error, the event is kept for
+ * A message emit refuses: add returns its error, the record is kept for
  * the next message, the lost records still count in the sequence, and
  * templates it carried go again.
  */
 static int
 test_ipfix_emit_fails(void)
 {
-	struct cflow_event e = ev4(CFLOW_EVENT_NEW, 1, 1000, 0);
+	struct cflow_flow_record e = rec4(CFLOW_RECORD_IDLE, 1, 1000, 0);
 	struct cflow_ipfix_stats st;
 	struct decoded d;
 	struct cflow_ipfix *x;
@@ -711,7 +729,7 @@ test_ipfix_emit_fails(void)
 static int
 test_ipfix_header_fields(void)
 {
-	struct cflow_event e = ev6(CFLOW_EVENT_CLOSE, 1, 1000, 0);
+	struct cflow_flow_record e = rec6(CFLOW_RECORD_END, 1, 1000, 0);
 	struct cflow_ipfix *x;
 	struct sink s;
 	uint64_t big = (UINT64_C(1) << 32) + 5;
@@ -738,7 +756,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_ipfix_create_params),
 	TEST_CASE(test_ipfix_templates_only),
 	TEST_CASE(test_ipfix_records),
-	TEST_CASE(test_ipfix_bad_event),
+	TEST_CASE(test_ipfix_bad_record),
 	TEST_CASE(test_ipfix_split),
 	TEST_CASE(test_ipfix_refresh),
 	TEST_CASE(test_ipfix_emit_fails),

@@ -1630,6 +1630,16 @@ tun_reference(enum tun_kind kind, int family, const uint8_t *inner,
 	return st;
 }
 
+/* The length of a tunnel frame's outer IP packet (after Ethernet), as
+ * its header gives it: what a decapsulated packet's ip_len is. */
+static uint32_t
+tun_outer_ip_len(const uint8_t *f)
+{
+	if (f[12] == 0x08 && f[13] == 0x00)
+		return (uint32_t)(f[16] << 8 | f[17]);
+	return 40 + (uint32_t)(f[18] << 8 | f[19]);
+}
+
 /*
  * Each tunnel, each inner packet: with its decap bit, the inner packet's
  * key (as it parses alone), the outer ethertype; without it (decap off,
@@ -1658,6 +1668,7 @@ test_parse_tunnels(void)
 			rst = tun_reference(k, tun_inner[i].family,
 				inner + (c->eth ? 0 : 14),
 				ilen - (c->eth ? 0 : 14), &ref);
+			ref.ip_len = tun_outer_ip_len(f);
 			TEST_ASSERT(st == CFLOW_PARSE_OK && rst == st &&
 				memcmp(&p, &ref, sizeof(p)) == 0,
 				"%s/%u: %s", c->name, i,
@@ -1721,11 +1732,15 @@ test_parse_tunnel_truncation(void)
 					ref.tcp_flags = 0;
 					ref.proto_class = 0;
 					ref.hop_limit = 0;
+					ref.ip_len = 0;
 					rst = CFLOW_PARSE_TRUNC_L4;
 				} else {
 					rst = tun_reference(k,
 						tun_inner[i].family, b + hdr,
 						cut - hdr, &ref);
+					if (rst == CFLOW_PARSE_OK)
+						ref.ip_len =
+							tun_outer_ip_len(f);
 				}
 				free(b);
 				TEST_ASSERT(st == rst && memcmp(&p, &ref,
@@ -2019,6 +2034,68 @@ test_parse_tunnel_max_hdr(void)
 	return 0;
 }
 
+/*
+ * ip_len, RFC 7012's octets: the IP header's own length, not the frame's
+ * (Ethernet padding, a snaplen cut, VLAN tags); a tunnel's outer packet;
+ * icmp_code with icmp_type.
+ */
+static int
+test_parse_ip_len_icmp_code(void)
+{
+	struct cflow_parse_params decap = { .decap = CFLOW_DECAP_ALL };
+	struct pkt_spec tcp4 = { 4, 0x0a000001, 0x0a000002, 1000, 80, 6, 0x02,
+		0 };
+	struct pkt_spec udp6 = { 6, 1, 2, 53, 53, 17, 0, 0 };
+	/* a redirect: neither a query nor an error (issue 26), the
+	 * addresses' flow */
+	struct pkt_spec icmp4 = { 4, 0x0a000001, 0x0a000002, 0, 0, 1, 5, 0 };
+	struct pkt_spec icmp6 = { 6, 1, 2, 0, 0, 58, 128, 0 };
+	uint8_t f[256], inner[128];
+	struct cflow_packet p;
+	uint32_t len, ilen;
+
+	/* 54 bytes of TCP/IPv4 padded to 60: 40 IP bytes */
+	len = pkt_frame(f, &tcp4);
+	memset(f + len, 0, 60 - len);
+	TEST_ASSERT_EQ(parse_exact(f, 60, NULL, &p), CFLOW_PARSE_OK, "tcp4");
+	TEST_ASSERT_EQ(p.ip_len, 40u, "padded: %u", p.ip_len);
+	/* a 1400-byte packet cut to its headers: its own length */
+	f[16] = 1400 >> 8;
+	f[17] = 1400 & 0xff;
+	TEST_ASSERT_EQ(parse_exact(f, 54, NULL, &p), CFLOW_PARSE_OK, "cut");
+	TEST_ASSERT_EQ(p.ip_len, 1400u, "cut: %u", p.ip_len);
+	TEST_ASSERT_EQ(cflow_parse_general(f, 54, NULL, &p), CFLOW_PARSE_OK,
+		"general");
+	TEST_ASSERT_EQ(p.ip_len, 1400u, "general: %u", p.ip_len);
+	len = pkt_frame(f, &udp6);
+	TEST_ASSERT_EQ(parse_exact(f, len, NULL, &p), CFLOW_PARSE_OK, "udp6");
+	TEST_ASSERT_EQ(p.ip_len, 48u, "udp6: %u", p.ip_len);
+	len = pkt_frame(f, &icmp4);
+	f[14 + 20 + 1] = 1;     /* host redirect */
+	TEST_ASSERT_EQ(parse_exact(f, len, NULL, &p), CFLOW_PARSE_OK, "icmp4");
+	TEST_ASSERT(p.icmp_type == 5 && p.icmp_code == 1 && p.ip_len == 28,
+		"icmp4: %u/%u, %u bytes", p.icmp_type, p.icmp_code, p.ip_len);
+	len = pkt_frame(f, &icmp6);
+	TEST_ASSERT_EQ(parse_exact(f, len, NULL, &p), CFLOW_PARSE_OK, "icmp6");
+	TEST_ASSERT(p.icmp_type == 128 && p.icmp_code == 0 && p.ip_len == 48,
+		"icmp6: %u/%u, %u bytes", p.icmp_type, p.icmp_code, p.ip_len);
+	/* a fragment: no flow, no length */
+	len = pkt_frame(f, &tcp4);
+	f[14 + 7] = 10;
+	TEST_ASSERT_EQ(parse_exact(f, len, NULL, &p), CFLOW_PARSE_FRAGMENT,
+		"fragment");
+	TEST_ASSERT_EQ(p.ip_len, 0u, "fragment: %u", p.ip_len);
+	/* VXLAN: the inner flow, the outer packet's bytes */
+	ilen = pkt_frame(inner, &tcp4);
+	len = pkt_tun_frame(f, TUN_VXLAN, true, 0xc0000201, 0xc0000202, 7,
+		inner, ilen);
+	TEST_ASSERT_EQ(parse_exact(f, len, &decap, &p), CFLOW_PARSE_OK,
+		"vxlan");
+	TEST_ASSERT(p.tunnel == CFLOW_DECAP_VXLAN && p.ip_len == len - 14,
+		"vxlan: %u bytes, frame %u", p.ip_len, len);
+	return 0;
+}
+
 /* ---------------------------------------------------- ICMP (issue 26) */
 
 /*
@@ -2233,7 +2310,7 @@ test_parse_icmp_errors(void)
 			family);
 		/* quoting an error (about a packet .200 -> .1) */
 		il = icmp_error_frame(inner, family, 200, 1, t, 3, q, ql) - 14;
-		memcpy(inner, inner + 14, il);
+		memmove(inner, inner + 14, il);
 		/* make it from .1 to .200: the outer error goes to .1 */
 		{
 			uint8_t a[16];
@@ -2339,6 +2416,7 @@ test_parse_frag_id(void)
 }
 
 static const struct test_case cases[] = {
+	TEST_CASE(test_parse_ip_len_icmp_code),
 	TEST_CASE(test_parse_l4_kinds),
 	TEST_CASE(test_parse_ipv4_mapped_and_ports_tiebreak),
 	TEST_CASE(test_parse_direction),

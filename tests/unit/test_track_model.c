@@ -17,8 +17,9 @@
 /* ----------------------------------------------- randomised vs model */
 
 struct model_flow {
+	bool used;              /* first: lp_find() */
+	bool closing;
 	struct cflow_key key;
-	bool used, closing;
 	uint8_t cls;
 	uint64_t last_ns;
 };
@@ -34,30 +35,20 @@ struct model {
 	bool linger_from_close;
 };
 
+/* the head of struct model_flow_head */
+_Static_assert(offsetof(struct model_flow, key) ==
+	offsetof(struct model_flow_head, key), "model_flow's head");
+
 static struct model_flow *
 model_find(struct model *m, const struct cflow_key *k)
 {
-	uint32_t i = (uint32_t)cflow_hash_key(k, 1) % m->size;
-
-	while (m->slot[i].used &&
-			memcmp(&m->slot[i].key, k, sizeof(*k)) != 0)
-		i = (i + 1) % m->size;
-	return &m->slot[i];
+	return model_key_find(m->slot, sizeof(*m->slot), m->size, k);
 }
 
-/* Tombstone-free delete for linear probing: re-place the cluster. */
 static void
 model_remove(struct model *m, struct model_flow *e)
 {
-	uint32_t i = (uint32_t)(e - m->slot);
-
-	e->used = false;
-	for (i = (i + 1) % m->size; m->slot[i].used; i = (i + 1) % m->size) {
-		struct model_flow moved = m->slot[i];
-
-		m->slot[i].used = false;
-		*model_find(m, &moved.key) = moved;
-	}
+	model_key_remove(m->slot, sizeof(*m->slot), m->size, e);
 }
 
 /* The tracker's contract, on exact keys and nanoseconds. Times are

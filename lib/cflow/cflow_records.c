@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The key store of flow records (cflow_records.h): entries in an array,
+ * found through an index of linear probing (entry number + 1, 0 free;
+ * twice the capacity or more, a power of two, so at most half full),
+ * keyed by (worker, name); a removal shifts the rest of its cluster
+ * back (no tombstones). Free entries are a stack of their numbers.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cflow_records.h"
+#include "cfutil.h"
+
+#define MAX_CAPACITY (UINT64_C(1) << 31)
+
+struct rs_entry {
+	uint64_t name;
+	uint64_t flow_id;
+	uint64_t first_ns;      /* the next record's first packet (epoch) */
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport, dport, port, worker;
+	uint8_t family, proto, proto_class, icmp_type, icmp_code;
+};
+
+struct cflow_recstore {
+	struct rs_entry *e;
+	uint32_t *index;        /* entry + 1, or 0 */
+	uint32_t *free_list;    /* numbers of the free entries */
+	uint32_t nb_free;
+	uint64_t mask;          /* index slots - 1 */
+	uint64_t next_id;
+	struct cflow_recstore_stats st;
+};
+
+static uint64_t
+index_slots(uint64_t capacity)
+{
+	uint64_t n = 16;
+
+	while (n < 2 * capacity)
+		n <<= 1;
+	return n;
+}
+
+uint64_t
+cflow_recstore_bytes(uint64_t capacity)
+{
+	if (capacity == 0 || capacity > MAX_CAPACITY)
+		return 0;
+	return sizeof(struct cflow_recstore) + capacity *
+		(sizeof(struct rs_entry) + sizeof(uint32_t)) +
+		index_slots(capacity) * sizeof(uint32_t);
+}
+
+struct cflow_recstore *
+cflow_recstore_create(uint64_t capacity)
+{
+	uint64_t slots = index_slots(capacity);
+	struct cflow_recstore *s;
+
+	if (capacity == 0 || capacity > MAX_CAPACITY) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		goto nomem;
+	s->e = calloc(capacity, sizeof(*s->e));
+	s->index = calloc(slots, sizeof(*s->index));
+	s->free_list = malloc(capacity * sizeof(*s->free_list));
+	if (s->e == NULL || s->index == NULL || s->free_list == NULL) {
+		cflow_recstore_free(s);
+		goto nomem;
+	}
+	/* Entry 0 first: the low numbers are used first. */
+	for (uint64_t k = 0; k < capacity; k++)
+		s->free_list[k] = (uint32_t)(capacity - 1 - k);
+	s->nb_free = (uint32_t)capacity;
+	s->mask = slots - 1;
+	s->next_id = 1;
+	s->st.capacity = capacity;
+	s->st.bytes = cflow_recstore_bytes(capacity);
+	return s;
+nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+cflow_recstore_free(struct cflow_recstore *s)
+{
+	if (s == NULL)
+		return;
+	free(s->e);
+	free(s->index);
+	free(s->free_list);
+	free(s);
+}
+
+static inline uint64_t
+slot_of(const struct cflow_recstore *s, uint16_t worker, uint64_t name)
+{
+	return cfu_mix64(name ^ (uint64_t)worker << 48 ^ worker) & s->mask;
+}
+
+/* The index slot of (worker, name), or the free one it would take. */
+static uint64_t
+find(const struct cflow_recstore *s, uint16_t worker, uint64_t name)
+{
+	uint64_t i = slot_of(s, worker, name);
+
+	for (;; i = (i + 1) & s->mask) {
+		uint32_t x = s->index[i];
+
+		if (x == 0 || (s->e[x - 1].name == name &&
+				s->e[x - 1].worker == worker))
+			return i;
+	}
+}
+
+/* Free index slot @p i and its entry; shift the cluster back. */
+static void
+remove_at(struct cflow_recstore *s, uint64_t i)
+{
+	uint64_t j = i;
+
+	s->free_list[s->nb_free++] = s->index[i] - 1;
+	s->st.entries--;
+	for (;;) {
+		uint64_t home;
+		uint32_t x;
+
+		s->index[i] = 0;
+		/* the next entry of the cluster that may move up to i */
+		for (;;) {
+			j = (j + 1) & s->mask;
+			x = s->index[j];
+			if (x == 0)
+				return;
+			home = slot_of(s, s->e[x - 1].worker, s->e[x - 1].name);
+			/* home outside (i, j], cyclically: it may fill i */
+			if (((j - home) & s->mask) >= ((j - i) & s->mask))
+				break;
+		}
+		s->index[i] = x;
+		i = j;
+	}
+}
+
+uint64_t
+cflow_recstore_add(struct cflow_recstore *s, uint16_t worker, uint64_t name,
+		const struct cflow_event *e)
+{
+	uint64_t i = find(s, worker, name);
+	struct rs_entry *x;
+
+	if (s->index[i] != 0) {
+		/* the flow that had the name ended unrecorded */
+		s->st.replaced++;
+		x = &s->e[s->index[i] - 1];
+	} else {
+		if (s->nb_free == 0) {
+			s->st.full++;
+			return 0;
+		}
+		s->index[i] = s->free_list[--s->nb_free] + 1;
+		s->st.entries++;
+		x = &s->e[s->index[i] - 1];
+	}
+	x->name = name;
+	x->worker = worker;
+	x->flow_id = s->next_id++;
+	x->first_ns = e->time_ns;
+	memcpy(x->src, e->src, sizeof(x->src));
+	memcpy(x->dst, e->dst, sizeof(x->dst));
+	x->sport = e->sport;
+	x->dport = e->dport;
+	x->port = e->port;
+	x->family = e->family;
+	x->proto = e->proto;
+	x->proto_class = e->proto_class;
+	x->icmp_type = e->icmp_type;
+	x->icmp_code = e->icmp_code;
+	s->st.added++;
+	return x->flow_id;
+}
+
+int
+cflow_recstore_name(struct cflow_recstore *s, uint16_t worker,
+		const struct cflow_record *r, uint64_t offset_ns,
+		struct cflow_flow_record *out)
+{
+	uint64_t i;
+	struct rs_entry *x;
+
+	if (r->reason == CFLOW_RECORD_NEW)
+		return -EINVAL;
+	i = find(s, worker, r->name);
+	if (s->index[i] == 0) {
+		s->st.unnamed++;
+		return -ENOENT;
+	}
+	x = &s->e[s->index[i] - 1];
+	memset(out, 0, sizeof(*out));
+	out->flow_id = x->flow_id;
+	out->first_ns = x->first_ns;
+	out->last_ns = r->last_ns + offset_ns;
+	/* a record's last packet is kept to a fraction of a tick,
+	 * truncated: never before its first */
+	if (out->last_ns < out->first_ns)
+		out->last_ns = out->first_ns;
+	out->packets = r->packets;
+	out->bytes = r->bytes;
+	memcpy(out->src, x->src, sizeof(out->src));
+	memcpy(out->dst, x->dst, sizeof(out->dst));
+	out->sport = x->sport;
+	out->dport = x->dport;
+	out->port = x->port;
+	out->worker = worker;
+	out->family = x->family;
+	out->proto = x->proto;
+	out->proto_class = x->proto_class;
+	out->reason = r->reason;
+	out->tcp_flags = r->tcp_flags;
+	out->icmp_type = x->icmp_type;
+	out->icmp_code = x->icmp_code;
+	s->st.named++;
+	if (r->reason == CFLOW_RECORD_ACTIVE)
+		x->first_ns = r->next_ns + offset_ns;
+	else
+		remove_at(s, i);
+	return 0;
+}
+
+void
+cflow_recstore_stats_get(const struct cflow_recstore *s,
+		struct cflow_recstore_stats *st)
+{
+	*st = s->st;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef _CFLOW_RECORDS_H_
+#define _CFLOW_RECORDS_H_
+
+/**
+ * @file
+ * lib/cflow's key store: the keys of the flows a tracker with records
+ * keeps (struct cflow_tracker_params' records), off the datapath, so that
+ * each of its records (struct cflow_record, named by the flow's table
+ * entry) can be exported with its key (struct cflow_flow_record).
+ *
+ * An entry is filled from a flow's CFLOW_RECORD_NEW (with the flow's
+ * first packet as a struct cflow_event) and named by the tracker (a
+ * worker index, for several trackers) and the flow's name; each record
+ * of that name is then named with it, and the record that ends the flow
+ * frees the entry. Its capacity bounds it: a new flow that finds the
+ * store full is not kept (counted), nor named later (counted too). One
+ * allocation at creation; nothing is allocated after. Not thread safe:
+ * one thread (the application's main lcore) takes every worker's
+ * records, in each worker's order.
+ *
+ * Part of nothing: include it on its own (it includes cflow_event.h).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cflow_event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Counters of a key store, since its creation. */
+struct cflow_recstore_stats {
+	uint64_t entries;       /**< flows kept now (a gauge) */
+	uint64_t capacity;      /**< the most it keeps */
+	uint64_t bytes;         /**< its memory */
+	uint64_t added;         /**< new flows kept */
+	/** New flows not kept: the store was full. */
+	uint64_t full;
+	/**
+	 * New flows whose name an entry held: the flow that had it ended
+	 * without its record reaching the store (a record lost on the way,
+	 * a full ring); the old entry is replaced, counted here.
+	 */
+	uint64_t replaced;
+	/** Records named and handed out (struct cflow_flow_record). */
+	uint64_t named;
+	/** Records of a name no entry holds: their flow's new event never
+	 *  reached the store (full, lost on the way, a restored table). */
+	uint64_t unnamed;
+};
+
+struct cflow_recstore;
+
+/**
+ * A key store of @p capacity entries (1..2^31), about 96 bytes each
+ * (cflow_recstore_bytes()).
+ *
+ * @param capacity
+ *   Entries: flows named at once.
+ * @return
+ *   The store, or NULL with errno set: EINVAL, ENOMEM.
+ */
+struct cflow_recstore *cflow_recstore_create(uint64_t capacity);
+
+/**
+ * The bytes a store takes.
+ *
+ * @param capacity
+ *   Its entries.
+ * @return
+ *   The bytes a store of @p capacity entries takes; 0 if refused.
+ */
+uint64_t cflow_recstore_bytes(uint64_t capacity);
+
+/**
+ * Free a store.
+ *
+ * @param s
+ *   The store, or NULL.
+ */
+void cflow_recstore_free(struct cflow_recstore *s);
+
+/**
+ * A new flow of tracker @p worker, named @p name (its record's), whose
+ * first packet is @p e (struct cflow_event of its CFLOW_NEW verdict,
+ * with its time since the epoch, port and worker). An entry that held
+ * the name is replaced (counted replaced).
+ *
+ * @param s
+ *   The store.
+ * @param worker
+ *   The tracker's worker.
+ * @param name
+ *   The flow's name (struct cflow_record's, CFLOW_RECORD_NEW).
+ * @param e
+ *   Its first packet's event.
+ * @return
+ *   The flow's id (from 1, in the order flows are added), or 0 if the
+ *   store is full (counted full): the flow's records will be unnamed.
+ */
+uint64_t cflow_recstore_add(struct cflow_recstore *s, uint16_t worker,
+		uint64_t name, const struct cflow_event *e);
+
+/**
+ * Name a record of tracker @p worker: its flow's key and the record's
+ * counts and times into @p out, its times moved by @p offset_ns (to the
+ * epoch, as the new-flow events' are). A record that ends the flow (not
+ * CFLOW_RECORD_ACTIVE) frees its entry; an active timeout's makes the
+ * next record start at its next_ns.
+ *
+ * @param s
+ *   The store.
+ * @param worker
+ *   The tracker's worker.
+ * @param r
+ *   The record.
+ * @param offset_ns
+ *   Added to its times.
+ * @param out
+ *   Receives the named record.
+ * @return
+ *   0, or -ENOENT (no errno) if no entry holds the name (counted
+ *   unnamed), or -EINVAL for a CFLOW_RECORD_NEW.
+ */
+int cflow_recstore_name(struct cflow_recstore *s, uint16_t worker,
+		const struct cflow_record *r, uint64_t offset_ns,
+		struct cflow_flow_record *out);
+
+/**
+ * Copy the counters.
+ *
+ * @param s
+ *   The store.
+ * @param st
+ *   Receives them.
+ */
+void cflow_recstore_stats_get(const struct cflow_recstore *s,
+		struct cflow_recstore_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _CFLOW_RECORDS_H_ */
