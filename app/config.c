@@ -322,9 +322,10 @@ static const struct option_def defs[] = {
 		"fragment's flow (off: later fragments are untracked)",
 		.zero_word = "off" },
 	{ "frag-hold", "fragments", "hold", OPT_UINT, FIELD(frag_hold), 1,
-		65536, CFLOW_FRAG_HOLD_DEFAULT, "later fragments each worker "
-		"holds until their first fragment comes (off: none held, they "
-		"go on untracked)", .zero_word = "off" },
+		65536, CFLOW_FRAG_HOLD_DEFAULT, "firewall mode: later fragments "
+		"each worker holds until their first fragment comes, dropped "
+		"if it never does (off: none held, they go on untracked; "
+		"without roles none are)", .zero_word = "off" },
 	{ "frag-timeout", "fragments", "timeout", OPT_UINT,
 		FIELD(frag_timeout_s), 1, 3600, CFLOW_FRAG_TIMEOUT_S, "s a "
 		"datagram is followed from its first fragment, and a later "

@@ -88,9 +88,10 @@ static const struct app_counter worker[] = {
 static const struct app_counter frag[] = {
 	FRAG(datagrams, "fragmented datagrams followed: first fragments"),
 	FRAG(followed, "later fragments given their first fragment's flow"),
-	FRAG(held, "later fragments held: they came before their first"),
+	FRAG(held, "firewall mode: later fragments held, they came before "
+		"their first"),
 	FRAG(released, "held fragments passed on behind their first"),
-	FRAG(expired, "held fragments passed on unfollowed: no first "
+	FRAG(expired, "held fragments dropped as fragment: no first "
 		"fragment in time"),
 	FRAG(overlaps, "fragments over their first's transport header, or "
 		"a first fragment of another flow: not followed"),

@@ -82,7 +82,8 @@ struct app_counter_table {
 	E(dropped_malformed, dropped, APP_DROP_MALFORMED, \
 		"firewall drop: malformed outside packet") \
 	E(dropped_fragment, dropped, APP_DROP_FRAGMENT, \
-		"firewall drop: outside non-first fragment") \
+		"firewall drop: outside non-first fragment, or a held one " \
+		"whose first never came") \
 	E(dropped_mirror_rx, dropped, APP_DROP_MIRROR_RX, \
 		"packets received on the mirror port, dropped") \
 	E(dropped_wrong_direction, dropped, APP_DROP_WRONG_DIR, \

@@ -133,22 +133,27 @@ last_packet_time(void)
 }
 
 /* --frag-datagrams: a worker's fragment follower (cflow_frag.h), with
- * room for what it gives back at once. */
+ * room for what it gives back at once. It holds later fragments that
+ * come before their first (--frag-hold) in firewall mode only, where a
+ * fragment's fate is its flow's: elsewhere nothing depends on the flow
+ * (a blocklist decides a fragment without its first by its addresses
+ * and --blocklist-unparsed), so every frame goes on at once, in the
+ * order it came (docs/firewall.md, Fragments). */
 static void
 frag_create(struct app_worker *w)
 {
+	uint64_t hold = app_config_firewall(&cfg) ? cfg.frag_hold : 0;
 	struct cflow_frag_params p = {
 		.datagrams = (uint32_t)cfg.frag_datagrams,
-		.hold = (uint32_t)cfg.frag_hold,
-		.no_hold = cfg.frag_hold == 0,
+		.hold = (uint32_t)hold,
+		.no_hold = hold == 0,
 		.timeout_ns = cfg.frag_timeout_s * UINT64_C(1000000000),
 	};
 
 	if (cfg.frag_datagrams == 0)
 		return;
 	w->frag = cflow_frag_create(&p);
-	w->frag_ready = calloc(cfg.frag_hold + CF_BULK_MAX,
-		sizeof(*w->frag_ready));
+	w->frag_ready = calloc(hold + CF_BULK_MAX, sizeof(*w->frag_ready));
 	if (w->frag == NULL || w->frag_ready == NULL)
 		rte_exit(EXIT_FAILURE, "fragment follower of %" PRIu64
 			" datagrams on lcore %u: %s\n", cfg.frag_datagrams,

@@ -515,8 +515,9 @@ create_pools(struct app_topology *t, const struct app_config *cfg, char *err,
 	 * by their mbufs, a bounded number (app_events_mbufs()), so that a
 	 * drain falling behind drops them rather than starve the rx rings */
 	nb += app_events_mbufs(cfg, t->nb_workers);
-	/* fragments each worker holds for their first one */
-	if (cfg->frag_datagrams != 0)
+	/* fragments each worker holds for their first one (firewall mode
+	 * only: main.c's frag_create()) */
+	if (cfg->frag_datagrams != 0 && app_config_firewall(cfg))
 		nb += (uint64_t)t->nb_workers * cfg->frag_hold;
 	if (cfg->mbufs != 0)
 		nb = cfg->mbufs;

@@ -500,6 +500,9 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 
 		if (unlikely(act >= APP_DROP_MAX))
 			act = outside_decide(w, act, &parsed[k]);
+		if (unlikely(w->frag_dropping) &&
+				verdicts[k] == CFLOW_UNTRACKED_FRAGMENT)
+			act = APP_DROP_FRAGMENT;
 		*RTE_MBUF_DYNFIELD(m, run->verdict_offset, uint8_t *) =
 			(uint8_t)verdicts[k];
 		if (act != APP_FORWARD) {
@@ -736,12 +739,14 @@ parse_and_block(struct app_worker *w, const struct app_rxq *q,
 	if (bl != NULL)
 		cbl_match_burst(bl, parsed, n, parsed_ok, kinds);
 	for (uint16_t k = 0; k < n; k++) {
-		enum cbl_kind kind = bl == NULL ? CBL_NONE :
-			(parsed_ok >> k) & 1 ? kinds[k] :
-			blocklist_unparsed(w, bl, &parsed[k]);
+		enum cbl_kind kind;
 
+		/* the follower has it: decided (and counted) when it gives
+		 * it back */
 		if ((held >> k) & 1)
-			continue;       /* the follower has it */
+			continue;
+		kind = bl == NULL ? CBL_NONE : (parsed_ok >> k) & 1 ?
+			kinds[k] : blocklist_unparsed(w, bl, &parsed[k]);
 		if (kind != CBL_NONE) {
 			w->ctr.blocked_packets++;
 			w->ctr.blocked_bytes += in[k].wire_len;
@@ -916,7 +921,13 @@ frag_flush(struct app_worker *w, const struct cbl *bl)
 }
 
 /* Held fragments whose time is up (every one if @p all: the input is
- * over), passed on unfollowed. */
+ * over): their first fragment never came. Only firewall mode holds
+ * (main.c's frag_create()), and there they are dropped as nf_defrag
+ * drops a datagram it never completed, whatever the side: through the
+ * blocklist and the tracker (counted `fragments`, verdict
+ * CFLOW_UNTRACKED_FRAGMENT), then dropped as `fragment`. With handoff,
+ * an unfollowed fragment is tracked where it arrives: the pending set,
+ * flushed before and after, then holds only them. */
 static void
 frag_expire(struct app_worker *w, const struct cbl *bl, bool all)
 {
@@ -925,11 +936,15 @@ frag_expire(struct app_worker *w, const struct cbl *bl, bool all)
 
 	if (w->frag == NULL || cflow_frag_held(w->frag) == 0)
 		return;
+	pending_flush(w);
+	w->frag_dropping = app_config_firewall(w->run->cfg);
 	do {
 		n = cflow_frag_expire(w->frag, w->last_ns, all, items,
 			CF_BULK_MAX);
 		frag_process(w, bl, items, n, false);
 	} while (n == CF_BULK_MAX);
+	pending_flush(w);
+	w->frag_dropping = false;
 }
 
 void

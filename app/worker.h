@@ -149,6 +149,10 @@ struct app_worker {
 	struct rte_mbuf **burst_pkts;
 	const struct cflow_input *burst_in;
 	unsigned int nb_frag_ready;
+	/* Firewall mode: the held fragments being given back unfollowed
+	 * (frag_expire()) are dropped once tracked, as nf_defrag drops a
+	 * datagram it never completed. */
+	bool frag_dropping;
 	const struct cbl *bl_seen; /* bl_has_flows is of it */
 	bool bl_has_flows;
 	uint8_t scratch[CFLOW_PARSE_MAX_HDR]; /* headers across segments */

@@ -925,9 +925,26 @@ match_one(const struct cbl *bl, const struct cflow_packet *pkt, bool flow)
 	return (enum cbl_kind)kind[__builtin_ctzll(hits)];
 }
 
+/*
+ * An ICMP error's own source (pkt->err_src): the key holds the flow the
+ * error quotes, which a listed sender could choose freely, so the
+ * sender is matched as an address of the packet too (never a flow).
+ */
+static enum cbl_kind
+match_err_src(const struct cbl *bl, const struct cflow_packet *pkt)
+{
+	if (pkt->kind != CFLOW_KIND_ICMP_ERROR)
+		return CBL_NONE;
+	return match_addr(bl, pkt->key.family, pkt->err_src);
+}
+
 enum cbl_kind
 cbl_match(const struct cbl *bl, const struct cflow_packet *pkt)
 {
+	enum cbl_kind kind = match_err_src(bl, pkt);
+
+	if (kind != CBL_NONE)
+		return kind;
 	if (match_key_count(bl, pkt, true) > CF_BULK_MAX) /* many lengths */
 		return match_scalar(bl, pkt, true);
 	return match_one(bl, pkt, true);
@@ -996,11 +1013,15 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		m = match_keys(bl, &pkts[k], true, hashes, kind, m, &dflt[k]);
 	}
 	burst_flush(bl, hashes, kind, owner, m, kinds);
+	/* then the index's answer; an ICMP error's own sender last */
 	for (; mask != 0; mask &= mask - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(mask);
 
 		if (kinds[k] == CBL_NONE)
 			kinds[k] = dflt[k];
+		if (kinds[k] == CBL_NONE &&
+				pkts[k].kind == CFLOW_KIND_ICMP_ERROR)
+			kinds[k] = match_err_src(bl, &pkts[k]);
 	}
 }
 
@@ -1016,8 +1037,13 @@ cbl_match_addrs(const struct cbl *bl,
 {
 	const int family = pkt->key.family;
 
+	enum cbl_kind kind;
+
 	if (!pkt->has_addrs || (family != 4 && family != 6))
 		return CBL_NONE;
+	kind = match_err_src(bl, pkt);
+	if (kind != CBL_NONE)
+		return kind;
 	if (match_key_count(bl, pkt, false) > CF_BULK_MAX) /* many lengths */
 		return match_scalar(bl, pkt, false);
 	return match_one(bl, pkt, false);

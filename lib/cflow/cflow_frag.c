@@ -308,6 +308,8 @@ cflow_frag_packet(struct cflow_frag *f, const struct cflow_frag_id *fi,
 		f->c.followed++;
 		return CFLOW_FRAG_FOLLOWED;
 	}
+	if (f->hold_max == 0)
+		return CFLOW_FRAG_PASS;         /* no_hold: nothing to count */
 	if (!hold_put(f, fi, h, item, now_ns)) {
 		f->c.hold_full++;
 		return CFLOW_FRAG_PASS;

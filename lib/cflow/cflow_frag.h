@@ -65,7 +65,9 @@ struct cflow_frag_params {
 	 *  CFLOW_FRAG_MAX (default CFLOW_FRAG_HOLD_DEFAULT). */
 	uint32_t hold;
 	/** Hold nothing: hold is 0 (a later fragment before its first goes
-	 *  on unfollowed). */
+	 *  on unfollowed at once, counted in none of held and hold_full):
+	 *  where nothing depends on a fragment's flow, so that nothing is
+	 *  reordered. */
 	bool no_hold;
 	/** How long a datagram is followed from its first fragment, and a
 	 *  fragment held (default CFLOW_FRAG_TIMEOUT_S). */
@@ -101,7 +103,8 @@ struct cflow_frag_counters {
 			     *  and first fragments of a datagram remembered
 			     *  with another flow: not followed */
 	uint64_t evicted;   /**< datagrams forgotten early for a newer one */
-	uint64_t hold_full; /**< later fragments not held: the hold full */
+	uint64_t hold_full; /**< later fragments not held: the hold full
+			     *  (never with no_hold) */
 };
 
 struct cflow_frag;

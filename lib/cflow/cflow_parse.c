@@ -478,16 +478,17 @@ enum quoted {
 };
 
 /*
- * An ICMP error (@p l4, @p l4len bytes from its ICMP header), sent to
- * @p dst (the outer IP header's, 4 or 16 bytes by @p v6): the packet it
+ * An ICMP error (@p l4, @p l4len bytes from its ICMP header), sent from
+ * @p src_out to @p dst (the outer IP header's, 4 or 16 bytes by @p v6):
+ * the packet it
  * quotes, parsed as a packet of its family would be (quoted: 8 bytes of
  * its L4 header suffice, no tunnel is opened, no error within is parsed).
  * For QUOTED_FLOW, @p pkt takes the quoted packet's key and class and
  * the error's direction (enum cflow_packet_kind).
  */
 static enum quoted
-parse_icmp_error(const uint8_t *l4, uint32_t l4len, const uint8_t *dst,
-		bool v6, struct cflow_packet *pkt)
+parse_icmp_error(const uint8_t *l4, uint32_t l4len, const uint8_t *src_out,
+		const uint8_t *dst, bool v6, struct cflow_packet *pkt)
 {
 	struct cflow_packet q;
 	enum cflow_parse_status st;
@@ -516,6 +517,13 @@ parse_icmp_error(const uint8_t *l4, uint32_t l4len, const uint8_t *dst,
 	pkt->proto_class = q.proto_class;
 	pkt->tcp_flags = 0;
 	pkt->kind = CFLOW_KIND_ICMP_ERROR;
+	if (v6) {
+		memcpy(pkt->err_src, src_out, 16);
+	} else {
+		memset(pkt->err_src, 0, 10);
+		pkt->err_src[10] = pkt->err_src[11] = 0xff;
+		memcpy(pkt->err_src + 12, src_out, 4);
+	}
 	return QUOTED_FLOW;
 }
 
@@ -529,8 +537,9 @@ parse_icmp_error(const uint8_t *l4, uint32_t l4len, const uint8_t *dst,
  */
 static enum cflow_parse_status
 parse_transport(uint8_t proto, const uint8_t *l4, uint32_t l4len,
-		const uint8_t *dst, bool v6, bool quoted, uint16_t *sport,
-		uint16_t *dport, struct cflow_packet *pkt, bool *done)
+		const uint8_t *src, const uint8_t *dst, bool v6, bool quoted,
+		uint16_t *sport, uint16_t *dport, struct cflow_packet *pkt,
+		bool *done)
 {
 	enum cflow_parse_status st;
 
@@ -542,7 +551,7 @@ parse_transport(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 		pkt->kind = CFLOW_KIND_ICMP_UNRELATED;
 		return CFLOW_PARSE_OK;
 	}
-	switch (parse_icmp_error(l4, l4len, dst, v6, pkt)) {
+	switch (parse_icmp_error(l4, l4len, src, dst, v6, pkt)) {
 	case QUOTED_FLOW:
 		*done = true;
 		return CFLOW_PARSE_OK;
@@ -612,8 +621,8 @@ parse_ipv4(const uint8_t *p, uint32_t len,
 			frag & 0x1fff, (frag & 0x2000) != 0);
 	if ((frag & 0x1fff) != 0)
 		return addrs_v4(p, CFLOW_PARSE_FRAGMENT, pkt);
-	st = parse_transport(p[9], p + ihl, len - ihl, p + 16, false, quoted,
-		&sport, &dport, pkt, &done);
+	st = parse_transport(p[9], p + ihl, len - ihl, p + 12, p + 16, false,
+		quoted, &sport, &dport, pkt, &done);
 	if (st != CFLOW_PARSE_OK)
 		return addrs_v4(p, st, pkt);
 	if (decap != 0 && !done) {
@@ -701,8 +710,8 @@ parse_ipv6(const uint8_t *p, uint32_t len,
 		nh = p[off];
 		off += hlen;
 	}
-	st = parse_transport(nh, p + off, len - off, p + 24, true, quoted,
-		&sport, &dport, pkt, &done);
+	st = parse_transport(nh, p + off, len - off, p + 8, p + 24, true,
+		quoted, &sport, &dport, pkt, &done);
 	if (st != CFLOW_PARSE_OK)
 		return addrs_v6(p, st, pkt);
 	if (decap != 0 && !done) {

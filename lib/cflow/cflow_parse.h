@@ -422,6 +422,14 @@ struct cflow_packet {
 	 * names the datagram. Else false.
 	 */
 	bool frag_first;
+	/**
+	 * With CFLOW_KIND_ICMP_ERROR: the error's own source address (a
+	 * router on the path, or the quoted packet's destination), which
+	 * the key no longer holds, IPv4 mapped (\::ffff:a.b.c.d) as in the
+	 * key; a blocklist matches it as an address of the packet
+	 * (cbl_match()). Else zero.
+	 */
+	uint8_t err_src[16];
 };
 
 /** Parser options; zeroed, Ethernet without VLAN ids in the key. */

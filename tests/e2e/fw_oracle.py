@@ -42,6 +42,9 @@ What it models (docs/firewall.md):
   short is malformed (bad_embedded); an error about an error or a
   non-first fragment, or to another host than the quoted source, is
   unrelated;
+- fragments (issue 26): a later fragment never has its first one here;
+  in firewall mode it is held for it and then dropped, inside as well
+  (dropped as fragment);
 - the action table role x verdict -> forward or drop(reason); from the
   outside, a non-IP frame other than ARP is dropped by
   --firewall-unparsed drop (the default), its reason by its ethertype,
@@ -578,6 +581,13 @@ class Oracle:
                     p.get("nd"):
                 d.action = FWD
                 self.c["nd_passed"] += 1
+            if role == "inside" and verdict == FRAGMENT:
+                # The model's later fragments have no first fragment:
+                # in firewall mode one is held for it, then dropped, on
+                # either side, as nf_defrag drops a datagram it never
+                # completed (docs/firewall.md, Fragments); the table's
+                # inside cell is for those not held (the hold full)
+                d.action = "fragment"
         d.out_port = cfg.tx_port[port] if d.action == FWD else None
         if flow is not None:
             cap = (1 << cfg.count_bits) - 1 if cfg.count_bits else 0

@@ -469,7 +469,9 @@ def outside_pcap():
     (no flow has packets on both): the outside's unsolicited packets,
     non-first fragments (dropped), malformed (dropped), non-IP
     (forwarded), an allowed service opened and used from outside only;
-    the inside's own fragments, malformed frames and flows (forwarded)."""
+    the inside's own malformed frames and flows (forwarded), and a later
+    fragment whose first never comes (held, then dropped at the end, as
+    nf_defrag drops a datagram it never completed)."""
     rng = random.Random(5)
     a, x = inside_host(2), outside_host(1)
     ssh = inside_host(10)

@@ -303,6 +303,9 @@ def stop(proc, timeout=30):
     return proc.returncode
 
 
+UNDECIDED = "the run's timing leaves the outcome open"
+
+
 def live_run(scn, nb, firewall):
     """Returns (problems, command line, info)."""
     ns = Netns()
@@ -398,8 +401,8 @@ def live_run(scn, nb, firewall):
         try:
             res = o.run(scn.events([base + int(s * NS) for s, _ in spans]))
         except Ambiguous as e:
-            return ["the run's timing leaves the outcome open (phases took "
-                    "up to %.3f s): %s" % (slack / NS, e)], cmd, info
+            return [UNDECIDED + " (phases took up to %.3f s): %s" % (
+                slack / NS, e)], cmd, info
         for port in (0, 1):
             got = ours(read_frames(caps[port]))
             bad += ["egress port %d: %s" % (port, b)
@@ -477,7 +480,14 @@ def test_live(make, firewall, nb):
     if why:
         pytest.skip(why)
     scn = make()
-    bad, cmd, info = live_run(scn, nb, firewall)
+    # A run whose phases took so long that the model cannot tell what
+    # the timeouts made of them (Ambiguous) decided nothing: it is run
+    # again, up to 3 times, rather than judged (a machine loaded to 30
+    # runnable threads stretched a phase to 47 s).
+    for _ in range(3):
+        bad, cmd, info = live_run(scn, nb, firewall)
+        if not (len(bad) == 1 and bad[0].startswith(UNDECIDED)):
+            break
     assert not bad, "%s\nphases (start, duration) s: %s\ncommand: %s" % (
         "\n".join(bad), info.get("spans"), " ".join(cmd))
 

@@ -11,8 +11,10 @@
  * - addresses are reported if and only if an independent walk finds a
  *   sane IP header (behind the link header and at most
  *   CFLOW_PARSE_VLAN_ADDRS_MAX tags, version matching, whole within the
- *   frame), and they are that header's addresses, lower first; the
- *   ethertype is the walk's;
+ *   frame), and they are that header's addresses, lower first (an ICMP
+ *   error about a flow, CFLOW_KIND_ICMP_ERROR: the quoted packet's,
+ *   one of which is the error's destination); the ethertype is the
+ *   walk's;
  * - a frame shorter than its link header is CFLOW_PARSE_TRUNC_L2; a link
  *   type out of range, CFLOW_PARSE_NON_IP;
  * - status OK => addresses reported, at most CFLOW_PARSE_VLAN_MAX tags,
@@ -269,14 +271,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		lo = memcmp(src, dst, 16) <= 0 ? src : dst;
 		hi = lo == src ? dst : src;
-		if (p.key.family != family ||
+		if (st == CFLOW_PARSE_OK && p.kind == CFLOW_KIND_ICMP_ERROR) {
+			/* An error's key is the flow of the packet it
+			 * quotes, whose source is the error's destination:
+			 * that address is one of the key's, of the same
+			 * family. */
+			if (p.key.family != family ||
+					(memcmp(p.key.addr_lo, dst, 16) != 0 &&
+					memcmp(p.key.addr_hi, dst, 16) != 0))
+				abort();
+		} else if (p.key.family != family ||
 				memcmp(p.key.addr_lo, lo, 16) != 0 ||
-				memcmp(p.key.addr_hi, hi, 16) != 0)
+				memcmp(p.key.addr_hi, hi, 16) != 0) {
 			abort();
-		/* The direction: from hi to lo when the source is higher
-		 * (equal addresses: by ports, known only with a key). */
-		if (memcmp(src, dst, 16) != 0 && p.reversed != (lo == dst))
+		} else if (memcmp(src, dst, 16) != 0 &&
+				p.reversed != (lo == dst)) {
+			/* The direction: from hi to lo when the source is
+			 * higher (equal addresses: by ports, known only with
+			 * a key). */
 			abort();
+		}
 	}
 	memset(&zero, 0, sizeof(zero));
 	zero.ethertype = ethertype;

@@ -9,9 +9,12 @@
  * by byte (packets.h); what each must come to is this file's.
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "blocklist.h"
 #include "cflow.h"
 #include "cflow_test.h"
 #include "packets.h"
@@ -498,11 +501,123 @@ test_frag_follow(void)
 	return 0;
 }
 
+/*
+ * A blocklist and an ICMP error: the key is the quoted flow's, which the
+ * sender chooses, so the error's own source is matched as an address too
+ * (err_src). Router N 9 is listed: its error about the unlisted flow
+ * N 1 -> N 200 matches CBL_ADDRESS in cbl_match(), cbl_match_addrs()
+ * and cbl_match_burst(); the same error from N 8 matches nothing; an
+ * error from N 8 about a flow to the listed N 9 still does (the key).
+ * Before err_src, an address-listed host passed every error it sent.
+ */
+static int
+test_icmp_error_sender_blocked(void)
+{
+	char path[] = "/tmp/test_icmp_bl_XXXXXX", err[256];
+	const char list[] = "10.0.0.9\n2001:db8::9\n";
+	int fd = mkstemp(path);
+	struct cbl *bl;
+
+	TEST_ASSERT(fd >= 0 && write(fd, list, sizeof(list) - 1) ==
+		(ssize_t)(sizeof(list) - 1), "list file");
+	close(fd);
+	bl = cbl_read(path, 0, err, sizeof(err));
+	unlink(path);
+	TEST_ASSERT(bl != NULL, "cbl_read: %s", err);
+	for (int family = 4; family <= 6; family += 2) {
+		uint8_t unreach = family == 4 ? 3 : 1, b[3][512];
+		struct cflow_packet p[3];
+		enum cbl_kind kinds[3];
+		uint32_t n;
+
+		/* from the listed router, about an unlisted flow */
+		n = error_of(b[0], family, 9, 1, unreach, 0, 1, 200, 17,
+			4000, 53);
+		TEST_ASSERT_EQ(cflow_parse(b[0], n, NULL, &p[0]),
+			CFLOW_PARSE_OK, "parse");
+		TEST_ASSERT_EQ(p[0].kind, CFLOW_KIND_ICMP_ERROR, "kind");
+		/* the same from an unlisted router */
+		n = error_of(b[1], family, 8, 1, unreach, 0, 1, 200, 17,
+			4000, 53);
+		TEST_ASSERT_EQ(cflow_parse(b[1], n, NULL, &p[1]),
+			CFLOW_PARSE_OK, "parse");
+		/* from an unlisted router, about a flow to the listed host */
+		n = error_of(b[2], family, 8, 1, unreach, 0, 1, 9, 17,
+			4000, 53);
+		TEST_ASSERT_EQ(cflow_parse(b[2], n, NULL, &p[2]),
+			CFLOW_PARSE_OK, "parse");
+		TEST_ASSERT_EQ(cbl_match(bl, &p[0]), CBL_ADDRESS, "v%d sender",
+			family);
+		TEST_ASSERT_EQ(cbl_match_addrs(bl, &p[0]), CBL_ADDRESS,
+			"v%d sender, addresses", family);
+		TEST_ASSERT_EQ(cbl_match(bl, &p[1]), CBL_NONE, "v%d unlisted",
+			family);
+		TEST_ASSERT_EQ(cbl_match_addrs(bl, &p[1]), CBL_NONE,
+			"v%d unlisted, addresses", family);
+		TEST_ASSERT_EQ(cbl_match(bl, &p[2]), CBL_ADDRESS,
+			"v%d quoted", family);
+		cbl_match_burst(bl, p, 3, 7, kinds);
+		TEST_ASSERT(kinds[0] == CBL_ADDRESS && kinds[1] == CBL_NONE &&
+			kinds[2] == CBL_ADDRESS, "v%d burst: %d %d %d", family,
+			kinds[0], kinds[1], kinds[2]);
+	}
+	cbl_free(bl);
+	return 0;
+}
+
+/*
+ * With no_hold (the application's choice where nothing depends on a
+ * fragment's flow: no firewall), a later fragment before its first goes
+ * on at once, unfollowed, counted neither held nor hold_full (it was
+ * counted hold_full, a full hold of size 0); one after its first is
+ * followed. IPv4 and IPv6.
+ */
+static int
+test_frag_no_hold(void)
+{
+	for (int family = 4; family <= 6; family += 2) {
+		struct cflow_frag_params fp = { .datagrams = 8, .no_hold = true,
+			.timeout_ns = 30 * S, .seed = 7 };
+		struct cflow_frag *f = cflow_frag_create(&fp);
+		struct cflow_packet p;
+		enum cflow_parse_status st;
+		struct cflow_frag_counters c;
+		void *rel[1];
+		unsigned int nrel;
+		uint8_t b[256];
+		int item;
+		uint32_t n;
+
+		TEST_ASSERT(f != NULL && cflow_frag_hold(f) == 0, "create");
+		n = frag_frame(b, family, 1, 200, 77, 8, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &item, S, &p, &st, rel, &nrel),
+			CFLOW_FRAG_PASS, "IPv%d: before its first: on", family);
+		TEST_ASSERT_EQ(st, CFLOW_PARSE_FRAGMENT, "unfollowed");
+		n = frag_frame(b, family, 1, 200, 77, 0, true);
+		TEST_ASSERT_EQ(follow(f, b, n, &item, S, &p, &st, rel, &nrel),
+			CFLOW_FRAG_PASS, "its first");
+		TEST_ASSERT_EQ(nrel, 0u, "nothing given back");
+		n = frag_frame(b, family, 1, 200, 77, 16, false);
+		TEST_ASSERT_EQ(follow(f, b, n, &item, S, &p, &st, rel, &nrel),
+			CFLOW_FRAG_FOLLOWED, "after its first: followed");
+		cflow_frag_counters_get(f, &c);
+		TEST_ASSERT(c.held == 0 && c.hold_full == 0 && c.followed == 1 &&
+			c.datagrams == 1 && cflow_frag_held(f) == 0,
+			"IPv%d: held %lu hold_full %lu followed %lu", family,
+			(unsigned long)c.held, (unsigned long)c.hold_full,
+			(unsigned long)c.followed);
+		cflow_frag_free(f);
+	}
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_icmp_table),
 	TEST_CASE(test_icmp_monitor),
 	TEST_CASE(test_icmp_fragments_seen),
 	TEST_CASE(test_frag_follow),
+	TEST_CASE(test_icmp_error_sender_blocked),
+	TEST_CASE(test_frag_no_hold),
 	TEST_CASES_END(),
 };
 
