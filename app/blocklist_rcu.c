@@ -8,6 +8,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -93,9 +94,10 @@ app_blocklist_reload(const char *path, char *err, size_t err_len)
 	}
 	memcpy(from, path, strlen(path) + 1);
 	if (from[0] == '\0') {
-		snprintf(why, sizeof(why), "no blocklist to reload");
-		ret = -ENOENT;
-		goto fail;
+		/* nothing tried: not a failed reload (reload_failures, which
+		 * an alert reads) */
+		pthread_mutex_unlock(&reload_lock);
+		return cfu_fail(ENOENT, err, err_len, "no blocklist to reload");
 	}
 	t0 = cfu_clock_ns(CLOCK_MONOTONIC);
 	fresh = cbl_load(from, why, sizeof(why));
@@ -213,6 +215,26 @@ app_blocklist_telemetry(char *err, size_t err_len)
 	};
 
 	return app_telemetry_register_all(cmds, RTE_DIM(cmds), err, err_len);
+}
+
+void
+app_blocklist_describe(char *buf, size_t len)
+{
+	struct cbl *bl;
+	struct cbl_info in;
+
+	pthread_mutex_lock(&reload_lock);
+	bl = app_blocklist_get();
+	if (bl == NULL) {
+		snprintf(buf, len, "none");
+	} else {
+		cbl_info(bl, &in);
+		snprintf(buf, len, "%s, %" PRIu64 " entries (%" PRIu64
+			" addresses, %" PRIu64 " prefixes, %" PRIu64 " flows)",
+			source, in.total, in.entries[CBL_ADDRESS],
+			in.entries[CBL_PREFIX], in.entries[CBL_FLOW]);
+	}
+	pthread_mutex_unlock(&reload_lock);
 }
 
 void

@@ -54,6 +54,10 @@ int app_blocklist_reload(const char *path, char *err, size_t err_len);
  * reason in @p err. */
 int app_blocklist_telemetry(char *err, size_t err_len);
 
+/* "FILE, N entries (A addresses, P prefixes, F flows)", or "none": the
+ * list in force, for the banner and the reload's message. */
+void app_blocklist_describe(char *buf, size_t len);
+
 void app_blocklist_fini(void);
 
 #endif /* _APP_BLOCKLIST_RCU_H_ */

@@ -19,6 +19,7 @@
 
 #include <rte_common.h>
 #include <rte_config.h>
+#include <rte_version.h>
 
 #include "cflow_topk.h"
 #include "cfutil.h"
@@ -217,6 +218,10 @@ static const struct option_def defs[] = {
 		FIELD(stats_period_s), 0, 3600, 0, "print a timestamped "
 		"snapshot of the counters with per-second rates and table load "
 		"every N s (0: at exit only)" },
+	{ "stats-all", "run", "stats_all", OPT_FLAG, FIELD(stats_all), 0, 1,
+		0, "print every counter, per lcore, each --stats-period and at "
+		"exit (else a line each period, and at exit a summary of the "
+		"counters that are not 0)" },
 	{ "stats-json", "run", "stats_json", OPT_STRING, FIELD(stats_json),
 		0, 0, 0, "write the final counters as JSON to FILE",
 		.parse = parse_stats_json },
@@ -228,6 +233,10 @@ static const struct option_def defs[] = {
 		0, 0, "warm restart: save every worker's flow table to FILE "
 		"at exit, take it over at start if saved by a run like this "
 		"one (docs/usage.md)" },
+	{ "state-interval", "run", "state_interval", OPT_UINT,
+		FIELD(state_interval_s), 1, 86400, 0, "with --state-file, save "
+		"the flow tables every N s while running too: a crash loses at "
+		"most that much (off: at exit only)", .zero_word = "off" },
 	{ "events", "events", "json", OPT_STRING, FIELD(events), 0, 0, 0,
 		"append a JSON line for each new flow and each FIN/RST close, "
 		"and with --records each flow record, to FILE (reopened when "
@@ -795,8 +804,12 @@ usage(const char *prog)
 		printf("  %-30s %s (default %s)\n", left, defs[i].help,
 			def[0] ? def : "none");
 	}
-	printf("  %-30s %s\n\nConfig file keys: see config/cuckooflow.ini.\n",
-		"-h, --help", "this text");
+	printf("  %-30s %s\n  %-30s %s\n\nEAL options: those of DPDK's "
+		"programs (dpdk-testpmd --help); the usual ones: -l or --lcores "
+		"(the first the main lcore,\neach other one a worker), -a (a "
+		"PCI device), --vdev, --no-huge -m MB, --file-prefix.\nConfig "
+		"file keys: see config/cuckooflow.ini.\n", "-h, --help",
+		"this text", "--version", "the version, and DPDK's");
 	free(cfg);
 }
 
@@ -1318,7 +1331,7 @@ find_cfg(struct parse_ctx *c, int argc, char **argv,
 static int
 config_parse(struct app_config *cfg, int argc, char **argv)
 {
-	struct option longopts[NB_DEFS + 2];
+	struct option longopts[NB_DEFS + 3];
 	struct parse_ctx c = { .cfg = cfg, .where_json = "--stats-json" };
 	int opt, ret;
 
@@ -1330,7 +1343,9 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 			defs[i].type == OPT_FLAG ? no_argument :
 			required_argument, NULL, OPT_VAL(i) };
 	longopts[NB_DEFS] = (struct option){ "help", no_argument, NULL, 'h' };
-	longopts[NB_DEFS + 1] = (struct option){ NULL, 0, NULL, 0 };
+	longopts[NB_DEFS + 1] = (struct option){ "version", no_argument, NULL,
+		'V' };
+	longopts[NB_DEFS + 2] = (struct option){ NULL, 0, NULL, 0 };
 
 	ret = find_cfg(&c, argc, argv, longopts);
 	if (ret == 1)
@@ -1345,6 +1360,10 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 
 		if (opt == 'h') {
 			usage(argv[0]);
+			return APP_CONFIG_HELP;
+		}
+		if (opt == 'V') {
+			printf("%s\n", app_config_version());
 			return APP_CONFIG_HELP;
 		}
 		if (opt < OPT_VAL(0)) {
@@ -1391,6 +1410,12 @@ config_parse(struct app_config *cfg, int argc, char **argv)
 	ret = check_state_dir(cfg->state_file);
 	if (ret < 0)
 		return ret;
+	if (cfg->state_interval_s != 0 && cfg->state_file[0] == '\0') {
+		config_msg("cuckooflow: --state-interval %" PRIu64 ": needs "
+			"--state-file FILE, where the tables are saved\n",
+			cfg->state_interval_s);
+		return -EINVAL;
+	}
 	return check_output(cfg->stats_json, c.where_json);
 }
 
@@ -1424,4 +1449,32 @@ app_config_visit(const struct app_config *cfg, app_config_visit_fn fn,
 		print_value(cfg, &defs[i], buf, sizeof(buf));
 		fn(defs[i].section, defs[i].key, buf, arg);
 	}
+}
+
+bool
+app_config_is_option(const char *arg)
+{
+	size_t len;
+
+	if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+		return false;
+	arg += 2;
+	len = strcspn(arg, "=");
+	/* the whole name: abbreviations may be the EAL's (--block) */
+	for (unsigned int i = 0; i < NB_DEFS; i++)
+		if (strlen(defs[i].name) == len &&
+				strncmp(defs[i].name, arg, len) == 0)
+			return true;
+	return false;
+}
+
+const char *
+app_config_version(void)
+{
+	static char text[128];
+
+	/* the DPDK built against (config.c links no DPDK library) */
+	snprintf(text, sizeof(text), "cuckooflow %s (DPDK %d.%02d.%d)",
+		CF_VERSION, RTE_VER_YEAR, RTE_VER_MONTH, RTE_VER_MINOR);
+	return text;
 }

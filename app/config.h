@@ -105,9 +105,11 @@ struct app_config {
 	struct app_queue_map queue_map[APP_MAX_QUEUE_MAP];
 	unsigned int nb_queue_map; /* 0: the default map */
 	uint64_t stats_period_s;
+	bool stats_all;        /* every counter, per lcore, in the prints */
 	char stats_json[256];
 	char stats_json_period[256]; /* JSON lines, one per stats period */
 	char state_file[256];  /* warm restart: flow tables saved and read */
+	uint64_t state_interval_s; /* and saved every so often (0: at exit) */
 	char events[256];      /* flow events as JSON lines */
 	char new_flow_pcap[256]; /* each new flow's first packet, pcapng */
 	uint64_t event_ring;   /* events per worker ring */
@@ -168,7 +170,8 @@ app_config_records(const struct app_config *cfg)
 		(cfg->records == APP_RECORDS_AUTO && cfg->ipfix[0] != '\0');
 }
 
-/* app_config_parse() printed --help: the caller exits with success. */
+/* app_config_parse() printed --help or --version: the caller exits with
+ * success. */
 #define APP_CONFIG_HELP 1
 
 /*
@@ -191,6 +194,16 @@ app_config_records(const struct app_config *cfg)
  */
 int app_config_parse(struct app_config *cfg, int argc, char **argv,
 		char *err, size_t err_len);
+
+/*
+ * Whether @p arg ("--exit-on-eof", "--flows=8") is one of the
+ * application's options, by its whole name: what the EAL would refuse
+ * before "--". (--allow is the EAL's too: -a.)
+ */
+bool app_config_is_option(const char *arg);
+
+/* "cuckooflow VERSION (DPDK VERSION)", for --version and the banner. */
+const char *app_config_version(void);
 
 /* Every setting with its INI section and key, as text (the --help
  * defaults are the default config's). */

@@ -350,6 +350,10 @@ app_control_serve(struct app_ctl *c, struct cflow_tracker *t)
 	op = c->op;
 	key = c->key;
 	switch (op) {
+	case APP_CTL_SAVE:
+		c->saved = cflow_tracker_save(t, c->buf, c->cap);
+		c->ret = c->saved < 0 ? (int)c->saved : 0;
+		break;
 	case APP_CTL_LOOKUP:
 		c->ret = cflow_tracker_lookup(t, &key, &c->info);
 		break;
@@ -364,6 +368,31 @@ app_control_serve(struct app_ctl *c, struct cflow_tracker *t)
 	}
 	__atomic_store_n(&c->done, req, __ATOMIC_RELEASE);
 	return flushed;
+}
+
+int64_t
+app_control_save(struct app_worker *w, void *buf, uint64_t cap)
+{
+	int64_t ret;
+
+	pthread_mutex_lock(&ctl_lock);
+	w->ctl.op = APP_CTL_SAVE;
+	w->ctl.buf = buf;
+	w->ctl.cap = cap;
+	ret = ctl_call(w);
+	/* taken: the worker writes into buf until it says done */
+	while (ret == -EINPROGRESS) {
+		if (__atomic_load_n(&w->ctl.done, __ATOMIC_ACQUIRE) ==
+				w->ctl.req)
+			ret = 0;
+		else
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 },
+				NULL);
+	}
+	if (ret == 0)
+		ret = w->ctl.ret < 0 ? w->ctl.ret : w->ctl.saved;
+	pthread_mutex_unlock(&ctl_lock);
+	return ret;
 }
 
 int

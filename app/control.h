@@ -30,6 +30,7 @@ struct app_run;
 enum app_ctl_op {
 	APP_CTL_LOOKUP = 1,
 	APP_CTL_FLUSH,
+	APP_CTL_SAVE,           /* --state-interval's checkpoint */
 };
 
 struct app_ctl {
@@ -41,11 +42,25 @@ struct app_ctl {
 	struct cflow_key key;   /* lookup */
 	struct cflow_flow_info info;
 	uint64_t flushed;       /* flush: open flows removed */
+	void *buf;              /* save: into this, */
+	uint64_t cap;           /* this many bytes at most; */
+	int64_t saved;          /* so many saved */
 };
 
 /* Register the commands. 0, or a negative errno with the reason in
  * @p err. */
 int app_control_setup(const struct app_run *run, char *err, size_t err_len);
+
+struct app_worker;
+
+/*
+ * Worker @p w saves its table (cflow_tracker_save()) into @p buf, of
+ * @p cap bytes, between two bursts: the bytes saved, or a negative
+ * errno (-ETIMEDOUT: the worker did not take it within 2 s, withdrawn;
+ * the save's own). Any thread but a worker's; one that took the request
+ * is waited for however long it takes, since it writes into @p buf.
+ */
+int64_t app_control_save(struct app_worker *w, void *buf, uint64_t cap);
 
 /* Whether a request waits in @p c (the worker's check, every loop). */
 static inline bool

@@ -7,7 +7,7 @@
 
 #include "counters.h"
 
-#define TRACKER(f, k, h) { #f, offsetof(struct cflow_counters, f), k, h }
+#define TRACKER(f, k, h) { #f, offsetof(struct cflow_counters, f), k, h, NULL }
 
 static const struct app_counter tracker[] = {
 	TRACKER(packets, APP_COUNTER, "packets given to the tracker, each "
@@ -73,17 +73,18 @@ static const struct app_counter tracker[] = {
 };
 
 #define WORKER_FIELD(f, h) \
-	{ #f, offsetof(struct app_worker_counters, f), APP_COUNTER, h },
+	{ #f, offsetof(struct app_worker_counters, f), APP_COUNTER, h, NULL },
 #define WORKER_ELEMENT(f, array, index, h) \
 	{ #f, offsetof(struct app_worker_counters, array[index]), \
-		APP_COUNTER, h },
+		APP_COUNTER, h, #array },
 
 static const struct app_counter worker[] = {
 	APP_WORKER_COUNTERS(WORKER_FIELD, WORKER_ELEMENT)
 };
 
 #define FRAG(f, h) \
-	{ "frag_" #f, offsetof(struct cflow_frag_counters, f), APP_COUNTER, h }
+	{ "frag_" #f, offsetof(struct cflow_frag_counters, f), APP_COUNTER, h, \
+		NULL }
 
 static const struct app_counter frag[] = {
 	FRAG(datagrams, "fragmented datagrams followed: first fragments"),
@@ -101,7 +102,7 @@ static const struct app_counter frag[] = {
 };
 
 #define PORT(name, f, h) \
-	{ name, offsetof(struct rte_eth_stats, f), APP_COUNTER, h }
+	{ name, offsetof(struct rte_eth_stats, f), APP_COUNTER, h, NULL }
 
 static const struct app_counter port[] = {
 	PORT("rx_nombuf", rx_nombuf, "packets not received for want of an "
@@ -113,7 +114,7 @@ static const struct app_counter port[] = {
 };
 
 #define TABLE(f, h) \
-	{ #f, offsetof(struct app_table_figures, f), APP_GAUGE, h }
+	{ #f, offsetof(struct app_table_figures, f), APP_GAUGE, h, NULL }
 
 static const struct app_counter table[] = {
 	TABLE(capacity, "flows the table was sized for (--flows)"),

@@ -34,6 +34,11 @@ struct app_counter {
 	size_t offset;          /* of its uint64_t in the struct */
 	enum app_counter_kind kind;
 	const char *help;       /* one line, under 128 bytes (telemetry) */
+	/* One of a group of counters by reason, or NULL: the name of its
+	 * array ("dropped", "blocked"), its name the group's and its
+	 * reason ("dropped_unsolicited"): one Prometheus series a reason
+	 * (cuckooflow_dropped_total{reason="unsolicited"}). */
+	const char *group;
 };
 
 /* Which struct a table describes: the /cuckooflow/counters "source". */

@@ -27,6 +27,7 @@
 #include "cflow_ipfix.h"
 #include "cfutil.h"
 #include "events.h"
+#include "log.h"
 #include "output.h"
 #include "telemetry.h"
 #include "worker.h"
@@ -46,7 +47,6 @@ static struct {
 	 * moved away */
 	struct app_output json;
 	bool json_on;
-	uint64_t json_checked_ns;
 	uint64_t json_errors;   /* failed writes and formats */
 	uint64_t json_reopen_errors; /* rotated path refused (kept on) */
 	/* --new-flow-pcap: rte_pcapng writes into a memory file, whose
@@ -69,6 +69,8 @@ static struct {
 	struct cflow_ipfix *ipfix;
 	uint64_t ipfix_send_errors;
 	int ipfix_errno;        /* the last send's error */
+	struct cflow_ipfix_stats ipfix_final; /* once it is freed */
+	uint64_t unnamed_final;               /* the store's, once freed */
 	/* --records: the flows' keys, by worker and name */
 	struct cflow_recstore *store;
 	uint64_t records_out;   /* records named and written */
@@ -120,33 +122,22 @@ output_error(const char *what, const char *path, const struct app_output *o,
 }
 
 /*
- * logrotate's way: once a second, if the path no longer names the file
- * written to, open it anew. What it names now must do as well as at
- * start (a regular file, or a FIFO with a reader: app_output_open()):
- * else the old file goes on being written to, the refusal said once
- * (exit status 1) and counted, and the reopen tried again a second
- * later. Never a wait: a FIFO without a reader is refused at once.
+ * --events follows its path (app_output_follow(): logrotate's rename,
+ * each second; SIGHUP, @p force). A path that does not do now (a FIFO
+ * without a reader) leaves the old file written to, the refusal said
+ * once (exit status 1) and counted, the reopen tried again a second
+ * later.
  */
 static void
-json_reopen_if_moved(void)
+json_follow(bool force)
 {
-	struct stat at_path, open_file;
-	uint64_t now = cfu_clock_ns(CLOCK_MONOTONIC);
-	struct app_output fresh;
-	uint64_t errors;
+	uint64_t errors = ev.json.errors;
 	char err[PATH_MAX + 128];
+	int ret;
 
-	if (now - ev.json_checked_ns < 1000000000u)
-		return;
-	ev.json_checked_ns = now;
-	if (fstat(ev.json.fd, &open_file) != 0)
-		return;
-	if (stat(ev.cfg->events, &at_path) == 0 &&
-			at_path.st_ino == open_file.st_ino &&
-			at_path.st_dev == open_file.st_dev)
-		return;
-	if (app_output_open(&fresh, ev.cfg->events, true, APP_OUTPUT_LINES,
-			err, sizeof(err)) < 0) {
+	ret = app_output_follow(&ev.json, ev.cfg->events, force, err,
+		sizeof(err));
+	if (ret < 0) {
 		if (ev.json_reopen_errors++ == 0)
 			fprintf(stderr, "cuckooflow: --events: reopening after "
 				"rotation: %s; still writing to the file moved "
@@ -155,10 +146,42 @@ json_reopen_if_moved(void)
 		ev.failed = true;
 		return;
 	}
-	errors = fresh.errors + ev.json.errors;
-	(void)app_output_switch(&fresh, &ev.json);
-	ev.json = fresh;
+	if (ret == 1 && force)
+		app_log(APP_LOG_NOTICE, "--events %s: reopened (SIGHUP)",
+			ev.cfg->events);
 	output_error("--events", ev.cfg->events, &ev.json, errors);
+}
+
+void
+app_events_reopen(void)
+{
+	if (ev.run != NULL && ev.json_on)
+		json_follow(true);
+}
+
+void
+app_events_lost(struct app_events_lost *l)
+{
+	struct cflow_ipfix_stats st = ev.ipfix_final;
+	uint64_t unnamed = ev.unnamed_final;
+
+	if (ev.ipfix != NULL)
+		cflow_ipfix_stats_get(ev.ipfix, &st);
+	if (ev.store != NULL) {
+		struct cflow_recstore_stats rs;
+
+		cflow_recstore_stats_get(ev.store, &rs);
+		unnamed = rs.unnamed;
+	}
+	*l = (struct app_events_lost){
+		.pcapng_skipped = __atomic_load_n(&ev.pcapng_skipped,
+			__ATOMIC_RELAXED),
+		.json_lines = __atomic_load_n(&ev.json.lost, __ATOMIC_RELAXED),
+		.pcapng = __atomic_load_n(&ev.pcapng_out.lost,
+			__ATOMIC_RELAXED),
+		.ipfix_records = st.records_lost,
+		.records_unnamed = unnamed,
+	};
 }
 
 static int
@@ -398,7 +421,7 @@ app_events_setup(const struct app_config *cfg, struct app_run *run,
 				APP_OUTPUT_LINES, why, sizeof(why)) < 0)
 			return cfu_fail(errno, err, err_len, "--events %s", why);
 		ev.json_on = true;
-		ev.json_checked_ns = cfu_clock_ns(CLOCK_MONOTONIC);
+		ev.json.checked_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	}
 	if (cfg->ipfix[0] != '\0') {
 		ret = ipfix_open(cfg->ipfix, err, err_len);
@@ -631,7 +654,7 @@ app_events_drain(void)
 		/* also with no new event: a FIFO's reader catching up */
 		(void)app_output_flush(&ev.json);
 		output_error("--events", ev.cfg->events, &ev.json, errors);
-		json_reopen_if_moved();
+		json_follow(false);
 	}
 	if (ev.pcapng != NULL) {
 		uint64_t errors = ev.pcapng_out.errors;
@@ -643,22 +666,15 @@ app_events_drain(void)
 	return total;
 }
 
-/* Close @p o (waiting for a FIFO's reader unless interrupted); say what
- * it lost. */
+/* Close @p o (waiting for a FIFO's reader unless interrupted); say
+ * its errors (what it lost: app/losses.c). */
 static void
-output_close(const char *what, const char *path, struct app_output *o,
-		const char *records)
+output_close(const char *what, const char *path, struct app_output *o)
 {
 	uint64_t errors = o->errors;
-	bool fifo = o->fifo;
 
 	(void)app_output_close(o);
 	output_error(what, path, o, errors);
-	if (o->lost != 0)
-		fprintf(stderr, "cuckooflow: %s %s: %" PRIu64 " %s lost (%s)\n",
-			what, path, o->lost, records, o->errors != 0 ?
-			"write errors above" : fifo ? "the FIFO's reader did "
-			"not take them in time" : "?");
 }
 
 /* --------------------------------------------------- worker side */
@@ -783,7 +799,7 @@ app_events_close(void)
 	app_events_drain();
 	records_losses();
 	if (ev.json_on)
-		output_close("--events", ev.cfg->events, &ev.json, "lines");
+		output_close("--events", ev.cfg->events, &ev.json);
 	ev.json_on = false;
 	if (ev.ipfix != NULL) {
 		struct cflow_ipfix_stats st;
@@ -791,7 +807,8 @@ app_events_close(void)
 		(void)cflow_ipfix_flush(ev.ipfix, cfu_clock_ns(
 			CLOCK_REALTIME) / 1000000000u);
 		cflow_ipfix_stats_get(ev.ipfix, &st);
-		/* not yet in the exit status (docs/usage.md, IPFIX) */
+		ev.ipfix_final = st;
+		/* and the records lost in app/losses.c (exit status 4) */
 		if (st.failed != 0)
 			fprintf(stderr, "cuckooflow: --ipfix %s: %" PRIu64 " of %"
 				PRIu64 " records lost in %" PRIu64 " messages "
@@ -811,7 +828,7 @@ app_events_close(void)
 		/* closes the memory file */
 		rte_pcapng_close(ev.pcapng);
 		output_close("--new-flow-pcap", ev.cfg->new_flow_pcap,
-			&ev.pcapng_out, "first packets");
+			&ev.pcapng_out);
 		free(ev.pcapng_stage);
 		ev.pcapng_stage = NULL;
 	} else if (ev.pcapng_on) {
@@ -830,6 +847,12 @@ app_events_close(void)
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++) {
 		rte_ring_free(ev.run->workers[i].event_ring);
 		ev.run->workers[i].event_ring = NULL;
+	}
+	if (ev.store != NULL) {
+		struct cflow_recstore_stats rs;
+
+		cflow_recstore_stats_get(ev.store, &rs);
+		ev.unnamed_final = rs.unnamed;
 	}
 	cflow_recstore_free(ev.store);
 	ev.store = NULL;

@@ -133,6 +133,22 @@ int app_events_setup(const struct app_config *cfg, struct app_run *run,
  * handled. At exit, after the workers stopped, it drains all. */
 unsigned int app_events_drain(void);
 
+/* SIGHUP: --events reopened at its path (logrotate's create, or a
+ * rename the once-a-second check has not seen yet). */
+void app_events_reopen(void);
+
+/* What the outputs lost so far (the main lcore's counts, read by any
+ * thread; kept after app_events_close()): app/losses.c. */
+struct app_events_lost {
+	uint64_t pcapng_skipped;  /* new flows queued without their packet */
+	uint64_t json_lines;      /* --events lines not written */
+	uint64_t pcapng;          /* --new-flow-pcap packets not written */
+	uint64_t ipfix_records;   /* in IPFIX messages the socket refused */
+	uint64_t records_unnamed; /* --records: records the store could not
+				   * name, not written */
+};
+void app_events_lost(struct app_events_lost *l);
+
 /*
  * The workers have stopped (main lcore): drain their rings, then take
  * what their trackers hand over from now on (the final sweeps, the end

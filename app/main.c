@@ -31,12 +31,18 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_pdump.h>
 
 #include "config.h"
+#include "checkpoint.h"
 #include "control.h"
 #include "cfutil.h"
+#include "eal_help.h"
 #include "events.h"
 #include "blocklist_rcu.h"
+#include "log.h"
+#include "losses.h"
+#include "notify.h"
 #include "output.h"
 #include "ports.h"
 #include "state.h"
@@ -47,6 +53,8 @@
 
 /* How long links may take to come up before a warning. */
 #define LINK_WAIT_S 3
+/* A replay's progress without --stats-period: this often. */
+#define PROGRESS_S 10
 
 static struct app_config cfg;
 static struct app_topology topo;
@@ -124,12 +132,7 @@ tracker_create(struct app_worker *w)
 static uint64_t
 last_packet_time(void)
 {
-	uint64_t t = 0;
-
-	for (unsigned int i = 0; i < run.nb_workers; i++)
-		t = RTE_MAX(t, __atomic_load_n(&workers[i].last_ns,
-			__ATOMIC_RELAXED));
-	return t;
+	return app_run_latest_ns(workers, run.nb_workers);
 }
 
 /* --frag-datagrams: a worker's fragment follower (cflow_frag.h), with
@@ -304,16 +307,29 @@ state_write(void)
 	if (cfg.state_file[0] == '\0')
 		return 0;
 	state_run.seed = run.hash_seed;
-	clock_ns = cfg.clock == APP_CLOCK_PKT ? last_packet_time() :
-		app_tsc_ns(&run);
-	if (app_state_write(cfg.state_file, &state_run, workers, clock_ns,
-			&flows, err, sizeof(err)) < 0) {
+	clock_ns = app_checkpoint_clock(&run);
+	if (app_state_write(cfg.state_file, &state_run, workers, NULL, NULL,
+			clock_ns, &flows, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cuckooflow: --state-file: %s\n", err);
 		return -1;
 	}
 	printf("state: %s: saved %" PRIu64 " open flows of %u workers\n",
 		cfg.state_file, flows, run.nb_workers);
 	return 0;
+}
+
+/* Under the packet clock, the capture time a replay covered: from its
+ * first record to the last packet; else 0. */
+static uint64_t
+top_capture_ns(void)
+{
+	uint64_t done, total, first, last, now = last_packet_time();
+
+	if (cfg.clock != APP_CLOCK_PKT || !app_topology_replay_progress(&topo,
+			workers, &done, &total, &first, &last) || first == 0 ||
+			now < first)
+		return 0;
+	return now - first;
 }
 
 /* Every worker (acquire) has @p flag set. */
@@ -328,35 +344,110 @@ all_workers(size_t flag_offset)
 }
 
 /*
- * Hugepage files outlive the process unless they are unlinked; this
- * application never has secondary processes, so it asks the EAL to
- * unlink them unless the user chose how memory is handled.
+ * What needs no EAL: --help and --version (before "--" or after), and
+ * a missing "--" before the application's options, which the EAL would
+ * answer with its whole usage. Returns an exit status, or -1 to go on.
  */
-static char **
-eal_args(int argc, char **argv, int *eal_argc)
+static int
+before_eal(int argc, char **argv)
 {
-	static char unlink_opt[] = "--huge-unlink";
-	char **out = calloc((size_t)argc + 2, sizeof(*out));
-	bool chosen = false;
-	int n = 0;
+	int dashes = argc;
+	char msg[65536];
 
-	if (out == NULL)
-		rte_exit(EXIT_FAILURE, "out of memory\n");
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		chosen |= strcmp(argv[i], "--no-huge") == 0 ||
-			strcmp(argv[i], "--in-memory") == 0 ||
-			strncmp(argv[i], "--huge-unlink", 13) == 0 ||
-			/* which the EAL refuses with --huge-unlink */
-			strcmp(argv[i], "--single-file-segments") == 0;
-	out[n++] = argv[0];
-	if (!chosen)
-		out[n++] = unlink_opt;
 	for (int i = 1; i < argc; i++)
-		out[n++] = argv[i];
-	*eal_argc = n;
-	return out;
+		if (strcmp(argv[i], "--") == 0) {
+			dashes = i;
+			break;
+		}
+	argv[0] = (char *)"cuckooflow";
+	for (int i = 1; i < argc; i++) {
+		char *alone[] = { argv[0], argv[i], NULL };
+
+		if (strcmp(argv[i], "-h") != 0 && strcmp(argv[i], "--help") != 0 &&
+				strcmp(argv[i], "--version") != 0)
+			continue;
+		/* after "--", the application's whole line (its errors
+		 * first); before, the option alone */
+		if (i > dashes) {
+			argv[dashes] = argv[0];
+			return app_config_parse(&cfg, argc - dashes,
+				argv + dashes, msg, sizeof(msg)) ==
+				APP_CONFIG_HELP ? EXIT_SUCCESS : (fputs(msg,
+				stderr), EXIT_FAILURE);
+		}
+		return app_config_parse(&cfg, 2, alone, msg, sizeof(msg)) ==
+			APP_CONFIG_HELP ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	if (dashes != argc)
+		return -1;
+	for (int i = 1; i < argc; i++)
+		/* --allow is the EAL's too (-a, a PCI device) */
+		if (app_config_is_option(argv[i]) &&
+				strncmp(argv[i], "--allow", 7) != 0) {
+			fprintf(stderr, "cuckooflow: %s is an option of "
+				"cuckooflow, not of the EAL: put it after \"--\" "
+				"(cuckooflow [EAL options] -- [options])\n",
+				argv[i]);
+			return EXIT_FAILURE;
+		}
+	return -1;
 }
 
+struct settings_visit {
+	char (*def)[2][320];    /* section.key, value of the defaults */
+	unsigned int n, k;
+	char *buf;
+	size_t len, used;
+};
+
+static void
+settings_default(const char *section, const char *key, const char *value,
+		void *arg)
+{
+	struct settings_visit *v = arg;
+
+	if (v->n == 256)
+		return;
+	snprintf(v->def[v->n][0], sizeof(v->def[0][0]), "%s.%s", section,
+		key);
+	snprintf(v->def[v->n++][1], sizeof(v->def[0][1]), "%s", value);
+}
+
+/* In the same order as the defaults' visit. */
+static void
+settings_changed(const char *section, const char *key, const char *value,
+		void *arg)
+{
+	struct settings_visit *v = arg;
+	unsigned int k = v->k++;
+
+	if (k < v->n && strcmp(v->def[k][1], value) == 0)
+		return;
+	if (v->used < v->len)
+		v->used += (size_t)snprintf(v->buf + v->used, v->len - v->used,
+			"%s%s.%s=%s", v->used ? " " : "", section, key, value);
+}
+
+/* The settings not at their defaults, as section.key=value. */
+static void
+settings_text(char *buf, size_t len)
+{
+	struct app_config *def = malloc(sizeof(*def));
+	char *none[] = { (char *)"cuckooflow", NULL };
+	struct settings_visit v = { .buf = buf, .len = len };
+
+	snprintf(buf, len, "all at their defaults");
+	v.def = calloc(256, sizeof(*v.def));
+	/* the defaults as a run without options resolves them */
+	if (def == NULL || v.def == NULL ||
+			app_config_parse(def, 1, none, NULL, 0) != 0)
+		goto out;
+	app_config_visit(def, settings_default, &v);
+	app_config_visit(&cfg, settings_changed, &v);
+out:
+	free(v.def);
+	free(def);
+}
 /* Firewall roles, the allow list and the mirror port into the run. */
 static void
 roles_setup(void)
@@ -383,24 +474,121 @@ roles_setup(void)
 	}
 }
 
+/* The banner's lines on what runs: version, settings, timeouts,
+ * lists, outputs. */
+static void
+banner(FILE *out)
+{
+	char text[4096];
+	size_t n = 0;
+
+	/* and the clone of lib/cuckoo's hot functions this CPU runs */
+	fprintf(out, "%s, code path %s\n", app_config_version(),
+		cf_dispatch_isa());
+	settings_text(text, sizeof(text));
+	fprintf(out, "settings: %s\n", text);
+	fprintf(out, "timeouts: tcp %" PRIu64 " s, udp %" PRIu64 " s, icmp %"
+		PRIu64 " s, other %" PRIu64 " s, close linger %" PRIu64 " s",
+		cfg.timeout_s[CFLOW_CLASS_TCP], cfg.timeout_s[CFLOW_CLASS_UDP],
+		cfg.timeout_s[CFLOW_CLASS_ICMP],
+		cfg.timeout_s[CFLOW_CLASS_OTHER], cfg.close_linger_s);
+	if (cfg.emergency_load != 0)
+		fprintf(out, "; %" PRIu64 " s each in an emergency (above %"
+			PRIu64 "%% load)", cfg.emergency_timeout_s,
+			cfg.emergency_load);
+	fprintf(out, "\n");
+	app_blocklist_describe(text, sizeof(text));
+	fprintf(out, "blocklist: %s\n", text);
+	if (app_config_firewall(&cfg))
+		fprintf(out, "firewall: inside %s, outside %s; allow %s (%"
+			PRIu64 " rules); tcp strict %s; unparsed %s\n",
+			cfg.inside_text, cfg.outside_text, cfg.allow[0] ?
+			cfg.allow : "none", run.allow != NULL ?
+			cbl_allow_rules(run.allow) : 0, cfg.tcp_strict ? "on" :
+			"off", cfg.firewall_unparsed == APP_UNPARSED_PASS ?
+			"pass" : "drop");
+	else
+		fprintf(out, "firewall: off (no --inside, --outside)\n");
+#define OUT(cond, ...) do { \
+		if ((cond) && n < sizeof(text)) \
+			n += (size_t)snprintf(text + n, sizeof(text) - n, \
+				__VA_ARGS__); \
+	} while (0)
+	OUT(cfg.events[0], "%sevents %s", n ? ", " : "", cfg.events);
+	OUT(cfg.ipfix[0], "%sipfix %s (domain %" PRIu64 ")", n ? ", " : "",
+		cfg.ipfix, cfg.ipfix_domain);
+	OUT(cfg.new_flow_pcap[0], "%snew-flow-pcap %s", n ? ", " : "",
+		cfg.new_flow_pcap);
+	OUT(cfg.stats_json[0], "%sstats-json %s", n ? ", " : "",
+		cfg.stats_json);
+	OUT(cfg.stats_json_period[0], "%sstats-json-period %s", n ? ", " : "",
+		cfg.stats_json_period);
+	OUT(cfg.stats_period_s, "%sstats every %" PRIu64 " s%s", n ? ", " : "",
+		cfg.stats_period_s, cfg.stats_all ? " (all counters)" : "");
+	OUT(cfg.state_file[0], "%sstate-file %s (saved at exit%s", n ? ", " :
+		"", cfg.state_file, cfg.state_interval_s ? " and every " : ")");
+	OUT(cfg.state_file[0] && cfg.state_interval_s, "%" PRIu64 " s)",
+		cfg.state_interval_s);
+	OUT(cfg.top_sources, "%stop sources every %" PRIu64 " s", n ? ", " :
+		"", cfg.top_period_s);
+	OUT(n == 0, "none");
+#undef OUT
+	fprintf(out, "outputs: %s\n", text);
+}
+
+/* SIGHUP: the blocklist read again, the outputs opened anew at their
+ * paths (logrotate's create); each said. */
+static void
+reload(void)
+{
+	char err[APP_BLOCKLIST_ERR_MAX], text[APP_BLOCKLIST_ERR_MAX + 128];
+	int ret;
+
+	app_notify_reloading();
+	ret = app_blocklist_reload(NULL, err, sizeof(err));
+	if (ret == 0) {
+		app_blocklist_describe(text, sizeof(text));
+		app_log(APP_LOG_NOTICE, "SIGHUP: blocklist reloaded: %s", text);
+	} else if (ret != -ENOENT) {
+		app_log(APP_LOG_ERR, "SIGHUP reload: %s (previous list kept)",
+			err);
+	}
+	app_events_reopen();
+	app_stats_reopen();
+	app_notify_ready("running (reloaded)");
+}
+
 int
 main(int argc, char **argv)
 {
-	uint64_t last_print, started, lost;
-	struct app_output lines_out;   /* --stats-json-period */
-	struct app_output *stats_lines = NULL;
-	bool stats_lines_failed = false;
-	bool links_checked = false;
-	char **eal_argv, err[APP_BLOCKLIST_ERR_MAX], msg[8192];
+	uint64_t last_print, last_progress, started, started_ns;
+	bool links_checked = false, replay;
+	char err[APP_BLOCKLIST_ERR_MAX], msg[8192];
 	struct app_state *state;
-	int ret;
+	int ret, lost;
 
-	eal_argv = eal_args(argc, argv, &argc);
-	argv = eal_argv;
+	app_log_init();
+	ret = before_eal(argc, argv);
+	if (ret >= 0)
+		return ret;
+	/* Hugepage files are kept while the run goes on (not
+	 * --huge-unlink): DPDK's multi-process tools, dpdk-dumpcap and
+	 * dpdk-proc-info, attach to them (docs/usage.md). */
 	ret = rte_eal_init(argc, argv);
-	if (ret < 0)
-		rte_exit(EXIT_FAILURE, "rte_eal_init: %s\n",
-			rte_strerror(rte_errno));
+	if (ret < 0) {
+		int e = rte_errno;
+
+		if (app_eal_explain(argc, argv, msg, sizeof(msg)) == 0)
+			fprintf(stderr, "cuckooflow: the EAL did not start: %s\n",
+				msg);
+		else
+			fprintf(stderr, "cuckooflow: the EAL did not start%s%s "
+				"(its messages above say why; --log-level "
+				"may hide them)\n", e != 0 ? ": " : "",
+				e != 0 ? rte_strerror(e) : "");
+		return EXIT_FAILURE;
+	}
+	started_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	argc -= ret;
 	argv += ret;
 	argv[0] = "cuckooflow";
@@ -408,7 +596,6 @@ main(int argc, char **argv)
 	fputs(msg, stderr);
 	if (ret != 0) {
 		rte_eal_cleanup();
-		free(eal_argv);
 		return ret == APP_CONFIG_HELP ? EXIT_SUCCESS : EXIT_FAILURE;
 	}
 	signal(SIGINT, signal_handler);
@@ -462,6 +649,8 @@ main(int argc, char **argv)
 		rte_exit(EXIT_FAILURE, "%s\n", err);
 	if (app_blocklist_telemetry(msg, sizeof(msg)) < 0 ||
 			app_stats_setup(&cfg, workers, run.nb_workers, &topo, msg,
+				sizeof(msg)) < 0 ||
+			app_losses_setup(workers, run.nb_workers, &topo, msg,
 				sizeof(msg)) < 0)
 		rte_exit(EXIT_FAILURE, "%s\n", msg);
 	/* Events carry epoch times: the TSC clock's offset to the wall
@@ -473,23 +662,28 @@ main(int argc, char **argv)
 			app_control_setup(&run, msg, sizeof(msg)) < 0 ||
 			app_top_setup(&cfg, &run, msg, sizeof(msg)) < 0)
 		rte_exit(EXIT_FAILURE, "%s\n", msg);
-	if (cfg.stats_json_period[0] != '\0') {
-		/* appended to: log shippers follow the file */
-		if (app_output_open(&lines_out, cfg.stats_json_period, true,
-				APP_OUTPUT_LINES, msg, sizeof(msg)) < 0)
-			rte_exit(EXIT_FAILURE, "cuckooflow: --stats-json-period "
-				"%s\n", msg);
-		stats_lines = &lines_out;
-	}
+	/* dpdk-dumpcap's captures of the ports (rte_pdump) */
+	if (rte_pdump_init() != 0)
+		app_log(APP_LOG_WARNING, "rte_pdump_init: %s: dpdk-dumpcap "
+			"cannot capture this run's ports",
+			rte_strerror(rte_errno));
+	banner(stdout);
 	app_topology_print(&topo, &cfg, workers, stdout);
-	/* the clone of lib/cuckoo's hot functions this CPU runs */
-	printf("cuckooflow: code path %s\n", cf_dispatch_isa());
 
 	for (unsigned int i = 0; i < run.nb_workers; i++)
 		rte_eal_remote_launch(app_worker_main, &workers[i],
 			workers[i].lcore);
+	if (app_checkpoint_start(&run, &state_run, msg, sizeof(msg)) < 0)
+		rte_exit(EXIT_FAILURE, "%s\n", msg);
+	snprintf(msg, sizeof(msg), "running: %u worker%s, %u port%s",
+		run.nb_workers, run.nb_workers == 1 ? "" : "s", topo.nb_ports,
+		topo.nb_ports == 1 ? "" : "s");
+	app_notify_ready(msg);
+	replay = app_topology_replay_progress(&topo, workers,
+		&(uint64_t){ 0 }, &(uint64_t){ 0 }, &(uint64_t){ 0 },
+		&(uint64_t){ 0 });
 
-	started = last_print = rte_get_timer_cycles();
+	started = last_print = last_progress = rte_get_timer_cycles();
 	while (!__atomic_load_n(&run.quit, __ATOMIC_ACQUIRE)) {
 		uint64_t now = rte_get_timer_cycles();
 
@@ -502,11 +696,8 @@ main(int argc, char **argv)
 				swept)))
 			break;
 		if (__atomic_exchange_n(&reload_requested, false,
-				__ATOMIC_RELAXED)) {
-			if (app_blocklist_reload(NULL, err, sizeof(err)) != 0)
-				fprintf(stderr, "cuckooflow: SIGHUP reload: %s "
-					"(previous list kept)\n", err);
-		}
+				__ATOMIC_RELAXED))
+			reload();
 		if (!links_checked && now - started > LINK_WAIT_S *
 				rte_get_timer_hz()) {
 			app_topology_check_links(&topo);
@@ -514,15 +705,16 @@ main(int argc, char **argv)
 		}
 		if (cfg.stats_period_s != 0 && now - last_print >
 				cfg.stats_period_s * rte_get_timer_hz()) {
-			if (app_stats_period(stdout, stats_lines) != 0 &&
-					!stats_lines_failed) {
-				fprintf(stderr, "cuckooflow: --stats-json-period "
-					"%s: write error\n",
-					cfg.stats_json_period);
-				stats_lines_failed = true;
-			}
+			app_stats_period(stdout);
 			last_print = now;
+		} else if (cfg.stats_period_s == 0 && replay && !run.end_set &&
+				now - last_progress > PROGRESS_S *
+				rte_get_timer_hz()) {
+			app_stats_progress(stdout);
+			last_progress = now;
 		}
+		app_losses_watch();
+		app_topology_links_watch();
 		if (cfg.emergency_load != 0)
 			app_stats_emergency_log(stdout);
 		/* Sleep, not spin: the main lcore has no datapath work but
@@ -532,6 +724,9 @@ main(int argc, char **argv)
 		app_top_period();
 		rte_delay_us_sleep(app_events_enabled(&cfg) ? 1000 : 10000);
 	}
+	app_notify_stopping();
+	/* its saves ask the workers: before they stop */
+	app_checkpoint_stop();
 	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
 	/* The trackers' records from here on go straight out. */
@@ -546,8 +741,6 @@ main(int argc, char **argv)
 		if (!workers[i].swept)
 			(void)cflow_sweep_all(workers[i].tracker,
 				last_packet_time());
-	app_stats_print(stdout);
-	app_top_print_final(stdout);
 	ret = state_write() == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	/* Every flow left in the tables ends with the run: its record. */
 	app_events_records_end();
@@ -556,49 +749,32 @@ main(int argc, char **argv)
 	app_telemetry_stop();
 	if (app_events_close() != 0)
 		ret = EXIT_FAILURE;
-	/* A replay that lost packets must not look complete. */
-	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers, err,
-			sizeof(err)) != 0) {
-		fprintf(stderr, "cuckooflow: %s\n", err);
-		ret = EXIT_FAILURE;
-	}
-	lost = cfg.exit_on_eof ? app_stats_rx_lost() : 0;
-	if (lost != 0) {
-		fprintf(stderr, "cuckooflow: %" PRIu64 " packets were not "
-			"received (rx_nombuf, rx_missed, rx_errors above): raise "
-			"--mbufs, or --max-pkt-len for jumbo frames\n", lost);
-		ret = EXIT_FAILURE;
-	}
-	lost = cfg.exit_on_eof ? app_stats_rx_len_mismatch() : 0;
-	if (lost != 0) {
-		fprintf(stderr, "cuckooflow: %" PRIu64 " frames were dropped "
-			"unread, their mbuf chain shorter than their length "
-			"(rx_len_mismatch above: net_pcap cuts records over "
-			"65535 bytes)\n", lost);
-		ret = EXIT_FAILURE;
-	}
 	if (cfg.stats_json[0] != '\0' && app_stats_write_json(cfg.stats_json,
 			msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "cuckooflow: --stats-json %s\n", msg);
 		ret = EXIT_FAILURE;
 	}
-	if (stats_lines != NULL && (app_output_close(stats_lines) != 0 ||
-			stats_lines_failed)) {
-		fprintf(stderr, "cuckooflow: --stats-json-period %s: write "
-			"error\n", cfg.stats_json_period);
+	if (app_stats_close() != 0)
 		ret = EXIT_FAILURE;
+	/* everything written or lost: the summary, then the losses */
+	app_stats_summary(stdout, cfu_clock_ns(CLOCK_MONOTONIC) - started_ns);
+	app_top_print_final(stdout, top_capture_ns());
+	lost = app_losses_report(cfg.exit_on_eof);
+	/* A replay that lost packets must not look complete. */
+	if (cfg.exit_on_eof && app_topology_check_replay(&topo, workers, err,
+			sizeof(err)) != 0) {
+		app_log(APP_LOG_WARNING, "%s", err);
+		lost = APP_EXIT_PACKETS_LOST;
 	}
-	if (stats_lines != NULL && stats_lines->lost != 0)
-		fprintf(stderr, "cuckooflow: --stats-json-period %s: %" PRIu64
-			" lines lost (the FIFO's reader did not take them in "
-			"time, or write errors)\n", cfg.stats_json_period,
-			stats_lines->lost);
+	if (ret == EXIT_SUCCESS)
+		ret = lost;
 	app_top_fini();
 	app_topology_close(&topo);
 	workers_free();
 	app_blocklist_fini();
 	cbl_allow_free((struct cbl_allow *)(uintptr_t)run.allow);
+	app_hugepage_files_collect();
 	rte_eal_cleanup();
-	free(eal_argv);
+	app_hugepage_files_remove();
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cfutil.h"
@@ -22,6 +23,8 @@
 /* How long a wait for a FIFO's reader sleeps between checks of the
  * interruption. */
 #define FIFO_POLL_MS 50
+/* How often app_output_follow() looks at the path. */
+#define FOLLOW_NS UINT64_C(1000000000)
 
 static bool interrupted;
 
@@ -388,4 +391,33 @@ app_output_close(struct app_output *o)
 	}
 	(void)output_release(o);
 	return o->errors != 0 ? -o->err : 0;
+}
+
+int
+app_output_follow(struct app_output *o, const char *path, bool force,
+		char *err, size_t err_len)
+{
+	uint64_t now = cfu_clock_ns(CLOCK_MONOTONIC);
+	struct stat at_path, open_file;
+	struct app_output fresh;
+
+	if (o->fd < 0)
+		return 0;
+	if (!force) {
+		if (now - o->checked_ns < FOLLOW_NS)
+			return 0;
+		o->checked_ns = now;
+		if (fstat(o->fd, &open_file) != 0)
+			return 0;
+		if (stat(path, &at_path) == 0 &&
+				at_path.st_ino == open_file.st_ino &&
+				at_path.st_dev == open_file.st_dev)
+			return 0;
+	}
+	if (app_output_open(&fresh, path, true, o->kind, err, err_len) < 0)
+		return -errno;
+	(void)app_output_switch(&fresh, o);
+	fresh.checked_ns = now;
+	*o = fresh;
+	return 1;
 }

@@ -57,6 +57,7 @@ struct app_output {
 	uint64_t errors;        /* failed writes */
 	int err;                /* the last write error (errno), or 0 */
 	bool broken;            /* the FIFO's reader is gone (EPIPE) */
+	uint64_t checked_ns;    /* app_output_follow()'s last look */
 };
 
 /*
@@ -75,6 +76,19 @@ int app_output_open(struct app_output *o, const char *path, bool append,
  * they could not all be written (counted lost).
  */
 int app_output_switch(struct app_output *o, struct app_output *from);
+
+/*
+ * logrotate's way, for an output appended to: once a second, if @p path
+ * no longer names the file written to (moved away, removed), or at once
+ * if @p force (SIGHUP), open @p path anew and go on there (its pending
+ * records first go to the old file, app_output_switch()). What the path
+ * names must do as well as at start (app_output_open(): a FIFO without
+ * a reader is refused, never waited for). Returns 1 if reopened, 0 if
+ * not needed, or -errno with the reason in @p err: the old file is
+ * still written to, and the next call tries again.
+ */
+int app_output_follow(struct app_output *o, const char *path, bool force,
+		char *err, size_t err_len);
 
 /* Add whole records, @p len bytes. 0; or -ENOBUFS: a FIFO's reader
  * behind, the records that found no room dropped whole, counted; or

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
@@ -16,11 +17,24 @@
 #include <pcap/pcap.h>
 
 #include "cfutil.h"
+#include "eal_help.h"
 #include "events.h"
+#include "log.h"
 #include "ports.h"
 #include "worker.h"
 
 #define MBUF_CACHE 256
+/* Link states are polled this often where no interrupt says them. */
+#define LINK_POLL_NS UINT64_C(1000000000)
+
+/* The ports' link states, for app_topology_links_watch(): the last
+ * said, and whether an interrupt said one changed. */
+static struct {
+	const struct app_topology *topo;
+	uint8_t up[RTE_MAX_ETHPORTS];
+	bool event;             /* set by the interrupt thread */
+	uint64_t polled_ns;
+} links;
 #define RSS_TYPES (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
 
 /*
@@ -110,6 +124,13 @@ check_pcap_inputs(struct app_port *p, char *err, size_t err_len)
 		}
 		p->link_type = (enum cflow_link_type)link;
 		while ((got = pcap_next_ex(pc, &h, &data)) == 1) {
+			uint64_t ns = (uint64_t)h->ts.tv_sec * 1000000000u +
+				(uint64_t)h->ts.tv_usec * 1000u;
+
+			if (p->first_ns == 0 || ns < p->first_ns)
+				p->first_ns = ns;
+			if (ns > p->last_ns)
+				p->last_ns = ns;
 			n++;
 			if (h->caplen > UINT16_MAX && big++ == 0) {
 				big_record = n;
@@ -158,10 +179,18 @@ check_probed(char *err, size_t err_len)
 						da->name) == 0)
 				found = true;
 		}
-		if (!found)
-			return cfu_fail(ENODEV, err, err_len, "device %s did not start (see "
-				"the driver's message above); refusing to run "
+		if (!found) {
+			char why[1024];
+
+			if (app_vdev_explain(da->name, da->args, why,
+					sizeof(why)) == 0)
+				return cfu_fail(ENODEV, err, err_len, "device %s "
+					"did not start: %s", da->name, why);
+			return cfu_fail(ENODEV, err, err_len, "device %s did "
+				"not start (the driver's reason: its message "
+				"above, or without --log-level); refusing to run "
 				"without it", da->name);
+		}
 	}
 	return 0;
 }
@@ -181,6 +210,35 @@ find_workers(struct app_topology *t, char *err, size_t err_len)
 		return cfu_fail(EINVAL, err, err_len, "no worker lcore: give the EAL at least "
 			"two (-l 0,1)");
 	return 0;
+}
+
+/*
+ * Two workers poll without a pause: on one CPU each gets a share of it,
+ * and a replay runs at a fraction of its speed (--lcores 0@0,1@1,2@1
+ * puts lcores 1 and 2 on CPU 1). Said once a pair, at start.
+ */
+static void
+warn_shared_cpus(const struct app_topology *t)
+{
+	for (unsigned int i = 0; i < t->nb_workers; i++)
+		for (unsigned int j = i + 1; j < t->nb_workers; j++) {
+			rte_cpuset_t a = rte_lcore_cpuset(t->lcores[i]);
+			rte_cpuset_t b = rte_lcore_cpuset(t->lcores[j]);
+			rte_cpuset_t both;
+			int cpu = 0;
+
+			CPU_AND(&both, &a, &b);
+			if (CPU_COUNT(&both) == 0)
+				continue;
+			while (!CPU_ISSET(cpu, &both))
+				cpu++;
+			app_log(APP_LOG_WARNING, "worker lcores %u and %u share "
+				"CPU %d: two busy-polling threads on one CPU "
+				"each get a share of it (a replay runs at a "
+				"fraction of its speed); give each worker a CPU "
+				"of its own (-l, or --lcores LCORE@CPU)",
+				t->lcores[i], t->lcores[j], cpu);
+		}
 }
 
 static int
@@ -551,6 +609,19 @@ queue_lcore(const struct app_topology *t, uint16_t port, uint16_t queue)
 	return rte_get_main_lcore();
 }
 
+/* The interrupt thread: a port's link changed; the main lcore says it. */
+static int
+link_event(uint16_t port, enum rte_eth_event_type type, void *arg,
+		void *ret)
+{
+	(void)port;
+	(void)type;
+	(void)arg;
+	(void)ret;
+	__atomic_store_n(&links.event, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static int
 port_start(struct app_topology *t, struct app_port *p,
 		const struct app_config *cfg, uint64_t rss_hf, char *err,
@@ -563,6 +634,14 @@ port_start(struct app_topology *t, struct app_port *p,
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.mtu = (uint32_t)(cfg->max_pkt_len - RTE_ETHER_HDR_LEN -
 		RTE_ETHER_CRC_LEN);
+	/* link changes by interrupt where the driver has one (memif,
+	 * vhost-user, most NICs): app_topology_links_watch() */
+	if (p->info.dev_flags != NULL &&
+			(*p->info.dev_flags & RTE_ETH_DEV_INTR_LSC)) {
+		conf.intr_conf.lsc = 1;
+		rte_eth_dev_callback_register(p->id, RTE_ETH_EVENT_INTR_LSC,
+			link_event, NULL);
+	}
 	/* RSS with several queues (or for its hash), only what every
 	 * port can hash (vdevs refuse any) */
 	if (p->rss_capable && rss_hf != 0 &&
@@ -649,6 +728,8 @@ app_topology_setup(struct app_topology *t, const struct app_config *cfg,
 	memset(t, 0, sizeof(*t));
 	ret = find_workers(t, err, err_len);
 	if (ret == 0)
+		warn_shared_cpus(t);
+	if (ret == 0)
 		ret = check_probed(err, err_len);
 	if (ret == 0)
 		ret = find_ports(t, cfg, err, err_len);
@@ -668,7 +749,42 @@ app_topology_setup(struct app_topology *t, const struct app_config *cfg,
 		if (ret < 0)
 			return ret;
 	}
+	/* the states at start, which the banner says */
+	links.topo = t;
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(t->ports[i].id, &link) == 0)
+			links.up[t->ports[i].id] = link.link_status;
+	}
+	links.polled_ns = cfu_clock_ns(CLOCK_MONOTONIC);
 	return 0;
+}
+
+void
+app_topology_links_watch(void)
+{
+	const struct app_topology *t = links.topo;
+	uint64_t now = cfu_clock_ns(CLOCK_MONOTONIC);
+
+	if (t == NULL || (!__atomic_exchange_n(&links.event, false,
+			__ATOMIC_ACQ_REL) && now - links.polled_ns <
+			LINK_POLL_NS))
+		return;
+	links.polled_ns = now;
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		const struct app_port *p = &t->ports[i];
+		struct rte_eth_link link;
+		char text[RTE_ETH_LINK_MAX_STR_LEN];
+
+		if (rte_eth_link_get_nowait(p->id, &link) != 0 ||
+				link.link_status == links.up[p->id])
+			continue;
+		links.up[p->id] = link.link_status;
+		rte_eth_link_to_str(text, sizeof(text), &link);
+		app_log(link.link_status ? APP_LOG_NOTICE : APP_LOG_WARNING,
+			"port %u (%s): %s", p->id, p->name, text);
+	}
 }
 
 static const char *
@@ -740,6 +856,56 @@ app_topology_print(const struct app_topology *t,
 	fflush(out);
 }
 
+/* A replaying port's records (@p want) and those it delivered or lost
+ * (@p got); false if the port does not replay to an end. */
+static bool
+port_replayed(const struct app_topology *t, const struct app_port *p,
+		const struct app_worker *workers, uint64_t *want, uint64_t *got)
+{
+	struct rte_eth_stats st;
+
+	*want = *got = 0;
+	if (!p->replay || strstr(driver_args(p), "infinite_rx") != NULL)
+		return false;
+	for (uint16_t q = 0; q < p->nb_rxq && q < p->nb_inputs; q++)
+		*want += p->records[q];
+	for (unsigned int w = 0; w < t->nb_workers; w++)
+		for (unsigned int k = 0; k < workers[w].nb_rxq; k++)
+			if (workers[w].rxq[k].port == p->id)
+				*got += __atomic_load_n(
+					&workers[w].rxq[k].rx_packets,
+					__ATOMIC_RELAXED);
+	if (rte_eth_stats_get(p->id, &st) == 0)
+		*got += st.rx_nombuf + st.ierrors;
+	return true;
+}
+
+bool
+app_topology_replay_progress(const struct app_topology *t,
+		const struct app_worker *workers, uint64_t *done,
+		uint64_t *total, uint64_t *first_ns, uint64_t *last_ns)
+{
+	bool any = false;
+
+	*done = *total = *first_ns = *last_ns = 0;
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		const struct app_port *p = &t->ports[i];
+		uint64_t want, got;
+
+		if (!port_replayed(t, p, workers, &want, &got))
+			continue;
+		any = true;
+		*done += got;
+		*total += want;
+		if (p->first_ns != 0 && (*first_ns == 0 ||
+				p->first_ns < *first_ns))
+			*first_ns = p->first_ns;
+		if (p->last_ns > *last_ns)
+			*last_ns = p->last_ns;
+	}
+	return any;
+}
+
 int
 app_topology_check_replay(const struct app_topology *t,
 		const struct app_worker *workers, char *err, size_t err_len)
@@ -751,19 +917,10 @@ app_topology_check_replay(const struct app_topology *t,
 		err[0] = '\0';
 	for (unsigned int i = 0; i < t->nb_ports; i++) {
 		const struct app_port *p = &t->ports[i];
-		uint64_t want = 0, got = 0;
-		struct rte_eth_stats st;
+		uint64_t want, got;
 
-		if (!p->replay || strstr(driver_args(p), "infinite_rx") != NULL)
+		if (!port_replayed(t, p, workers, &want, &got))
 			continue;
-		for (uint16_t q = 0; q < p->nb_rxq && q < p->nb_inputs; q++)
-			want += p->records[q];
-		for (unsigned int w = 0; w < t->nb_workers; w++)
-			for (unsigned int k = 0; k < workers[w].nb_rxq; k++)
-				if (workers[w].rxq[k].port == p->id)
-					got += workers[w].rxq[k].rx_packets;
-		if (rte_eth_stats_get(p->id, &st) == 0)
-			got += st.rx_nombuf + st.ierrors;
 		if (got != want) {
 			if (err != NULL && used < err_len)
 				used += (size_t)snprintf(err + used,

@@ -36,6 +36,9 @@ struct app_port {
 					 * Ethernet */
 	uint64_t records[64];   /* replay: packets in each rx_pcap */
 	unsigned int nb_inputs;
+	/* replay: the earliest and latest record times of its captures,
+	 * ns since the epoch (0: none) */
+	uint64_t first_ns, last_ns;
 	int socket;
 };
 
@@ -74,6 +77,25 @@ void app_topology_print(const struct app_topology *t,
  * are short in @p err. */
 int app_topology_check_replay(const struct app_topology *t,
 		const struct app_worker *workers, char *err, size_t err_len);
+
+/*
+ * Where a replay stands: of the records the replayed captures hold
+ * (net_pcap rx_pcap, not infinite_rx), how many the ports delivered or
+ * lost (@p done, @p total), and the captures' time span (@p first_ns,
+ * @p last_ns, ns since the epoch). Returns false if no port replays.
+ * Any lcore: the workers' queue counts read as they go.
+ */
+bool app_topology_replay_progress(const struct app_topology *t,
+		const struct app_worker *workers, uint64_t *done,
+		uint64_t *total, uint64_t *first_ns, uint64_t *last_ns);
+
+/*
+ * The main lcore, every loop: say each change of a port's link state
+ * (app_log: "port 1 (net_memif1): link down"), seen by the driver's
+ * link state interrupt where it has one (RTE_ETH_DEV_INTR_LSC: memif,
+ * vhost-user, most NICs), else by a poll each second.
+ */
+void app_topology_links_watch(void);
 
 /* Warn on stderr of every port whose link is down. */
 void app_topology_check_links(const struct app_topology *t);

@@ -132,6 +132,17 @@ app_run_clock_init(struct app_run *run, uint64_t tsc_hz)
 	run->tx_drain_tsc = tsc_hz / 1000000 * APP_TX_DRAIN_US;
 }
 
+uint64_t
+app_run_latest_ns(const struct app_worker *workers, unsigned int n)
+{
+	uint64_t t = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		t = RTE_MAX(t, __atomic_load_n(&workers[i].last_ns,
+			__ATOMIC_RELAXED));
+	return t;
+}
+
 void
 app_run_reta_init(struct app_run *run)
 {

@@ -185,6 +185,10 @@ app_tsc_ns(const struct app_run *run)
 	return app_tsc_to_ns(run, rte_rdtsc()) + run->clock_offset_ns;
 }
 
+/* The latest packet time (last_ns) of @p n workers: with --clock pkt, a
+ * capture's time; the run's clock at its end. Any lcore. */
+uint64_t app_run_latest_ns(const struct app_worker *workers, unsigned int n);
+
 /* Fill @p run->reta: an even spread of hashes over the workers. */
 void app_run_reta_init(struct app_run *run);
 

@@ -343,6 +343,8 @@ app_state_free(struct app_state *s)
 struct state_fill {
 	const struct app_state_run *run;
 	const struct app_worker *workers;
+	app_state_save_fn save;
+	void *save_arg;
 	uint64_t clock_ns;
 	uint64_t flows;
 };
@@ -380,19 +382,24 @@ state_fill(int fd, void *arg)
 	ret = cfu_write_all(fd, &h, sizeof(h));
 	for (unsigned int i = 0; ret == 0 && i < h.nb_workers; i++) {
 		const struct cflow_tracker *t = f->workers[i].tracker;
-		uint64_t n = cflow_tracker_save_size(t);
+		uint64_t cap = f->save != NULL ? f->run->table_max :
+			cflow_tracker_save_size(t), n;
 		struct cflow_counters c;
-		void *buf = malloc(n);
+		void *buf = malloc(cap);
+		int64_t got;
 
 		if (buf == NULL) {
 			ret = -ENOMEM;
 			break;
 		}
-		if (cflow_tracker_save(t, buf, n) != (int64_t)n) {
+		got = f->save != NULL ? f->save(i, buf, cap, f->save_arg) :
+			cflow_tracker_save(t, buf, cap);
+		if (got <= 0) {
 			free(buf);
-			ret = -EIO;
+			ret = got < 0 ? (int)got : -EIO;
 			break;
 		}
+		n = (uint64_t)got;
 		XXH64_update(sum, &n, sizeof(n));
 		XXH64_update(sum, buf, n);
 		ret = cfu_write_all(fd, &n, sizeof(n));
@@ -411,11 +418,13 @@ state_fill(int fd, void *arg)
 
 int
 app_state_write(const char *path, const struct app_state_run *run,
-		const struct app_worker *workers, uint64_t clock_ns,
-		uint64_t *flows, char *err, size_t err_len)
+		const struct app_worker *workers, app_state_save_fn save,
+		void *save_arg, uint64_t clock_ns, uint64_t *flows, char *err,
+		size_t err_len)
 {
 	struct state_fill f = {
-		.run = run, .workers = workers, .clock_ns = clock_ns,
+		.run = run, .workers = workers, .save = save,
+		.save_arg = save_arg, .clock_ns = clock_ns,
 	};
 	int ret;
 

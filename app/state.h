@@ -98,14 +98,22 @@ int app_state_restore(const struct app_state *s, unsigned int i,
 
 void app_state_free(struct app_state *s);
 
+/* Worker @p i's table saved into @p buf of @p cap bytes (@p run's
+ * table_max): its length, or a negative errno. Where it runs is the
+ * caller's choice: on the worker, while traffic flows. */
+typedef int64_t (*app_state_save_fn)(unsigned int i, void *buf,
+		uint64_t cap, void *arg);
+
 /*
  * Save the trackers of @p workers and @p clock_ns (the run's clock now:
- * TSC time, or the last packet time) to @p path durably. 0, or a
- * negative errno with the reason in @p err; *flows receives the open
- * flows saved.
+ * TSC time, or the last packet time) to @p path durably: each by
+ * @p save (with @p save_arg), or, NULL, by this thread (the workers
+ * stopped). 0, or a negative errno with the reason in @p err; *flows
+ * receives the open flows saved.
  */
 int app_state_write(const char *path, const struct app_state_run *run,
-		const struct app_worker *workers, uint64_t clock_ns,
-		uint64_t *flows, char *err, size_t err_len);
+		const struct app_worker *workers, app_state_save_fn save,
+		void *save_arg, uint64_t clock_ns, uint64_t *flows, char *err,
+		size_t err_len);
 
 #endif /* _APP_STATE_H_ */

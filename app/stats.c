@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -16,8 +17,11 @@
 #include <rte_debug.h>
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
+#include <rte_version.h>
 
 #include "counters.h"
+#include "log.h"
+#include "losses.h"
 #include "stats.h"
 #include "telemetry.h"
 #include "worker.h"
@@ -26,6 +30,10 @@ static const struct app_config *config;
 static struct app_worker *workers;
 static unsigned int nb_workers;
 static const struct app_topology *topo;
+/* --stats-json-period */
+static struct app_output lines;
+static bool lines_on;
+static bool lines_failed;       /* a write failed: said once */
 
 /* An lcore's counters, a struct of each kind (app/counters.h): the
  * tracker's, the worker's own, and in the total the ports'. */
@@ -288,18 +296,6 @@ print_table(FILE *out, const struct snapshot *s)
 	free(col);
 }
 
-void
-app_stats_print(FILE *out)
-{
-	struct snapshot *s = malloc(sizeof(*s));
-
-	if (s == NULL)
-		return;
-	snapshot_read(s);
-	print_table(out, s);
-	free(s);
-}
-
 /* ------------------------------------------------- periodic snapshots */
 
 /* Per second over the period, from the totals. */
@@ -387,45 +383,261 @@ json_to_output(struct app_output *o, const struct snapshot *s,
 	return ret;
 }
 
-int
-app_stats_period(FILE *out, struct app_output *json)
+/* A replay's progress, "replay 43.1%, 431000 of 1000000 packets; capture
+ * time ..., 12.0 of its 60.0 s", into @p buf; false if none replays. */
+static bool
+progress_text(char *buf, size_t len)
+{
+	uint64_t done, total, first, last;
+	uint64_t now = app_run_latest_ns(workers, nb_workers);
+	char when[96];
+	int n;
+
+	if (!app_topology_replay_progress(topo, workers, &done, &total,
+			&first, &last))
+		return false;
+	n = snprintf(buf, len, "replay %.1f%%, %" PRIu64 " of %" PRIu64
+		" packets", total != 0 ? 100.0 * (double)done / (double)total :
+		100.0, done, total);
+	/* by the capture's own clock, which the workers follow */
+	if (config->clock == APP_CLOCK_PKT && now >= first && first != 0 &&
+			n > 0 && (size_t)n < len) {
+		time_text(now, when, sizeof(when));
+		snprintf(buf + n, len - (size_t)n, "; capture time %s, %.1f of "
+			"its %.1f s", when, (double)(now - first) / 1e9,
+			(double)(last - first) / 1e9);
+	}
+	return true;
+}
+
+/* "lost: none", or "lost: 497873 packets, 12 records" (app/losses.c). */
+static void
+lost_text(char *buf, size_t len)
+{
+	static const char *const kinds[APP_LOSS_KINDS] = {
+		"packets", "events", "records",
+	};
+	uint64_t lost[APP_LOSS_KINDS];
+	size_t used = (size_t)snprintf(buf, len, "lost:");
+
+	app_losses_count(lost);
+	for (unsigned int k = 0; k < APP_LOSS_KINDS && used < len; k++)
+		if (lost[k] != 0)
+			used += (size_t)snprintf(buf + used, len - used,
+				"%s %" PRIu64 " %s", used > 5 ? "," : "",
+				lost[k], kinds[k]);
+	if (used == 5)
+		snprintf(buf + used, len - used, " none");
+}
+
+void
+app_stats_period(FILE *out)
 {
 	struct snapshot *s = malloc(sizeof(*s));
-	char when[96];
+	char when[96], lost[160], replay[256] = "";
 	struct rates r;
 	double max = 0;
-	int ret = 0;
 
 	if (s == NULL)
-		return -ENOMEM;
+		return;
 	snapshot_read(s);
 	rates_of(s, period_prev, &r);
 	time_text(s->time_ns, when, sizeof(when));
-	fprintf(out, "\n== cuckooflow stats %s, over %.2f s ==\n"
-		"rates: %.0f pps, %.3f Mbit/s, %.1f new flows/s, %.1f "
-		"closed/s, %.1f expired/s, %.1f blocked/s\ntable load:", when,
+	for (unsigned int i = 0; i < nb_workers; i++)
+		max = RTE_MAX(max, table_load(&workers[i]));
+	lost_text(lost, sizeof(lost));
+	if (progress_text(replay + 2, sizeof(replay) - 2))
+		memcpy(replay, "; ", 2);
+	fprintf(out, "%scuckooflow: stats %s, over %.2f s: %.0f pps, %.3f "
+		"Mbit/s, %.1f new flows/s, %.1f closed/s, %.1f expired/s, "
+		"%.1f blocked/s; %" PRIu64 " open flows, table load max "
+		"%.3f%%; %s%s\n", app_log_prefix(out, APP_LOG_NOTICE), when,
 		r.seconds, r.pps, r.bps / 1e6, r.new_per_s, r.closed_per_s,
-		r.expired_per_s, r.blocked_per_s);
-	for (unsigned int i = 0; i < nb_workers; i++) {
-		double l = table_load(&workers[i]);
+		r.expired_per_s, r.blocked_per_s, s->total.flow.active,
+		100 * max, lost, replay);
+	if (config->stats_all)
+		print_table(out, s);
+	if (lines_on) {
+		char err[PATH_MAX + 128];
+		uint64_t errors = lines.errors;
+		int ret = json_to_output(&lines, s, &r);
 
-		fprintf(out, "%s lcore %u %.3f%%", i ? "," : "",
-			workers[i].lcore, 100 * l);
-		if (l > max)
-			max = l;
-	}
-	fprintf(out, " (max %.3f%%)\n", 100 * max);
-	print_table(out, s);
-	if (json != NULL) {
-		ret = json_to_output(json, s, &r);
-		if (app_output_flush(json) < 0 && ret == 0)
-			ret = -json->err;
-		if (ret == -ENOBUFS)
-			ret = 0; /* a FIFO's reader behind: counted lost */
+		(void)app_output_flush(&lines);
+		if (app_output_follow(&lines, config->stats_json_period, false,
+				err, sizeof(err)) < 0 || (ret < 0 && ret !=
+				-ENOBUFS) || lines.errors != errors) {
+			/* a FIFO's reader behind (ENOBUFS): counted lost */
+			if (!lines_failed)
+				app_log(APP_LOG_ERR, "--stats-json-period %s: %s",
+					config->stats_json_period,
+					lines.errors != errors ?
+					strerror(lines.err) : ret < 0 ?
+					strerror(-ret) : err);
+			lines_failed = true;
+		}
 	}
 	free(period_prev);
 	period_prev = s;
-	return ret;
+}
+
+void
+app_stats_progress(FILE *out)
+{
+	char text[256];
+
+	if (progress_text(text, sizeof(text)))
+		fprintf(out, "%scuckooflow: %s\n", app_log_prefix(out,
+			APP_LOG_NOTICE), text);
+}
+
+void
+app_stats_reopen(void)
+{
+	char err[PATH_MAX + 128];
+	int ret;
+
+	if (!lines_on)
+		return;
+	ret = app_output_follow(&lines, config->stats_json_period, true, err,
+		sizeof(err));
+	if (ret < 0)
+		app_log(APP_LOG_ERR, "--stats-json-period: reopening: %s; "
+			"still writing to the file it was", err);
+	else
+		app_log(APP_LOG_NOTICE, "--stats-json-period %s: reopened "
+			"(SIGHUP)", config->stats_json_period);
+}
+
+uint64_t
+app_stats_lines_lost(void)
+{
+	return __atomic_load_n(&lines.lost, __ATOMIC_RELAXED);
+}
+
+int
+app_stats_close(void)
+{
+	if (!lines_on)
+		return 0;
+	if (app_output_close(&lines) != 0 && !lines_failed)
+		app_log(APP_LOG_ERR, "--stats-json-period %s: %s",
+			config->stats_json_period, strerror(lines.err));
+	return lines.errors != 0 || lines_failed ? -EIO : 0;
+}
+
+/* ----------------------------------------------------------- summary */
+
+/* The counters that are not 0, "name value", wrapped. */
+struct nonzero_out {
+	FILE *f;
+	size_t col;
+	const char *group;      /* a group's name while in one */
+};
+
+static void
+nonzero_u64(void *ctx, const char *name, uint64_t value)
+{
+	struct nonzero_out *o = ctx;
+	char item[96];
+	int n;
+
+	if (value == 0)
+		return;
+	n = snprintf(item, sizeof(item), "%s%s%s %" PRIu64,
+		o->group != NULL ? o->group : "", o->group != NULL ? "_" : "",
+		name, value);
+	if (o->col != 0 && o->col + (size_t)n + 2 > 76) {
+		fprintf(o->f, ",\n ");
+		o->col = 0;
+	} else if (o->col != 0) {
+		fprintf(o->f, ",");
+	}
+	fprintf(o->f, " %s", item);
+	o->col += (size_t)n + 2;
+}
+
+static void
+nonzero_group(void *ctx, const char *name, bool begin)
+{
+	struct nonzero_out *o = ctx;
+
+	o->group = begin ? name : NULL;
+}
+
+/* Per port: rx, tx, and what it could not receive or send. */
+static void
+ports_summary(FILE *out)
+{
+	for (unsigned int i = 0; i < topo->nb_ports; i++) {
+		const struct app_port *p = &topo->ports[i];
+		struct rte_eth_stats st;
+
+		if (rte_eth_stats_get(p->id, &st) != 0)
+			continue;
+		fprintf(out, "%scuckooflow: port %u (%s): rx %" PRIu64 ", tx %"
+			PRIu64 "; not received: missed %" PRIu64 ", nombuf %"
+			PRIu64 ", errors %" PRIu64 "; not sent: %" PRIu64 "\n",
+			app_log_prefix(out, APP_LOG_NOTICE), p->id, p->name,
+			st.ipackets, st.opackets, st.imissed, st.rx_nombuf,
+			st.ierrors, st.oerrors);
+	}
+}
+
+void
+app_stats_summary(FILE *out, uint64_t elapsed_ns)
+{
+	struct snapshot *s = malloc(sizeof(*s));
+	const char *pre = app_log_prefix(out, APP_LOG_NOTICE);
+	double secs = (double)elapsed_ns / 1e9;
+	uint64_t done, total, first, last;
+	struct nonzero_out nz = { out, 0, NULL };
+	const struct stats_sink sink = { nonzero_u64, nonzero_group, &nz };
+	char a[96], b[96], lost[160];
+
+	if (s == NULL)
+		return;
+	snapshot_read(s);
+	if (secs <= 0)
+		secs = 1e-9;
+	fprintf(out, "%scuckooflow: ran %.3f s: %" PRIu64 " packets received, "
+		"%.1f kpps, %.3f Mbit/s\n", pre, secs, s->total.own.rx_packets,
+		(double)s->total.own.rx_packets / secs / 1e3,
+		8 * (double)(s->total.flow.bytes + s->total.own.blocked_bytes) /
+		secs / 1e6);
+	if (app_topology_replay_progress(topo, workers, &done, &total, &first,
+			&last)) {
+		fprintf(out, "%scuckooflow: replay %.1f%%: %" PRIu64 " of %"
+			PRIu64 " packets", pre, total != 0 ? 100.0 *
+			(double)done / (double)total : 100.0, done, total);
+		if (first != 0) {
+			time_text(first, a, sizeof(a));
+			time_text(last, b, sizeof(b));
+			fprintf(out, "; capture %s to %s (%.3f s), replayed at "
+				"%.2fx its pace", a, b, (double)(last - first) /
+				1e9, (double)(last - first) / 1e9 / secs);
+		}
+		fprintf(out, "\n");
+	}
+	fprintf(out, "%scuckooflow: flows: %" PRIu64 " new, %" PRIu64 " closed, "
+		"%" PRIu64 " expired, %" PRIu64 " open; %" PRIu64 " evicted, %"
+		PRIu64 " not stored (table full); packets: %" PRIu64 " tracked, %"
+		PRIu64 " blocked, %" PRIu64 " forwarded\n", pre,
+		s->total.flow.flows_new, s->total.flow.flows_closed,
+		s->total.flow.flows_expired, s->total.flow.active,
+		s->total.flow.flows_evicted, s->total.flow.insert_failed,
+		s->total.flow.packets, s->total.own.blocked_packets,
+		s->total.own.tx_packets);
+	ports_summary(out);
+	fprintf(out, "%scuckooflow: counters not 0 (all of them, per lcore: "
+		"--stats-all, --stats-json):\n ", pre);
+	counters_visit(&s->total, &sink);
+	fprintf(out, "%s\n", nz.col == 0 ? " none" : "");
+	lost_text(lost, sizeof(lost));
+	fprintf(out, "%scuckooflow: %s\n", pre, lost);
+	if (config->stats_all)
+		print_table(out, s);
+	fflush(out);
+	free(s);
 }
 
 /* -------------------------------------------------------------- JSON */
@@ -475,29 +687,6 @@ app_stats_emergency_log(FILE *out)
 			workers[i].lcore, c.emergency ? "entered" : "left",
 			c.active, config->flows, c.emergency_enter);
 	}
-}
-
-uint64_t
-app_stats_rx_lost(void)
-{
-	struct lcore_counters total;
-
-	uint64_t lost = 0;
-
-	total_read(&total);
-	for (unsigned int k = 0; k < app_counters_port.n; k++)
-		lost += app_counter_get(&app_counters_port, k, &total.port);
-	return lost;
-}
-
-uint64_t
-app_stats_rx_len_mismatch(void)
-{
-	uint64_t n = 0;
-
-	for (unsigned int i = 0; i < nb_workers; i++)
-		n += workers[i].ctr.rx_len_mismatch;
-	return n;
 }
 
 /* One object: with @p r, a period's (time, interval, rates first);
@@ -740,6 +929,25 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+static uint64_t start_time_ns; /* CLOCK_REALTIME, at setup */
+
+/* What runs: version, DPDK's, code path, start time, for the exporter's
+ * cuckooflow_build_info and cuckooflow_start_time_seconds. */
+static int
+tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	if (params != NULL && params[0] != '\0')
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "version", CF_VERSION);
+	rte_tel_data_add_dict_string(d, "dpdk", rte_version());
+	rte_tel_data_add_dict_string(d, "code_path", cf_dispatch_isa());
+	rte_tel_data_add_dict_u64(d, "start_time_ns", start_time_ns);
+	rte_tel_data_add_dict_u64(d, "workers", nb_workers);
+	return 0;
+}
+
 static const char *const kind_names[] = {
 	[APP_COUNTER] = "counter",
 	[APP_GAUGE] = "gauge",
@@ -747,22 +955,25 @@ static const char *const kind_names[] = {
 
 /* One counter into the parallel arrays of /cuckooflow/counters. */
 static void
-tel_counter_add(struct rte_tel_data *const arr[4], const char *name,
-		const char *source, enum app_counter_kind kind, const char *help)
+tel_counter_add(struct rte_tel_data *const arr[5], const char *name,
+		const char *source, enum app_counter_kind kind, const char *help,
+		const char *group)
 {
 	rte_tel_data_add_array_string(arr[0], name);
 	rte_tel_data_add_array_string(arr[1], source);
 	rte_tel_data_add_array_string(arr[2], kind_names[kind]);
 	rte_tel_data_add_array_string(arr[3], help);
+	rte_tel_data_add_array_string(arr[4], group != NULL ? group : "");
 }
 
 /*
  * Every counter the other commands report, as parallel arrays (DPDK
  * 22.11's telemetry nests one level): "name", "source" (tracker,
- * worker, frag, port: of /cuckooflow/stats and /cuckooflow/lcore; table: of
- * /cuckooflow/table), "kind" (counter or gauge) and "help". The
- * "malformed" group's reasons as malformed_<reason>, as the exporter
- * names them. For the exporter and the documentation's test.
+ * worker, frag, port: of /cuckooflow/stats and /cuckooflow/lcore; table:
+ * of /cuckooflow/table), "kind" (counter or gauge), "help" and "group"
+ * (of a group of counters by reason: "dropped", "blocked", "malformed";
+ * else ""). The "malformed" group's reasons as malformed_<reason>. For
+ * the exporter and the documentation's test.
  */
 static int
 tel_counter_list(const char *cmd, const char *params,
@@ -772,7 +983,8 @@ tel_counter_list(const char *cmd, const char *params,
 		&app_counters_tracker, &app_counters_worker,
 		&app_counters_frag, &app_counters_port, &app_counters_table,
 	};
-	static const char *const keys[] = { "name", "source", "kind", "help" };
+	static const char *const keys[] = { "name", "source", "kind", "help",
+		"group" };
 	struct rte_tel_data *arr[RTE_DIM(keys)];
 
 	(void)cmd;
@@ -787,12 +999,14 @@ tel_counter_list(const char *cmd, const char *params,
 
 		for (unsigned int k = 0; k < t->n; k++)
 			tel_counter_add(arr, t->counters[k].name, t->source,
-				t->counters[k].kind, t->counters[k].help);
+				t->counters[k].kind, t->counters[k].help,
+				t->counters[k].group);
 		if (t != &app_counters_port)
 			continue;
 		/* lib/cflow's malformed[] reasons, after the counters */
 		tel_counter_add(arr, MALFORMED_TOTAL, "tracker", APP_COUNTER,
-			"packets that did not parse: the reasons below summed");
+			"packets that did not parse: the reasons below summed",
+			NULL);
 		for (int st = CFLOW_PARSE_MALFORMED_FIRST;
 				st <= CFLOW_PARSE_MALFORMED_LAST; st++) {
 			char name[64];
@@ -801,7 +1015,7 @@ tel_counter_list(const char *cmd, const char *params,
 				cflow_parse_status_name(st));
 			tel_counter_add(arr, name, "tracker", APP_COUNTER,
 				"packets that did not parse, by reason "
-				"(docs/parse.md)");
+				"(docs/parse.md)", MALFORMED_GROUP);
 		}
 	}
 	rte_tel_data_start_dict(d);
@@ -832,6 +1046,9 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 			"Workers, how many have read all their input "
 			"(input_done) and made the end-of-run sweep (end_swept). "
 			"Takes no parameters" },
+		{ "/cuckooflow/info", tel_info,
+			"Version, DPDK's, code path, start time (ns since the "
+			"epoch), workers. Takes no parameters" },
 	};
 
 	/* every row of the print fits */
@@ -846,11 +1063,25 @@ app_stats_setup(const struct app_config *cfg, struct app_worker *w,
 	workers = w;
 	nb_workers = n;
 	topo = t;
+	start_time_ns = cfu_clock_ns(CLOCK_REALTIME);
 	/* the first period's rates count from here */
 	period_prev = calloc(1, sizeof(*period_prev));
 	if (period_prev == NULL)
 		return cfu_fail(ENOMEM, err, err_len, "cuckooflow: out of "
 			"memory");
 	period_prev->mono_ns = cfu_clock_ns(CLOCK_MONOTONIC);
+	if (cfg->stats_json_period[0] != '\0') {
+		/* appended to: log shippers follow the file */
+		if (app_output_open(&lines, cfg->stats_json_period, true,
+				APP_OUTPUT_LINES, err, err_len) < 0) {
+			char why[PATH_MAX + 128];
+
+			snprintf(why, sizeof(why), "%s", err);
+			return cfu_fail(errno, err, err_len, "cuckooflow: "
+				"--stats-json-period %s", why);
+		}
+		lines.checked_ns = cfu_clock_ns(CLOCK_MONOTONIC);
+		lines_on = true;
+	}
 	return app_telemetry_register_all(cmds, RTE_DIM(cmds), err, err_len);
 }

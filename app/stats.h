@@ -4,11 +4,14 @@
 #define _APP_STATS_H_
 
 /*
- * Counters: per lcore and summed, printed as a table, written as JSON and
- * served over DPDK telemetry (/cuckooflow/...), all from the counter
- * tables of app/counters.h.
+ * Counters: per lcore and summed, printed, written as JSON and served
+ * over DPDK telemetry (/cuckooflow/...), all from the counter tables of
+ * app/counters.h; the periodic snapshots (--stats-period: a line, or
+ * the whole table with --stats-all; --stats-json-period: JSON lines),
+ * a replay's progress and the summary at exit.
  */
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -17,31 +20,46 @@
 
 struct app_worker;
 
-/* Register the telemetry commands. 0, or a negative errno with the
- * reason in @p err. */
+/* Register the telemetry commands; open --stats-json-period. 0, or a
+ * negative errno with the reason in @p err. */
 int app_stats_setup(const struct app_config *cfg,
 		struct app_worker *workers, unsigned int nb_workers,
 		const struct app_topology *topo, char *err, size_t err_len);
 
-void app_stats_print(FILE *out);
+/*
+ * A period's snapshot (main lcore, every --stats-period): one line to
+ * @p out, "cuckooflow: stats TIME, over S s: " its rates since the
+ * previous one (or the start), open flows, the fullest table's load,
+ * what was lost, a replay's progress; with --stats-all, the table too.
+ * With --stats-json-period, the same as one JSON line (the --stats-json
+ * object with "time", "time_ns", "interval_s" and "rates" first), whole
+ * (app/output.h); its path followed when moved (logrotate). A write
+ * error is said once (exit status 1: app_stats_close()).
+ */
+void app_stats_period(FILE *out);
+
+/* A replay's progress (main lcore, every 10 s of a replay without
+ * --stats-period): "cuckooflow: replay 43.1%: ...". Nothing if no port
+ * replays a capture. */
+void app_stats_progress(FILE *out);
+
+/* SIGHUP: --stats-json-period reopened at its path. */
+void app_stats_reopen(void);
+
+/* --stats-json-period lines lost so far (app/losses.c). */
+uint64_t app_stats_lines_lost(void);
 
 /*
- * A period's snapshot (main lcore, every --stats-period): its wall-clock
- * time, per-second rates since the previous one (or the start), each
- * table's load, and the counter table, to @p out; with @p json, the
- * same as one JSON line (the --stats-json object with "time",
- * "time_ns", "interval_s" and "rates" first), whole, written at once
- * (app/output.h). 0, or -errno if the line was not written.
+ * At exit: what the run did, in a few lines: its time, a replay's
+ * capture span and rates, the flows, each port's packets, every counter
+ * that is not 0 and what was lost; with --stats-all, the table.
+ * @p elapsed_ns: the run's wall-clock time.
  */
-int app_stats_period(FILE *out, struct app_output *json);
+void app_stats_summary(FILE *out, uint64_t elapsed_ns);
 
-/* Packets the ports could not deliver: rx_nombuf + rx_missed +
- * rx_errors, summed over the ports. */
-uint64_t app_stats_rx_lost(void);
-
-/* Frames received but dropped unread, their mbuf chain short of their
- * length (rx_len_mismatch, summed over the workers). */
-uint64_t app_stats_rx_len_mismatch(void);
+/* Close --stats-json-period: 0, or -EIO if a line could not be written
+ * during the run (said on stderr). */
+int app_stats_close(void);
 
 /* A line for each worker whose table entered or left emergency mode
  * since the last call (main lcore). */

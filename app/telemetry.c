@@ -13,7 +13,7 @@
 #include "cfutil.h"
 #include "telemetry.h"
 
-#define MAX_COMMANDS 16
+#define MAX_COMMANDS 24
 
 static struct {
 	const char *cmd;

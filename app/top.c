@@ -190,7 +190,7 @@ app_top_period(void)
 }
 
 void
-app_top_print_final(FILE *out)
+app_top_print_final(FILE *out, uint64_t capture_ns)
 {
 	struct cflow_topk_entry list[TOP_LIST_DEFAULT];
 	struct app_run *run = top.run;
@@ -209,9 +209,11 @@ app_top_print_final(FILE *out)
 			RTE_VERIFY(cflow_topk_merge(top.result,
 				run->workers[i].top[j]) == 0);
 	got = cflow_topk_list(top.result, list, RTE_DIM(list));
-	fprintf(out, "top sources of new flows, last %.1f s: %" PRIu64
+	fprintf(out, "top sources of new flows, last %.1f s%s: %" PRIu64
 		" new flows, an unlisted source at most %" PRIu64 "\n",
+		top.periods == 0 && capture_ns != 0 ? (double)capture_ns / 1e9 :
 		(double)(cfu_clock_ns(CLOCK_REALTIME) - since) / 1e9,
+		top.periods == 0 && capture_ns != 0 ? " of capture time" : "",
 		cflow_topk_total(top.result), cflow_topk_floor(top.result));
 	for (int k = 0; k < got; k++) {
 		char a[INET6_ADDRSTRLEN];

@@ -29,8 +29,10 @@ int app_top_setup(const struct app_config *cfg, struct app_run *run,
 void app_top_period(void);
 
 /* After the workers stopped: the top sources since the last period's
- * end (the whole run if none ended), to @p out. */
-void app_top_print_final(FILE *out);
+ * end (the whole run if none ended), to @p out. Periods are wall-clock
+ * time; a replay under the packet clock that ended none says the
+ * capture time it covered instead (@p capture_ns, 0 if not known). */
+void app_top_print_final(FILE *out, uint64_t capture_ns);
 
 /* After the workers stopped. */
 void app_top_fini(void);

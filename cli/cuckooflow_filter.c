@@ -11,7 +11,7 @@
  * regular file (the library refuses FIFOs, directories and devices).
  * Exit status: build and info, 0 or 1 on an error; query, like grep, 0
  * if an entry is listed, 1 if none is, 2 on an error; bad usage, 2.
- * --help prints the usage to stdout and exits 0.
+ * --help prints the usage to stdout and exits 0; --version the version.
  */
 
 #include <errno.h>
@@ -37,8 +37,9 @@ print_usage(FILE *out)
 		"usage: cuckooflow-filter build LIST -o FILE [--fp-bits N]\n"
 		"       cuckooflow-filter query FILE ENTRY...\n"
 		"       cuckooflow-filter info FILE\n"
-		"       cuckooflow-filter --help\n"
-		"LIST: one entry a line, '#' comments: an address, a prefix "
+		"       cuckooflow-filter --help | --version\n"
+		"LIST: one entry a line, '#' or ';' comments: an address, a "
+		"prefix "
 		"(a.b.c.d/n, x::/n),\n"
 		"or 'proto src sport dst dport'. --fp-bits: 8..32 "
 		"(default 32).\n"
@@ -207,6 +208,10 @@ main(int argc, char **argv)
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
 			strcmp(argv[1], "-h") == 0)) {
 		print_usage(stdout);
+		return finish(EXIT_SUCCESS);
+	}
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("cuckooflow-filter %s\n", CF_VERSION);
 		return finish(EXIT_SUCCESS);
 	}
 	if (argc < 2)

@@ -500,10 +500,11 @@ int
 cbl_split(char *line, char **w, int max)
 {
 	int n = 0;
-	char *save = NULL, *hash = strchr(line, '#');
+	char *save = NULL;
 
-	if (hash != NULL)
-		*hash = '\0';
+	/* a comment: '#' (FireHOL, ipset, nft) or ';' (Spamhaus DROP,
+	 * EDROP: "1.10.16.0/20 ; SBL256894"), to the end of the line */
+	line[strcspn(line, "#;")] = '\0';
 	for (char *t = strtok_r(line, " \t\r\n", &save); t != NULL;
 			t = strtok_r(NULL, " \t\r\n", &save)) {
 		if (n == max)

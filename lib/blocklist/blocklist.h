@@ -11,11 +11,16 @@
  * kind and prefix length, so a packet is looked up once for each prefix
  * length present (in each address family) and once for its flow.
  *
- * Text format, one entry a line, '#' starts a comment:
+ * Text format, one entry a line, '#' or ';' starts a comment (to the
+ * end of the line, after an entry too):
  *   192.0.2.1               an address: matches source or destination
  *   2001:db8::/32           a prefix: IPv4 /0-/32, IPv6 /0-/128
  *   tcp 10.0.0.1 1234 10.0.0.2 80   a flow, either direction
  *                           (proto: tcp, udp, sctp, or a number 0-255)
+ * so that the lists people have are read as they come: Spamhaus DROP and
+ * EDROP ("1.10.16.0/20 ; SBL256894", ';' comments), FireHOL netsets and
+ * ipset or nft exports ('#' comments, an address or CIDR a line), a
+ * plain CIDR a line; CRLF line ends too.
  *
  * A list is read-only once built; lookups from many lcores are safe.
  *
@@ -308,7 +313,7 @@ const char *cbl_kind_name(enum cbl_kind kind);
  * would let a packet through, so rules are compared whole, never by
  * fingerprint. Small by nature: at most CBL_ALLOW_MAX rules.
  *
- * Text format, one rule a line, '#' starts a comment, in the
+ * Text format, one rule a line, '#' or ';' starts a comment, in the
  * blocklist's family:
  *   PROTO ADDR[/LEN] PORT
  *   tcp 198.18.1.10 22        one inside address, one port

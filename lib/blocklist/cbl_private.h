@@ -35,8 +35,8 @@ void cbl_line_reader_init(struct cbl_line_reader *r, int fd,
 int cbl_next_line(struct cbl_line_reader *r, char out[CBL_LINE_MAX + 1],
 		char *err, size_t err_len);
 
-/* Split @p line at blanks, '#' ending it, into at most @p max words;
- * max + 1 if there are more. */
+/* Split @p line at blanks, a '#' or ';' comment ending it, into at
+ * most @p max words; max + 1 if there are more. */
 int cbl_split(char *line, char **w, int max);
 
 /* An IPv4 (stored IPv4-mapped, family 4) or IPv6 address; 0 or -1. */

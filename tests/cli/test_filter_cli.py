@@ -6,6 +6,7 @@ usage: /usr/bin/python3 -m pytest tests/cli/test_filter_cli.py
 Every run has a timeout: a FIFO used to hang the tool.
 """
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -167,6 +168,13 @@ def test_help_usage_on_stdout_exit_0():
     r = Run(["--help"])
     assert r.rc == 0 and r.stdout.startswith("usage:") and \
         r.stderr == "" and "like grep" in r.stdout, r
+
+
+def test_version_on_stdout_exit_0():
+    """--version: the version, exit 0. (Before: an unknown command.)"""
+    r = Run(["--version"])
+    assert r.rc == 0 and re.fullmatch(r"cuckooflow-filter \d+\.\d+\.\d+\n",
+                                      r.stdout) and r.stderr == "", r
 
 
 @pytest.mark.parametrize("args", [

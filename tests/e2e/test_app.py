@@ -529,7 +529,7 @@ def test_telemetry_commands_and_final_stats(telemetry_run):
     diff = {k: (v, r["final"].get(k)) for k, v in r["stats"].items()
             if k in r["final"] and not isinstance(r["final"][k], dict)
             and r["final"][k] != v}
-    assert not r["bad"] and r["alive"] and len(ours) == 11 and not diff and \
+    assert not r["bad"] and r["alive"] and len(ours) == 13 and not diff and \
         r["rc"] == 0, "bad %s alive %s cmds %s diff %s rc %s" % (
             r["bad"][:3], r["alive"], ours, diff, r["rc"])
 
@@ -594,7 +594,11 @@ def test_prometheus_exporter(telemetry_run):
     counted twice), matching the run; the ports' counters once, without
     a label; each ethdev port's counters by port and name; table and
     blocklist gauges; after cuckooflow stops, cuckooflow_up 0 and
-    nothing else."""
+    nothing else. Prometheus' conventions: each counter's help is
+    cuckooflow's own; reasons are labels of one series
+    (cuckooflow_dropped_total{reason}, _blocked_, _malformed_, the
+    losses); base units (the table's load a ratio, not ppm); the build
+    and the start time."""
     families = {f.name: f for f in
                 text_string_to_metric_families(telemetry_run["metrics"])}
     packets = families.get("cuckooflow_packets")
@@ -609,12 +613,51 @@ def test_prometheus_exporter(telemetry_run):
     up = families["cuckooflow_up"].samples[0].value
     missed = families["cuckooflow_rx_missed"].samples
     assert up == 1 and len(missed) == 1 and missed[0].labels == {}
-    assert families["cuckooflow_table_load_ppm"].samples[0].labels == \
-        {"lcore": "1"}
-    # the malformed group of /cuckooflow/lcore, a series a reason
-    assert [(s.labels, s.value) for s in
-            families["cuckooflow_malformed_trunc_l2"].samples
-            if s.name.endswith("_total")] == [({"lcore": "1"}, 3.0)]
+    load = families["cuckooflow_table_load_ratio"].samples[0]
+    assert load.labels == {"lcore": "1"} and 0 < load.value < 1e-3, load
+    assert not [n for n in families if re.search(r"_(ppm|ppb|milli|us)$",
+                                                   n)], sorted(families)
+    # bits per flow, thousandths, as bytes: the table's bytes / capacity
+    per_flow = families["cuckooflow_table_bytes_per_flow"].samples[0].value
+    table = {n: families["cuckooflow_table_" + n].samples[0].value
+             for n in ("bytes", "capacity")}
+    assert abs(per_flow - table["bytes"] / table["capacity"]) < 1e-3, \
+        (per_flow, table)
+    # help: the counter tables' own line
+    assert families["cuckooflow_packets"].documentation == \
+        "packets given to the tracker, each in exactly one class"
+    # the malformed group of /cuckooflow/lcore: one series, by reason
+    malformed = {s.labels["reason"]: s.value for s in
+                 families["cuckooflow_malformed"].samples
+                 if s.name.endswith("_total")}
+    listed = telemetry_run["listed"]
+    reasons = {n[len("malformed_"):] for n, g in zip(listed["name"],
+                                                     listed["group"])
+               if g == "malformed"}
+    assert malformed["trunc_l2"] == 3.0 and set(malformed) == reasons and \
+        "cuckooflow_malformed_trunc_l2" not in families, malformed
+    dropped = {s.labels["reason"] for s in
+               families["cuckooflow_dropped"].samples}
+    blocked = {s.labels["reason"] for s in
+               families["cuckooflow_blocked"].samples}
+    assert {"unsolicited", "not_syn", "wrong_direction"} <= dropped and \
+        blocked == {"address", "prefix", "flow", "unparsed"} and \
+        not [n for n in families if n.startswith("cuckooflow_dropped_")],\
+        (dropped, blocked)
+    # the losses, one series a reason in each kind: none here
+    lost = {(f, s.labels["reason"]): s.value for f in (
+        "cuckooflow_packets_lost", "cuckooflow_events_lost",
+        "cuckooflow_records_lost") for s in families[f].samples
+        if s.name.endswith("_total")}
+    assert lost[("cuckooflow_packets_lost", "handoff_drops")] == 0 and \
+        lost[("cuckooflow_records_lost", "ipfix_records_lost")] == 0 and \
+        not any(lost.values()), lost
+    build = families["cuckooflow_build_info"].samples[0]
+    assert build.name == "cuckooflow_build_info" and \
+        re.fullmatch(r"\d+\.\d+\.\d+", build.labels["version"]) and \
+        build.labels["dpdk"].startswith("DPDK ") and build.value == 1, build
+    start = families["cuckooflow_start_time_seconds"].samples[0].value
+    assert abs(start - time.time()) < 86400, start
     # each ethdev port's counters, labelled by port id and name
     port = {(s.name, tuple(sorted(s.labels.items()))): s.value
             for k in ("ipackets", "opackets", "imissed", "rx_nombuf")
@@ -679,7 +722,7 @@ def test_mbuf_exhaustion():
     """net_pcap reads a packet, then takes an mbuf: with 16 mbufs and
     bursts of 32, every 17th packet of a burst finds none and is lost.
     The loss must show in rx_nombuf, the run must still end, and with
-    --exit-on-eof its exit status says packets were lost."""
+    --exit-on-eof its exit status says packets were lost (3)."""
     out = os.path.join(TMP, "nombuf.json")
     if os.path.exists(out):
         os.unlink(out)
@@ -687,21 +730,24 @@ def test_mbuf_exhaustion():
                   ["--mbufs", "16", "--burst", "32", "--exit-on-eof",
                    "--clock", "pkt", "--stats-json", out])
     total = json.load(open(out))["total"] if os.path.exists(out) else {}
-    # counted in rx_nombuf, nothing else lost, exit status 1
-    assert rc == 1 and "not received" in log and \
+    # counted in rx_nombuf, nothing else lost, exit status 3 (packets
+    # lost), the loss named
+    assert rc == 3 and re.search(r"lost \d+ packets: rx_nombuf: ", log) \
+        and \
         total.get("rx_nombuf", 0) > 0 and \
         total["rx_nombuf"] + total["packets"] == mixed_count(), \
         "rc %d, %s" % (rc, {k: total.get(k) for k in ("rx_nombuf",
                                                        "packets")})
 
 
-@pytest.mark.parametrize("mbufs,want_rc", (("64", 1), ("0", 0)))
+@pytest.mark.parametrize("mbufs,want_rc", (("64", 3), ("0", 0)))
 def test_jumbo_small_pool(mbufs, want_rc):
     """210 jumbo frames (5 segments each) through a pool of 64 mbufs:
     net_pcap counts a frame it has no segments for in ierrors and ends
     the burst; that is not the end of the file. Every packet is accounted
     for (processed + rx_nombuf + rx_errors = 210), and the replay exits
-    1; with the default pool, all 210 are tracked and it exits 0."""
+    3 (packets lost); with the default pool, all 210 are tracked and it
+    exits 0."""
     from scapy.all import wrpcap, Ether, IP, UDP, Raw
     pcap = os.path.join(TMP, "jumbo.pcap")
     wrpcap(pcap, [Ether(src=MAC_A, dst=MAC_B) / IP(src="10.0.%d.1" % (i % 7), dst="10.1.0.1") /
@@ -716,7 +762,7 @@ def test_jumbo_small_pool(mbufs, want_rc):
     got = {k: t.get(k) for k in ("packets", "rx_nombuf", "rx_errors")}
     lost = (t.get("rx_nombuf") or 0) + (t.get("rx_errors") or 0)
     assert rc == want_rc and t.get("packets", 0) + lost == 210 and \
-        (lost > 0) == (want_rc == 1), "rc %d %s" % (rc, got)
+        (lost > 0) == (want_rc == 3), "rc %d %s" % (rc, got)
 
 
 BLOCKLIST = """# addresses, prefixes and a flow seen in mixed.pcap
@@ -1253,15 +1299,15 @@ def next_prefix():
     return "cfe2e%d_%d" % (os.getpid(), runs + 1)
 
 
-def run_workers(nb, vdevs, args=(), timeout=DEADLINE):
+def run_workers(nb, vdevs, args=(), timeout=DEADLINE, ok_rc=(0,)):
     """cuckooflow with @nb workers on oversubscribed lcores; returns
-    (rc, log, stats JSON or None). Its telemetry prefix: next_prefix()
-    before the call."""
+    (rc, log, stats JSON or None: an exit status not in @ok_rc). Its
+    telemetry prefix: next_prefix() before the call."""
     global runs
     runs += 1
     return run_replay(APP, WORKER_LCORES[nb],
                       "cfe2e%d_%d" % (os.getpid(), runs), vdevs, args,
-                      os.path.join(TMP, "wk%d.json" % runs), timeout)
+                      os.path.join(TMP, "wk%d.json" % runs), timeout, ok_rc)
 
 
 def flow_counters(stats):
@@ -1832,12 +1878,15 @@ STATS_PORT_KEYS = ("rx_nombuf", "rx_missed", "rx_errors")
 
 
 @pytest.mark.parametrize("nb", [1, 2])
-def test_stats_period(nb):
-    """--stats-period prints a timestamped snapshot with rates and table
-    load; --stats-json-period appends the same as JSON lines: in each,
-    the total is the sum of the lcores (their counters read once for
-    both), the rates are the totals' differences over the interval, and
-    the last line has every packet of the capture."""
+@pytest.mark.parametrize("every", [False, True], ids=["line", "stats-all"])
+def test_stats_period(nb, every):
+    """--stats-period prints a timestamped line a period (rates, open
+    flows, the fullest table's load, what was lost), and with
+    --stats-all the table of every counter per lcore after it;
+    --stats-json-period appends the same as JSON lines: in each, the
+    total is the sum of the lcores (their counters read once for both),
+    the rates are the totals' differences over the interval, and the
+    last line has every packet of the capture."""
     mixed = os.path.join(PCAPS, "mixed.pcap")
     lines_path = os.path.join(TMP, "period%d.jsonl" % nb)
     if os.path.exists(lines_path):
@@ -1847,7 +1896,8 @@ def test_stats_period(nb):
          "512", "--log-level=lib.*:error", "--file-prefix=cfe2estat%d_%d" %
          (os.getpid(), nb),
          "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (mixed, os.devnull),
-         "--", "--stats-period", "1", "--stats-json-period", lines_path],
+         "--", "--stats-period", "1", "--stats-json-period", lines_path] +
+        (["--stats-all"] if every else []),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     objs = []
     try:
@@ -1863,11 +1913,18 @@ def test_stats_period(nb):
     no_crash(p.returncode, log=out)
     assert p.returncode == 0, out[-500:]
     assert len(objs) >= 3, out[-500:]
-    heads = re.findall(r"== cuckooflow stats (\S+), over ([0-9.]+) s ==\n"
-                       r"rates: (\d+) pps, .*\ntable load: (.*)\n", out)
+    heads = re.findall(r"cuckooflow: stats (\S+), over ([0-9.]+) s: (\d+) "
+                       r"pps, [0-9.]+ Mbit/s, .*; (\d+) open flows, table "
+                       r"load max ([0-9.]+)%; lost: none(?:; replay "
+                       r"[0-9.]+%, \d+ of \d+ packets)?\n", out)
     assert len(heads) >= 3, out[:800]
-    assert heads[0][0] == objs[0]["time"]
-    assert all(h[3].count("lcore") == nb for h in heads)
+    assert heads[0][0] == objs[0]["time"] and \
+        abs(int(heads[0][2]) - objs[0]["rates"]["pps"]) <= 0.5 and \
+        int(heads[0][3]) == objs[0]["total"]["active"], (heads[0], objs[0])
+    # the table of every counter per lcore: only with --stats-all
+    tables = re.findall(r"\ncounter +total((?: +lcore \d+ *)+)\n", out)
+    assert len(tables) == (len(heads) + 1 if every else 0) and \
+        all(t.count("lcore") == nb for t in tables), (tables, out[:800])
     prev = None
     for o in objs:
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
@@ -2019,7 +2076,10 @@ def test_prometheus_server_scrapes():
             [APP, "--lcores", WORKER_LCORES[2], "--no-pci", "--no-huge",
              "-m", "512", "--log-level=lib.*:error",
              "--file-prefix=" + prefix, "--vdev",
-             "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % pcap],
+             "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % pcap, "--",
+             # the saves' series, which an alert reads
+             "--state-file", os.path.join(work, "flows.state"),
+             "--state-interval", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         procs.append(subprocess.Popen(
             [EXPORTER, "--file-prefix", prefix, "--port", str(exp_port)],
@@ -2401,8 +2461,11 @@ def test_events_ring_overflow():
     vdev = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (flood, os.devnull)]
     _, _, base = run_workers(2, vdev)
     rc, log, got = run_workers(2, vdev, ["--events", events,
-                                         "--event-ring", "64"])
-    assert got is not None, "rc %d: %s" % (rc, log[-600:])
+                                         "--event-ring", "64"], ok_rc=(4,))
+    # events lost: exit status 4, the loss named
+    assert got is not None and re.search(
+        r"lost \d+ events: events_dropped: ", log), "rc %d: %s" % (
+            rc, log[-600:])
     t = got["total"]
     assert t["events_queued"] + t["events_dropped"] == t["flows_new"] == \
         20000
@@ -2523,9 +2586,17 @@ def new_flow_pcap_slow_disk(nb, flood, name):
 
     def reader():
         with open(fifo, "rb") as f, open(pcapng, "wb") as out:
+            seen = []
+
             def tracked():
+                # every worker done; or, once it answered, no answer:
+                # with --exit-on-eof telemetry stops only after the end
+                # of the replay (its exit then waits for this reader)
                 r = query(prefix, "/cuckooflow/run")
-                return r is not None and r["input_done"] == r["workers"]
+                if r is None:
+                    return bool(seen)
+                seen.append(r)
+                return r["input_done"] == r["workers"]
             try:
                 wait_until(tracked, "the workers to track the capture")
                 stalled["ok"] = True
@@ -2535,7 +2606,7 @@ def new_flow_pcap_slow_disk(nb, flood, name):
     t.start()
     try:
         rc, log, got = run_workers(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
-            flood, os.devnull)], ["--new-flow-pcap", fifo])
+            flood, os.devnull)], ["--new-flow-pcap", fifo], ok_rc=(0, 4))
     finally:
         t.join(timeout=DEADLINE)
         os.unlink(fifo)
@@ -2543,6 +2614,11 @@ def new_flow_pcap_slow_disk(nb, flood, name):
         "disk stalled"
     assert got is not None, "rc %d: %s" % (rc, log[-600:])
     tot = got["total"]
+    # first packets skipped or not written (the FIFO stalled, its reader
+    # behind): exit status 4, said
+    lost = re.search(r"lost \d+ (events: pcapng_skipped|records: "
+                     r"pcapng_lost): ", log)
+    assert (rc == 4) == (lost is not None), (rc, log[-600:])
     frames = set(pcap_frames(flood))
     firsts = [bytes(p) for p in rdpcap(pcapng)]
     assert 0 < len(firsts) <= tot["events_queued"]
@@ -3060,9 +3136,14 @@ def test_top_sources_zipf(nb):
         path, os.devnull)], ["--flows", "2000000", "--top-period", "3600"],
         timeout=300)
     assert got is not None, "rc %d: %s" % (rc, log[-600:])
-    m = re.search(r"top sources of new flows, last [\d.]+ s: (\d+) new "
-                  r"flows, an unlisted source at most (\d+)\n((?:  .*\n)+)",
-                  log)
+    # the whole capture's time (--clock pkt), not the replay's
+    m = re.search(r"top sources of new flows, last ([\d.]+) s of capture "
+                  r"time: (\d+) new flows, an unlisted source at most "
+                  r"(\d+)\n((?:  .*\n)+)", log)
+    assert m and float(m.group(1)) > 0, log[-1500:]
+    m = re.search(r"top sources of new flows, last [\d.]+ s of capture "
+                  r"time: (\d+) new flows, an unlisted source at most "
+                  r"(\d+)\n((?:  .*\n)+)", log)
     assert m and int(m.group(1)) == 10**6, log[-1500:]
     listed = {}
     for line in m.group(3).splitlines():

@@ -48,6 +48,7 @@ process of the machine. The files the examples take as the reader's own
 are made in that directory: in.pcap (pcaps/mixed.pcap), empty.pcap (no
 packets) and block.cf (usage.md's list.txt, compiled).
 """
+import collections
 import glob
 import json
 import os
@@ -166,12 +167,16 @@ def frames(path):
 
 
 def final_counters(log):
-    """The counters of the last table cuckooflow printed: name -> total."""
-    tables = log.split("\ncounter ")
-    if len(tables) < 2:
+    """The counters of cuckooflow's summary at exit, its "counters not 0"
+    (those it leaves out are 0): name -> total; {} without one."""
+    part = log.split("cuckooflow: counters not 0")
+    if len(part) < 2:
         return {}
-    return {m.group(1): int(m.group(2)) for m in re.finditer(
-        r"^\s*(\w+)\s+(\d+)(?:\s+\d+)*\s*$", tables[-1], re.M)}
+    listed = part[-1].split("cuckooflow: lost")[0]
+    counters = collections.defaultdict(int)
+    counters.update((m.group(1), int(m.group(2))) for m in re.finditer(
+        r"(\w+) (\d+)", listed))
+    return counters
 
 
 def json_keys(obj):
@@ -433,7 +438,7 @@ class Page:
 
     def snapshots(self, x, n):
         """Until cuckooflow has printed @n --stats-period snapshots."""
-        wait_until(lambda: x[3].text().count("== cuckooflow stats") >= n,
+        wait_until(lambda: x[3].text().count("cuckooflow: stats ") >= n,
                    "%d snapshots" % n)
 
     def output(self, b, exact):

@@ -24,7 +24,12 @@ Cases:
 - net_tap, 1 worker: the tap and vethA are ports of a bridge in the
   namespace, so what is sent into vethB is flooded into the tap;
 - a throughput probe (af_packet, 2 workers): tcpreplay --topspeed, what
-  arrived, what was lost, and where it was counted.
+  arrived, what was lost, and where it was counted;
+- forwarding TCP between two af_packet ports (1 and 2 workers), a client
+  and a server in namespaces of their own beyond them: veth tx checksum
+  offload on, the SYN arrives with a wrong checksum and no connection;
+  `ethtool -K ... tx off` on both ends (docs/live.md), every segment
+  right, the answer arrives.
 
 The traffic plan is the 90-flow idea of test_app.py's workers_capture(),
 in three phases replayed one after the other, each waited for in
@@ -46,7 +51,8 @@ import time
 
 import pytest
 
-from harness import DEADLINE, polling, stats, wait_packets
+from harness import (DEADLINE, need_tool, polling, stats, wait_packets,
+                     wait_until)
 
 APP = TMP = None
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -508,6 +514,143 @@ def test_throughput():
     assert not bad, "; ".join(bad + [note])
     if todo:
         pytest.xfail(todo + "; " + note)
+
+
+# ------------------------------------- forwarding between kernel ports
+
+def veth_ns(tag):
+    """A namespace of this run's, IPv6 off: its name."""
+    global runs
+    runs += 1
+    ns = "cfl%d_%d%s" % (os.getpid(), runs, tag)
+    sh(IP, "netns", "add", ns)
+    namespaces.append(ns)
+    in_ns(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+          "net.ipv6.conf.default.disable_ipv6=1")
+    return ns
+
+
+def tcp_checksums_ok(path):
+    """Whether each TCP segment of the capture @path (Ethernet) has its
+    checksum right, as scapy computes it: a list, in order."""
+    from scapy.all import Ether, TCP, rdpcap
+    ok = []
+    for p in rdpcap(path):
+        e = Ether(bytes(p))
+        if TCP not in e:
+            continue
+        got = e[TCP].chksum
+        del e[TCP].chksum
+        ok.append(Ether(bytes(e))[TCP].chksum == got)
+    return ok
+
+
+SERVER = ("import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET,"
+          " socket.SO_REUSEADDR, 1); s.bind(('198.18.3.2', 8080)); "
+          "s.listen(); print('listening', flush=True); c, _ = s.accept(); "
+          "c.sendall(c.recv(64).upper())")
+CLIENT = ("import socket; c = socket.create_connection(('198.18.3.2', 8080),"
+          " timeout=600); c.sendall(b'ping'); print(c.recv(64).decode())")
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_veth_checksum_offload(nb):
+    """cuckooflow forwarding TCP between two veths (af_packet, --mode
+    forward), a client and a server in namespaces of their own beyond
+    them: with the veths' tx checksum offload on (the default), the
+    client's SYN leaves it with its checksum not filled in (the kernel
+    leaves that to a "device" that never does it), af_packet hands
+    cuckooflow those bytes, and the server's kernel drops what arrives:
+    a bad checksum, no connection. With `ethtool -K DEV tx off` on the
+    two ends (docs/live.md), every segment the server sees is right and
+    the connection works. The frames are read where they arrive
+    (tcpdump on the server's veth) and checked by scapy."""
+    ethtool = need_tool("ethtool", "ethtool")
+    tcpdump = need_tool("tcpdump", "tcpdump")
+    cli, mid, srv = veth_ns("c"), veth_ns("m"), veth_ns("s")
+    prefix = mid
+    out = os.path.join(TMP, prefix + ".json")
+    proc = log = dump = client = None
+    caps = [os.path.join(TMP, "%s_%d.pcap" % (prefix, k)) for k in (0, 1)]
+    try:
+        for end, ns, far in (("cA", cli, "a1"), ("sB", srv, "b1")):
+            sh(IP, "link", "add", end, "netns", ns, "type", "veth", "peer",
+               "name", far, "netns", mid)
+            sh(IP, "-n", mid, "link", "set", far, "up")
+            sh(IP, "-n", ns, "link", "set", end, "up")
+        sh(IP, "-n", cli, "addr", "add", "198.18.3.1/24", "dev", "cA")
+        sh(IP, "-n", srv, "addr", "add", "198.18.3.2/24", "dev", "sB")
+        log = open(os.path.join(TMP, prefix + ".log"), "w")
+        proc = subprocess.Popen(
+            [IP, "netns", "exec", mid, APP, "--lcores", WORKER_LCORES[nb],
+             "--no-pci", "--no-huge", "-m", "512", "--log-level=lib.*:error",
+             "--file-prefix=" + prefix,
+             "--vdev", "net_af_packet0,iface=a1,qpairs=%d" % nb,
+             "--vdev", "net_af_packet1,iface=b1,qpairs=%d" % nb,
+             "--", "--mode", "forward", "--stats-json", out],
+            stdout=log, stderr=subprocess.STDOUT)
+        prefixes.append(prefix)
+        assert wait_ready(prefix, proc), "cuckooflow did not start"
+        results = []
+        for k, offload in enumerate((True, False)):
+            if not offload:
+                # docs/live.md: the checksums filled in by the kernel
+                in_ns(cli, ethtool, "-K", "cA", "tx", "off")
+                in_ns(srv, ethtool, "-K", "sB", "tx", "off")
+            dump_log = caps[k] + ".log"
+            with open(dump_log, "w") as dl:
+                dump = subprocess.Popen(
+                    [IP, "netns", "exec", srv, tcpdump, "-U",
+                     "--immediate-mode", "-n", "-i", "sB", "-w", caps[k],
+                     "tcp port 8080"],
+                    stdout=subprocess.DEVNULL, stderr=dl)
+            wait_until(lambda: "listening on" in open(dump_log).read(),
+                       "tcpdump listening", proc=dump)
+            server = subprocess.Popen(
+                [IP, "netns", "exec", srv, "/usr/bin/python3", "-c", SERVER],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            # the client once the server listens (its line, or its end)
+            assert server.stdout.readline() == "listening\n"
+            client = subprocess.Popen(
+                [IP, "netns", "exec", cli, "/usr/bin/python3", "-c", CLIENT],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if offload:
+                # the SYN's arrival, then its checksum
+                wait_until(lambda: os.path.getsize(caps[k]) > 24,
+                           "the client's SYN at the server's veth")
+                client.kill()
+                server.kill()
+                answer = None
+            else:
+                answer, _ = client.communicate(timeout=DEADLINE)
+                server.wait(timeout=DEADLINE)
+                # the server's answer in the capture: what came before
+                # it (the handshake, the request) is there too
+                wait_until(lambda: b"PING" in open(caps[k], "rb").read(),
+                           "the answer at the server's veth", proc=dump)
+            client.wait()
+            server.wait()
+            dump.send_signal(signal.SIGINT)
+            dump.wait(timeout=DEADLINE)
+            results.append((tcp_checksums_ok(caps[k]), answer))
+        rc, text = stop(proc, log)
+    finally:
+        for p in (client, dump, proc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        if log is not None and not log.closed:
+            log.close()
+        for ns in (cli, mid, srv):
+            ns_delete(ns)
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    (bad_sums, none), (good_sums, answer) = results
+    # offload on: the SYN(s) forwarded as the kernel left them, wrong
+    assert bad_sums and not any(bad_sums) and none is None, bad_sums
+    # offload off: every segment right, the connection made
+    assert good_sums and all(good_sums) and answer == "PING\n", \
+        (good_sums, answer, text[-400:])
+    assert rc == 0, text[-400:]
 
 
 def test_nothing_left():

@@ -64,12 +64,21 @@ def prefix_next():
     return "cfrec%d_%d" % (os.getpid(), runs)
 
 
-def run(nb, vdevs, args, prefix=None):
+def run(nb, vdevs, args, prefix=None, ok_rc=(0,)):
     """cuckooflow with @nb workers on oversubscribed lcores, a replay to
-    its end; (rc, stdout + stderr, --stats-json)."""
+    its end; (rc, stdout + stderr, --stats-json: None with an exit
+    status not in @ok_rc). A run that loses records exits 4 (usage.md,
+    Losses and exit status)."""
     prefix = prefix or prefix_next()
     return run_replay(APP, WORKER_LCORES[nb], prefix, vdevs, args,
-                      os.path.join(TMP, prefix + ".json"))
+                      os.path.join(TMP, prefix + ".json"), ok_rc=ok_rc)
+
+
+def lost_said(log):
+    """The exit's "lost N records: COUNTER: ..." warnings (one a
+    counter): the Ns summed, or None."""
+    ns = re.findall(r"cuckooflow: warning: lost (\d+) records: ", log)
+    return sum(int(n) for n in ns) if ns else None
 
 
 def json_lines(path):
@@ -542,8 +551,9 @@ def test_records_no_collector(tmp_path):
     events = str(tmp_path / "events.jsonl")
     rc, log, stats = run(1, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
         pcap, os.devnull)], ["--ipfix", "127.0.0.1:%d" % closed_udp_port(),
-                             "--events", events] + OPTS)
-    assert stats is not None, "rc %d: %s" % (rc, log[-800:])
+                             "--events", events] + OPTS, ok_rc=(4,))
+    # records lost: exit status 4 (a loss, not an error)
+    assert rc == 4 and stats is not None, "rc %d: %s" % (rc, log[-800:])
     recs = [l for l in json_lines(events) if l["event"] == "record"]
     assert len(recs) == len(want)
     lost = [l for l in log.splitlines() if "records lost in" in l]
@@ -551,6 +561,7 @@ def test_records_no_collector(tmp_path):
     # "N of M records lost": M every record, N of them lost
     n, m = lost[0].split("--ipfix")[1].split(":", 2)[2].split()[0:3:2]
     assert int(m) == len(want) and 0 < int(n) <= int(m), lost[0]
+    assert lost_said(log) == int(n), log[-800:]
 
 
 def test_records_ring_full(tmp_path):
@@ -568,8 +579,9 @@ def test_records_ring_full(tmp_path):
     events = str(tmp_path / "events.jsonl")
     rc, log, stats = run(1, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
         pcap, os.devnull)], ["--events", events, "--records", "on",
-                             "--event-ring", "64", "--timeout-udp", "1"])
-    assert stats is not None, "rc %d: %s" % (rc, log[-800:])
+                             "--event-ring", "64", "--timeout-udp", "1"],
+                         ok_rc=(4,))
+    assert rc == 4 and stats is not None, "rc %d: %s" % (rc, log[-800:])
     t = stats["total"]
     assert t["events_dropped"] > 0 and t["records_dropped"] > 0, t
     said = records_said(log)
@@ -581,6 +593,8 @@ def test_records_ring_full(tmp_path):
     # a flow's record: out, dropped on the ring, or unnamed (its new
     # event dropped: every such flow's record that reached the store)
     assert out + dropped + unnamed == 20000 == t["flows_new"]
+    # the losses at exit: the records dropped and unnamed
+    assert lost_said(log) == dropped + unnamed, log[-800:]
 
 
 def test_records_store_full(tmp_path):
@@ -592,11 +606,12 @@ def test_records_store_full(tmp_path):
     prefix = prefix_next()
     rc, log, stats = run(1, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
         pcap, os.devnull)], ["--events", events, "--records", "on",
-                             "--records-max", "5"] + OPTS, prefix=prefix)
-    assert stats is not None, "rc %d: %s" % (rc, log[-800:])
+                             "--records-max", "5"] + OPTS, prefix=prefix,
+                         ok_rc=(4,))
+    assert rc == 4 and stats is not None, "rc %d: %s" % (rc, log[-800:])
     said = records_said(log)
     assert said, log[-800:]
     out, _, unnamed, full = said
     recs = [l for l in json_lines(events) if l["event"] == "record"]
     assert out == len(recs) and unnamed > 0 and full > 0
-    assert out + unnamed == len(want)
+    assert out + unnamed == len(want) and lost_said(log) == unnamed

@@ -6,8 +6,8 @@ verify.
 
 meson passes the build's directories and settings in the environment
 (tests/install/meson.build): MESON, BUILD_ROOT, PREFIX, BINDIR, LIBDIR,
-INCLUDEDIR, MANDIR, SYSCONFDIR, UNITDIR, DEFAULT_LIBRARY, SOVERSION,
-VERSION, MAN (1 with the man pages), DATADIR, API_DOCS (1 with the API
+INCLUDEDIR, MANDIR, SYSCONFDIR, LIBEXECDIR, DATADIR, UNITDIR, DEFAULT_LIBRARY,
+SOVERSION, VERSION, MAN (1 with the man pages), API_DOCS (1 with the API
 reference, -Dapi_docs), APP (1 with cuckooflow), CC, CFLAGS (the build's
 sanitizer flags, which its libraries need)."""
 import os
@@ -114,8 +114,14 @@ def expected(root):
     etc = under(root, ENV["SYSCONFDIR"])
     files |= {os.path.join(etc, "cuckooflow", f)
               for f in ("cuckooflow.ini", "cuckooflow.env")}
-    files.add(os.path.join(root, ENV["UNITDIR"].lstrip("/"),
-                           "cuckooflow.service"))
+    files |= {os.path.join(root, ENV["UNITDIR"].lstrip("/"), u)
+              for u in ("cuckooflow.service", "cuckooflow-exporter.service")}
+    files |= {os.path.join(under(root, ENV["LIBEXECDIR"]), "cuckooflow", f)
+              for f in ("cuckooflow_exporter.py", "dpdk_telemetry.py",
+                        "cuckooflow-preflight")}
+    files |= {os.path.join(under(root, ENV["DATADIR"]), "cuckooflow", f)
+              for f in ("60-cuckooflow-hugepages.conf",
+                        "cuckooflow-alerts.yml", "cuckooflow-grafana.json")}
     return files
 
 
@@ -252,38 +258,102 @@ def test_installed_programs(destdir, work):
         assert "--blocklist FILE" in p.stdout
 
 
+def unit_text(destdir, name):
+    with open(os.path.join(destdir, ENV["UNITDIR"].lstrip("/"), name)) as f:
+        return f.read()
+
+
+def analyze_verify(destdir, work, name, text):
+    """systemd-analyze verify on the unit, its programs moved into the
+    DESTDIR: nothing to say."""
+    analyze = shutil.which("systemd-analyze")
+    assert analyze is not None, "systemd-analyze: Debian's systemd"
+    for d in (ENV["BINDIR"], ENV["LIBEXECDIR"]):
+        full = os.path.join(ENV["PREFIX"], d)
+        text = text.replace("=" + full + "/", "=" + os.path.join(
+            destdir, full.lstrip("/")) + "/").replace(
+            " " + full + "/", " " + os.path.join(destdir, full.lstrip("/"))
+            + "/")
+    moved = os.path.join(work, name)
+    with open(moved, "w") as f:
+        f.write(text)
+    p = run([analyze, "verify", "--man=no", moved], check=False)
+    assert p.returncode == 0 and p.stdout + p.stderr == "", p.stderr
+
+
 def test_unit(destdir, work):
-    """The unit: its commands and files are the installed ones, it stops,
-    restarts and reloads as it should, and systemd-analyze verify finds
-    nothing to say (its paths moved into the DESTDIR, where the programs
-    are)."""
-    unit = os.path.join(destdir, ENV["UNITDIR"].lstrip("/"),
-                        "cuckooflow.service")
-    with open(unit) as f:
-        text = f.read()
+    """The unit: its commands and files are the installed ones; it takes
+    its lcores from cuckooflow.env, leaves hugepages to the admin (a
+    check before the start, no reservation), says when it is ready
+    (Type=notify), stops, restarts and reloads as it should; the
+    exporter's unit runs the installed exporter with the service's file
+    prefix; systemd-analyze verify finds nothing to say of either (their
+    paths moved into the DESTDIR, where the programs are)."""
+    text = unit_text(destdir, "cuckooflow.service")
     etc = os.path.join(ENV["PREFIX"], ENV["SYSCONFDIR"], "cuckooflow")
+    libexec = os.path.join(ENV["PREFIX"], ENV["LIBEXECDIR"], "cuckooflow")
     for line in (
-            "ExecStart=%s --file-prefix cuckooflow $CUCKOOFLOW_EAL -- "
-            "--cfg %s/cuckooflow.ini $CUCKOOFLOW_OPTS" % (
+            "ExecStart=%s --file-prefix cuckooflow --lcores "
+            "${CUCKOOFLOW_LCORES} $CUCKOOFLOW_EAL -- --cfg "
+            "%s/cuckooflow.ini $CUCKOOFLOW_OPTS" % (
                 os.path.join(ENV["PREFIX"], ENV["BINDIR"], "cuckooflow"),
                 etc),
+            "ExecStartPre=%s/cuckooflow-preflight" % libexec,
             "EnvironmentFile=-%s/cuckooflow.env" % etc,
             "ExecReload=/bin/kill -HUP $MAINPID",
             "Restart=on-failure",
-            "Type=simple"):
+            "Type=notify"):
         assert "\n" + line + "\n" in text, line
-    assert re.search(r"^ExecStartPre=\S*dpdk-hugepages.py --pagesize 2M "
-                     r"--reserve \$\{CUCKOOFLOW_HUGEPAGES\}$", text, re.M)
-    assert re.search(r"^ExecStartPre=\S*dpdk-hugepages.py --pagesize 2M "
-                     r"--mount$", text, re.M)
-    assert re.search(r"^CPUAffinity=\S", text, re.M)
-    analyze = shutil.which("systemd-analyze")
-    if analyze is None:
-        pytest.skip("no systemd-analyze")
-    moved = os.path.join(work, "cuckooflow.service")
-    app = os.path.join(ENV["PREFIX"], ENV["BINDIR"], "cuckooflow")
-    with open(moved, "w") as f:
-        f.write(text.replace("=" + app + " ", "=" + os.path.join(
-            destdir, app.lstrip("/")) + " "))
-    p = run([analyze, "verify", "--man=no", moved], check=False)
-    assert p.returncode == 0 and p.stdout + p.stderr == "", p.stderr
+    # hugepages and CPUs are the admin's: not set by the unit
+    assert "dpdk-hugepages.py --pagesize" not in text and \
+        not re.search(r"^CPUAffinity=", text, re.M), text
+    analyze_verify(destdir, work, "cuckooflow.service", text)
+    exp = unit_text(destdir, "cuckooflow-exporter.service")
+    assert "\nExecStart=/usr/bin/python3 %s/cuckooflow_exporter.py " \
+        "--file-prefix cuckooflow $CUCKOOFLOW_EXPORTER_OPTS\n" % libexec \
+        in exp and "\nEnvironmentFile=-%s/cuckooflow.env\n" % etc in exp
+    analyze_verify(destdir, work, "cuckooflow-exporter.service", exp)
+
+
+def preflight(destdir, work, env, meminfo, mounts):
+    """The installed cuckooflow-preflight with @env and a /proc of
+    @meminfo and @mounts: (exit status, stderr)."""
+    proc = os.path.join(work, "proc")
+    os.makedirs(proc, exist_ok=True)
+    with open(os.path.join(proc, "meminfo"), "w") as f:
+        f.write(meminfo)
+    with open(os.path.join(proc, "mounts"), "w") as f:
+        f.write(mounts)
+    script = os.path.join(under(destdir, ENV["LIBEXECDIR"]), "cuckooflow",
+                          "cuckooflow-preflight")
+    p = subprocess.run([script], capture_output=True, text=True, timeout=60,
+                       env=dict(env, CUCKOOFLOW_PROC=proc,
+                                PATH=ENV["PATH"]))
+    return p.returncode, p.stderr
+
+
+HUGE = "HugePages_Total:     512\nHugePages_Free:      512\n"
+NO_HUGE = "HugePages_Total:       0\nHugePages_Free:        0\n"
+MOUNTED = "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n"
+NOT_MOUNTED = "proc /proc proc rw 0 0\n"
+
+
+def test_preflight(destdir, work):
+    """The unit's ExecStartPre checks, changes nothing, and says what is
+    missing and how to give it: the lcores (CUCKOOFLOW_LCORES), hugepages
+    reserved (the sysctl.d file installed, dpdk-hugepages.py) and
+    hugetlbfs mounted; hugepages not with --no-huge. (Before: the unit
+    set the host's reservation with dpdk-hugepages.py --reserve and pinned
+    the service to CPUs 0-1.)"""
+    lcores = {"CUCKOOFLOW_LCORES": "0@0,1@2"}
+    assert preflight(destdir, work, lcores, HUGE, MOUNTED) == (0, "")
+    rc, err = preflight(destdir, work, {}, HUGE, MOUNTED)
+    assert rc == 1 and "CUCKOOFLOW_LCORES is not set" in err and \
+        "CUCKOOFLOW_LCORES=0@0,1@2,2@3" in err, err
+    rc, err = preflight(destdir, work, lcores, NO_HUGE, MOUNTED)
+    assert rc == 1 and "no hugepages are reserved" in err and \
+        "60-cuckooflow-hugepages.conf /etc/sysctl.d/" in err, err
+    rc, err = preflight(destdir, work, lcores, HUGE, NOT_MOUNTED)
+    assert rc == 1 and "no hugetlbfs is mounted" in err, err
+    assert preflight(destdir, work, dict(lcores, CUCKOOFLOW_EAL="--no-pci "
+                     "--no-huge -m 512"), NO_HUGE, NOT_MOUNTED) == (0, "")

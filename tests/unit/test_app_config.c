@@ -207,6 +207,12 @@ static const struct refusal refusals[] = {
 	{ "--stats-json-period without --stats-period",
 		.args = { "--stats-json-period", "@p.json" },
 		.words = { "--stats-json-period", "needs --stats-period" } },
+	{ "--state-interval without --state-file",
+		.args = { "--state-interval", "60" },
+		.words = { "--state-interval 60", "needs --state-file" } },
+	{ "--state-interval 0", .args = { "--state-file", "@s.state",
+		"--state-interval", "0" }, .words = { "--state-interval 0",
+		"1..86400, or off" } },
 	/* the firewall's options among themselves (ports in use are the
 	 * EAL's: tests/e2e/test_firewall_extra.py) */
 	{ "--inside without --outside", .args = { "--mode", "forward",
@@ -828,7 +834,9 @@ other_value(const char *name, const char *v)
 		{ "firewall_firewall_unparsed", "auto" },
 		{ "firewall_firewall_nd", "auto" },
 		{ "mirror_first", "off" }, { "run_exit_on_eof", "1" },
-		{ "run_stats_period", "5" },
+		{ "run_stats_period", "5" }, { "run_stats_all", "1" },
+		/* refused without a state_file, which the file has not */
+		{ "run_state_interval", "off" },
 		/* on: refused without an output, which the file has not */
 		{ "events_records", "off" }, { "events_records_max", "1000" },
 	};

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -155,6 +156,91 @@ test_match_kinds(void)
 	p = packet(4, "172.16.0.1", "172.16.0.2", 1234, 80, 17);
 	TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_NONE, "other proto");
 	cbl_free(bl);
+	return 0;
+}
+
+/*
+ * The lists people have, each in its own format (samples written here,
+ * after the published layouts): Spamhaus DROP and EDROP (';' comments,
+ * a header, "CIDR ; SBLnnn"), a FireHOL netset ('#' header, addresses
+ * and CIDRs), a plain CIDR a line with CRLF ends, an ipset-style export
+ * with trailing '#' comments. Each is read whole, its entries counted
+ * by kind, and what it lists matches while a neighbour does not.
+ */
+static int
+test_list_formats(void)
+{
+	static const struct {
+		const char *name, *text;
+		uint64_t addresses, prefixes;
+		const char *in, *out;   /* an address listed, one not */
+	} lists[] = {
+		{ "drop.txt",
+		  "; Spamhaus DROP List 2025/11/25 - (c) 2025 The Spamhaus "
+		  "Project SLU\n"
+		  "; https://www.spamhaus.org/drop/drop.txt\n"
+		  "; Last-Modified: Tue, 25 Nov 2025 09:00:00 GMT\n"
+		  "; Expires: Wed, 26 Nov 2025 10:00:00 GMT\n"
+		  "1.10.16.0/20 ; SBL256894\n"
+		  "1.19.0.0/16 ; SBL434604\n"
+		  "2.56.192.0/22 ; SBL459831\n"
+		  "5.134.128.0/19 ; SBL270738\n",
+		  0, 4, "1.10.20.7", "1.10.32.1" },
+		{ "edrop.txt",
+		  "; Spamhaus EDROP List 2025/11/25 - (c) 2025 The Spamhaus "
+		  "Project SLU\n"
+		  "; https://www.spamhaus.org/drop/edrop.txt\n"
+		  "; Last-Modified: Tue, 25 Nov 2025 09:00:00 GMT\n"
+		  "27.126.160.0/20 ; SBL201779\n"
+		  "36.0.8.0/21 ; SBL201781\n",
+		  0, 2, "36.0.15.255", "36.0.16.0" },
+		{ "firehol_level1.netset",
+		  "#\n# firehol_level1\n#\n# ipv4 hash:net ipset\n#\n"
+		  "# A firewall blacklist composed from IP lists, providing\n"
+		  "# maximum protection with minimum false positives.\n#\n"
+		  "# Source URL: https://iplists.firehol.org/\n#\n"
+		  "# This File Date: Tue Nov 25 09:00:00 UTC 2025\n#\n"
+		  "0.0.0.0/8\n1.10.16.0/20\n5.188.10.179\n"
+		  "103.28.248.0/22\n185.220.101.4\n",
+		  2, 3, "5.188.10.179", "5.188.10.178" },
+		{ "plain.txt",
+		  "198.51.100.0/24\r\n203.0.113.0/25\r\n"
+		  "2001:db8:abcd::/48\r\n",
+		  0, 3, "203.0.113.127", "203.0.113.128" },
+		{ "ipset.txt",
+		  "192.0.2.10 # timeout 3600\n"
+		  "192.0.2.64/26	# bad neighbours\n"
+		  "   # indented comment\n"
+		  "2001:db8::1;v6 host\n",
+		  2, 1, "192.0.2.100", "192.0.2.11" },
+	};
+	char err[512];
+
+	for (unsigned int i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		struct cbl *bl = cbl_read(write_file(lists[i].name,
+			lists[i].text), 0, err, sizeof(err));
+		struct cflow_packet p;
+		struct cbl_info in;
+		int fam;
+
+		TEST_ASSERT(bl != NULL, "%s: %s", lists[i].name, err);
+		cbl_info(bl, &in);
+		TEST_ASSERT(in.entries[CBL_ADDRESS] == lists[i].addresses &&
+			in.entries[CBL_PREFIX] == lists[i].prefixes &&
+			in.entries[CBL_FLOW] == 0, "%s: %" PRIu64 " addresses, %"
+			PRIu64 " prefixes", lists[i].name,
+			in.entries[CBL_ADDRESS], in.entries[CBL_PREFIX]);
+		fam = strchr(lists[i].in, ':') != NULL ? 6 : 4;
+		p = packet(fam, fam == 4 ? "8.8.8.8" : "::1", lists[i].in, 5,
+			6, 17);
+		TEST_ASSERT(cbl_match(bl, &p) != CBL_NONE, "%s: %s listed",
+			lists[i].name, lists[i].in);
+		p = packet(fam, lists[i].out, fam == 4 ? "8.8.8.8" : "::1", 5,
+			6, 17);
+		TEST_ASSERT_EQ(cbl_match(bl, &p), CBL_NONE, "%s: %s not",
+			lists[i].name, lists[i].out);
+		cbl_free(bl);
+	}
 	return 0;
 }
 
@@ -1823,6 +1909,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_save_atomic),
 	TEST_CASE(test_bad_lines),
 	TEST_CASE(test_match_kinds),
+	TEST_CASE(test_list_formats),
 	TEST_CASE(test_match_burst_kinds),
 	TEST_CASE(test_oracle),
 	TEST_CASE(test_damaged_files),

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* --state-interval: the tables saved while the run goes on. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_common.h>
+#include <rte_telemetry.h>
+
+#include "cfutil.h"
+#include "checkpoint.h"
+#include "control.h"
+#include "log.h"
+#include "run.h"
+#include "telemetry.h"
+#include "worker.h"
+
+static struct {
+	const struct app_run *run;
+	const struct app_state_run *srun;
+	pthread_t thread;
+	bool started;
+	bool quit;
+	pthread_mutex_t lock;   /* the figures below, for telemetry */
+	uint64_t saves, failures, last_flows, last_ms, last_ns;
+	char last_error[512];
+} cp = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+uint64_t
+app_checkpoint_clock(const struct app_run *run)
+{
+	return run->cfg->clock == APP_CLOCK_PKT ?
+		app_run_latest_ns(run->workers, run->nb_workers) :
+		app_tsc_ns(run);
+}
+
+/* Worker @p i saves its own table (app_state_save_fn). */
+static int64_t
+worker_save(unsigned int i, void *buf, uint64_t cap, void *arg)
+{
+	const struct app_run *run = arg;
+
+	return app_control_save(&run->workers[i], buf, cap);
+}
+
+static void
+checkpoint(void)
+{
+	uint64_t t0 = cfu_clock_ns(CLOCK_MONOTONIC), flows = 0;
+	char err[512];
+	int ret;
+
+	ret = app_state_write(cp.run->cfg->state_file, cp.srun,
+		cp.run->workers, worker_save, (void *)(uintptr_t)cp.run,
+		app_checkpoint_clock(cp.run), &flows, err, sizeof(err));
+	pthread_mutex_lock(&cp.lock);
+	if (ret == 0) {
+		/* the first, and the first after failures, said */
+		if (cp.saves == 0 || cp.last_error[0] != '\0')
+			app_log(APP_LOG_NOTICE, "state: %s: saved %" PRIu64
+				" open flows (every %" PRIu64 " s from now on, "
+				"and at exit)", cp.run->cfg->state_file, flows,
+				cp.run->cfg->state_interval_s);
+		cp.saves++;
+		cp.last_flows = flows;
+		cp.last_ms = (cfu_clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+		cp.last_ns = cfu_clock_ns(CLOCK_REALTIME);
+		cp.last_error[0] = '\0';
+	} else {
+		if (cp.last_error[0] == '\0')
+			app_log(APP_LOG_ERR, "--state-interval: %s (the file "
+				"saved before stays; tried again each interval)",
+				err);
+		cp.failures++;
+		snprintf(cp.last_error, sizeof(cp.last_error), "%s", err);
+	}
+	pthread_mutex_unlock(&cp.lock);
+}
+
+static void *
+checkpoint_main(void *arg)
+{
+	uint64_t period = cp.run->cfg->state_interval_s * 1000000000u;
+	uint64_t next = cfu_clock_ns(CLOCK_MONOTONIC) + period;
+
+	(void)arg;
+	while (!__atomic_load_n(&cp.quit, __ATOMIC_ACQUIRE)) {
+		if (cfu_clock_ns(CLOCK_MONOTONIC) < next) {
+			nanosleep(&(struct timespec){ .tv_nsec = 50000000 },
+				NULL);
+			continue;
+		}
+		checkpoint();
+		next += period;
+		if (next < cfu_clock_ns(CLOCK_MONOTONIC))
+			next = cfu_clock_ns(CLOCK_MONOTONIC) + period;
+	}
+	return NULL;
+}
+
+static int
+tel_state(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	if (params != NULL && params[0] != '\0')
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&cp.lock);
+	rte_tel_data_add_dict_string(d, "file", cp.run->cfg->state_file);
+	rte_tel_data_add_dict_u64(d, "interval_s",
+		cp.run->cfg->state_interval_s);
+	rte_tel_data_add_dict_u64(d, "saves", cp.saves);
+	rte_tel_data_add_dict_u64(d, "save_failures", cp.failures);
+	rte_tel_data_add_dict_u64(d, "last_flows", cp.last_flows);
+	rte_tel_data_add_dict_u64(d, "last_save_ms", cp.last_ms);
+	rte_tel_data_add_dict_u64(d, "last_save_ns", cp.last_ns);
+	rte_tel_data_add_dict_string(d, "last_error", cp.last_error);
+	pthread_mutex_unlock(&cp.lock);
+	return 0;
+}
+
+int
+app_checkpoint_start(const struct app_run *run,
+		const struct app_state_run *srun, char *err, size_t err_len)
+{
+	int ret;
+
+	cp.run = run;
+	cp.srun = srun;
+	if (run->cfg->state_file[0] == '\0')
+		return 0;
+	ret = app_telemetry_register("/cuckooflow/state", tel_state,
+		"--state-file's saves while running (--state-interval): saves, "
+		"failures, the last one's flows and time. Takes no parameters",
+		err, err_len);
+	if (ret < 0 || run->cfg->state_interval_s == 0)
+		return ret;
+	ret = pthread_create(&cp.thread, NULL, checkpoint_main, NULL);
+	if (ret != 0)
+		return cfu_fail(ret, err, err_len, "--state-interval: a thread: "
+			"%s", strerror(ret));
+	cp.started = true;
+	return 0;
+}
+
+void
+app_checkpoint_stop(void)
+{
+	if (!cp.started)
+		return;
+	__atomic_store_n(&cp.quit, true, __ATOMIC_RELEASE);
+	pthread_join(cp.thread, NULL);
+	cp.started = false;
+}

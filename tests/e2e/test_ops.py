@@ -1,0 +1,766 @@
+#!/usr/bin/python3
+"""cuckooflow run as an operator runs it (issue 28): losses seen and in
+the exit status, logs a journal can use, link changes, DPDK's own tools
+on a live instance, the CLI without the EAL and the EAL's failures
+explained, readiness for systemd, the state saved while running, output
+files that follow logrotate, replay progress and the end summary.
+
+usage: /usr/bin/python3 -m pytest tests/e2e/test_ops.py [--cuckooflow BIN]
+Each run owns its --file-prefix (the pid and a counter) and the test's
+tmp_path; those that use hugepages (multi-process) need tools/test.sh's
+reservation.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from scapy.utils import RawPcapReader
+
+from harness import (DEADLINE, Testpmd, hugepages_free, need_tool, no_crash,
+                     polling, query, run_ended, wait_until)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+EXPORTER = os.path.join(ROOT, "tools", "cuckooflow_exporter.py")
+WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}
+APP = PCAPS = MIXED = None
+runs = 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _paths(cuckooflow, pcaps):
+    global APP, PCAPS, MIXED
+    APP, PCAPS = cuckooflow, pcaps
+    MIXED = os.path.join(PCAPS, "mixed.pcap")
+
+
+def prefix():
+    global runs
+    runs += 1
+    return "cfops%d_%d" % (os.getpid(), runs)
+
+
+def eal(nb, pre, huge=False):
+    return ["--lcores", WORKER_LCORES[nb], "--no-pci",
+            "--log-level=lib.*:error", "--file-prefix=" + pre] + (
+                [] if huge else ["--no-huge", "-m", "512"])
+
+
+def run(nb, vdevs, args=(), huge=False, env=None):
+    """cuckooflow to its end: (exit status, stdout, stderr)."""
+    p = subprocess.run([APP] + eal(nb, prefix(), huge) +
+                       ["--vdev=" + v for v in vdevs] + ["--"] + list(args),
+                       capture_output=True, text=True, timeout=DEADLINE,
+                       env=env)
+    no_crash(p.returncode, log=p.stdout + p.stderr)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Live:
+    """cuckooflow running in the background, its output to files."""
+
+    def __init__(self, tmp, nb, vdevs, args=(), huge=False, env=None,
+                 lcores=None, cwd=None):
+        self.prefix = prefix()
+        self.out = os.path.join(str(tmp), self.prefix + ".out")
+        self.err = os.path.join(str(tmp), self.prefix + ".err")
+        argv = [APP] + eal(nb, self.prefix, huge) + \
+            ["--vdev=" + v for v in vdevs] + ["--"] + list(args)
+        if lcores is not None:
+            argv[2] = lcores
+        with open(self.out, "w") as o, open(self.err, "w") as e:
+            self.proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env,
+                                         cwd=cwd)
+
+    def text(self):
+        with open(self.out) as o, open(self.err) as e:
+            return o.read() + e.read()
+
+    def wait(self, cond, what):
+        return wait_until(cond, what, proc=self.proc)
+
+    def up(self):
+        return self.wait(lambda: query(self.prefix, "/cuckooflow/stats"),
+                         "cuckooflow's telemetry")
+
+    def stop(self, sig=signal.SIGINT):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if sig != signal.SIGKILL:
+            no_crash(self.proc.returncode, log=self.text())
+        return self.proc.returncode
+
+
+def frames_of(path):
+    r = RawPcapReader(path)
+    try:
+        return [f for f, _ in r]
+    finally:
+        r.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(port):
+    for _ in polling(0.1):
+        try:
+            return urllib.request.urlopen(
+                "http://127.0.0.1:%d/metrics" % port, timeout=5).read(
+                ).decode()
+        except OSError:
+            continue
+    return ""
+
+
+# ------------------------------------------------------------ losses
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_lost_packets_exit_status(nb, tmp_path):
+    """A replay that loses packets (16 mbufs, bursts of 32: every burst
+    runs out, counted in rx_nombuf) exits 3, says on stderr which
+    counter lost how many and why, and its summary says what was lost.
+    (Before: exit 1 for the ports' losses, but exit 0 for every other
+    loss: handoff_drops, events, IPFIX.)"""
+    out = str(tmp_path / "s.json")
+    rc, stdout, stderr = run(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        MIXED, os.devnull)], ["--mbufs", "16", "--burst", "32", "--clock",
+                              "pkt", "--exit-on-eof", "--stats-json", out])
+    t = json.load(open(out))["total"]
+    m = re.search(r"cuckooflow: warning: lost (\d+) packets: rx_nombuf: no "
+                  r"mbuf to receive them into \(raise --mbufs\)", stderr)
+    assert rc == 3 and m and int(m.group(1)) == t["rx_nombuf"] > 0, \
+        (rc, stderr[-600:])
+    assert "cuckooflow: lost: %d packets\n" % t["rx_nombuf"] in stdout, \
+        stdout[-600:]
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_lost_records_exit_status(nb, tmp_path):
+    """IPFIX to a port nobody listens on: the records the socket refused
+    make the replay exit 4 (records lost, no packet), said at exit.
+    (Before: exit 0.)"""
+    port = free_port()
+    rc, stdout, stderr = run(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        MIXED, os.devnull)], ["--clock", "pkt", "--exit-on-eof", "--ipfix",
+                              "127.0.0.1:%d" % port])
+    m = re.search(r"lost (\d+) records: ipfix_records_lost: IPFIX messages "
+                  r"the socket did not take", stderr)
+    assert rc == 4 and m and int(m.group(1)) > 0, (rc, stderr[-600:])
+    assert re.search(r"cuckooflow: lost: \d+ records\n", stdout)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_losses_live(nb, tmp_path):
+    """A live run (a capture replayed in a loop, its flows closing and
+    opening again) that keeps losing records (IPFIX to a port nobody
+    listens on): the loss is logged as it starts, once (the next line a
+    minute later at most), /cuckooflow/losses counts it as
+    /cuckooflow/events does, the exporter serves it as
+    cuckooflow_records_lost_total{reason="ipfix_records_lost"}; stopped,
+    it says the total and exits 0 (a live run reports its losses, a
+    replay fails on them). (Before: only /cuckooflow/events had it.)"""
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s,"
+                              "infinite_rx=1" % (MIXED, os.devnull)],
+               ["--ipfix", "127.0.0.1:%d" % free_port()])
+    port = free_port()
+    exp = None
+    try:
+        app.wait(lambda: "losing records: ipfix_records_lost" in app.text(),
+                 "the loss logged")
+        lost = query(app.prefix, "/cuckooflow/losses")
+        ev = query(app.prefix, "/cuckooflow/events")
+        assert set(lost) == {"packets", "events", "records"} and \
+            0 < lost["records"]["ipfix_records_lost"] <= \
+            ev["ipfix_records_lost"] and not any(
+                lost["packets"].values()), (lost, ev)
+        exp = subprocess.Popen([EXPORTER, "--file-prefix", app.prefix,
+                                "--port", str(port)],
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        fams = {f.name: f for f in
+                text_string_to_metric_families(scrape(port))}
+        served = {s.labels["reason"]: s.value for s in
+                  fams["cuckooflow_records_lost"].samples
+                  if s.name.endswith("_total")}
+        assert served["ipfix_records_lost"] >= \
+            lost["records"]["ipfix_records_lost"], served
+    finally:
+        if exp is not None:
+            exp.terminate()
+            exp.wait(timeout=DEADLINE)
+        rc = app.stop()
+    log = app.text()
+    assert rc == 0 and log.count("losing records: ipfix_records_lost") == \
+        1 and re.search(r"warning: lost \d+ records: ipfix_records_lost",
+                        log), log[-800:]
+
+
+# -------------------------------------------------------------- logs
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_banner_and_journal_levels(nb, tmp_path):
+    """The start banner states every setting not at its default, the
+    timeouts, the lists and the outputs; under systemd (stderr is the
+    journal's: $JOURNAL_STREAM names it) each warning starts with its
+    syslog priority, <4>, and the notices on stdout with <5>; stdout is
+    line-buffered. (Before: the banner had none of it; no priorities.)"""
+    lst = tmp_path / "block.txt"
+    lst.write_text("192.0.2.1\n198.51.100.0/24\n")
+    err = tmp_path / "err"
+    with open(err, "w") as e:
+        st = os.fstat(e.fileno())
+        env = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st.st_dev,
+                                                         st.st_ino))
+        p = subprocess.run(
+            [APP, "--lcores", "0@0,1@1,2@1" if nb == 2 else "0@0,1@1",
+             "--no-pci", "--no-huge", "-m", "512", "--log-level=lib.*:error",
+             "--file-prefix=" + prefix(), "--vdev=net_pcap0,rx_pcap=%s,"
+             "tx_pcap=%s" % (MIXED, os.devnull), "--", "--clock", "pkt",
+             "--exit-on-eof", "--flows", "65536", "--blocklist", str(lst),
+             "--timeout-udp", "33", "--events", str(tmp_path / "ev.json")],
+            stdout=subprocess.PIPE, stderr=e, text=True, env=env,
+            timeout=DEADLINE)
+    out, log = p.stdout, err.read_text()
+    assert p.returncode == 0, log
+    assert "settings: flows.flows=65536 flows.clock=pkt " \
+        "timeouts.udp=33 run.exit_on_eof=1 events.json=%s " \
+        "blocklist.blocklist=%s\n" % (tmp_path / "ev.json", lst) in out, out
+    assert "timeouts: tcp 300 s, udp 33 s, icmp 30 s, other 60 s, close " \
+        "linger 10 s\n" in out and "blocklist: %s, 2 entries (1 " \
+        "addresses, 1 prefixes, 0 flows)\n" % lst in out and \
+        "outputs: events %s, top sources every 60 s\n" % (
+            tmp_path / "ev.json") in out, out
+    # stdout is a pipe: not the journal's, no prefix
+    assert "<5>" not in out
+    if nb == 2:
+        assert log.startswith("<4>cuckooflow: warning: worker lcores 1 "
+                              "and 2 share CPU 1"), log
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_lcore_sharing_warning(nb):
+    """Two busy-polling workers on one CPU (--lcores 0@0,1@1,2@1, the
+    layout the docs used) are warned of at start; workers on CPUs of
+    their own, or a worker beside the main lcore (which sleeps), are
+    not. (Before: no warning, the replay at a tenth of its speed.)"""
+    def warned(lcores):
+        p = subprocess.run(
+            [APP, "--lcores", lcores, "--no-pci", "--no-huge", "-m", "512",
+             "--log-level=lib.*:error", "--file-prefix=" + prefix(),
+             "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (MIXED, os.devnull),
+             "--", "--exit-on-eof"], capture_output=True, text=True,
+            timeout=DEADLINE)
+        assert p.returncode == 0, p.stderr
+        return re.findall(r"worker lcores (\d+) and (\d+) share CPU (\d+)",
+                          p.stderr)
+    if nb == 1:
+        assert warned("0@0,1@1") == [] and warned("0@1,1@1") == []
+    else:
+        assert warned("0@0,1@1,2@1") == [("1", "2", "1")]
+        assert warned("0@1,1@0,2@1") == []
+
+
+# Links whose peer leaves and returns: vhost-user. Not memif: DPDK
+# 22.11's memif PMD unmaps a link's memory when its peer leaves without
+# waiting for the lcores inside a burst on it (docs/usage.md, "Known
+# limitation of DPDK's memif PMD"); on this shared machine a worker is
+# preempted inside a burst often enough to crash (2 runs in 9 with two
+# workers, 1 in about 15 with one). cuckooflow's side is the same for
+# both drivers: the LSC interrupt each declares (RTE_ETH_DEV_INTR_LSC).
+LINK_CASES = [("vhost", 1), ("vhost", 2)]
+
+
+@pytest.mark.parametrize("kind,nb", LINK_CASES,
+                         ids=["%s-%d" % c for c in LINK_CASES])
+def test_link_changes_logged(kind, nb, tmp_path):
+    """Two vhost-user links (memif: see LINK_CASES), dpdk-testpmd the
+    peer (virtio-user): each link's coming up, going down when the peer
+    quits and coming up when it returns is logged, one line a change a
+    port, from the driver's link state interrupt. (Before: nothing
+    logged; the banner alone said down.)"""
+    testpmd = need_tool("dpdk-testpmd", "dpdk")
+    huge = kind == "vhost"
+    if huge:
+        need_hugepages(256)
+    socks = [os.path.join(str(tmp_path), "%s%d.sock" % (kind, i))
+             for i in (0, 1)]
+    ours = {"memif": "net_memif%d,role=server,socket=%s",
+            "vhost": "net_vhost%d,iface=%s,queues=" + str(nb)}[kind]
+    peer_dev = {"memif": "net_memif%d,role=client,socket=%s",
+                "vhost": "net_virtio_user%d,path=%s,queues=" + str(nb)}[kind]
+    app = Live(tmp_path, nb, [ours % (i, socks[i]) for i in (0, 1)],
+               ["--mode", "forward"], huge=huge)
+
+    def changes():
+        return re.findall(r"cuckooflow: (?:warning: )?port (\d) "
+                          r"\(net_(?:memif|vhost)\d\): Link (up|down)",
+                          app.text())
+    try:
+        app.up()
+        for turn in range(2):
+            peer = [testpmd, "-l", "0,1", "--no-pci",
+                    "--log-level=lib.*:error",
+                    "--file-prefix=%s_peer%d" % (app.prefix, turn)] + (
+                ["-m", "256", "--single-file-segments"] if huge else
+                ["--no-huge", "-m", "256"]) + [
+                "--vdev=" + peer_dev % (i, socks[i]) for i in (0, 1)] + [
+                "--", "-i", "--total-num-mbufs=2048",
+                "--rxq=%d" % nb, "--txq=%d" % nb]
+            tp = Testpmd(peer)
+            app.wait(lambda: changes().count(("0", "up")) == turn + 1 and
+                     changes().count(("1", "up")) == turn + 1,
+                     "both links up (turn %d)" % turn)
+            tp.close()
+            app.wait(lambda: changes().count(("0", "down")) == turn + 1
+                     and changes().count(("1", "down")) == turn + 1,
+                     "both links down (turn %d)" % turn)
+    finally:
+        rc = app.stop()
+        # testpmd leaves its hugepage files
+        for f in os.listdir("/dev/hugepages") if huge else ():
+            if f.startswith(app.prefix + "_peer"):
+                os.unlink(os.path.join("/dev/hugepages", f))
+    got = changes()
+    assert rc == 0 and sorted(got) == sorted(
+        [(p, s) for p in "01" for s in ("up", "down")] * 2), got
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_reload_logged_and_no_list_no_failure(nb, tmp_path):
+    """SIGHUP with a blocklist: the reload and what is now in force are
+    logged; SIGHUP without one is no failed reload (reload_failures 0,
+    which an alert reads: it fired on every logrotate). (Before: nothing
+    logged on success; without a list, reload_failures 1 and an error
+    line.)"""
+    lst = tmp_path / "block.txt"
+    lst.write_text("192.0.2.1\n")
+    vdev = ["net_pcap0,rx_pcap=%s,tx_pcap=%s,infinite_rx=1" % (MIXED,
+                                                                 os.devnull)]
+    lines = str(tmp_path / "stats.jsonl")
+    app = Live(tmp_path, nb, vdev, ["--blocklist", str(lst)])
+    # no list; an output, whose reopen says the SIGHUP was taken
+    bare = Live(tmp_path, nb, vdev, ["--stats-period", "1",
+                                     "--stats-json-period", lines])
+    try:
+        app.up()
+        bare.up()
+        lst.write_text("192.0.2.1\n10.0.0.0/8\n")
+        app.proc.send_signal(signal.SIGHUP)
+        bare.proc.send_signal(signal.SIGHUP)
+        app.wait(lambda: "SIGHUP: blocklist reloaded: %s, 2 entries" % lst
+                 in app.text(), "the reload logged")
+        bl = query(app.prefix, "/cuckooflow/blocklist")
+        bare.wait(lambda: "reopened (SIGHUP)" in bare.text(),
+                  "the bare run's SIGHUP taken")
+        nolist = query(bare.prefix, "/cuckooflow/blocklist")
+    finally:
+        rc = (app.stop(), bare.stop())
+    assert rc == (0, 0) and bl["reloads"] == 1 and \
+        bl["reload_failures"] == 0 and nolist["reload_failures"] == 0 and \
+        nolist["last_error"] == "" and "SIGHUP reload" not in bare.text(), \
+        (bl, nolist, bare.text()[-400:])
+
+
+# ----------------------------------------------- DPDK's tools attached
+
+
+def need_hugepages(n=128):
+    if hugepages_free() < n or not os.path.ismount("/dev/hugepages"):
+        pytest.fail("fewer than %d hugepages free, or no hugetlbfs on "
+                    "/dev/hugepages: tools/test.sh reserves them" % n)
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_dumpcap_captures_running_instance(nb, tmp_path):
+    """dpdk-dumpcap attaches to a running cuckooflow (hugepages, its file
+    prefix; the EAL's hugepage files kept while it runs: no
+    --huge-unlink) and captures its port's packets (rte_pdump): N of them
+    are, byte for byte and in order, a stretch of the capture it replays
+    in a loop. No hugepage file is left after cuckooflow exits. (Before:
+    "is primary process running?": dumpcap could not attach.)"""
+    dumpcap = need_tool("dpdk-dumpcap", "dpdk")
+    need_hugepages()
+    frames = frames_of(MIXED)
+    # net_pcap's secondary opens the port's files too (a tx file of its
+    # own, not /dev/null), by the primary's device arguments, of which
+    # DPDK 22.11 passes a secondary 63 bytes ("Couldn't open
+    # /tmp/.../ for writing", a key cut short): short paths, relative
+    # to the test's directory, the cwd of both
+    os.symlink(MIXED, tmp_path / "in.pcap")
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=in.pcap,tx_pcap=tx.pcap,"
+                              "infinite_rx=1"], huge=True, cwd=tmp_path)
+    cap = str(tmp_path / "cap.pcapng")
+    try:
+        app.up()
+        p = subprocess.run([dumpcap, "-i", "0", "-c", "200", "-w", cap,
+                            "--file-prefix", app.prefix, "-q"],
+                           capture_output=True, text=True, timeout=DEADLINE,
+                           cwd=tmp_path)
+    finally:
+        rc = app.stop()
+    got = frames_of(cap) if os.path.exists(cap) else []
+    assert p.returncode == 0 and len(got) >= 200, p.stdout + p.stderr
+    n = len(frames)
+    starts = [i for i in range(n) if frames[i] == got[0]]
+    assert any(all(got[k] == frames[(i + k) % n] for k in range(len(got)))
+               for i in starts), "not a stretch of the input"
+    # its own files (other tests' runs may have theirs meanwhile)
+    left = [f for f in os.listdir("/dev/hugepages")
+            if f.startswith(app.prefix + "map_")]
+    assert rc == 0 and not left, (rc, sorted(left))
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_proc_info_reads_running_instance(nb, tmp_path):
+    """dpdk-proc-info --file-prefix P -- --stats reads a running
+    cuckooflow's port counters (a net_null port: DPDK 22.11's net_pcap
+    crashes a secondary at its exit): RX-packets at least what
+    cuckooflow had received before. (Before: it could not attach.)"""
+    proc_info = need_tool("dpdk-proc-info", "dpdk")
+    need_hugepages()
+    app = Live(tmp_path, nb, ["net_null0"], huge=True)
+    try:
+        app.up()
+        seen = app.wait(lambda: (lambda s: s["rx_packets"] if s and
+                                 s["rx_packets"] > 0 else None)(
+            query(app.prefix, "/cuckooflow/stats")), "packets")
+        p = subprocess.run([proc_info, "--file-prefix", app.prefix,
+                            "--log-level=lib.*:error", "--", "--stats"],
+                           capture_output=True, text=True, timeout=DEADLINE)
+    finally:
+        rc = app.stop()
+    m = re.search(r"NIC statistics for port 0 +#+\n +RX-packets: +(\d+)",
+                  p.stdout)
+    assert p.returncode == 0 and m and int(m.group(1)) >= seen, \
+        p.stdout[-600:] + p.stderr[-600:]
+    assert rc == 0
+
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+@pytest.mark.parametrize("memory", ("--single-file-segments", "--legacy-mem"))
+def test_memory_choice_kept(memory, nb, tmp_path):
+    """The EAL's memory options are the user's: cuckooflow adds none of
+    its own. With --single-file-segments (what vhost-user and
+    virtio-user peers need) a hugepage replay forwards every frame,
+    byte for byte, exits 0 and
+    leaves none of its hugepage files; --legacy-mem likewise. (Before:
+    main.c added --huge-unlink, which the EAL refuses beside
+    --single-file-segments: "not compatible", exit 1.)"""
+    need_hugepages()
+    frames = frames_of(MIXED)
+    tx = [str(tmp_path / ("fwd%d.pcap" % w)) for w in range(nb)]
+    pre = prefix()
+    p = subprocess.run(
+        [APP] + eal(nb, pre, huge=True) + [memory, "--vdev=net_pcap0,rx_pcap="
+                                           + MIXED + "," + ",".join(
+                                               "tx_pcap=" + t for t in tx),
+                                           "--", "--mode", "forward",
+                                           "--exit-on-eof"],
+        capture_output=True, text=True, timeout=DEADLINE)
+    no_crash(p.returncode, log=p.stdout + p.stderr)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-800:]
+    outs = [frames_of(t) for t in tx]
+    # every frame, byte for byte (not in the capture's order: a later
+    # fragment that comes before its first is held and sent behind it)
+    assert sorted(sum(outs, [])) == sorted(frames)
+    left = [f for f in os.listdir("/dev/hugepages")
+            if f.startswith(pre + "map_")]
+    assert not left, sorted(left)
+
+
+# ------------------------------------------------ the CLI without EAL
+
+
+def no_eal_env(tmp):
+    """A shell line that hides hugepages and PCI from what follows, in a
+    mount namespace of its own: hugetlbfs unmounted, /sys/bus/pci and
+    /var/run/dpdk empty tmpfs."""
+    return ("for m in $(awk '$3 == \"hugetlbfs\" {print $2}' /proc/mounts);"
+            " do umount -l $m; done; mount -t tmpfs none /sys/bus/pci; "
+            "mkdir -p /var/run/dpdk; mount -t tmpfs none /var/run/dpdk; ")
+
+
+def test_version_and_help_without_eal(tmp_path):
+    """--version and --help, after "--" or alone, answer without the
+    EAL: no hugepages, no PCI, nothing made under /var/run/dpdk; both
+    programs. (Before: -- --help started the EAL: probed PCI, made
+    /var/run/dpdk/rte, and failed without hugepages.)"""
+    filt = os.path.join(os.path.dirname(APP), "..", "cli",
+                        "cuckooflow-filter")
+    script = no_eal_env(tmp_path) + (
+        "%s --version; echo rc=$?; %s -- --help | head -1; echo rc=$?; "
+        "%s -l 0 --file-prefix x -- --version; echo rc=$?; %s --help | "
+        "tail -1; echo rc=$?; %s --version; echo rc=$?; ls /var/run/dpdk "
+        "| wc -l" % (APP, APP, APP, APP, filt))
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=DEADLINE)
+    lines = p.stdout.splitlines()
+    assert re.fullmatch(r"cuckooflow \d+\.\d+\.\d+ \(DPDK \d+\.\d+\.\d+\)",
+                        lines[0]) and lines[1] == "rc=0" and \
+        lines[2] == "usage: cuckooflow [EAL options] -- [options]" and \
+        lines[3] == "rc=0" and lines[4] == lines[0] and \
+        lines[5] == "rc=0" and "cuckooflow.ini" in lines[6] and \
+        lines[7] == "rc=0" and \
+        re.fullmatch(r"cuckooflow-filter \d+\.\d+\.\d+", lines[8]) and \
+        lines[9] == "rc=0" and lines[10] == "0", p.stdout + p.stderr
+
+
+def test_eal_failures_explained(tmp_path):
+    """The EAL's common failures in one line with the fix, exit 1: a
+    second instance with the same --file-prefix (the holder's pid and
+    name), no hugetlbfs mounted, a device argument its driver does not
+    take (its keys listed), an option of cuckooflow before "--". (Before:
+    "rte_eal_init: Success", "Permission denied", "see the driver's
+    message above" with none there, the EAL's usage.)"""
+    pcap = "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (MIXED, os.devnull)
+    first = Live(tmp_path, 1, [pcap + ",infinite_rx=1"])
+    try:
+        first.up()
+        p = subprocess.run([APP, "-l", "0,1", "--no-pci", "--no-huge",
+                            "--log-level=*:error", "--file-prefix=" +
+                            first.prefix, "--vdev=" + pcap, "--"],
+                           capture_output=True, text=True, timeout=DEADLINE)
+    finally:
+        first.stop()
+    assert p.returncode == 1 and "cuckooflow: the EAL did not start: " \
+        "--file-prefix %s is in use by another DPDK process, cuckooflow " \
+        "(pid %d): give this run a --file-prefix of its own" % (
+            first.prefix, first.proc.pid) in p.stderr, p.stderr
+    p = subprocess.run(["unshare", "-m", "sh", "-c", no_eal_env(tmp_path) +
+                        "%s -l 0,1 --no-pci --log-level=*:error "
+                        "--file-prefix=%s --vdev=%s --" % (
+                            APP, prefix(), pcap)],
+                       capture_output=True, text=True, timeout=DEADLINE)
+    assert p.returncode == 1 and "cuckooflow: the EAL did not start: no " \
+        "hugetlbfs is mounted: mount one (dpdk-hugepages.py --mount" in \
+        p.stderr, p.stderr
+    rc, out, err = run(1, [pcap.replace("rx_pcap", "rx_pcapp")],
+                       ["--exit-on-eof"])
+    assert rc == 1 and "device net_pcap0 did not start: key rx_pcapp is " \
+        "not net_pcap's: it takes rx_pcap, tx_pcap, rx_iface, " in err, err
+    p = subprocess.run([APP, "-l", "0,1", "--no-pci", "--no-huge",
+                        "--vdev=" + pcap, "--exit-on-eof"],
+                       capture_output=True, text=True, timeout=DEADLINE)
+    assert p.returncode == 1 and p.stderr == "cuckooflow: --exit-on-eof " \
+        "is an option of cuckooflow, not of the EAL: put it after \"--\" " \
+        "(cuckooflow [EAL options] -- [options])\n", p.stderr
+
+
+# ----------------------------------------------------------- service
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_notify_ready_reload_stop(nb, tmp_path):
+    """Type=notify: with $NOTIFY_SOCKET (systemd's, here the test's),
+    READY=1 and a STATUS once its ports are started and the workers run
+    (telemetry answers then), RELOADING=1 then READY=1 around a SIGHUP,
+    STOPPING=1 at SIGTERM. (Before: nothing: Type=simple.)"""
+    path = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(DEADLINE)
+    msgs = []
+    try:
+        app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s,"
+                                  "infinite_rx=1" % (MIXED, os.devnull)],
+                   env=dict(os.environ, NOTIFY_SOCKET=path))
+        try:
+            msgs.append(sock.recv(4096).decode())
+            ready_answers = query(app.prefix, "/cuckooflow/stats")
+            app.proc.send_signal(signal.SIGHUP)
+            msgs.append(sock.recv(4096).decode())
+            msgs.append(sock.recv(4096).decode())
+            app.proc.send_signal(signal.SIGTERM)
+            msgs.append(sock.recv(4096).decode())
+        finally:
+            rc = app.stop()
+    finally:
+        sock.close()
+    assert msgs[0] == "READY=1\nSTATUS=running: %d worker%s, 1 port" % (
+        nb, "s" if nb > 1 else "") and ready_answers is not None, msgs
+    assert msgs[1:] == ["RELOADING=1", "READY=1\nSTATUS=running (reloaded)",
+                        "STOPPING=1"] and rc == 0, msgs
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_state_checkpoint_survives_sigkill(nb, tmp_path):
+    """--state-interval 1: the tables are saved while the run goes on, so
+    that a SIGKILL (no exit, no save at exit) loses nothing saved: the
+    next run takes over the flows open at the last save. The replay is
+    over (its flows final) before the save waited for; the flows taken
+    over are those a run to its end saves. (Before: no --state-interval:
+    a crash lost every flow.)"""
+    state = str(tmp_path / "flows.state")
+    ref_state = str(tmp_path / "ref.state")
+    vdev = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (MIXED, os.devnull)]
+    common = ["--clock", "pkt", "--hash-seed", "7"]
+    # the reference: a run to its end, saving at exit
+    rc, out, _ = run(nb, vdev, common + ["--exit-on-eof", "--state-file",
+                                         ref_state])
+    want = int(re.search(r"saved (\d+) open flows", out).group(1))
+    app = Live(tmp_path, nb, vdev, common + ["--state-file", state,
+                                             "--state-interval", "1"])
+    try:
+        run_ended(app.prefix, app.proc)
+        first = query(app.prefix, "/cuckooflow/state")["saves"]
+        # a save begun after the replay's end
+        app.wait(lambda: query(app.prefix, "/cuckooflow/state")["saves"] >=
+                 first + 2, "two more saves")
+        st = query(app.prefix, "/cuckooflow/state")
+    finally:
+        app.stop(signal.SIGKILL)
+    assert rc == 0 and want > 0 and st["last_flows"] == want and \
+        st["save_failures"] == 0 and st["last_error"] == "", (want, st)
+    rc, out, err = run(nb, vdev, common + ["--exit-on-eof", "--state-file",
+                                           state])
+    m = re.search(r"took over (\d+) open flows of %d workers" % nb, out)
+    assert rc == 0 and m and int(m.group(1)) == want, out + err
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_stats_json_follows_rename_and_sighup(nb, tmp_path):
+    """--stats-json-period follows logrotate: moved away, the lines go to
+    a new file at the path within a second or two; on SIGHUP the path is
+    opened anew at once (logrotate's create, copytruncate's peers), said
+    in the log. Every line is whole JSON, and none is lost. (Before: the
+    moved file went on being written, forever.)"""
+    path = tmp_path / "stats.jsonl"
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s,"
+                              "infinite_rx=1" % (MIXED, os.devnull)],
+               ["--stats-period", "1", "--stats-json-period", str(path)])
+
+    def lines(p):
+        try:
+            with open(p) as f:
+                return [json.loads(x) for x in f]
+        except FileNotFoundError:
+            return []
+    try:
+        app.wait(lambda: len(lines(path)) >= 1, "a line")
+        os.rename(path, str(path) + ".1")
+        app.wait(lambda: len(lines(path)) >= 1, "a line in a new file")
+        os.rename(path, str(path) + ".2")
+        path.write_text("")      # logrotate's create
+        app.proc.send_signal(signal.SIGHUP)
+        app.wait(lambda: "--stats-json-period %s: reopened (SIGHUP)" % path
+                 in app.text(), "the reopen logged")
+        app.wait(lambda: len(lines(path)) >= 1, "a line after SIGHUP")
+    finally:
+        rc = app.stop()
+    parts = [lines(str(path) + ".1"), lines(str(path) + ".2"), lines(path)]
+    times = [o["time_ns"] for part in parts for o in part]
+    assert rc == 0 and all(parts) and times == sorted(times), \
+        [len(p) for p in parts]
+
+
+def test_dry_run_receives_nothing(tmp_path):
+    """cuckooflow.env's dry run, as written: its port receives nothing
+    (before: net_null0, a 12 Mpps generator)."""
+    with open(os.path.join(ROOT, "config", "cuckooflow.env")) as f:
+        m = re.search(r'^# A dry run.*?\n#CUCKOOFLOW_EAL="([^"]+)"', f.read(),
+                      re.M | re.S)
+    eal_opts = m.group(1).split()
+    pre = prefix()
+    app = subprocess.Popen([APP, "--lcores", "0@0,1@1",
+                            "--log-level=lib.*:error", "--file-prefix=" + pre]
+                           + eal_opts + ["--", "--stats-period", "1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    try:
+        wait_until(lambda: query(pre, "/cuckooflow/stats"), "telemetry",
+                   proc=app)
+        # the link's up, the worker polls: two periods' lines
+        lines = []
+        for _ in polling(0.1):
+            lines.append(app.stdout.readline())
+            if sum("cuckooflow: stats" in x for x in lines) >= 2:
+                break
+        st = query(pre, "/cuckooflow/stats")
+    finally:
+        app.send_signal(signal.SIGINT)
+        app.communicate(timeout=DEADLINE)
+    assert app.returncode == 0 and st["rx_packets"] == 0 and \
+        sum("cuckooflow: stats" in x for x in lines) >= 2, (st, lines)
+
+
+# ------------------------------------------------------------ replays
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_replay_summary(nb, tmp_path):
+    """The end of a replay: one summary, not the table of 60 rows: the
+    time it ran and its rates, the capture's span by its own timestamps
+    (scapy's), each port's packets, the flows, every counter that is not
+    0 with its value (as --stats-json has it), what was lost; the top
+    sources under the packet clock over the capture's time (not "last
+    0.0 s"). The whole table with --stats-all."""
+    out = str(tmp_path / "s.json")
+    rc, stdout, stderr = run(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        MIXED, os.devnull)], ["--clock", "pkt", "--exit-on-eof",
+                              "--stats-json", out])
+    total = json.load(open(out))["total"]
+    r = RawPcapReader(MIXED)
+    ts = [m.sec + m.usec / 1e6 for _, m in r]
+    r.close()
+    span = max(ts) - min(ts)
+    m = re.search(r"cuckooflow: replay 100\.0%: (\d+) of (\d+) packets; "
+                  r"capture (\S+) to (\S+) \(([\d.]+) s\)", stdout)
+    assert rc == 0 and m and int(m.group(1)) == int(m.group(2)) == \
+        len(ts) and abs(float(m.group(5)) - span) < 1e-3, stdout[-800:]
+    assert "cuckooflow: port 0 (net_pcap0): rx %d, tx 0; not received: " \
+        "missed 0, nombuf 0, errors 0; not sent: 0\n" % len(ts) in stdout
+    nonzero = dict(re.findall(r"(\w+) (\d+)", stdout.split(
+        "counters not 0")[1].split("cuckooflow: lost")[0]))
+    want = {k: v for k, v in total.items() if isinstance(v, int) and v}
+    want.update(("malformed_" + k, v) for k, v in total["malformed"].items()
+                if v)
+    assert {k: int(v) for k, v in nonzero.items()} == want
+    assert "cuckooflow: lost: none\n" in stdout and \
+        "counter " not in stdout, stdout[-800:]
+    top = re.search(r"top sources of new flows, last ([\d.]+) s of capture "
+                    r"time:", stdout)
+    assert top and abs(float(top.group(1)) - span) <= 0.05, stdout[-400:]
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_replay_progress(nb, tmp_path):
+    """A replay's progress by packets and by the capture's own clock:
+    each --stats-period line of a replay says how far it is, never
+    backwards, and once it is over "replay 100.0%" with the capture's
+    last time. (Before: no progress at all.)"""
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        MIXED, os.devnull)], ["--clock", "pkt", "--stats-period", "1"])
+    pat = re.compile(r"replay ([\d.]+)%, (\d+) of (\d+) packets; capture "
+                     r"time (\S+), ([\d.]+) of its ([\d.]+) s\n")
+    try:
+        run_ended(app.prefix, app.proc)
+        app.wait(lambda: [g[0] for g in pat.findall(app.text())].count(
+            "100.0") >= 2, "two progress lines after the end")
+    finally:
+        rc = app.stop()
+    got = pat.findall(app.text())
+    frames = len(frames_of(MIXED))
+    done = [float(g[0]) for g in got]
+    assert rc == 0 and done == sorted(done) and got[-1][0] == "100.0" and \
+        int(got[-1][1]) == int(got[-1][2]) == frames and \
+        got[-1][4] == got[-1][5], got
