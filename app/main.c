@@ -627,7 +627,7 @@ main(int argc, char **argv)
 		run.hash_seed = app_state_seed(state);
 	else
 		run.hash_seed = cflow_random_seed();
-	run.tsc_hz = rte_get_tsc_hz();
+	app_run_clock_init(&run, rte_get_tsc_hz());
 	run.timestamp_offset = rte_mbuf_dynfield_lookup(
 			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
 	ret = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);

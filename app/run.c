@@ -110,6 +110,28 @@ app_verdict_dynfield_register(void)
 	return off;
 }
 
+/*
+ * ns = tsc * mult >> shift with mult = 10^9 * 2^shift / hz rounded, the
+ * largest shift that keeps mult below 2^63: a relative error below
+ * 2^-62, less than a nanosecond in a century of ticks.
+ */
+void
+app_run_clock_init(struct app_run *run, uint64_t tsc_hz)
+{
+	__extension__ typedef unsigned __int128 u128;
+	unsigned int shift = 64;
+	u128 mult;
+
+	do {
+		shift--;
+		mult = (((u128)NS_PER_S << shift) + tsc_hz / 2) / tsc_hz;
+	} while (mult >> 63 != 0);
+	run->tsc_hz = tsc_hz;
+	run->tsc_mult = (uint64_t)mult;
+	run->tsc_shift = shift;
+	run->tx_drain_tsc = tsc_hz / 1000000 * APP_TX_DRAIN_US;
+}
+
 uint64_t
 app_run_latest_ns(const struct app_worker *workers, unsigned int n)
 {

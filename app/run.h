@@ -116,6 +116,11 @@ struct app_run {
 	int verdict_offset;     /* mbuf dynfield for enum cflow_verdict */
 	uint64_t timestamp_flag;
 	uint64_t tsc_hz;
+	/* app_tsc_ns(): ns = tsc * tsc_mult >> tsc_shift, no division
+	 * (app_run_clock_init()) */
+	uint64_t tsc_mult;
+	unsigned int tsc_shift;
+	uint64_t tx_drain_tsc;  /* APP_TX_DRAIN_US in TSC ticks */
 	uint64_t clock_offset_ns; /* added to TSC time: a warm restart's
 				   * clock goes on from the saved one */
 	uint64_t epoch_offset_ns; /* run clock + this = ns since the epoch
@@ -160,12 +165,24 @@ struct app_run {
 	uint64_t end_ns;
 };
 
+/* Set @p run's TSC frequency and app_tsc_ns()'s multiplier for it. */
+void app_run_clock_init(struct app_run *run, uint64_t tsc_hz);
+
+/* TSC ticks to ns: a 128-bit multiply and a shift (app_run_clock_init()),
+ * not a division a burst. */
+static inline uint64_t
+app_tsc_to_ns(const struct app_run *run, uint64_t tsc)
+{
+	__extension__ typedef unsigned __int128 u128;
+
+	return (uint64_t)(((u128)tsc * run->tsc_mult) >> run->tsc_shift);
+}
+
 /* The run's TSC clock, ns. */
 static inline uint64_t
 app_tsc_ns(const struct app_run *run)
 {
-	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)run->tsc_hz) +
-		run->clock_offset_ns;
+	return app_tsc_to_ns(run, rte_rdtsc()) + run->clock_offset_ns;
 }
 
 /* The latest packet time (last_ns) of @p n workers: with --clock pkt, a

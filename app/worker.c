@@ -132,38 +132,74 @@ mbuf_input(struct cflow_input *in, const struct rte_mbuf *m, uint64_t t)
 	in->flags = 0;
 }
 
+/* Send @p n packets on @p port, this worker's own tx queue; what it
+ * refuses is freed, counted. */
+static void
+tx_send(struct app_worker *w, uint16_t port, struct rte_mbuf **pkts,
+		uint16_t n)
+{
+	uint16_t sent = rte_eth_tx_burst(port, (uint16_t)w->index, pkts, n);
+
+	w->ctr.tx_packets += sent;
+	w->ctr.tx_dropped += n - sent;
+	if (sent < n)
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+}
+
+void
+app_worker_tx_flush(struct app_worker *w)
+{
+	for (unsigned int b = 0; b < w->nb_txbuf; b++) {
+		struct app_txbuf *t = &w->txbuf[b];
+
+		if (t->n != 0)
+			tx_send(w, t->port, t->pkts, t->n);
+		t->n = 0;
+	}
+	w->tx_flush_tsc = rte_rdtsc();
+}
+
+/* The tx buffer of egress port @p port, or NULL once APP_TXBUF_PORTS
+ * ports have one (the others' packets are sent at once). */
+static inline struct app_txbuf *
+txbuf_of(struct app_worker *w, uint16_t port)
+{
+	for (unsigned int b = 0; b < w->nb_txbuf; b++)
+		if (w->txbuf[b].port == port)
+			return &w->txbuf[b];
+	if (w->nb_txbuf == APP_TXBUF_PORTS)
+		return NULL;
+	w->txbuf[w->nb_txbuf] = (struct app_txbuf){ .port = port };
+	return &w->txbuf[w->nb_txbuf++];
+}
+
 /* Send each packet to the port paired with its ingress port, on this
- * worker's own tx queue; free what is not sent. The packets of one
- * burst usually share a port: one tx burst each. */
+ * worker's own tx queue, through the port's tx buffer (in order: sent
+ * when it holds a full burst, or at the drain timer); free what is not
+ * sent. */
 static void
 forward_or_free(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	const struct app_run *run = w->run;
-	uint16_t sent = 0;
 
 	if (run->cfg->mode != APP_MODE_FORWARD) {
 		if (n != 0)
 			rte_pktmbuf_free_bulk(pkts, n);
 		return;
 	}
-	while (n != 0) {
-		struct rte_mbuf *same[CF_BULK_MAX], *rest[CF_BULK_MAX];
-		uint16_t port = run->tx_port[pkts[0]->port];
-		uint16_t ns = 0, nr = 0;
+	for (uint16_t k = 0; k < n; k++) {
+		uint16_t port = run->tx_port[pkts[k]->port];
+		struct app_txbuf *t = txbuf_of(w, port);
 
-		for (uint16_t k = 0; k < n; k++) {
-			if (run->tx_port[pkts[k]->port] == port)
-				same[ns++] = pkts[k];
-			else
-				rest[nr++] = pkts[k];
+		if (unlikely(t == NULL)) {
+			tx_send(w, port, &pkts[k], 1);
+			continue;
 		}
-		sent = rte_eth_tx_burst(port, (uint16_t)w->index, same, ns);
-		w->ctr.tx_packets += sent;
-		w->ctr.tx_dropped += ns - sent;
-		if (sent < ns)
-			rte_pktmbuf_free_bulk(same + sent, ns - sent);
-		memcpy(pkts, rest, nr * sizeof(*pkts));
-		n = nr;
+		t->pkts[t->n++] = pkts[k];
+		if (t->n == APP_TXBUF_SIZE) {
+			tx_send(w, port, t->pkts, t->n);
+			t->n = 0;
+		}
 	}
 }
 
@@ -435,9 +471,9 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 {
 	const struct app_run *run = w->run;
 	enum cflow_verdict verdicts[CF_BULK_MAX];
-	struct rte_mbuf *copies[CF_BULK_MAX];
+	struct rte_mbuf *copies[CF_BULK_MAX], *drops[CF_BULK_MAX];
 	uint8_t counts[CF_BULK_MAX];
-	uint16_t keep = 0, nc = 0;
+	uint16_t keep = 0, nc = 0, nd = 0;
 
 	if (n == 0) {
 		sweep(w);
@@ -471,7 +507,7 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 			(uint8_t)verdicts[k];
 		if (act != APP_FORWARD) {
 			w->ctr.dropped[act]++;
-			rte_pktmbuf_free(m);
+			drops[nd++] = m;
 			continue;
 		}
 		if (run->mirror && counts[k] != 0 &&
@@ -479,6 +515,8 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 			copies[nc++] = m;
 		pkts[keep++] = m;
 	}
+	if (nd != 0)
+		rte_pktmbuf_free_bulk(drops, nd);
 	sweep(w);
 	if (run->cfg->mode == APP_MODE_FORWARD)
 		mirror_send(w, copies, nc);
@@ -497,6 +535,9 @@ pending_flush(struct app_worker *w)
 	track_and_send(w, p->pkts, p->in, p->parsed, p->status, p->n);
 	p->n = 0;
 }
+
+/* Packets ahead that drain_ring() prefetches. */
+#define DRAIN_PREFETCH 4u
 
 /* Take at most @p max packets from the ring from worker @p j into the
  * pending burst, tracking it whenever it fills. Returns how many. */
@@ -520,7 +561,10 @@ drain_ring(struct app_worker *w, unsigned int j, unsigned int max)
 				NULL);
 		if (n == 0)
 			break;
-		for (unsigned int k = 0; k < n; k++) {
+		/* Each mbuf and its metadata a few packets ahead of their
+		 * use (l3fwd's PREFETCH_OFFSET): prefetched all at once, the
+		 * first were used before they came. */
+		for (unsigned int k = 0; k < RTE_MIN(n, DRAIN_PREFETCH); k++) {
 			rte_prefetch0(pkts[k]);
 			rte_prefetch0(rte_mbuf_to_priv(pkts[k]));
 		}
@@ -530,6 +574,11 @@ drain_ring(struct app_worker *w, unsigned int j, unsigned int max)
 			struct cflow_input *in = &p->in[p->n + k];
 			uint64_t t = meta->time_ns;
 
+			if (k + DRAIN_PREFETCH < n) {
+				rte_prefetch0(pkts[k + DRAIN_PREFETCH]);
+				rte_prefetch0(rte_mbuf_to_priv(
+					pkts[k + DRAIN_PREFETCH]));
+			}
 			if (run->cfg->clock != APP_CLOCK_PKT)
 				t = k == 0 ? app_tsc_ns(run) : p->in[p->n].time_ns;
 			mbuf_input(in, pkts[k], t);
@@ -663,8 +712,9 @@ parse_and_block(struct app_worker *w, const struct app_rxq *q,
 		uint16_t n, bool follow)
 {
 	enum cbl_kind kinds[CF_BULK_MAX];
+	struct rte_mbuf *drops[CF_BULK_MAX];
 	uint64_t parsed_ok = 0, held = 0;
-	uint16_t keep = 0;
+	uint16_t keep = 0, nd = 0;
 
 	follow = follow && w->frag != NULL;
 	for (uint16_t k = 0; k < n; k++) {
@@ -701,7 +751,7 @@ parse_and_block(struct app_worker *w, const struct app_rxq *q,
 			w->ctr.blocked_packets++;
 			w->ctr.blocked_bytes += in[k].wire_len;
 			w->ctr.blocked[kind]++;
-			rte_pktmbuf_free(pkts[k]);
+			drops[nd++] = pkts[k];
 			continue;
 		}
 		if (keep != k) {
@@ -712,6 +762,8 @@ parse_and_block(struct app_worker *w, const struct app_rxq *q,
 		}
 		keep++;
 	}
+	if (nd != 0)
+		rte_pktmbuf_free_bulk(drops, nd);
 	return keep;
 }
 
@@ -1136,6 +1188,8 @@ app_worker_main(void *arg)
 		 * every queue is done */
 		frag_expire(w, bl, live == 0);
 		received += app_worker_drain(w);
+		if (rte_rdtsc() - w->tx_flush_tsc >= run->tx_drain_tsc)
+			app_worker_tx_flush(w);
 		if (run->watermark)
 			advance_as_of(w);
 		if (received == 0)
@@ -1159,6 +1213,7 @@ app_worker_main(void *arg)
 	/* nothing held or gathered stays untracked */
 	frag_expire(w, app_blocklist_get(), true);
 	app_worker_drain(w);
+	app_worker_tx_flush(w); /* nor waits to be sent */
 	held_free(w);
 	/* Once the main lcore has the last packet time of all lcores, make
 	 * the end-of-run counters exact (so that telemetry shows them),

@@ -85,6 +85,20 @@ struct app_pending {
 	enum cflow_parse_status status[APP_PENDING_MAX];
 };
 
+/* Forward mode: a worker's packets for one egress port, waiting for a
+ * tx burst (app_worker_tx_flush()). */
+#define APP_TXBUF_PORTS 4       /* egress ports buffered a worker */
+#define APP_TXBUF_SIZE 32       /* a full one is sent at once */
+/* The drain timer: buffered packets wait at most this (l3fwd's
+ * BURST_TX_DRAIN_US). */
+#define APP_TX_DRAIN_US 100
+
+struct app_txbuf {
+	uint16_t port;
+	uint16_t n;
+	struct rte_mbuf *pkts[APP_TXBUF_SIZE];
+};
+
 struct app_worker {
 	/* Set up before the worker starts; read only then. */
 	const struct app_run *run;
@@ -143,6 +157,11 @@ struct app_worker {
 	bool bl_has_flows;
 	uint8_t scratch[CFLOW_PARSE_MAX_HDR]; /* headers across segments */
 	struct app_pending pending;
+	/* forward mode: the first nb_txbuf egress ports' packets, in order,
+	 * sent when a buffer fills or the drain timer expires */
+	struct app_txbuf txbuf[APP_TXBUF_PORTS];
+	unsigned int nb_txbuf;
+	uint64_t tx_flush_tsc;  /* TSC of the last flush */
 
 	/* Written by the main lcore alone (release). */
 	uint32_t top_cur __rte_cache_aligned; /* the sketch to add to */
@@ -188,5 +207,10 @@ unsigned int app_worker_drain(struct app_worker *w);
  * millisecond to keep the sweep's period.
  */
 void app_worker_tick(struct app_worker *w);
+
+/* Forward mode: send what the tx buffers hold (counted tx_packets, and
+ * tx_dropped for what a port refuses, freed). The loop calls it when
+ * the drain timer expires and before it stops. */
+void app_worker_tx_flush(struct app_worker *w);
 
 #endif /* _APP_WORKER_H_ */

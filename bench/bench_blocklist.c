@@ -15,7 +15,11 @@
  * application does). Packets: random IPv4 pairs, 10% carrying a listed
  * address.
  *
- * usage: bench_blocklist [--entries N] [--packets N]
+ * The targets take turns for -r rounds (default 3), each round starting
+ * at the next; the median of the rounds is printed, their range in
+ * parentheses.
+ *
+ * usage: bench_blocklist [-n entries] [-p packets] [-r rounds]
  */
 
 #include <arpa/inet.h>
@@ -27,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
@@ -50,6 +55,108 @@ struct list {
 	unsigned int *len;
 };
 
+#define MAX_ROUNDS 16
+
+static unsigned int rounds = 3;
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(const double *v, unsigned int n)
+{
+	double s[MAX_ROUNDS];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return s[n / 2];
+}
+
+/* The cuckoo list on the packets' address pairs, 32 packets at a time,
+ * built beforehand (as the application's are parsed; rte_hash and
+ * rte_fib get the addresses as they are): a packet a call, or with
+ * @p burst 32 a call (cbl_match_burst(), the application's path). Only
+ * the calls are timed. Seconds, and the packets matched. */
+static double
+cuckoo_pass(const struct cbl *bl, const uint32_t *pkt, uint64_t packets,
+		bool burst, uint64_t *hits)
+{
+	uint64_t cycles = 0;
+
+	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
+		struct cflow_packet ps[32];
+		enum cbl_kind kinds[32];
+		uint64_t c0;
+
+		for (unsigned int j = 0; j < 32; j++) {
+			uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
+			uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
+			uint32_t a = htonl(pkt[2 * (i + j)]);
+			uint32_t b = htonl(pkt[2 * (i + j) + 1]);
+
+			memcpy(s + 12, &a, 4);
+			memcpy(d + 12, &b, 4);
+			memset(&ps[j], 0, sizeof(ps[j]));
+			cflow_key_init(&ps[j].key, 4, s, d, 1, 2, 17);
+		}
+		c0 = rte_rdtsc();
+		if (burst)
+			cbl_match_burst(bl, ps, 32, UINT32_MAX, kinds);
+		else
+			for (unsigned int j = 0; j < 32; j++)
+				kinds[j] = cbl_match(bl, &ps[j]);
+		cycles += rte_rdtsc() - c0;
+		for (unsigned int j = 0; j < 32; j++)
+			*hits += kinds[j] != CBL_NONE;
+	}
+	return (double)cycles / (double)rte_get_tsc_hz();
+}
+
+/* Exact rte_hash tables, one a length, each address probed at each
+ * length until a hit. */
+static double
+hash_pass(struct rte_hash *const *h, unsigned int nlen, bool prefixes,
+		const uint32_t *pkt, uint64_t packets, uint64_t *hits)
+{
+	double t0 = now();
+
+	for (uint64_t i = 0; i < packets / 32 * 32; i++) {
+		bool hit = false;
+
+		for (unsigned int side = 0; side < 2 && !hit; side++)
+			for (unsigned int k = 0; k < nlen && !hit; k++) {
+				uint32_t key = mask(pkt[2 * i + side],
+					prefixes ? lengths[k] : 32);
+
+				hit = rte_hash_lookup(h[k], &key) >= 0;
+			}
+		*hits += hit;
+	}
+	return now() - t0;
+}
+
+static double
+fib_pass(struct rte_fib *fib, const uint32_t *pkt, uint64_t packets,
+		uint64_t *hits)
+{
+	double t0 = now();
+
+	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
+		uint64_t hops[64];
+
+		rte_fib_lookup_bulk(fib, (uint32_t *)(uintptr_t)&pkt[2 * i],
+			hops, 64);
+		for (unsigned int j = 0; j < 32; j++)
+			*hits += (hops[2 * j] | hops[2 * j + 1]) != 0;
+	}
+	return now() - t0;
+}
+
 /* Write the list as text (for cbl_read) and fill exact tables. */
 static void
 run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
@@ -58,14 +165,14 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	int fd = mkstemp(path);
 	FILE *fp = fdopen(fd, "w");
 	struct rte_hash *h[8] = { NULL };
-	uint64_t heap0 = heap_bytes(), rng = 99, hits_cf = 0, hits_h = 0;
+	uint64_t heap0 = heap_bytes(), rng = 99;
 	uint32_t *pkt = malloc(2 * packets * sizeof(uint32_t));
 	struct cbl *bl;
 	struct cbl_info info;
 	char err[256];
-	double t0, t_cf, t_h, t_burst, t_lpm;
+	double ns[4][MAX_ROUNDS];
 	unsigned int nlen = prefixes ? 8 : 1;
-	uint64_t hits_burst = 0, hits_lpm = 0, heap_h, heap_lpm;
+	uint64_t hit[4] = { 0 }, heap_h, heap_lpm;
 	struct rte_fib *fib;
 	char lname[32];
 
@@ -75,7 +182,6 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 		fprintf(fp, "%s/%u\n", inet_ntoa(a), l->len[i]);
 	}
 	fclose(fp);
-	t0 = now();
 	bl = cbl_read(path, 32, err, sizeof(err));
 	unlink(path);
 	if (bl == NULL) {
@@ -115,60 +221,9 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 		pkt[i] = r % 20 == 0 ? l->addr[(r >> 8) % n] ^ (uint32_t)(
 			(r >> 40) & (prefixes ? 0xff : 0)) : (uint32_t)(r >> 32);
 	}
-	t0 = now();
-	for (uint64_t i = 0; i < packets; i++) {
-		struct cflow_packet p;
-		uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
-		uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
-		uint32_t a = htonl(pkt[2 * i]), b = htonl(pkt[2 * i + 1]);
-
-		memcpy(s + 12, &a, 4);
-		memcpy(d + 12, &b, 4);
-		memset(&p, 0, sizeof(p));
-		cflow_key_init(&p.key, 4, s, d, 1, 2, 17);
-		hits_cf += cbl_match(bl, &p) != CBL_NONE;
-	}
-	t_cf = now() - t0;
-	t0 = now();
-	for (uint64_t i = 0; i < packets; i++) {
-		bool hit = false;
-
-		for (unsigned int side = 0; side < 2 && !hit; side++)
-			for (unsigned int k = 0; k < nlen && !hit; k++) {
-				uint32_t key = mask(pkt[2 * i + side],
-					prefixes ? lengths[k] : 32);
-
-				hit = rte_hash_lookup(h[k], &key) >= 0;
-			}
-		hits_h += hit;
-	}
-	t_h = now() - t0;
 	heap_h = heap_bytes() - heap0;
 
-	/* the cuckoo list, a burst of 32 packets a call */
-	t0 = now();
-	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-		struct cflow_packet ps[32];
-		enum cbl_kind kinds[32];
-
-		for (unsigned int j = 0; j < 32; j++) {
-			uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
-			uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
-			uint32_t a = htonl(pkt[2 * (i + j)]);
-			uint32_t b = htonl(pkt[2 * (i + j) + 1]);
-
-			memcpy(s + 12, &a, 4);
-			memcpy(d + 12, &b, 4);
-			memset(&ps[j], 0, sizeof(ps[j]));
-			cflow_key_init(&ps[j].key, 4, s, d, 1, 2, 17);
-		}
-		cbl_match_burst(bl, ps, 32, UINT32_MAX, kinds);
-		for (unsigned int j = 0; j < 32; j++)
-			hits_burst += kinds[j] != CBL_NONE;
-	}
-	t_burst = now() - t0;
-
-	/* rte_fib: every entry a route, 64 addresses a bulk lookup */
+	/* rte_fib: every entry a route, looked up 64 addresses a call */
 	heap0 = heap_bytes();
 	snprintf(lname, sizeof(lname), "bl_fib_%s", l->name);
 	struct rte_fib_conf fc = {
@@ -191,25 +246,42 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 			exit(1);
 		}
 	heap_lpm = heap_bytes() - heap0;
-	t0 = now();
-	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-		uint64_t hops[64];
 
-		rte_fib_lookup_bulk(fib, &pkt[2 * i], hops, 64);
-		for (unsigned int j = 0; j < 32; j++)
-			hits_lpm += (hops[2 * j] | hops[2 * j + 1]) != 0;
+	/* The targets in turns, each round starting at the next one; ns a
+	 * packet of each round, the median and the range printed. */
+	for (unsigned int r = 0; r < rounds; r++)
+		for (unsigned int j = 0; j < 4; j++) {
+			unsigned int t = (r + j) % 4;
+			uint64_t hits = 0;
+			double secs = 0;
+
+			if (t == 0 || t == 1)
+				secs = cuckoo_pass(bl, pkt, packets, t == 1,
+					&hits);
+			else if (t == 2)
+				secs = hash_pass(h, nlen, prefixes, pkt,
+					packets, &hits);
+			else
+				secs = fib_pass(fib, pkt, packets, &hits);
+			ns[t][r] = secs / (double)(packets / 32 * 32) * 1e9;
+			hit[t] = hits;
+		}
+	printf("| %-9s | %9" PRIu64 " | %5u |", l->name, info.total,
+		info.v4_lengths);
+	for (unsigned int t = 0; t < 4; t++) {
+		double lo = ns[t][0], hi = ns[t][0];
+
+		for (unsigned int r = 1; r < rounds; r++) {
+			lo = ns[t][r] < lo ? ns[t][r] : lo;
+			hi = ns[t][r] > hi ? ns[t][r] : hi;
+		}
+		printf(" %.1f (%.1f-%.1f) |", median(ns[t], rounds), lo, hi);
 	}
-	t_lpm = now() - t0;
-	printf("| %-9s | %9" PRIu64 " | %5u | %12.1f | %12.1f | %12.1f | "
-		"%12.1f | %9.1f | %9.1f | %9.1f | %7.4f%% | %" PRIu64 "/%"
-		PRIu64 "/%" PRIu64 "/%" PRIu64 " |\n", l->name,
-		info.total, info.v4_lengths, t_cf / packets * 1e9,
-		t_burst / (double)(packets / 32 * 32) * 1e9,
-		t_h / packets * 1e9,
-		t_lpm / (double)(packets / 32 * 32) * 1e9,
-		info.bits_per_entry, heap_h * 8.0 / n, heap_lpm * 8.0 / n,
-		100.0 * hits_cf / packets, hits_cf, hits_burst, hits_h,
-		hits_lpm);
+	printf(" %9.1f | %9.1f | %9.1f | %7.4f%% | %" PRIu64 "/%" PRIu64 "/%"
+		PRIu64 "/%" PRIu64 " |\n", cbl_bytes(bl) * 8.0 / n,
+		heap_h * 8.0 / n, heap_lpm * 8.0 / n,
+		100.0 * hit[0] / (double)(packets / 32 * 32), hit[0], hit[1],
+		hit[2], hit[3]);
 	rte_fib_free(fib);
 	for (unsigned int k = 0; k < nlen; k++)
 		rte_hash_free(h[k]);
@@ -228,18 +300,22 @@ main(int argc, char **argv)
 	struct list nets = { "prefixes", NULL, NULL };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:p:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:r:h")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 10);
+		else if (opt == 'r')
+			rounds = (unsigned int)strtoul(optarg, NULL, 10);
 		else if (opt == 'p')
 			packets = strtoull(optarg, NULL, 10);
 		else {
-			printf("usage: %s [-n entries] [-p packets]\n", argv[0]);
+			printf("usage: %s [-n entries] [-p packets] "
+				"[-r rounds]\n", argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (n < 100 || packets < 1000) {
-		fprintf(stderr, "bench_blocklist: want -n >= 100, -p >= 1000\n");
+	if (n < 100 || packets < 1000 || rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "bench_blocklist: want -n >= 100, -p >= 1000, "
+			"-r 1..%d\n", MAX_ROUNDS);
 		return 2;
 	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=cfbl%d", (int)getpid());
@@ -261,11 +337,14 @@ main(int argc, char **argv)
 			nets.len[i]);
 	}
 	printf("# bench_blocklist: %" PRIu64 " entries, %" PRIu64 " packets "
-		"(2 addresses each), ns per packet\n\n", n, packets);
+		"(2 addresses each), ns per packet: median (range) of %u "
+		"rounds\n\n", n, packets, rounds);
 	printf("| list      | entries   | lens  | cuckoo ns/pkt | cuckoo "
 		"burst ns/pkt | rte_hash ns/pkt | rte_fib ns/pkt | cuckoo "
 		"bits/entry | rte_hash bits/entry | rte_fib bits/entry | "
 		"matched | hits cuckoo/burst/rte_hash/rte_fib |\n");
+	/* (ns/pkt: the median of the rounds, their range in parentheses;
+	 * cuckoo bits/entry: cbl_bytes(), the filter and its index) */
 	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 		"\n");
 	run(&addrs, n, packets, false);

@@ -715,13 +715,165 @@ scan_section(unsigned int log2, unsigned int reps, FILE *csv)
 	}
 }
 
+/* -------------------------------------------------------------- widths */
+
+/* A table of the fingerprint-width comparison. */
+struct width_target {
+	const char *label;
+	unsigned int fp_bits;
+	unsigned int value_bits;
+	enum cf_table_type table;
+};
+
+static const struct width_target width_targets[] = {
+	{ "plain 16", 16, 0, CF_TABLE_PLAIN },
+	{ "plain 32", 32, 0, CF_TABLE_PLAIN },
+	{ "interleaved 16/16", 16, 16, CF_TABLE_INTERLEAVED },
+	{ "interleaved 32/32", 32, 32, CF_TABLE_INTERLEAVED },
+};
+
+#define NB_WIDTH_TARGETS 4
+#define NB_WIDTH_OPS 4
+
+static const char *const width_ops[NB_WIDTH_OPS] = {
+	"per key", "per key, position", "bulk32", "bulk32, values",
+};
+
+/* ns per lookup of one operation over @p q pre-hashed queries (a
+ * function of its own: inlined, its loops took the caller's registers). */
+static __attribute__((noinline)) double
+width_run(struct cf_filter *f, unsigned int op, const uint64_t *q,
+		uint64_t n, uint64_t *sink)
+{
+	uint64_t hits = 0;
+	double t0 = now();
+
+	for (uint64_t i = 0; i + BURST <= n; i += BURST) {
+		uint32_t pos[BURST];
+		uint64_t mask, values[BURST];
+
+		switch (op) {
+		case 0:
+			for (unsigned int k = 0; k < BURST; k++)
+				hits += (uint64_t)cf_lookup_with_hash(f,
+					q[i + k], NULL);
+			break;
+		case 1:
+			for (unsigned int k = 0; k < BURST; k++)
+				hits += (uint64_t)cf_lookup_with_hash(f,
+					q[i + k], &pos[k]);
+			break;
+		case 2:
+			hits += (uint64_t)cf_lookup_bulk(f, &q[i], BURST, &mask,
+				NULL);
+			break;
+		default:
+			hits += (uint64_t)cf_lookup_bulk_values(f, &q[i], BURST,
+				&mask, pos, values);
+		}
+	}
+	*sink += hits;
+	return (now() - t0) * 1e9 / (double)(n / BURST * BURST);
+}
+
+/*
+ * The cost of a lookup by fingerprint width: 16 against 32 bits (the
+ * firewall's default), plain tables and interleaved ones with values (the
+ * tracker's), 4 slots, filled to 95%, pre-hashed queries (no key hashing)
+ * at 0, 50 and 100% positive; the targets take turns within each round,
+ * each round starting at the next one; median ns per lookup of --reps
+ * rounds.
+ */
+static void
+widths_section(unsigned int log2, const struct options *o, FILE *csv)
+{
+	static const unsigned int wmix[3] = { 0, 50, 100 };
+	struct cf_filter *f[NB_WIDTH_TARGETS];
+	uint64_t n = o->queries, stored, rng = 21, sink = 0;
+	uint64_t *keys, *q[3];
+	double t[NB_WIDTH_TARGETS][3][NB_WIDTH_OPS][16];
+
+	stored = (uint64_t)((UINT64_C(1) << log2) * 0.95);
+	keys = xmalloc(stored * sizeof(*keys));
+	for (uint64_t k = 0; k < stored; k++)
+		keys[k] = cfu_splitmix64(&rng);
+	for (unsigned int m = 0; m < 3; m++) {
+		q[m] = xmalloc(n * sizeof(*q[m]));
+		for (uint64_t i = 0; i < n; i++)
+			q[m][i] = cfu_splitmix64(&rng) % 100 < wmix[m] ?
+				keys[cfu_splitmix64(&rng) % stored] :
+				cfu_splitmix64(&rng);
+	}
+	for (unsigned int ti = 0; ti < NB_WIDTH_TARGETS; ti++) {
+		const struct width_target *w = &width_targets[ti];
+
+		f[ti] = cf_create(&(struct cf_params){
+			.capacity = stored, .fp_bits = w->fp_bits,
+			.value_bits = w->value_bits, .table = w->table,
+			.seed = 5 });
+		if (f[ti] == NULL) {
+			fprintf(stderr, "bench_filter: cf_create: %s\n",
+				strerror(errno));
+			exit(1);
+		}
+		for (uint64_t k = 0; k < stored; k++)
+			if (cf_add_with_hash(f[ti], keys[k], k, NULL) != 0) {
+				fprintf(stderr, "bench_filter: %s: full at "
+					"%" PRIu64 "\n", w->label, k);
+				exit(1);
+			}
+	}
+	for (unsigned int r = 0; r < o->reps; r++)
+		for (unsigned int j = 0; j < NB_WIDTH_TARGETS; j++) {
+			unsigned int ti = (r + j) % NB_WIDTH_TARGETS;
+
+			/* its table back in the caches first */
+			(void)width_run(f[ti], 2, q[1], n, &sink);
+			for (unsigned int m = 0; m < 3; m++)
+				for (unsigned int op = 0; op < NB_WIDTH_OPS; op++)
+					t[ti][m][op][r] = width_run(f[ti], op,
+						q[m], n, &sink);
+		}
+	printf("\n## Fingerprint widths, 2^%u slots, 95%% full, ns per "
+		"lookup (median of %u rounds; ratio 32 / 16 bits)\n\n"
+		"| table | lookup | 0%% 16 | 0%% 32 | ratio | 50%% 16 | 50%% 32 | "
+		"ratio | 100%% 16 | 100%% 32 | ratio |\n"
+		"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+		log2, o->reps);
+	for (unsigned int ti = 0; ti < NB_WIDTH_TARGETS; ti += 2)
+		for (unsigned int op = 0; op < NB_WIDTH_OPS; op++) {
+			if (op == 3 && width_targets[ti].value_bits == 0)
+				continue;
+			printf("| %s | %s |", ti == 0 ? "plain" :
+				"interleaved", width_ops[op]);
+			for (unsigned int m = 0; m < 3; m++) {
+				double a = median(t[ti][m][op], o->reps);
+				double b = median(t[ti + 1][m][op], o->reps);
+
+				printf(" %.2f | %.2f | %.2fx |", a, b, b / a);
+				if (csv != NULL)
+					fprintf(csv, "widths,%u,%s,%u,%s,%.4f,"
+						"%.4f,,,\n", log2, ti == 0 ?
+						"plain" : "interleaved", wmix[m],
+						width_ops[op], a, b);
+			}
+			printf("\n");
+		}
+	printf("\n(checksum %" PRIu64 ")\n", sink);
+	for (unsigned int ti = 0; ti < NB_WIDTH_TARGETS; ti++)
+		cf_free(f[ti]);
+	for (unsigned int m = 0; m < 3; m++)
+		free(q[m]);
+	free(keys);
+}
+
 /* --------------------------------------------------------------- main */
 
 static void
 usage(const char *prog)
 {
 	printf("usage: %s [--quick] [--sizes L1,L2,...] [--table3 L] "
-		"[--reps N] [--queries N] [--scan] [--csv FILE]\n"
+		"[--reps N] [--queries N] [--scan] [--widths] [--csv FILE]\n"
 		"  --quick      2^16 and 2^20 slots, 1 M queries (~20 s)\n"
 		"  --sizes      log2 of slot counts for the side-by-side runs "
 		"(default 16,25,26)\n"
@@ -732,6 +884,9 @@ usage(const char *prog)
 		"  --scan       only the sweep's scan: cf_scan_batch against "
 		"cf_scan_due\n"
 		"               at each size\n"
+		"  --widths     only lookups by fingerprint width, 16 against "
+		"32 bits, at\n"
+		"               each size\n"
 		"  --csv        also write the figures as CSV\n", prog);
 }
 
@@ -765,6 +920,7 @@ main(int argc, char **argv)
 		{ "queries", required_argument, NULL, 'n' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "scan", no_argument, NULL, 'S' },
+		{ "widths", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -776,7 +932,7 @@ main(int argc, char **argv)
 	char *eal_argv[] = { argv[0], "--no-huge", "-m", "8192", "--no-pci",
 		"--no-telemetry", "--log-level=lib.*:error", prefix, NULL };
 	FILE *csv = NULL;
-	bool scan_only = false;
+	bool scan_only = false, widths_only = false;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -831,6 +987,9 @@ main(int argc, char **argv)
 		case 'S':
 			scan_only = true;
 			break;
+		case 'W':
+			widths_only = true;
+			break;
 		case 'h':
 			usage(argv[0]);
 			return 0;
@@ -852,6 +1011,9 @@ main(int argc, char **argv)
 	if (scan_only) {
 		for (unsigned int s = 0; s < o.nb_sizes; s++)
 			scan_section(o.sizes[s], o.reps, csv);
+	} else if (widths_only) {
+		for (unsigned int s = 0; s < o.nb_sizes; s++)
+			widths_section(o.sizes[s], &o, csv);
 	} else {
 		table3(o.table3_log2, o.queries * 4, csv);
 		for (unsigned int s = 0; s < o.nb_sizes; s++)

@@ -108,7 +108,9 @@ workload_make(workload *w, uint64_t stored, uint64_t queries)
 	}
 }
 
-rates
+/* Each target's loops in a function of their own (not inlined into
+ * main, whose registers they would share). */
+__attribute__((noinline)) rates
 run_paper(const workload &w, uint64_t slots)
 {
 	/* Their constructor takes a key count: num_buckets is its quarter
@@ -151,8 +153,11 @@ run_paper(const workload &w, uint64_t slots)
 	return r;
 }
 
-rates
-run_ours(const workload &w, uint64_t slots)
+/* lib/cuckoo's per-key calls: cf_add()/cf_lookup() of the key's bytes
+ * (seeded XXH3), or with @p int_hash cf_add_with_hash()/
+ * cf_lookup_with_hash() of cf_hash_u64() of the key. */
+__attribute__((noinline)) rates
+run_ours(const workload &w, uint64_t slots, bool int_hash)
 {
 	struct cf_params p = cf_params();
 	struct cf_stats st;
@@ -176,22 +181,37 @@ run_ours(const workload &w, uint64_t slots)
 		exit(1);
 	}
 	t0 = now();
-	for (uint64_t key : w.keys)
-		r.add_failed += cf_add(f, &key, sizeof(key)) != 0;
+	if (int_hash)
+		for (uint64_t key : w.keys)
+			r.add_failed += cf_add_with_hash(f, cf_hash_u64(f, key),
+				0, NULL) != 0;
+	else
+		for (uint64_t key : w.keys)
+			r.add_failed += cf_add(f, &key, sizeof(key)) != 0;
 	r.add = w.keys.size() / (now() - t0);
 	for (uint64_t key : w.keys)
-		r.false_neg += cf_lookup(f, &key, sizeof(key)) != 1;
+		r.false_neg += (int_hash ? cf_lookup_with_hash(f,
+			cf_hash_u64(f, key), NULL) :
+			cf_lookup(f, &key, sizeof(key))) != 1;
 	for (unsigned int m = 0; m < kNbMixes; m++) {
 		const std::vector<uint64_t> &q = w.queries[m];
 		uint64_t hits = 0;
 
 		t0 = now();
-		for (uint64_t key : q)
-			hits += (uint64_t)cf_lookup(f, &key, sizeof(key));
+		if (int_hash)
+			for (uint64_t key : q)
+				hits += (uint64_t)cf_lookup_with_hash(f,
+					cf_hash_u64(f, key), NULL);
+		else
+			for (uint64_t key : q)
+				hits += (uint64_t)cf_lookup(f, &key,
+					sizeof(key));
 		r.lookup[m] = q.size() / (now() - t0);
 		if (kMixes[m] == 0)
 			r.false_pos = hits;
 		r.hits += hits;
+		if (int_hash)
+			continue;
 		hits = 0;
 		t0 = now();
 		for (uint64_t i = 0; i + kBurst <= q.size(); i += kBurst) {
@@ -345,22 +365,23 @@ main(int argc, char **argv)
 	for (unsigned int log2 : o.sizes) {
 		uint64_t slots = UINT64_C(1) << log2;
 		workload w;
-		std::vector<double> add[2], look[2][kNbMixes], bulk[kNbMixes];
-		uint64_t fails[2] = { 0, 0 }, fneg[2] = { 0, 0 };
-		uint64_t fpos[2] = { 0, 0 }, sink = 0;
+		/* ours (cf_add/cf_lookup), ours with cf_hash_u64, theirs */
+		std::vector<double> add[3], look[3][kNbMixes], bulk[kNbMixes];
+		uint64_t fails[3] = { 0, 0, 0 }, fneg[3] = { 0, 0, 0 };
+		uint64_t fpos[3] = { 0, 0, 0 }, sink = 0;
 
 		workload_make(&w, (uint64_t)(slots * o.fill), o.queries);
 		for (unsigned int rep = 0; rep < o.reps; rep++) {
-			rates r[2];
+			rates r[3];
 
-			if (rep % 2 == 0) {
-				r[0] = run_ours(w, slots);
-				r[1] = run_paper(w, slots);
-			} else {
-				r[1] = run_paper(w, slots);
-				r[0] = run_ours(w, slots);
+			/* each target first in turn */
+			for (unsigned int k = 0; k < 3; k++) {
+				unsigned int t = (rep + k) % 3;
+
+				r[t] = t == 2 ? run_paper(w, slots) :
+					run_ours(w, slots, t == 1);
 			}
-			for (int t = 0; t < 2; t++) {
+			for (int t = 0; t < 3; t++) {
 				add[t].push_back(r[t].add);
 				for (unsigned int m = 0; m < kNbMixes; m++)
 					look[t][m].push_back(r[t].lookup[m]);
@@ -385,29 +406,41 @@ main(int argc, char **argv)
 					op, mix, a / 1e6, b / 1e6,
 					b > 0 ? a / b : 0);
 		};
-		row("add", 0, median(add[0]), median(add[1]));
+		row("add", 0, median(add[0]), median(add[2]));
+		row("add, cf_hash_u64", 0, median(add[1]), median(add[2]));
 		for (unsigned int m = 0; m < kNbMixes; m++) {
 			char op[64];
 
 			snprintf(op, sizeof(op), "lookup, %u%% positive",
 				kMixes[m]);
 			row(op, kMixes[m], median(look[0][m]),
-				median(look[1][m]));
+				median(look[2][m]));
+		}
+		for (unsigned int m = 0; m < kNbMixes; m++) {
+			char op[64];
+
+			snprintf(op, sizeof(op), "lookup, cf_hash_u64, %u%% "
+				"positive", kMixes[m]);
+			row(op, kMixes[m], median(look[1][m]),
+				median(look[2][m]));
 		}
 		for (unsigned int m = 0; m < kNbMixes; m++) {
 			char op[64];
 
 			snprintf(op, sizeof(op), "bulk lookup (ours), %u%% "
 				"positive, vs their per-key", kMixes[m]);
-			row(op, kMixes[m], median(bulk[m]), median(look[1][m]));
+			row(op, kMixes[m], median(bulk[m]), median(look[2][m]));
 		}
-		printf("\nfailed adds: ours %" PRIu64 ", theirs %" PRIu64
-			"; stored keys not found: ours %" PRIu64 ", theirs %"
-			PRIu64 "; false positives at 0%%: ours %.4f%%, theirs "
+		printf("\nfailed adds: ours %" PRIu64 " (cf_hash_u64 %"
+			PRIu64 "), theirs %" PRIu64 "; stored keys not found: "
+			"ours %" PRIu64 " (%" PRIu64 "), theirs %" PRIu64
+			"; false positives at 0%%: ours %.4f%% (%.4f%%), theirs "
 			"%.4f%% (checksum %" PRIu64 ")\n", fails[0], fails[1],
-			fneg[0], fneg[1], 100.0 * fpos[0] / o.reps / o.queries,
-			100.0 * fpos[1] / o.reps / o.queries, sink);
-		if (fneg[0] != 0 || fneg[1] != 0) {
+			fails[2], fneg[0], fneg[1], fneg[2],
+			100.0 * fpos[0] / o.reps / o.queries,
+			100.0 * fpos[1] / o.reps / o.queries,
+			100.0 * fpos[2] / o.reps / o.queries, sink);
+		if (fneg[0] != 0 || fneg[1] != 0 || fneg[2] != 0) {
 			fprintf(stderr, "bench_paper: false negatives\n");
 			return 1;
 		}

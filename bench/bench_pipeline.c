@@ -197,6 +197,9 @@ fwd_step(struct lane *l, bool warm)
 	n = rte_eth_rx_burst(l->fwd_port[side], 0, pkts, BURST);
 	if (n != 0)
 		app_worker_burst(l->w, &l->w->rxq[1 + side], NULL, pkts, n);
+	/* the application loop's drain timer */
+	if (rte_rdtsc() - l->w->tx_flush_tsc >= l->w->run->tx_drain_tsc)
+		app_worker_tx_flush(l->w);
 	tx_drain(l->fwd_tx[0]);
 	tx_drain(l->fwd_tx[1]);
 	if (current == FW_MIRROR)
@@ -548,11 +551,11 @@ run_init(struct app_run *run)
 		.timestamp_offset = -1,
 		.verdict_offset = rte_mbuf_dynfield_lookup(
 			APP_VERDICT_DYNFIELD, NULL),
-		.tsc_hz = rte_get_tsc_hz(),
 		.workers = workers,
 		.nb_workers = nb_lanes,
 		.hash_seed = HANDOFF_SEED,
 	};
+	app_run_clock_init(run, rte_get_tsc_hz());
 	app_run_reta_init(run);
 }
 

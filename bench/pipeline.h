@@ -59,6 +59,7 @@ extern const char *const variant_names[VARIANTS];
 #define FWD_VARIANTS (VARIANTS - FORWARD)
 
 #define FRAME_HEAD_LEN 54       /* frame_head[]'s bytes */
+#define FRAME6_LEN 74           /* --ipv6: Ethernet, IPv6, 20 bytes */
 
 /* The options (pipeline_options.c). */
 struct pipeline_opt {
@@ -89,6 +90,7 @@ struct pipeline_opt {
 	uint64_t event_ring;
 	uint64_t top_sources;
 	const char *ev_dir;
+	bool ipv6;              /* --ipv6: IPv6 frames (frame6_head) */
 	/* forward mode: --icmp-errors and --frags, as shares of 2^64 */
 	uint64_t icmp_err_below;
 	uint64_t frag_below;
@@ -203,6 +205,7 @@ struct result {
 /* ------------------------------------------------ pipeline_source.c */
 
 extern const uint8_t frame_head[FRAME_HEAD_LEN];
+extern const uint8_t frame6_head[FRAME6_LEN];
 
 /* A pool object's frame: frame_head, then zeros (rte_mempool_obj_iter). */
 void frame_init(struct rte_mempool *mp, void *arg, void *obj,
@@ -227,6 +230,23 @@ frame_bytes(uint8_t *p, uint32_t e)
 	p[34] = (uint8_t)((1024 + (f >> 24)) >> 8);
 	p[35] = (uint8_t)(1024 + (f >> 24));
 	p[47] = e & FLOW_SYN ? 0x02 : e & FLOW_FIN ? 0x11 : 0x10;
+}
+
+/* --ipv6: frame_bytes() for the IPv6 frame: the flow in the source
+ * address's last 3 bytes (2001:db8::a.b.c), its port after them. */
+static inline void
+frame_bytes6(uint8_t *p, uint32_t e)
+{
+	uint32_t f = e & FLOW_MASK;
+	bool udp = f & 1;
+
+	p[20] = udp ? 17 : 6;
+	p[35] = (uint8_t)(f >> 16);
+	p[36] = (uint8_t)(f >> 8);
+	p[37] = (uint8_t)f;
+	p[54] = (uint8_t)((1024 + (f >> 24)) >> 8);
+	p[55] = (uint8_t)(1024 + (f >> 24));
+	p[67] = e & FLOW_SYN ? 0x02 : e & FLOW_FIN ? 0x11 : 0x10;
 }
 
 /* Entry e of lane's sequence (a flow index and flags) as the global
@@ -269,12 +289,18 @@ frame_bytes_side(uint8_t *p, uint32_t e, bool reply)
 static inline void
 frame_write(struct rte_mbuf *m, uint32_t e, int side)
 {
-	if (side < 0)
+	uint16_t len = FRAME_LEN;
+
+	if (opt.ipv6) {
+		frame_bytes6(rte_pktmbuf_mtod(m, uint8_t *), e);
+		len = FRAME6_LEN;
+	} else if (side < 0) {
 		frame_bytes(rte_pktmbuf_mtod(m, uint8_t *), e);
-	else
+	} else {
 		frame_bytes_side(rte_pktmbuf_mtod(m, uint8_t *), e, side == 1);
-	m->data_len = FRAME_LEN;
-	m->pkt_len = FRAME_LEN;
+	}
+	m->data_len = len;
+	m->pkt_len = len;
 }
 
 /* --icmp-errors: in place of flow @p f's packet, an ICMP error about a

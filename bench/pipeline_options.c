@@ -59,6 +59,9 @@ usage(const char *prog)
 		"4 slots (default 64; 1 shows what the sweep costs)\n"
 		"  --lcores L       1, 2 or both (default: both if the EAL has "
 		"2 lcores)\n"
+		"  --ipv6           IPv6 frames (78 bytes on the wire), not "
+		"IPv4 (64): monitor\n"
+		"                   variants only\n"
 		"  --variants LIST  of ceiling,cuckoo,rte_hash,cuckoo_il,probe "
 		"(default these\n"
 		"                   five; probe: 2 random lines a packet in a "
@@ -160,6 +163,7 @@ parse_options(int argc, char **argv)
 		{ "new-share", 1, NULL, 'N' }, { "top-sources", 1, NULL, 'T' },
 		{ "event-ring", 1, NULL, 'R' }, { "ev-dir", 1, NULL, 'D' },
 		{ "rounds", 1, NULL, 'r' }, { "table-layout", 1, NULL, 'L' },
+		{ "ipv6", 0, NULL, '6' },
 		{ "icmp-errors", 1, NULL, 'I' }, { "frags", 1, NULL, 'G' },
 		{ "sizes", 0, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
@@ -240,6 +244,9 @@ parse_options(int argc, char **argv)
 			break;
 		case 'e':
 			opt.exact_size = true;
+			break;
+		case '6':
+			opt.ipv6 = true;
 			break;
 		case 'w':
 			opt.sweep_buckets = (unsigned int)strtoul(optarg, &end,
@@ -389,6 +396,12 @@ bad:
 	if (optind < argc) {
 		fprintf(stderr, "bench_pipeline: stray argument %s\n",
 			argv[optind]);
+		return -1;
+	}
+	if (opt.ipv6 && (opt.handoff || opt.variant[FORWARD] ||
+			opt.variant[FIREWALL] || opt.variant[FW_MIRROR])) {
+		fprintf(stderr, "bench_pipeline: --ipv6 is for the monitor "
+			"variants, not --handoff nor forward mode\n");
 		return -1;
 	}
 	if (opt.handoff && rte_lcore_count() < MAX_LCORES) {

@@ -18,6 +18,18 @@ const uint8_t frame_head[FRAME_HEAD_LEN] = {
 	0xff, 0xff, 0, 0, 0, 0,
 };
 
+/* --ipv6: Ethernet, IPv6 from 2001:db8:: (the flow in its last 3
+ * bytes) to 2001:db8:1::1, payload 20, then TCP (ACK) or UDP and
+ * padding: what does not change from packet to packet. */
+const uint8_t frame6_head[FRAME6_LEN] = {
+	0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x86, 0xdd,
+	0x60, 0, 0, 0, 0, 20, 6, 64,
+	0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+	0x04, 0x00, 0x00, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10,
+	0xff, 0xff, 0, 0, 0, 0,
+};
+
 void
 frame_init(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
 {
@@ -27,8 +39,11 @@ frame_init(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
 	(void)mp;
 	(void)arg;
 	(void)idx;
-	memset(p, 0, FRAME_LEN);
-	memcpy(p, frame_head, sizeof(frame_head));
+	memset(p, 0, FRAME6_LEN);
+	if (opt.ipv6)
+		memcpy(p, frame6_head, sizeof(frame6_head));
+	else
+		memcpy(p, frame_head, sizeof(frame_head));
 }
 
 /*

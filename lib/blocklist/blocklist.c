@@ -46,6 +46,10 @@
 #define BL_VERSION 1
 #define BL_SEED UINT64_C(0xb10c7157)
 
+/* The IPv4 length index: at most 2^24 cells (64 MiB), at least 2^10. */
+#define BL_CELL_BITS_MIN 10
+#define BL_CELL_BITS_MAX 24
+
 struct cbl {
 	struct cf_filter *filter;
 	uint64_t entries[CBL_KINDS];
@@ -55,7 +59,23 @@ struct cbl {
 	uint8_t v4_list[33], v6_list[129];
 	uint8_t nb_v4, nb_v6;
 	unsigned int fp_bits;
-};
+	/*
+	 * The IPv4 length index, built where the entries are known (a text
+	 * list), else NULL. The list's IPv4 lengths 1..32 are numbered
+	 * shortest first (v4_slot_len); cell v4_cell[a >> (32 - v4_bits)]
+	 * of an address a, of v4_cell_bytes (1, 2 or 4: room for the
+	 * numbers), has bit j set for the length of number j where an
+	 * entry of that length covers the whole cell (a length of at most
+	 * v4_bits, bits v4_exact: a matches it) or lies inside it (a
+	 * longer one: a may match it). An address is looked up at the
+	 * lengths of its cell only (docs/design.md).
+	 */
+	uint8_t *v4_cell;
+	unsigned int v4_bits;
+	unsigned int v4_cell_bytes;
+	uint32_t v4_exact;
+	uint8_t v4_slot_len[32];
+	uint8_t v4_slot_of[33];};
 
 /* The header of a compiled file, in the writer's byte order. */
 struct bl_header {
@@ -118,32 +138,78 @@ error(char *err, size_t len, const char *fmt, ...)
 
 /* ---------------------------------------------------------- hashing */
 
+_Static_assert(sizeof(struct prefix_key) == 20, "the compiled format's key");
+
+/* The bytes of an IPv4 address (16 bytes, mapped) as one word in memory
+ * order, masked to its first @p length bits. */
+static inline uint32_t
+v4_masked(const uint8_t *addr16, unsigned int length)
+{
+	uint32_t w, m = length == 0 ? 0 : htonl(UINT32_MAX <<
+		(32 - (length > 32 ? 32 : length)));
+
+	memcpy(&w, addr16 + 12, sizeof(w));
+	return w & m;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * XXH3-64 (seed BL_SEED) of an IPv4 struct prefix_key, its 20 bytes
+ * composed in registers: xxHash's XXH3_len_17to128_64b for 20 bytes, two
+ * 16-byte mixes of bytes 0..15 and 4..19. Bytes 0..7 are 'P', 4, the
+ * length, 0 and the masked address; all others are 0 but the address at
+ * 4..7. A key built in memory and read back as words stalled on store
+ * forwarding (words across stores of other sizes).
+ */
+static inline uint64_t
+prefix_hash_v4(uint32_t masked, unsigned int length)
+{
+	const uint8_t *sec = XXH3_kSecret;
+	const uint64_t seed = BL_SEED;
+	uint64_t s0, s1, s2, s3;
+	uint64_t w0 = 'P' | (uint64_t)4 << 8 | (uint64_t)length << 16 |
+		(uint64_t)masked << 32;
+	uint64_t acc = 20 * XXH_PRIME64_1;
+
+	memcpy(&s0, sec, 8);
+	memcpy(&s1, sec + 8, 8);
+	memcpy(&s2, sec + 16, 8);
+	memcpy(&s3, sec + 24, 8);
+	acc += XXH3_mul128_fold64(w0 ^ (s0 + seed), 0 ^ (s1 - seed));
+	acc += XXH3_mul128_fold64((uint64_t)masked ^ (s2 + seed),
+		0 ^ (s3 - seed));
+	return XXH3_avalanche(acc);
+}
+#endif
+
 /* addr: 16 bytes, IPv4 mapped; only its significant bytes are used. */
 static uint64_t
 prefix_hash(int family, const uint8_t *addr, unsigned int length)
 {
 	struct prefix_key k;
-	const uint8_t *a = family == 4 ? addr + 12 : addr;
-	unsigned int bytes = family == 4 ? 4 : 16;
+	unsigned int bytes = 16;
 
+	if (family == 4) {
+		uint32_t w = v4_masked(addr, length);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		return prefix_hash_v4(w, length);
+#else
+		memset(&k, 0, sizeof(k));
+		k.tag = 'P';
+		k.family = 4;
+		k.length = (uint8_t)length;
+		memcpy(k.addr, &w, sizeof(w));
+		return XXH3_64bits_withSeed(&k, sizeof(k), BL_SEED);
+#endif
+	}
 	memset(&k, 0, sizeof(k));
 	k.tag = 'P';
 	k.family = (uint8_t)family;
 	k.length = (uint8_t)length;
-	if (family == 4) {
-		/* the same bytes in one masked word */
-		uint32_t w, m = length == 0 ? 0 : htonl(UINT32_MAX <<
-			(32 - (length > 32 ? 32 : length)));
-
-		memcpy(&w, a, sizeof(w));
-		w &= m;
-		memcpy(k.addr, &w, sizeof(w));
-		return XXH3_64bits_withSeed(&k, sizeof(k), BL_SEED);
-	}
 	for (unsigned int b = 0; b < bytes && b * 8 < length; b++) {
 		unsigned int keep = length - b * 8 >= 8 ? 8 : length - b * 8;
 
-		k.addr[b] = a[b] & (uint8_t)(0xff00 >> keep);
+		k.addr[b] = addr[b] & (uint8_t)(0xff00 >> keep);
 	}
 	return XXH3_64bits_withSeed(&k, sizeof(k), BL_SEED);
 }
@@ -161,6 +227,133 @@ lengths_index(struct cbl *bl)
 	for (unsigned int l = 0; l <= 128; l++)
 		if (bl->v6_len[l])
 			bl->v6_list[bl->nb_v6++] = (uint8_t)l;
+}
+
+/* ------------------------------------------------------ length index */
+
+/* An index of cells for @p n IPv4 entries of the lengths @p seen (seen[l]
+ * non-zero: length l listed): about one entry a cell. */
+static int
+index_alloc(struct cbl *bl, uint64_t n, const uint8_t *seen)
+{
+	unsigned int bits = BL_CELL_BITS_MIN, slots = 0;
+
+	while (bits < BL_CELL_BITS_MAX && (UINT64_C(1) << bits) < n)
+		bits++;
+	for (unsigned int l = 1; l <= 32; l++) {
+		if (!seen[l])
+			continue;
+		bl->v4_slot_of[l] = (uint8_t)slots;
+		bl->v4_slot_len[slots] = (uint8_t)l;
+		if (l <= bits)
+			bl->v4_exact |= UINT32_C(1) << slots;
+		slots++;
+	}
+	bl->v4_cell_bytes = slots <= 8 ? 1 : slots <= 16 ? 2 : 4;
+	bl->v4_cell = calloc(UINT64_C(1) << bits, bl->v4_cell_bytes);
+	if (bl->v4_cell == NULL)
+		return -ENOMEM;
+	bl->v4_bits = bits;
+	return 0;
+}
+
+static inline uint32_t
+v4_word(const uint8_t *addr16)
+{
+	uint32_t a;
+
+	memcpy(&a, addr16 + 12, sizeof(a));
+	return ntohl(a);
+}
+
+/* The cell of IPv4 address @p a (host order). */
+static inline uint32_t
+cell_get(const struct cbl *bl, uint32_t a)
+{
+	uint64_t c = a >> (32 - bl->v4_bits);
+	uint16_t v16;
+	uint32_t v32;
+
+	switch (bl->v4_cell_bytes) {
+	case 1:
+		return bl->v4_cell[c];
+	case 2:
+		memcpy(&v16, bl->v4_cell + 2 * c, sizeof(v16));
+		return v16;
+	default:
+		memcpy(&v32, bl->v4_cell + 4 * c, sizeof(v32));
+		return v32;
+	}
+}
+
+static inline const void *
+cell_addr(const struct cbl *bl, uint32_t a)
+{
+	return bl->v4_cell + ((uint64_t)(a >> (32 - bl->v4_bits)) *
+		bl->v4_cell_bytes);
+}
+
+/* The cells an IPv4 entry of length @p len (1..32) at @p addr covers or
+ * lies in get its length's bit. */
+static void
+index_add(struct cbl *bl, const uint8_t *addr, unsigned int len)
+{
+	uint32_t a = v4_word(addr), bit = UINT32_C(1) << bl->v4_slot_of[len];
+	uint64_t first, count = 1;
+
+	if (len <= bl->v4_bits) {
+		first = (uint64_t)(a >> (32 - len)) << (bl->v4_bits - len);
+		count = UINT64_C(1) << (bl->v4_bits - len);
+	} else {
+		first = a >> (32 - bl->v4_bits);
+	}
+	for (uint64_t c = first; c < first + count; c++) {
+		uint8_t *p = bl->v4_cell + c * bl->v4_cell_bytes;
+		uint16_t v16;
+		uint32_t v32;
+
+		switch (bl->v4_cell_bytes) {
+		case 1:
+			*p |= (uint8_t)bit;
+			break;
+		case 2:
+			memcpy(&v16, p, sizeof(v16));
+			v16 |= (uint16_t)bit;
+			memcpy(p, &v16, sizeof(v16));
+			break;
+		default:
+			memcpy(&v32, p, sizeof(v32));
+			v32 |= bit;
+			memcpy(p, &v32, sizeof(v32));
+		}
+	}
+}
+
+static inline enum cbl_kind
+length_kind(unsigned int len, unsigned int full)
+{
+	return len == full ? CBL_ADDRESS : CBL_PREFIX;
+}
+
+/*
+ * What the index leaves of an IPv4 address's lookups, in the order of a
+ * scan (shortest length first): if an entry of at most v4_bits covers
+ * it (or a /0 is listed), the kind of the shortest, which no lookup can
+ * precede, and no lookup; else CBL_NONE and the numbers of its cell's
+ * lengths in @p lens (bit j: length v4_slot_len[j]).
+ */
+static inline enum cbl_kind
+index_cell(const struct cbl *bl, const uint8_t *addr, uint32_t *lens)
+{
+	uint32_t c = cell_get(bl, v4_word(addr)), covers = c & bl->v4_exact;
+
+	*lens = 0;
+	if (bl->v4_len[0])
+		return CBL_PREFIX;
+	if (covers != 0)
+		return length_kind(bl->v4_slot_len[__builtin_ctz(covers)], 32);
+	*lens = c;
+	return CBL_NONE;
 }
 
 static uint64_t
@@ -468,7 +661,8 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	struct cbl *bl = NULL;
 	char line[CBL_LINE_MAX + 1], why[256];
 	struct cbl_line_reader *r = malloc(sizeof(*r));
-	uint64_t lines = 0, added = 0;
+	uint64_t lines = 0, added = 0, v4 = 0;
+	uint8_t v4_seen[33] = { 0 };
 	int ret, e;
 
 	if (r == NULL) {
@@ -493,17 +687,21 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 			goto out;
 		}
 		lines++;
+		if (e.kind != CBL_FLOW && e.family == 4) {
+			v4++;
+			v4_seen[e.length] = 1;
+		}
 	}
 	if (ret < 0)
 		goto out;
 	errno = 0;
 	bl = bl_alloc(lines, fp_bits);
-	if (bl == NULL) {
+	if (bl == NULL || index_alloc(bl, v4, v4_seen) != 0) {
 		e = errno != 0 ? errno : ENOMEM;
 		cfu_fail(e, err, err_len,
 			"%s: a table for %" PRIu64 " entries: %s",
 			path, lines, strerror(e));
-		goto out;
+		goto fail;
 	}
 	if (lseek(fd, 0, SEEK_SET) != 0) {
 		e = errno;
@@ -529,14 +727,19 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 				" entries", path, lines);
 			goto fail;
 		}
-		if (ret != 0)
-			continue; /* a duplicate */
-		bl->entries[e.kind]++;
+		/* A duplicate (-EEXIST) is counted once; its length is
+		 * listed all the same: it may be another entry whose
+		 * fingerprint the filter already holds, found only if its
+		 * length is looked up. */
+		if (ret == 0)
+			bl->entries[e.kind]++;
 		if (e.kind != CBL_FLOW) {
 			if (e.family == 4)
 				bl->v4_len[e.length] = 1;
 			else
 				bl->v6_len[e.length] = 1;
+			if (e.family == 4 && e.length != 0)
+				index_add(bl, e.addr, e.length);
 		}
 	}
 	if (ret < 0)
@@ -609,10 +812,22 @@ match_addr(const struct cbl *bl, int family, const uint8_t *addr)
 {
 	const uint8_t *lens = family == 4 ? bl->v4_len : bl->v6_len;
 	unsigned int full = family == 4 ? 32 : 128;
+	enum cbl_kind k;
+	uint32_t cell;
 
+	if (family == 4 && bl->v4_cell != NULL) {
+		k = index_cell(bl, addr, &cell);
+		for (; k == CBL_NONE && cell != 0; cell &= cell - 1) {
+			unsigned int l = bl->v4_slot_len[__builtin_ctz(cell)];
+
+			if (listed(bl, prefix_hash(4, addr, l)))
+				k = length_kind(l, 32);
+		}
+		return k;
+	}
 	for (unsigned int l = 0; l <= full; l++)
 		if (lens[l] && listed(bl, prefix_hash(family, addr, l)))
-			return l == full ? CBL_ADDRESS : CBL_PREFIX;
+			return length_kind(l, full);
 	return CBL_NONE;
 }
 
@@ -640,20 +855,42 @@ match_scalar(const struct cbl *bl, const struct cflow_packet *pkt, bool flow)
 /* The lookups cbl_match() makes for @p pkt: each listed length of its
  * family for each address, then (with @p flow) the flow; appended from
  * hashes[n], their kinds to kind[]. */
+/*
+ * With an IPv4 length index, an address is looked up at its cell's
+ * lengths only, and one that an indexed entry covers needs no lookup:
+ * its kind is then @p *dflt, the packet's answer unless a lookup before
+ * it in that order hits, and nothing after it is looked up.
+ */
 static unsigned int
 match_keys(const struct cbl *bl, const struct cflow_packet *pkt, bool flow,
-		uint64_t *hashes, uint8_t *kind, unsigned int n)
+		uint64_t *hashes, uint8_t *kind, unsigned int n,
+		enum cbl_kind *dflt)
 {
 	const int family = pkt->key.family;
 	const uint8_t *list = family == 4 ? bl->v4_list : bl->v6_list;
 	const unsigned int nb = family == 4 ? bl->nb_v4 : bl->nb_v6;
 	const unsigned int full = family == 4 ? 32 : 128;
 
+	*dflt = CBL_NONE;
 	for (int side = 0; side < 2; side++) {
 		const uint8_t *addr = side ? pkt->key.addr_hi : pkt->key.addr_lo;
+		uint32_t cell;
 
+		if (family == 4 && bl->v4_cell != NULL) {
+			*dflt = index_cell(bl, addr, &cell);
+			if (*dflt != CBL_NONE)
+				return n;
+			for (; cell != 0; cell &= cell - 1) {
+				unsigned int l = bl->v4_slot_len[
+					__builtin_ctz(cell)];
+
+				kind[n] = length_kind(l, 32);
+				hashes[n++] = prefix_hash(4, addr, l);
+			}
+			continue;
+		}
 		for (unsigned int j = 0; j < nb; j++) {
-			kind[n] = list[j] == full ? CBL_ADDRESS : CBL_PREFIX;
+			kind[n] = length_kind(list[j], full);
 			hashes[n++] = prefix_hash(family, addr, list[j]);
 		}
 	}
@@ -664,7 +901,8 @@ match_keys(const struct cbl *bl, const struct cflow_packet *pkt, bool flow,
 	return n;
 }
 
-/* How many lookups match_keys() makes for @p pkt. */
+/* The most lookups match_keys() makes for @p pkt (the index may leave
+ * fewer). */
 static inline unsigned int
 match_key_count(const struct cbl *bl, const struct cflow_packet *pkt,
 		bool flow)
@@ -680,10 +918,11 @@ match_one(const struct cbl *bl, const struct cflow_packet *pkt, bool flow)
 {
 	uint64_t hashes[CF_BULK_MAX], hits;
 	uint8_t kind[CF_BULK_MAX];
-	unsigned int n = match_keys(bl, pkt, flow, hashes, kind, 0);
+	enum cbl_kind dflt;
+	unsigned int n = match_keys(bl, pkt, flow, hashes, kind, 0, &dflt);
 
 	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
-		return CBL_NONE;
+		return dflt;
 	return (enum cbl_kind)kind[__builtin_ctzll(hits)];
 }
 
@@ -735,20 +974,31 @@ void
 cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		unsigned int n, uint64_t mask, enum cbl_kind *kinds)
 {
-	uint64_t hashes[CF_BULK_MAX];
+	uint64_t hashes[CF_BULK_MAX], todo;
 	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
+	enum cbl_kind dflt[64];
 	unsigned int m = 0;
-	uint64_t mask_all;
 
 	if (n > 64)
 		n = 64;
 	for (unsigned int k = 0; k < n; k++)
-		kinds[k] = CBL_NONE;
+		kinds[k] = dflt[k] = CBL_NONE;
 	if (n < 64)
 		mask &= (UINT64_C(1) << n) - 1;
-	mask_all = mask;
-	for (; mask != 0; mask &= mask - 1) {
-		unsigned int k = (unsigned int)__builtin_ctzll(mask);
+	/* the burst's index cells fetched together, their misses
+	 * overlapping, before the first is read */
+	for (todo = bl->v4_cell != NULL ? mask : 0; todo != 0;
+			todo &= todo - 1) {
+		const struct cflow_key *key = &pkts[__builtin_ctzll(todo)].key;
+
+		if (key->family != 4)
+			continue;
+		__builtin_prefetch(cell_addr(bl, v4_word(key->addr_lo)));
+		__builtin_prefetch(cell_addr(bl, v4_word(key->addr_hi)));
+	}
+	/* a packet's lookups hit before its index answer, if any */
+	for (todo = mask; todo != 0; todo &= todo - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(todo);
 		unsigned int need = match_key_count(bl, &pkts[k], true);
 
 		if (need > CF_BULK_MAX) {
@@ -761,14 +1011,19 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		}
 		for (unsigned int j = m; j < m + need; j++)
 			owner[j] = (uint8_t)k;
-		m = match_keys(bl, &pkts[k], true, hashes, kind, m);
+		m = match_keys(bl, &pkts[k], true, hashes, kind, m, &dflt[k]);
 	}
 	burst_flush(bl, hashes, kind, owner, m, kinds);
-	for (unsigned int k = 0; k < n; k++)
+	/* then the index's answer; an ICMP error's own sender last */
+	for (; mask != 0; mask &= mask - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(mask);
+
+		if (kinds[k] == CBL_NONE)
+			kinds[k] = dflt[k];
 		if (kinds[k] == CBL_NONE &&
-				pkts[k].kind == CFLOW_KIND_ICMP_ERROR &&
-				(mask_all >> k & 1) != 0)
+				pkts[k].kind == CFLOW_KIND_ICMP_ERROR)
 			kinds[k] = match_err_src(bl, &pkts[k]);
+	}
 }
 
 /*
@@ -1097,11 +1352,22 @@ cbl_info(const struct cbl *bl, struct cbl_info *info)
 	info->expected_false_match = st.expected_fpr * lookups;
 }
 
+uint64_t
+cbl_bytes(const struct cbl *bl)
+{
+	struct cf_stats st;
+
+	cf_stats(bl->filter, &st);
+	return st.bytes + sizeof(*bl) + (bl->v4_cell == NULL ? 0 :
+		((uint64_t)bl->v4_cell_bytes << bl->v4_bits));
+}
+
 void
 cbl_free(struct cbl *bl)
 {
 	if (bl == NULL)
 		return;
 	cf_free(bl->filter);
+	free(bl->v4_cell);
 	free(bl);
 }

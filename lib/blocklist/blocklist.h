@@ -274,6 +274,19 @@ enum cbl_kind cbl_match_addrs(const struct cbl *bl,
 void cbl_info(const struct cbl *bl, struct cbl_info *info);
 
 /**
+ * Bytes a list holds: its filter (cf_stats().bytes) and, for a list
+ * read from text, its IPv4 length index (a cell for about each IPv4
+ * entry, 2^10 to 2^24 cells, of 1, 2 or 4 bytes for up to 8, 16 or 32
+ * listed IPv4 lengths).
+ *
+ * @param bl
+ *   The list.
+ * @return
+ *   Its size in bytes.
+ */
+uint64_t cbl_bytes(const struct cbl *bl);
+
+/**
  * Free @p bl; NULL is a no-op.
  *
  * @param bl

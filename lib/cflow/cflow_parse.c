@@ -1066,11 +1066,32 @@ decap_tunnel(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 
 /*
  * The common frame in one pass: Ethernet without tags, IPv4 without
- * options, not a fragment, TCP or UDP with its header whole. What it
+ * options, not a fragment, TCP or UDP with its header whole (IPv6:
+ * parse_fast_v6()). What it
  * fills is what the general path fills for such a frame (the unit test
  * test_parse_fast_equals_general and fuzz_parse check both on the same
  * frames); anything else returns false for the general path.
  */
+/* The fast paths' L4: TCP or UDP, its header whole in @p l4len bytes,
+ * as parse_l4() takes it; false for anything else. */
+static inline bool
+parse_fast_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
+		struct cflow_packet *pkt)
+{
+	if (proto == PROTO_TCP) {
+		if (l4len < TCP_MIN_HDR || (l4[12] >> 4) < 5)
+			return false;
+		pkt->tcp_flags = l4[13];
+		pkt->proto_class = CFLOW_CLASS_TCP;
+		return true;
+	}
+	if (proto == PROTO_UDP && l4len >= 8) {
+		pkt->proto_class = CFLOW_CLASS_UDP;
+		return true;
+	}
+	return false;
+}
+
 static inline bool
 parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 {
@@ -1088,24 +1109,47 @@ parse_fast_v4(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
 	l4len = (total < len - ETHER_HDR_LEN ? total : len - ETHER_HDR_LEN) -
 		IPV4_MIN_HDR;
 	proto = p[9];
-	if (proto == PROTO_TCP) {
-		if (l4len < TCP_MIN_HDR || (l4[12] >> 4) < 5)
-			return false;
-		pkt->tcp_flags = l4[13];
-		pkt->proto_class = CFLOW_CLASS_TCP;
-	} else if (proto == PROTO_UDP) {
-		if (l4len < 8)
-			return false;
-		pkt->proto_class = CFLOW_CLASS_UDP;
-	} else {
+	if (!parse_fast_l4(proto, l4, l4len, pkt))
 		return false;
-	}
 	pkt->ethertype = ETHER_TYPE_IPV4;
 	pkt->reversed = key_fill_v4(&pkt->key, p + 12, p + 16, rd16(l4),
 		rd16(l4 + 2), proto);
 	pkt->has_addrs = true;
 	pkt->hop_limit = p[8];
 	pkt->ip_len = total;
+	return true;
+}
+
+/*
+ * The same for IPv6: Ethernet without tags, the fixed header followed by
+ * TCP or UDP (no extension header), the L4 header whole within the
+ * payload length (0, a jumbogram: the frame's).
+ */
+static inline bool
+parse_fast_v6(const uint8_t *buf, uint32_t len, struct cflow_packet *pkt)
+{
+	const uint8_t *p = buf + ETHER_HDR_LEN, *l4 = p + IPV6_HDR;
+	uint32_t payload, l4len;
+	uint8_t proto;
+
+	if (len < ETHER_HDR_LEN + IPV6_HDR + 8 ||
+			rd16(buf + 12) != ETHER_TYPE_IPV6 || p[0] >> 4 != 6)
+		return false;
+	payload = rd16(p + 4);
+	l4len = len - ETHER_HDR_LEN - IPV6_HDR;
+	if (payload != 0 && payload < l4len)
+		l4len = payload;
+	proto = p[6];
+	if (!parse_fast_l4(proto, l4, l4len, pkt))
+		return false;
+	pkt->ethertype = ETHER_TYPE_IPV6;
+	pkt->reversed = cflow_key_fill(&pkt->key, 6, p + 8, p + 24, rd16(l4),
+		rd16(l4 + 2), proto);
+	pkt->has_addrs = true;
+	pkt->hop_limit = p[7];
+	/* a jumbogram's length is in an option: unknown, as the general
+	 * path says */
+	pkt->ip_len = payload != 0 ? IPV6_HDR + payload : 0;
 	return true;
 }
 
@@ -1121,7 +1165,8 @@ cflow_parse(const uint8_t *buf, uint32_t len,
 	memset(pkt, 0, sizeof(*pkt));
 	if ((params == NULL || (params->link_type == CFLOW_LINK_EN10MB &&
 			(params->decap & CFLOW_DECAP_ALL) == 0)) &&
-			parse_fast_v4(buf, len, pkt))
+			(parse_fast_v4(buf, len, pkt) ||
+			parse_fast_v6(buf, len, pkt)))
 		return CFLOW_PARSE_OK;
 	/* the fast path writes nothing unless it takes the frame */
 	return parse_general(buf, len, params, pkt, NULL);

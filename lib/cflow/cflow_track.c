@@ -118,6 +118,7 @@ struct cflow_tracker {
 	uint64_t tokens;          /* admission: tokens * 1e9 */
 	uint64_t tokens_max;
 	uint64_t tokens_ns;       /* when last refilled */
+	uint64_t tokens_fill_ns;  /* an empty bucket's time to full, + 1 */
 	uint64_t now_ns;        /* latest time seen: never goes back */
 	uint32_t now_tick;      /* the tick judged at: see above */
 	uint64_t judge_ns;      /* the time it is the tick of */
@@ -700,6 +701,9 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 	}
 	t->tokens_max = p->new_flow_burst * NS_PER_S;
 	t->tokens = t->tokens_max;
+	/* token_take() divides by nothing: past this the bucket is full */
+	t->tokens_fill_ns = p->new_flow_rate == 0 ? 0 :
+		t->tokens_max / p->new_flow_rate + 1;
 	/*
 	 * A full pass per L = max(1 s, shortest timeout / 8), the promised
 	 * lateness, less what truncated ticks add (3 ticks) and a tick of
@@ -873,10 +877,15 @@ token_take(struct cflow_tracker *t)
 	if (t->params.new_flow_rate == 0)
 		return true;
 	t->tokens_ns = t->now_ns;
-	if (dt >= (t->tokens_max - t->tokens) / t->params.new_flow_rate + 1)
+	/* No division a packet (as rte_meter): below tokens_fill_ns,
+	 * dt * rate <= tokens_max <= 10^18 and the sum cannot wrap. */
+	if (dt >= t->tokens_fill_ns) {
 		t->tokens = t->tokens_max;
-	else
+	} else {
 		t->tokens += dt * t->params.new_flow_rate;
+		if (t->tokens > t->tokens_max)
+			t->tokens = t->tokens_max;
+	}
 	if (t->tokens < NS_PER_S)
 		return false;
 	t->tokens -= NS_PER_S;
@@ -913,13 +922,58 @@ emergency_check(struct cflow_tracker *t)
 }
 
 /*
+ * The common packet, cheaply: its flow found open, not idle past its
+ * timeout, not a TCP FIN or RST, from its own side. cflow_state_step()
+ * then takes its OPEN branch to CFLOW_SEEN and stores the flow OPEN,
+ * which cflow_state_admit() and the token bucket leave as it is (they
+ * act on insertions and orphans only): what track_one() would do, done
+ * here without its general step. False for any other packet, with
+ * nothing done.
+ */
+static inline __attribute__((always_inline)) bool
+track_seen(struct cflow_tracker *t, const struct cflow_packet *pkt,
+		const struct cflow_input *in, uint32_t pos, uint64_t v,
+		uint8_t *count)
+{
+	uint8_t in_flags = in->flags;
+	uint32_t n, rstamp;
+	uint64_t nv;
+
+	if (value_closing(v) || idle_expired(t, v) ||
+			(pkt->proto_class == CFLOW_CLASS_TCP &&
+			(pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST))) ||
+			(t->params.sided && !cflow_side_ok(value_side(t, v) != 0,
+				pkt->reversed, in_flags)))
+		return false;
+	n = value_count(t, v);
+	n += n < t->count_max;
+	rstamp = value_rstamp(t, v);
+	/* the flow's record (its aux word), as track_one() keeps it */
+	if (t->records)
+		rstamp = rec_packet(t, pos, v, pkt->tcp_flags,
+			pkt->ip_len != 0 ? pkt->ip_len : in->wire_len);
+	nv = value_make(t, value_stamp(t, v), value_class(v), false, n,
+		value_side(t, v), rstamp);
+	/* A busy flow's packets within one tick change nothing. */
+	if (nv != v) {
+		int ret = cf_value_set(t->filter, pos, nv);
+
+		CFU_ASSERT(ret == 0);
+		(void)ret;
+	}
+	*count = (uint8_t)n;
+	t->c.flows_seen++;
+	return true;
+}
+
+/*
  * One parsed packet whose flow lookup gave found/pos/v (the value at pos):
  * the state machine's step (cflow_state.h), done on the filter.
  * *changed is set when it added or removed an entry; an evicted entry's
  * slot is added to @p written. *count receives the packet's ordinal in
  * its flow (0: untracked).
  */
-static enum cflow_verdict
+static __attribute__((noinline)) enum cflow_verdict
 track_one(struct cflow_tracker *t, const struct cflow_packet *pkt,
 		const struct cflow_input *in, unsigned int index,
 		uint64_t hash, bool found, uint32_t pos, uint64_t v,
@@ -1149,6 +1203,9 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		if (pkts[k].kind != CFLOW_KIND_FLOW)
 			v = track_follow(t, &pkts[k], in[k].flags, found,
 				values[j]);
+		else if (found && track_seen(t, &pkts[k], &in[k], pos[j],
+				values[j], &count))
+			v = CFLOW_SEEN;
 		else
 			v = track_one(t, &pkts[k], &in[k], k, hashes[j],
 				found, pos[j], values[j], &changed_now,

@@ -33,7 +33,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "cfutil.h"
+/* The library defines the per-key calls that cf_inline.h inlines into
+ * its users: here they are the functions themselves. */
+#define CF_NO_INLINE 1
 #include "cuckoo_filter.h"
 
 /* The error convention (cfutil.h): errno set and -e returned. Public
@@ -66,8 +73,17 @@ cf_ret(int r)
 enum cf_mode {
 	CF_MODE_BYTES,    /* plain, whole-byte bucket of <= 64 bits: SWAR */
 	CF_MODE_WORD,     /* plain, bucket fits a 64-bit word: SWAR compare */
-	CF_MODE_SLOTS,    /* plain, wider bucket: one slot at a time */
+	CF_MODE_SLOTS,    /* plain, wider bucket: cf_slots_match() */
 	CF_MODE_SEMISORT, /* semi-sorted 4-slot bucket, decoded to lanes */
+};
+
+/* CF_MODE_SLOTS buckets of whole 16- or 32-bit lanes, compared as
+ * vectors (cf_slots_match()). */
+enum cf_wide {
+	CF_WIDE_NONE,  /* other widths: slot by slot */
+	CF_WIDE_32X4,  /* 4 x 32 bits: one 128-bit compare */
+	CF_WIDE_32X8,  /* 8 x 32 bits: two */
+	CF_WIDE_16X8,  /* 8 x 16 bits: one */
 };
 
 struct cf_stash_entry {
@@ -92,8 +108,30 @@ struct cf_bucket {
 };
 
 struct cf_filter {
-	/* Read by every lookup. */
+	/*
+	 * Read by every lookup. The fields up to inline_add are those of
+	 * struct cf_inline_fields (cf_inline.h), which the inline per-key
+	 * calls of a caller's program read (and an inline add writes:
+	 * table, items), in the same order and types: cuckoo_filter.c
+	 * asserts it.
+	 */
 	uint8_t *table;
+	uint64_t key_flip;      /* XXH3's bitflip of 8-byte keys, this seed */
+	uint64_t buckets;
+	uint64_t bucket_word_mask; /* CF_MODE_BYTES: low bucket_bits set */
+	uint64_t lane_lo;       /* bit 0 of each f-bit lane */
+	uint64_t lane_hi;       /* top bit of each f-bit lane */
+	uint64_t items;         /* in the table, stash excluded */
+	uint64_t int_seed;      /* cf_hash_u64()'s, from the seed */
+	uint32_t bucket_mask;   /* buckets - 1 */
+	uint32_t pitch_bytes;   /* from one bucket to the next, where whole */
+	uint32_t fp_bits;
+	uint32_t fp_range;      /* 2^fp_bits - 1: fingerprints are 1..range */
+	uint32_t stash_count;
+	bool pow2;              /* buckets is a power of two */
+	uint8_t inline_kind;    /* enum cf_inline_kind */
+	bool inline_add;        /* inline_kind, no values: inline adds */
+
 	uint8_t *values;        /* NULL without values or interleaved */
 	/* Aux words (cf_params.aux_bits): with plain values, inline, each
 	 * after its slot's value in the values array (value_stride =
@@ -104,27 +142,19 @@ struct cf_filter {
 	uint32_t value_stride;  /* plain values: bytes from a slot's to the
 				 * next's */
 	uint64_t *aux;          /* aux words by slot, or NULL */
-	uint32_t bucket_mask;   /* buckets - 1 */
-	bool pow2;              /* buckets is a power of two */
 	bool interleaved;       /* values in the bucket (value_off) */
 	uint32_t bucket_bits;   /* bits of fingerprints per bucket */
 	uint32_t pitch_bits;    /* from one bucket to the next */
-	uint32_t pitch_bytes;   /* the same in bytes, where whole */
 	uint32_t value_off;     /* interleaved: values' byte offset */
 	uint32_t slots;         /* slots per bucket */
 	uint32_t slot_shift;    /* log2(slots): positions split without a div */
-	uint32_t fp_bits;
-	uint32_t fp_range;      /* 2^fp_bits - 1: fingerprints are 1..range */
 	uint32_t value_bytes;
 	uint64_t value_mask;    /* values are stored truncated to this */
 	enum cf_mode mode;
-	uint32_t stash_count;
 	uint32_t prefetch_span; /* offset of a bucket's last byte */
 	uint32_t bucket_bytes;  /* CF_MODE_BYTES: bytes per bucket */
+	uint32_t wide;          /* CF_MODE_SLOTS: enum cf_wide */
 	bool prefetch;          /* table larger than CF_PREFETCH_MIN_BYTES */
-	uint64_t bucket_word_mask; /* CF_MODE_BYTES: low bucket_bits set */
-	uint64_t lane_lo;       /* bit 0 of each f-bit lane */
-	uint64_t lane_hi;       /* top bit of each f-bit lane */
 	uint8_t lane_of_bit[64];
 	struct cf_stash_entry stash[CF_STASH_SIZE];
 
@@ -133,7 +163,6 @@ struct cf_filter {
 	uint64_t high_mask;
 
 	/* Written by adds and deletes. */
-	uint64_t items;         /* in the table, stash excluded */
 	/* Load limit: adds walk only while items < walk_limit. UINT64_MAX
 	 * until a walk fails with the stash full, then slack items below
 	 * the count it failed at; the next walk (once deletes went below)
@@ -152,7 +181,6 @@ struct cf_filter {
 	/* Cold. */
 	struct cf_params params;
 	struct cf_allocator alloc;
-	uint64_t buckets;
 	uint64_t table_bytes;
 	uint64_t values_bytes;  /* of the values array (with inline aux
 				 * words) */
@@ -520,20 +548,82 @@ cf_slot_fp(const struct cf_filter *f, uint32_t i, uint32_t s)
 			f->fp_bits);
 }
 
+#ifdef __SSE2__
+/* Bit k set where 32-bit lane k of the 16 bytes at @p p is @p fp. */
+static inline __attribute__((always_inline)) uint32_t
+cf_match_128_32(const uint8_t *p, __m128i fp)
+{
+	__m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)p), fp);
+
+	return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(eq));
+}
+#endif
+
+/*
+ * The slots of a CF_MODE_SLOTS bucket i that hold fp, as a mask (bit s:
+ * slot s): every slot compared, nothing branches on the contents. Whole
+ * 32- and 16-bit lanes are compared 4 or 8 at a time (SSE2: a compare
+ * and a movemask, as rte_hash compares its signatures); other widths
+ * slot by slot, the matches OR-accumulated.
+ */
+static inline __attribute__((always_inline)) uint32_t
+cf_slots_match(const struct cf_filter *f, uint32_t i, uint32_t fp)
+{
+	uint32_t m = 0;
+#ifdef __SSE2__
+	const uint8_t *p = f->table + (uint64_t)i * f->pitch_bytes;
+	__m128i eq, v = _mm_set1_epi32((int)fp);
+
+	switch (f->wide) {
+	case CF_WIDE_32X4:
+		return cf_match_128_32(p, v);
+	case CF_WIDE_32X8:
+		return cf_match_128_32(p, v) | cf_match_128_32(p + 16, v) << 4;
+	case CF_WIDE_16X8:
+		/* the 8 results packed to bytes, one mask bit each */
+		eq = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)p),
+			_mm_set1_epi16((short)fp));
+		return (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(eq,
+			_mm_setzero_si128()));
+	default:
+		break;
+	}
+#endif
+	for (uint32_t s = 0; s < f->slots; s++)
+		m |= (uint32_t)(cf_slot_fp(f, i, s) == fp) << s;
+	return m;
+}
+
+/*
+ * The slots of bucket i that hold fp, in every mode: lane flags (the top
+ * bit of each f-bit lane, exact up to the lowest) or, CF_MODE_SLOTS, a
+ * slot mask. Non-zero if any slot does; cf_match_slot() names the first.
+ * No branch on the bucket's contents.
+ */
+static inline __attribute__((always_inline)) uint64_t
+cf_bucket_match(const struct cf_filter *f, uint32_t i, uint32_t fp,
+		enum cf_mode mode)
+{
+	return mode == CF_MODE_SLOTS ? cf_slots_match(f, i, fp) :
+		cf_match_lanes(f, i, fp, mode);
+}
+
+/* The first slot of a non-zero cf_bucket_match(). */
+static inline __attribute__((always_inline)) uint32_t
+cf_match_slot(const struct cf_filter *f, uint64_t m, enum cf_mode mode)
+{
+	return mode == CF_MODE_SLOTS ? (uint32_t)__builtin_ctzll(m) :
+		f->lane_of_bit[__builtin_ctzll(m)];
+}
+
 /* Slot of bucket i holding fp, or -1. */
 static inline __attribute__((always_inline)) int
 cf_find_in_bucket(const struct cf_filter *f, uint32_t i, uint32_t fp,
 		enum cf_mode mode)
 {
-	if (mode == CF_MODE_SLOTS) {
-		for (uint32_t s = 0; s < f->slots; s++)
-			if (cf_slot_fp(f, i, s) == fp)
-				return (int)s;
-		return -1;
-	}
-	uint64_t m = cf_match_lanes(f, i, fp, mode);
+	uint64_t m = cf_bucket_match(f, i, fp, mode);
 
-	return m ? f->lane_of_bit[__builtin_ctzll(m)] : -1;
+	return m ? (int)cf_match_slot(f, m, mode) : -1;
 }
 
 #endif /* _CF_INTERNAL_H_ */

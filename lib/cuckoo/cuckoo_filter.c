@@ -65,6 +65,31 @@ _Static_assert(CF_MAX_CAPACITY == CF_MAX_TABLE_SLOTS * 96 / 100,
 
 static uint64_t buckets_for(const struct cf_params *p);
 
+/* cf_inline.h reads (and writes) these fields of a caller's filter
+ * through its own struct: the same offsets and sizes. */
+#define CF_INLINE_FIELD(name) \
+	_Static_assert(offsetof(struct cf_filter, name) == \
+		offsetof(struct cf_inline_fields, name) && \
+		sizeof(((struct cf_filter *)0)->name) == \
+		sizeof(((struct cf_inline_fields *)0)->name), \
+		"cf_inline_fields." #name)
+CF_INLINE_FIELD(table);
+CF_INLINE_FIELD(key_flip);
+CF_INLINE_FIELD(buckets);
+CF_INLINE_FIELD(bucket_word_mask);
+CF_INLINE_FIELD(lane_lo);
+CF_INLINE_FIELD(lane_hi);
+CF_INLINE_FIELD(items);
+CF_INLINE_FIELD(int_seed);
+CF_INLINE_FIELD(bucket_mask);
+CF_INLINE_FIELD(pitch_bytes);
+CF_INLINE_FIELD(fp_bits);
+CF_INLINE_FIELD(fp_range);
+CF_INLINE_FIELD(stash_count);
+CF_INLINE_FIELD(pow2);
+CF_INLINE_FIELD(inline_kind);
+CF_INLINE_FIELD(inline_add);
+
 static int
 params_resolve(const struct cf_params *in, struct cf_params *p)
 {
@@ -149,6 +174,31 @@ rng_next(struct cf_filter *f)
 	return (uint32_t)((f->rng * UINT64_C(0x2545f4914f6cdd1d)) >> 32);
 }
 
+/*
+ * The part of XXH3-64 of a 4- to 8-byte key that depends on the seed
+ * alone (xxHash's XXH3_len_4to8_64b: its "bitflip"), for cf_inline.h's
+ * hash of 8-byte keys; test_filter checks that the two agree.
+ */
+static uint64_t
+key_flip(uint64_t seed)
+{
+	uint64_t s8, s16;
+
+	memcpy(&s8, XXH3_kSecret + 8, sizeof(s8));
+	memcpy(&s16, XXH3_kSecret + 16, sizeof(s16));
+	seed ^= (uint64_t)__builtin_bswap32((uint32_t)seed) << 32;
+	return (s8 ^ s16) - seed;
+}
+
+/* cf_hash_u64()'s key: a stream of its own from the seed. */
+static void
+int_hash_init(struct cf_filter *f, uint64_t seed)
+{
+	uint64_t x = seed ^ UINT64_C(0x6a09e667f3bcc909);
+
+	f->int_seed = cfu_splitmix64(&x);
+}
+
 void
 cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 {
@@ -164,6 +214,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->fp_range = (uint32_t)cf_low_mask(p->fp_bits);
 	f->value_bytes = p->value_bits / 8;
 	f->value_mask = p->value_bits != 0 ? cf_low_mask(p->value_bits) : 0;
+	f->wide = CF_WIDE_NONE;
 	if (p->table == CF_TABLE_SEMISORT) {
 		f->mode = CF_MODE_SEMISORT;
 		f->bucket_bits = 4 * (p->fp_bits - 1);
@@ -180,6 +231,11 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 			f->mode = CF_MODE_WORD;
 		lanes = f->mode != CF_MODE_SLOTS ? f->slots : 0;
 		f->bucket_bytes = f->bucket_bits / 8;
+		f->wide = f->mode != CF_MODE_SLOTS ? CF_WIDE_NONE :
+			f->fp_bits == 32 && f->slots == 4 ? CF_WIDE_32X4 :
+			f->fp_bits == 32 && f->slots == 8 ? CF_WIDE_32X8 :
+			f->fp_bits == 16 && f->slots == 8 ? CF_WIDE_16X8 :
+			CF_WIDE_NONE;
 		f->bucket_word_mask = cf_low_mask(f->bucket_bits);
 	}
 	f->interleaved = p->table == CF_TABLE_INTERLEAVED;
@@ -190,6 +246,17 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 		f->pitch_bytes = cf_interleave_stride(p, &f->value_off);
 		f->pitch_bits = 8 * f->pitch_bytes;
 	}
+	/* The inline calls (cf_inline.h) handle whole-byte buckets of one
+	 * word; their adds write no value and no aux word. */
+	f->inline_kind = f->wide == CF_WIDE_32X4 ? CF_INLINE_W32 :
+		f->mode != CF_MODE_BYTES ? CF_INLINE_NONE :
+		!f->pow2 || f->slots != 4 || f->interleaved ? CF_INLINE_BYTES :
+		f->fp_bits == 12 ? CF_INLINE_P12 :
+		f->fp_bits == 16 ? CF_INLINE_P16 : CF_INLINE_BYTES;
+	f->inline_add = f->inline_kind != CF_INLINE_NONE &&
+		f->value_bytes == 0 && p->aux_bits == 0;
+	f->key_flip = key_flip(p->seed);
+	int_hash_init(f, p->seed);
 	f->lane_lo = 0;
 	for (uint32_t k = 0; k < lanes; k++)
 		f->lane_lo |= UINT64_C(1) << (k * f->fp_bits);
@@ -351,6 +418,19 @@ cf_hash(const struct cf_filter *f, const void *key, size_t len)
 	return key_hash(f, key, len);
 }
 
+/* cf_inline.h's, for callers without it. */
+uint64_t
+cf_hash_u64(const struct cf_filter *f, uint64_t key)
+{
+	uint64_t x = key ^ f->int_seed;
+
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	return x ^ (x >> 33);
+}
+
 /* -------------------------------------------------------- slot access */
 
 static inline uint64_t
@@ -492,27 +572,31 @@ locate(const struct cf_filter *f, uint32_t i1, uint32_t i2, uint32_t fp,
 }
 
 /*
- * Slot of the entry of rank r in cf_sort_key() order (ties by slot).
- * The victim is uniform either way; ranking makes the choice depend on
- * the bucket's contents only, not on its layout.
+ * The slots of bucket @p b by rank in cf_sort_key() order (ties by
+ * slot): order[r] is the slot of the entry of rank r. Victims are chosen
+ * by rank: uniform either way, but the choice then depends on the
+ * bucket's contents only, not on its layout.
  */
-static uint32_t
-victim_slot(const struct cf_filter *f, const struct cf_bucket *b, uint32_t r)
+static void
+rank_order(const struct cf_filter *f, const struct cf_bucket *b,
+		uint32_t *order)
 {
-	if (f->mode == CF_MODE_SEMISORT)
-		return r; /* already sorted */
-	for (uint32_t s = 0; s < f->slots; s++) {
-		uint32_t key = cf_sort_key(b->fp[s]), rank = 0;
+	uint32_t key[CF_MAX_SLOTS];
 
-		for (uint32_t t = 0; t < f->slots; t++) {
-			uint32_t other = cf_sort_key(b->fp[t]);
-
-			rank += other < key || (other == key && t < s);
-		}
-		if (rank == r)
-			return s;
+	if (f->mode == CF_MODE_SEMISORT) {
+		for (uint32_t s = 0; s < f->slots; s++)
+			order[s] = s; /* already sorted */
+		return;
 	}
-	return 0;
+	for (uint32_t s = 0; s < f->slots; s++)
+		key[s] = cf_sort_key(b->fp[s]);
+	for (uint32_t s = 0; s < f->slots; s++) {
+		uint32_t rank = 0;
+
+		for (uint32_t t = 0; t < f->slots; t++)
+			rank += key[t] < key[s] || (key[t] == key[s] && t < s);
+		order[rank] = s;
+	}
 }
 
 /*
@@ -526,19 +610,20 @@ static uint32_t
 choose_victim(const struct cf_filter *f, uint32_t i, const struct cf_bucket *b,
 		uint32_t r0)
 {
-	uint32_t alt[CF_MAX_SLOTS];
+	uint32_t alt[CF_MAX_SLOTS], order[CF_MAX_SLOTS];
 
 	for (uint32_t s = 0; s < f->slots; s++) {
 		alt[s] = cf_alt_index(f, i, b->fp[s]);
 		cf_prefetch_bucket(f, alt[s]);
 	}
+	rank_order(f, b, order);
 	for (uint32_t r = 0; r < f->slots; r++) {
-		uint32_t s = victim_slot(f, b, (r0 + r) & (f->slots - 1));
+		uint32_t s = order[(r0 + r) & (f->slots - 1)];
 
 		if (cf_find_in_bucket(f, alt[s], 0, f->mode) >= 0)
 			return s;
 	}
-	return victim_slot(f, b, r0);
+	return order[r0];
 }
 
 /*
@@ -662,9 +747,11 @@ add_fp(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		f->walks_skipped++;
 		return -ENOSPC;
 	}
-	/* Both buckets full of this fingerprint: 2b copies, no more fit. */
-	if (count_in_bucket(f, i1, fp) + (i1 != i2 ?
-			count_in_bucket(f, i2, fp) : 0) ==
+	/* Both buckets full of this fingerprint: 2b copies, no more fit.
+	 * (Counted only where the first slot of bucket i1 holds it: a
+	 * full one has it in every slot.) */
+	if (slot_fp(f, i1, 0) == fp && count_in_bucket(f, i1, fp) +
+			(i1 != i2 ? count_in_bucket(f, i2, fp) : 0) ==
 			f->slots * (i1 != i2 ? 2 : 1))
 		return -ENOSPC;
 	if (saturated) {
@@ -816,8 +903,8 @@ add_free_mode(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 }
 
 /* An add: a free slot through the path compiled for the layout, else
- * add_fp()'s walk. Semi-sorted buckets re-sort on every write and wide
- * ones go slot by slot: add_fp() for them. */
+ * add_fp()'s walk. Semi-sorted buckets re-sort on every write: add_fp()
+ * for them. */
 static inline __attribute__((always_inline)) int
 add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 		uint64_t aux, uint32_t *pos)
@@ -829,6 +916,9 @@ add_one(struct cf_filter *f, uint32_t i1, uint32_t fp, uint64_t value,
 	else if (f->mode == CF_MODE_BYTES)
 		ret = add_free_mode(f, i1, fp, value, aux, pos,
 			CF_MODE_BYTES);
+	else if (f->mode == CF_MODE_SLOTS)
+		ret = add_free_mode(f, i1, fp, value, aux, pos,
+			CF_MODE_SLOTS);
 	if (ret == 0)
 		return 0;
 	ret = add_fp(f, i1, fp, value, aux, pos, true);
@@ -869,6 +959,12 @@ cf_add(struct cf_filter *f, const void *key, size_t len)
 
 /* ------------------------------------------------------------- lookup */
 
+/*
+ * A lookup compiled for one layout: both buckets are read and compared
+ * before anything branches, so that their loads overlap and a mix of
+ * hits and misses mispredicts only where a position is wanted. The
+ * stash is looked at only when it holds something.
+ */
 static inline __attribute__((always_inline)) int
 lookup_mode(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
 		enum cf_mode mode)
@@ -876,71 +972,35 @@ lookup_mode(const struct cf_filter *f, uint64_t hash, uint32_t *pos,
 	uint32_t fp = cf_fingerprint(f, hash);
 	uint32_t i1 = cf_index(f, hash);
 	uint32_t i2 = cf_alt_index(f, i1, fp);
+	uint64_t m1 = cf_bucket_match(f, i1, fp, mode);
+	uint64_t m2 = cf_bucket_match(f, i2, fp, mode);
 	int s;
 
-	s = cf_find_in_bucket(f, i1, fp, mode);
-	if (s >= 0) {
-		if (pos != NULL)
-			*pos = i1 * f->slots + (uint32_t)s;
-		return 1;
+	if (pos == NULL) {
+		int hit = (m1 | m2) != 0;
+
+		if (__builtin_expect(f->stash_count != 0, 0))
+			hit |= stash_find(f, i1, i2, fp) >= 0;
+		return hit;
 	}
-	s = cf_find_in_bucket(f, i2, fp, mode);
-	if (s >= 0) {
-		if (pos != NULL)
-			*pos = i2 * f->slots + (uint32_t)s;
+	if ((m1 | m2) != 0) {
+		*pos = m1 != 0 ? i1 * f->slots + cf_match_slot(f, m1, mode) :
+			i2 * f->slots + cf_match_slot(f, m2, mode);
 		return 1;
 	}
 	if (f->stash_count != 0) {
 		s = stash_find(f, i1, i2, fp);
 		if (s >= 0) {
-			if (pos != NULL)
-				*pos = cf_table_slots(f) + (uint32_t)s;
+			*pos = cf_table_slots(f) + (uint32_t)s;
 			return 1;
 		}
 	}
 	return 0;
 }
 
-/*
- * Membership alone, compiled for one lane layout: both buckets are read
- * and compared before anything branches, so that their loads overlap
- * and a mix of hits and misses costs no mispredicted branch. The stash
- * is looked at only when it holds something.
- */
 static inline __attribute__((always_inline)) int
-contains_lanes(const struct cf_filter *f, uint64_t hash, enum cf_mode mode)
+lookup(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 {
-	uint32_t fp = cf_fingerprint(f, hash);
-	uint32_t i1 = cf_index(f, hash);
-	uint32_t i2 = cf_alt_index(f, i1, fp);
-	int hit = (cf_match_lanes(f, i1, fp, mode) |
-			cf_match_lanes(f, i2, fp, mode)) != 0;
-
-	if (__builtin_expect(f->stash_count != 0, 0))
-		hit |= stash_find(f, i1, i2, fp) >= 0;
-	return hit;
-}
-
-static inline __attribute__((always_inline)) int
-contains(const struct cf_filter *f, uint64_t hash)
-{
-	switch (f->mode) {
-	case CF_MODE_BYTES:
-		return contains_lanes(f, hash, CF_MODE_BYTES);
-	case CF_MODE_WORD:
-		return contains_lanes(f, hash, CF_MODE_WORD);
-	case CF_MODE_SEMISORT:
-		return contains_lanes(f, hash, CF_MODE_SEMISORT);
-	default:
-		return lookup_mode(f, hash, NULL, CF_MODE_SLOTS);
-	}
-}
-
-CFU_TARGET_CLONES int
-cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
-{
-	if (pos == NULL)
-		return contains(f, hash);
 	switch (f->mode) {
 	case CF_MODE_BYTES:
 		return lookup_mode(f, hash, pos, CF_MODE_BYTES);
@@ -954,9 +1014,17 @@ cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 }
 
 CFU_TARGET_CLONES int
+cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
+{
+	if (pos == NULL)
+		return lookup(f, hash, NULL);
+	return lookup(f, hash, pos);
+}
+
+CFU_TARGET_CLONES int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
-	return contains(f, key_hash(f, key, len));
+	return lookup(f, key_hash(f, key, len), NULL);
 }
 
 /* After cf_lookup_with_hash(): clang wants a multiversioned function
@@ -1125,13 +1193,41 @@ bytes_match_burst(const struct cf_filter *f, unsigned int n,
 	return hits;
 }
 
+/* The compare pass of buckets of 4 x 32 bits: both buckets of a key as
+ * one vector of 8 lanes against its fingerprint (in the AVX2 and AVX-512
+ * clones one 256-bit compare and a test; two 128-bit ones in the
+ * baseline). GCC's vector extensions, so that each clone has its own. */
+static inline __attribute__((always_inline)) uint64_t
+wide32_match_burst(const struct cf_filter *f, unsigned int n,
+		const uint32_t *b1, const uint32_t *b2, const uint32_t *fps)
+{
+	typedef uint32_t v4u __attribute__((vector_size(16)));
+	typedef uint32_t v8u __attribute__((vector_size(32)));
+	const uint8_t *table = f->table;
+	const uint64_t bytes = f->pitch_bytes;
+	uint64_t hits = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		v4u a, b;
+		v8u x, eq;
+		uint64_t w[4];
+
+		memcpy(&a, table + b1[k] * bytes, sizeof(a));
+		memcpy(&b, table + b2[k] * bytes, sizeof(b));
+		x = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7);
+		eq = (v8u)(x == fps[k]);
+		memcpy(w, &eq, sizeof(w));
+		hits |= (uint64_t)((w[0] | w[1] | w[2] | w[3]) != 0) << k;
+	}
+	return hits;
+}
+
 /*
  * Two passes over a burst, as rte_member_lookup_bulk does: derive every
- * bucket pair and prefetch both lines, then compare. The compare pass of
- * buckets of at most 64 bits is branch-free on hit or miss, so that mixed
- * bursts do not mispredict; CF_MODE_SLOTS (wider buckets: 32-bit
- * fingerprints) compares slot by slot and leaves a bucket at its first
- * match (cf_find_in_bucket()), a branch that depends on the data.
+ * bucket pair and prefetch both lines, then compare. The compare pass is
+ * branch-free on hit or miss in every layout (cf_bucket_match(); wider
+ * buckets, 32-bit fingerprints among them, as vectors), so that mixed
+ * bursts do not mispredict.
  */
 static inline __attribute__((always_inline)) int
 lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
@@ -1151,8 +1247,16 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 			cf_prefetch_bucket(f, b1[k]);
 			cf_prefetch_bucket(f, b2[k]);
 		}
-	if (mode == CF_MODE_BYTES) {
-		hits = bytes_match_burst(f, n, b1, b2, fps);
+	if (mode == CF_MODE_BYTES || mode == CF_MODE_SLOTS) {
+		if (mode == CF_MODE_BYTES)
+			hits = bytes_match_burst(f, n, b1, b2, fps);
+		else if (f->wide == CF_WIDE_32X4)
+			hits = wide32_match_burst(f, n, b1, b2, fps);
+		else
+			for (unsigned int k = 0; k < n; k++)
+				hits |= (uint64_t)((cf_slots_match(f, b1[k],
+					fps[k]) | cf_slots_match(f, b2[k],
+					fps[k])) != 0) << k;
 		/* Positions of the hits only, from lines now in cache. */
 		for (uint64_t m = pos != NULL ? hits : 0; m != 0; m &= m - 1) {
 			unsigned int k = (unsigned int)__builtin_ctzll(m);
@@ -1169,26 +1273,16 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 		goto stash;
 	}
 	for (unsigned int k = 0; k < n; k++) {
-		if (mode == CF_MODE_SLOTS) {
-			int s1 = cf_find_in_bucket(f, b1[k], fps[k], mode);
-			int s2 = cf_find_in_bucket(f, b2[k], fps[k], mode);
-
-			hits |= (uint64_t)(s1 >= 0 || s2 >= 0) << k;
-			if (pos != NULL)
-				pos[k] = s1 >= 0 ?
-					b1[k] * f->slots + (uint32_t)s1 :
-					b2[k] * f->slots + (uint32_t)s2;
-			continue;
-		}
-		uint64_t m1 = cf_match_lanes(f, b1[k], fps[k], mode);
-		uint64_t m2 = cf_match_lanes(f, b2[k], fps[k], mode);
+		uint64_t m1 = cf_bucket_match(f, b1[k], fps[k], mode);
+		uint64_t m2 = cf_bucket_match(f, b2[k], fps[k], mode);
 
 		hits |= (uint64_t)((m1 | m2) != 0) << k;
 		if (pos != NULL) {
-			uint32_t l1 = f->lane_of_bit[__builtin_ctzll(m1 |
-					(UINT64_C(1) << 63))];
-			uint32_t l2 = f->lane_of_bit[__builtin_ctzll(m2 |
-					(UINT64_C(1) << 63))];
+			/* (bit 63 only where there is no match: any slot) */
+			uint32_t l1 = cf_match_slot(f, m1 | UINT64_C(1) << 63,
+					mode);
+			uint32_t l2 = cf_match_slot(f, m2 | UINT64_C(1) << 63,
+					mode);
 
 			pos[k] = m1 != 0 ? b1[k] * f->slots + l1 :
 				b2[k] * f->slots + l2;
@@ -1533,6 +1627,7 @@ cf_aux_attach(struct cf_filter *f)
 	f->values_bytes = geo.values_bytes;
 	f->aux_bytes = geo.aux_bytes;
 	f->params.aux_bits = 64;
+	f->inline_add = false;  /* an add now writes its aux word too */
 	return 0;
 }
 

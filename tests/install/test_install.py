@@ -22,8 +22,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV = os.environ
 LIBS = ("cuckoo", "cflow", "blocklist")
-HEADERS = ("blocklist.h", "cf_alloc.h", "cflow.h", "cflow_event.h",
-           "cflow_frag.h", "cflow_records.h",
+HEADERS = ("blocklist.h", "cf_alloc.h", "cf_inline.h", "cflow.h",
+           "cflow_event.h", "cflow_frag.h", "cflow_records.h",
            "cflow_ipfix.h", "cflow_parse.h", "cflow_topk.h", "cflow_track.h",
            "cuckoo_filter.h")
 WANT = ("cuckoo: added 1000, found 1000, odd keys left 500\n"

@@ -1730,6 +1730,176 @@ test_allow_oracle(void)
 	return 0;
 }
 
+/*
+ * The IPv4 length index of a list read from text (lengths up to the
+ * index's cell bits answered by the cell, longer ones looked up at the
+ * cell's lengths only), for 1-, 2- and 4-byte cells: every packet's kind
+ * is the model's (the shortest covering entry of the lower address, then
+ * of the higher one), through cbl_match(), cbl_match_burst() and
+ * cbl_match_text(), and the same as the list's compiled copy (no index)
+ * says. Packets in 10.0.0.0/8 or at an entry's address; entries of /18
+ * and longer in 10.0.0.0/8, shorter ones elsewhere but a /10 and a /11
+ * (shorter than the index's 11 cell bits) that cover parts of it.
+ */
+static int
+test_length_index(void)
+{
+	static const struct {
+		unsigned int nb;
+		unsigned int len[32];
+	} sets[] = {
+		{ 6, { 10, 11, 16, 24, 28, 32 } },                   /* 1 byte */
+		{ 12, { 9, 10, 11, 12, 14, 16, 18, 20, 23, 27, 31, 32 } },
+		{ 32, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+			17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+			31, 32 } },                                  /* 4 bytes */
+	};
+	enum { ENTRIES = 1500, PACKETS = 20000 };
+	struct oracle_entry *e = calloc(ENTRIES, sizeof(*e));
+	struct cflow_packet burst[64];
+	enum cbl_kind want[64];
+	char path[256], cf[256], err[512];
+	uint64_t rng = 17, counts[CBL_KINDS] = { 0 };
+
+	TEST_ASSERT(e != NULL, "calloc");
+	for (unsigned int set = 0; set < 3; set++) {
+		struct cbl *bl, *loaded;
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/index%u.txt", dir, set);
+		snprintf(cf, sizeof(cf), "%s/index%u.cf", dir, set);
+		fp = fopen(path, "w");
+		for (int i = 0; i < ENTRIES; i++) {
+			uint64_t r = cfu_splitmix64(&rng);
+			uint8_t a[16] = { [10] = 0xff, [11] = 0xff, [12] = 10 };
+			char text[64];
+
+			a[13] = (uint8_t)r;
+			a[14] = (uint8_t)(r >> 8);
+			a[15] = (uint8_t)(r >> 16);
+			e[i].len = sets[set].len[(r >> 32) % sets[set].nb];
+			if (i < 2) {            /* 10.64.0.0/10, 10.160.0.0/11 */
+				e[i].len = 10 + i;
+				a[13] = i == 0 ? 64 : 160;
+			} else if (e[i].len < 18) {
+				a[12] = (uint8_t)(11 + (r >> 40) % 100);
+			}
+			e[i].family = 4;
+			memcpy(e[i].addr, a, 16);
+			inet_ntop(AF_INET, a + 12, text, sizeof(text));
+			fprintf(fp, "%s/%u\n", text, e[i].len);
+		}
+		fclose(fp);
+		bl = cbl_read(path, 0, err, sizeof(err));
+		TEST_ASSERT(bl != NULL, "%s", err);
+		TEST_ASSERT(cbl_save(bl, cf, err, sizeof(err)) == 0, "%s", err);
+		loaded = cbl_load(cf, err, sizeof(err));
+		TEST_ASSERT(loaded != NULL, "%s", err);
+		for (int n = 0; n < PACKETS; n++) {
+			uint64_t r = cfu_splitmix64(&rng);
+			uint8_t ad[2][16] = {
+				{ [10] = 0xff, [11] = 0xff, [12] = 10 },
+				{ [10] = 0xff, [11] = 0xff, [12] = 10 } };
+			enum cbl_kind k, got, side_k[2];
+			unsigned int best;
+			char text[64];
+			struct cflow_packet p;
+
+			for (int side = 0; side < 2; side++, r >>= 24) {
+				ad[side][13] = (uint8_t)r;
+				ad[side][14] = (uint8_t)(r >> 8);
+				ad[side][15] = (uint8_t)(r >> 16);
+			}
+			if (n % 4 == 0) /* an entry's own address */
+				memcpy(ad[n % 8 == 0], e[r % ENTRIES].addr, 16);
+			memset(&p, 0, sizeof(p));
+			cflow_key_init(&p.key, 4, ad[0], ad[1], 1, 2, 17);
+			/* the model: shortest entry over addr_lo, then
+			 * over addr_hi */
+			for (int side = 0; side < 2; side++) {
+				const uint8_t *a = side ? p.key.addr_hi :
+					p.key.addr_lo;
+
+				best = 33;
+				for (int i = 0; i < ENTRIES; i++)
+					if (e[i].len < best &&
+							prefix_covers(&e[i], 4, a))
+						best = e[i].len;
+				side_k[side] = best > 32 ? CBL_NONE :
+					best == 32 ? CBL_ADDRESS : CBL_PREFIX;
+			}
+			k = side_k[0] != CBL_NONE ? side_k[0] : side_k[1];
+			got = cbl_match(bl, &p);
+			TEST_ASSERT_EQ(got, k, "set %u, packet %d: %s, want %s",
+				set, n, cbl_kind_name(got), cbl_kind_name(k));
+			TEST_ASSERT_EQ(cbl_match(loaded, &p), k, "set %u, "
+				"packet %d, compiled", set, n);
+			inet_ntop(AF_INET, p.key.addr_lo + 12, text,
+				sizeof(text));
+			TEST_ASSERT(cbl_match_text(bl, text, &got, err,
+				sizeof(err)) == 0, "%s", err);
+			TEST_ASSERT_EQ(got, side_k[0], "set %u, text %s: %s",
+				set, text, cbl_kind_name(got));
+			counts[k]++;
+			burst[n % 64] = p;
+			want[n % 64] = k;
+			if (n % 64 == 63 && check_burst(bl, burst, want, 64,
+					r | 1) != 0)
+				return -1;
+		}
+		cbl_free(bl);
+		cbl_free(loaded);
+	}
+	free(e);
+	printf("# kinds: %lu none, %lu address, %lu prefix\n",
+		(unsigned long)counts[CBL_NONE],
+		(unsigned long)counts[CBL_ADDRESS],
+		(unsigned long)counts[CBL_PREFIX]);
+	TEST_ASSERT(counts[CBL_NONE] != 0 && counts[CBL_ADDRESS] != 0 &&
+		counts[CBL_PREFIX] != 0, "not every outcome exercised");
+	return 0;
+}
+
+/*
+ * An entry whose fingerprint the filter already holds (another entry's,
+ * with 4-bit fingerprints a common collision) is counted as a duplicate,
+ * but its length must be listed all the same: it matches through the
+ * other entry's fingerprint only if its length is looked up. Each list:
+ * 10.0.0.1 and one /16; every /16's addresses must match.
+ */
+static int
+test_duplicate_keeps_length(void)
+{
+	char path[256], err[512];
+	unsigned int missed = 0, collided = 0;
+
+	snprintf(path, sizeof(path), "%s/collide.txt", dir);
+	for (unsigned int x = 0; x < 200; x++) {
+		struct cbl *bl;
+		struct cbl_info in;
+		enum cbl_kind k;
+		char q[32];
+		FILE *fp = fopen(path, "w");
+
+		fprintf(fp, "10.0.0.1\n20.%u.0.0/16\n", x);
+		fclose(fp);
+		bl = cbl_read(path, 4, err, sizeof(err));
+		TEST_ASSERT(bl != NULL, "%s", err);
+		cbl_info(bl, &in);
+		collided += in.entries[CBL_PREFIX] == 0;
+		snprintf(q, sizeof(q), "20.%u.7.9", x);
+		TEST_ASSERT(cbl_match_text(bl, q, &k, err, sizeof(err)) == 0,
+			"%s", err);
+		missed += k == CBL_NONE;
+		cbl_free(bl);
+	}
+	printf("# %u of 200 prefixes collided with the address\n", collided);
+	TEST_ASSERT(collided != 0, "no collision: the test tests nothing");
+	TEST_ASSERT_EQ(missed, 0u, "%u listed prefixes did not match",
+		missed);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_big_files),
 	TEST_CASE(test_not_regular),
@@ -1747,6 +1917,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_match_addrs_none),
 	TEST_CASE(test_match_addrs_oracle),
 	TEST_CASE(test_many_lengths),
+	TEST_CASE(test_length_index),
+	TEST_CASE(test_duplicate_keeps_length),
 	TEST_CASE(test_match_text_errors),
 	TEST_CASE(test_allow_bad_lines),
 	TEST_CASE(test_allow_match),

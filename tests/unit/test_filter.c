@@ -449,6 +449,26 @@ out:
 	return ret;
 }
 
+/* Wide buckets of widths not compared as vectors (cf_slots_match()
+ * slot by slot): against the model too. */
+static int
+test_model_wide_buckets(void)
+{
+	static const struct variant wide[] = {
+		{ CF_TABLE_PLAIN, 20, 4, 16, false },
+		{ CF_TABLE_PLAIN, 24, 8, 0, false },
+		{ CF_TABLE_INTERLEAVED, 24, 4, 32, true },
+	};
+
+	for (unsigned int i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
+		for (uint64_t seed = 1; seed <= 2; seed++)
+			TEST_ASSERT_EQ(model_run(&wide[i], seed), 0,
+				"wide %u (f=%u, b=%u), seed %lu", i,
+				wide[i].fp_bits, wide[i].slots,
+				(unsigned long)seed);
+	return 0;
+}
+
 static int
 test_model_all_variants(void)
 {
@@ -2222,6 +2242,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_defaults_and_sizing),
 	TEST_CASE(test_bytes_api),
 	TEST_CASE(test_model_all_variants),
+	TEST_CASE(test_model_wide_buckets),
 	TEST_CASE(test_overfill_keeps_items),
 	TEST_CASE(test_semisort_equals_plain),
 	TEST_CASE(test_duplicates),

@@ -228,28 +228,43 @@ test_parse_padding(void)
  * answers as the general path, on built frames and on frames with a
  * byte or a length changed (options, fragments, other protocols, short
  * TCP headers, padding, truncation), with each kind of params. */
+/*
+ * @p frames built frames, a share @p v6 of them IPv6 (a share @p ext of
+ * those with extension headers), a third with a byte of their first
+ * @p damage bytes changed, a fifth cut short or padded, parsed by
+ * cflow_parse() (its fast paths) and by the general path alone: the
+ * same status and packet. Returns the frames that parsed to TCP or UDP
+ * of @p family, in *fast.
+ */
 static int
-test_parse_fast_equals_general(void)
+fast_equals_general(uint64_t rng, int frames, unsigned int v6,
+		unsigned int ext, unsigned int damage, int family,
+		uint64_t *fast)
 {
-	static const uint8_t protos[] = { 6, 17, 1, 47, 132, 136 };
-	uint64_t rng = 12345, fast = 0;
+	static const uint8_t protos[] = { 6, 17, 1, 47, 132, 136, 58 };
 
-	for (int i = 0; i < 200000; i++) {
+	*fast = 0;
+	for (int i = 0; i < frames; i++) {
 		uint64_t r = cfu_splitmix64(&rng);
-		struct spec sp = { .family = r % 8 == 0 ? 6 : 4,
+		struct spec sp = { .family = r % 100 < v6 ? 6 : 4,
 			.src = (uint8_t)(r >> 8), .dst = (uint8_t)(r >> 16),
 			.sport = (uint16_t)(r >> 24), .dport = (uint16_t)(r >> 40),
-			.proto = protos[(r >> 56) % 6],
-			.flags = (uint8_t)(r >> 32), .vlans = r % 16 == 1 };
+			.proto = protos[(r >> 56) % 7],
+			.flags = (uint8_t)(r >> 32), .vlans = r % 16 == 1,
+			.v6_ext = (r >> 12) % 100 < ext ? (int)((r >> 3) % 3) :
+				0 };
 		struct cflow_parse_params pp = { 0 };
 		struct cflow_packet a, b;
 		enum cflow_parse_status sa, sb;
 		uint8_t buf[256] = { 0 };
-		uint32_t len = build(buf, &sp);
+		uint32_t len;
 		uint64_t m = cfu_splitmix64(&rng);
 
+		if (sp.proto == 58 && sp.family == 4)
+			sp.proto = 1;   /* ICMP of the family */
+		len = build(buf, &sp);
 		if (m % 3 == 0) /* a byte of the headers changed */
-			buf[(m >> 8) % 64] = (uint8_t)(m >> 16);
+			buf[(m >> 8) % damage] = (uint8_t)(m >> 16);
 		if (m % 5 == 0) /* cut short, or padded */
 			len = (uint32_t)((m >> 24) % (len + 24));
 		pp.vlan_in_key = (m >> 40) & 1;
@@ -260,10 +275,35 @@ test_parse_fast_equals_general(void)
 		TEST_ASSERT(sa == sb && memcmp(&a, &b, sizeof(a)) == 0,
 			"frame %d (len %u): status %d and %d, or the packets "
 			"differ", i, len, sa, sb);
-		fast += sa == CFLOW_PARSE_OK && a.key.family == 4 &&
+		*fast += sa == CFLOW_PARSE_OK && a.key.family == family &&
 			(a.key.proto == 6 || a.key.proto == 17);
 	}
+	return 0;
+}
+
+static int
+test_parse_fast_equals_general(void)
+{
+	uint64_t fast;
+
+	TEST_ASSERT_EQ(fast_equals_general(12345, 200000, 12, 0, 64, 4,
+		&fast), 0, "IPv4 mostly");
 	TEST_ASSERT(fast > 20000, "only %lu frames for the fast path",
+		(unsigned long)fast);
+	return 0;
+}
+
+/* The same for IPv6 frames, the fast path's (TCP, UDP) and others:
+ * extension headers, damage over the first 96 bytes (Ethernet, IPv6,
+ * an extension or L4). */
+static int
+test_parse_fast_v6_equals_general(void)
+{
+	uint64_t fast;
+
+	TEST_ASSERT_EQ(fast_equals_general(54321, 200000, 100, 12, 96, 6,
+		&fast), 0, "IPv6");
+	TEST_ASSERT(fast > 40000, "only %lu IPv6 TCP/UDP frames",
 		(unsigned long)fast);
 	return 0;
 }
@@ -2384,6 +2424,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_parse_non_ip_and_bad_headers),
 	TEST_CASE(test_parse_padding),
 	TEST_CASE(test_parse_fast_equals_general),
+	TEST_CASE(test_parse_fast_v6_equals_general),
 	TEST_CASE(test_parse_fragments),
 	TEST_CASE(test_parse_icmp_queries),
 	TEST_CASE(test_parse_icmp_errors),

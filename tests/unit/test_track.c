@@ -171,6 +171,55 @@ test_track_admission(void)
 	return 0;
 }
 
+/* The token bucket against its definition, over random gaps: tokens
+ * (in 10^-9) = min(burst, tokens + gap * rate), a new flow admitted
+ * while a whole one is left; rates up to the largest allowed, gaps
+ * around the time to fill (the precomputed bound of token_take()). */
+static int
+test_track_admission_model(void)
+{
+	static const uint64_t rates[][2] = { { 1, 1 }, { 7, 3 },
+		{ 1000, 50 }, { 1000000000, 1000000000 }, { 3, 1000 } };
+	uint64_t rng = 0x29;
+
+	for (unsigned int r = 0; r < sizeof(rates) / sizeof(rates[0]);
+			r++) {
+		struct cflow_tracker_params p = { .capacity = 4096,
+			.new_flow_rate = rates[r][0],
+			.new_flow_burst = rates[r][1] };
+		struct cflow_tracker *t = tracker_with(&p);
+		struct spec u = { .family = 4, .dst = 9, .dport = 53,
+			.proto = 17 };
+		uint64_t max = rates[r][1] * S, tokens = max, now = S;
+		uint64_t fill = max / rates[r][0];
+
+		for (unsigned int k = 0; k < 3000; k++) {
+			uint64_t gap;
+			bool model;
+
+			rng += 0x9e3779b97f4a7c15;
+			gap = (rng >> 11) % (3 * fill + 3);
+			if (k % 7 == 0)
+				gap = fill + (rng & 3) - 1; /* at the bound */
+			now += gap;
+			tokens += gap * rates[r][0];
+			if (tokens > max)
+				tokens = max;
+			model = tokens >= S;
+			if (model)
+				tokens -= S;
+			u.src = (uint8_t)(k >> 12);
+			u.sport = (uint16_t)(1 + (k & 0xfff));
+			TEST_ASSERT_EQ(send_in(t, &u, now, 0, NULL) == CFLOW_NEW,
+				model, "rate %lu burst %lu packet %u",
+				(unsigned long)rates[r][0],
+				(unsigned long)rates[r][1], k);
+		}
+		cflow_tracker_free(t);
+	}
+	return 0;
+}
+
 /* Emergency mode: shorter timeouts while the table is loaded. */
 static int
 test_track_emergency(void)
@@ -2150,6 +2199,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_no_create),
 	TEST_CASE(test_track_tcp_strict),
 	TEST_CASE(test_track_admission),
+	TEST_CASE(test_track_admission_model),
 	TEST_CASE(test_track_emergency),
 	TEST_CASE(test_track_counts),
 	TEST_CASE(test_track_tcp_lifecycle),
