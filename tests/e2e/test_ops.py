@@ -49,9 +49,11 @@ def prefix():
 
 
 def eal(nb, pre, huge=False):
+    # -m on hugepages too: with --legacy-mem and no -m the EAL maps every
+    # free hugepage, and the tests beside it found none
     return ["--lcores", WORKER_LCORES[nb], "--no-pci",
-            "--log-level=lib.*:error", "--file-prefix=" + pre] + (
-                [] if huge else ["--no-huge", "-m", "512"])
+            "--log-level=lib.*:error", "--file-prefix=" + pre, "-m",
+            "512"] + ([] if huge else ["--no-huge"])
 
 
 def run(nb, vdevs, args=(), huge=False, env=None):
