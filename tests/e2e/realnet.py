@@ -21,6 +21,7 @@ namespace, interface and file is the run's own (named after the
 pytest process and a counter), so runs go side by side.
 """
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -518,6 +519,24 @@ def totals_checks(total):
     if total.get("malformed_total"):
         bad.append("malformed_total %s: want none" %
                    total.get("malformed_total"))
+    return bad
+
+
+def traffic_checks(net, prefix, proc, out):
+    """The issue's checks through a running firewall (@proc, @prefix):
+    from inside and from outside, IPv4 and IPv6, then the counters of
+    its --stats-json file @out once it has stopped; the problems found."""
+    net.services()
+    bad = []
+    for family in (4, 6):
+        bad += inside_checks(net, family)
+    for family in (4, 6):
+        bad += outside_checks(net, family, prefix, proc)
+    rc = stop(proc)
+    if rc != 0:
+        return bad + ["cuckooflow rc %s" % rc]
+    with open(out) as f:
+        bad += totals_checks(json.load(f)["total"])
     return bad
 
 

@@ -23,14 +23,12 @@ cuckooflow: --mode forward --inside 0 --outside 1, 1 and 2 workers (2
 queue pairs a port, software handoff). The checks are
 test_real_traffic.py's.
 """
-import json
 import os
 
 import pytest
 
 from harness import DEADLINE, need_tool, polling, query
-from realnet import (ALLOW, Net, inside_checks, outside_checks, sh, stop,
-                     tools, totals_checks)
+from realnet import ALLOW, Net, sh, tools, traffic_checks
 
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
@@ -151,18 +149,7 @@ def ovs_run(cuckooflow, tmp, nb):
                                            ovs.link_up("vhu1")):
             return ["cuckooflow (rc %s) or its vhost-user links not up: %s"
                     % (proc.poll(), ovs.log())]
-        net.services()
-        bad = []
-        for family in (4, 6):
-            bad += inside_checks(net, family)
-        for family in (4, 6):
-            bad += outside_checks(net, family, prefix, proc)
-        rc = stop(proc)
-        if rc != 0:
-            return bad + ["cuckooflow rc %s" % rc]
-        with open(out) as f:
-            bad += totals_checks(json.load(f)["total"])
-        return bad
+        return traffic_checks(net, prefix, proc, out)
     finally:
         if net is not None:
             net.delete()

@@ -23,14 +23,12 @@ fragmented datagram to the client are dropped, the allowed service's
 fragmented datagram arrives whole. The final counters add up (rx =
 tx + drops) and show each feature at work.
 """
-import json
 import os
 
 import pytest
 
 from harness import DEADLINE, polling, query, stats
-from realnet import (ALLOW, IP, Net, inside_checks, outside_checks, sh,
-                     stop, tools, totals_checks)
+from realnet import ALLOW, IP, Net, sh, tools, traffic_checks
 
 WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}
 _runs = [0]
@@ -105,18 +103,7 @@ def real_run(cuckooflow, tmp, nb):
         proc, why = start_fw(cuckooflow, net, nb, prefix, out, allow)
         if why:
             return [why]
-        net.services()
-        bad = []
-        for family in (4, 6):
-            bad += inside_checks(net, family)
-        for family in (4, 6):
-            bad += outside_checks(net, family, prefix, proc)
-        rc = stop(proc)
-        if rc != 0:
-            return bad + ["cuckooflow rc %s" % rc]
-        with open(out) as f:
-            bad += totals_checks(json.load(f)["total"])
-        return bad
+        return traffic_checks(net, prefix, proc, out)
     finally:
         net.delete()
         sh("rm", "-rf", "/var/run/dpdk/" + prefix, check=False)
