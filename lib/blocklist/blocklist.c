@@ -46,9 +46,17 @@
 #define BL_VERSION 1
 #define BL_SEED UINT64_C(0xb10c7157)
 
-/* The IPv4 length index: at most 2^24 cells (64 MiB), at least 2^10. */
+/*
+ * The IPv4 length index: BL_CELL_BYTES to twice that bytes an IPv4 entry
+ * (a power of two of cells), at least 2^10 and at most 2^24 cells (a
+ * cell a /24: 16 MiB of 1-byte cells, 64 MiB of 4-byte ones). With 16
+ * 1-byte cells an entry, a random address's cell holds no entry longer
+ * than the cell 15 times in 16 or more: answered by one read, as a
+ * DIR-24-8 table answers.
+ */
 #define BL_CELL_BITS_MIN 10
 #define BL_CELL_BITS_MAX 24
+#define BL_CELL_BYTES 16
 
 struct cbl {
 	struct cf_filter *filter;
@@ -238,8 +246,13 @@ index_alloc(struct cbl *bl, uint64_t n, const uint8_t *seen)
 {
 	unsigned int bits = BL_CELL_BITS_MIN, slots = 0;
 
-	while (bits < BL_CELL_BITS_MAX && (UINT64_C(1) << bits) < n)
+	for (unsigned int l = 1; l <= 32; l++)
+		slots += seen[l] != 0;
+	bl->v4_cell_bytes = slots <= 8 ? 1 : slots <= 16 ? 2 : 4;
+	while (bits < BL_CELL_BITS_MAX && (UINT64_C(1) << bits) *
+			bl->v4_cell_bytes < n * BL_CELL_BYTES)
 		bits++;
+	slots = 0;
 	for (unsigned int l = 1; l <= 32; l++) {
 		if (!seen[l])
 			continue;
@@ -249,7 +262,6 @@ index_alloc(struct cbl *bl, uint64_t n, const uint8_t *seen)
 			bl->v4_exact |= UINT32_C(1) << slots;
 		slots++;
 	}
-	bl->v4_cell_bytes = slots <= 8 ? 1 : slots <= 16 ? 2 : 4;
 	bl->v4_cell = calloc(UINT64_C(1) << bits, bl->v4_cell_bytes);
 	if (bl->v4_cell == NULL)
 		return -ENOMEM;
@@ -970,6 +982,47 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
 	}
 }
 
+/*
+ * The packets of @p mask that the index answers alone, answered: IPv4
+ * packets whose lower address's cell has a length that covers it
+ * (CBL_PREFIX: lengths of at most v4_bits < 32), or has no length at
+ * all and whose higher address's cell has a covering length or none, in
+ * a list without flows (a flow lookup would come after). What
+ * match_keys() would leave without lookups, without its per-lookup
+ * bookkeeping. Returns the packets left for lookups.
+ */
+static uint64_t
+burst_by_index(const struct cbl *bl, const struct cflow_packet *pkts,
+		uint64_t mask, enum cbl_kind *kinds)
+{
+	const uint32_t exact = bl->v4_exact;
+	uint64_t left = mask, todo;
+
+	if (bl->v4_cell == NULL || bl->v4_len[0] ||
+			bl->entries[CBL_FLOW] != 0)
+		return mask;
+	for (todo = mask; todo != 0; todo &= todo - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(todo);
+		const struct cflow_key *key = &pkts[k].key;
+		uint32_t lo, hi;
+
+		if (key->family != 4)
+			continue;
+		lo = cell_get(bl, v4_word(key->addr_lo));
+		if ((lo & exact) == 0) {
+			if (lo != 0)
+				continue;
+			hi = cell_get(bl, v4_word(key->addr_hi));
+			if ((hi & exact) == 0 && hi != 0)
+				continue;
+			lo = hi;
+		}
+		kinds[k] = (lo & exact) != 0 ? CBL_PREFIX : CBL_NONE;
+		left &= ~(UINT64_C(1) << k);
+	}
+	return left;
+}
+
 void
 cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		unsigned int n, uint64_t mask, enum cbl_kind *kinds)
@@ -996,8 +1049,9 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		__builtin_prefetch(cell_addr(bl, v4_word(key->addr_lo)));
 		__builtin_prefetch(cell_addr(bl, v4_word(key->addr_hi)));
 	}
+	todo = burst_by_index(bl, pkts, mask, kinds);
 	/* a packet's lookups hit before its index answer, if any */
-	for (todo = mask; todo != 0; todo &= todo - 1) {
+	for (; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
 		unsigned int need = match_key_count(bl, &pkts[k], true);
 
