@@ -20,10 +20,14 @@
  * parentheses.
  *
  * -t runs only the targets named (default all four: cuckoo, burst,
- * hash, fib; for a profile of one).
+ * hash, fib; for a profile of one). DPDK's tables (rte_hash, rte_fib)
+ * are on 4 KiB pages (--no-huge, DPDK's shared memory: no transparent
+ * huge pages), the cuckoo list's on transparent huge pages; -H puts
+ * DPDK's on hugetlbfs pages (--in-memory, taken as allocated: about
+ * 1.2 GiB for 1 M prefixes), as the application runs.
  *
  * usage: bench_blocklist [-n entries] [-p packets] [-r rounds]
- *        [-t cuckoo,burst,hash,fib]
+ *        [-t cuckoo,burst,hash,fib] [-H]
  */
 
 #include <arpa/inet.h>
@@ -167,6 +171,32 @@ fib_pass(struct rte_fib *fib, const uint32_t *pkt, uint64_t packets,
 	return (double)cycles / (double)rte_get_tsc_hz();
 }
 
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The tbl8 groups DIR-24-8 needs for @p l: one for each /24 holding a
+ * route longer than /24, and a few spare. */
+static uint32_t
+tbl8_groups(const struct list *l, uint64_t n)
+{
+	uint32_t *s = malloc(n * sizeof(*s)), groups = 0;
+	uint64_t m = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (l->len[i] > 24)
+			s[m++] = l->addr[i] >> 8;
+	qsort(s, m, sizeof(*s), cmp_u32);
+	for (uint64_t i = 0; i < m; i++)
+		groups += i == 0 || s[i] != s[i - 1];
+	free(s);
+	return groups + groups / 64 + 64;
+}
+
 /* Write the list as text (for cbl_read) and fill exact tables. */
 static void
 run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
@@ -233,14 +263,16 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	}
 	heap_h = heap_bytes() - heap0;
 
-	/* rte_fib: every entry a route, looked up 64 addresses a call */
+	/* rte_fib: every entry a route, looked up 64 addresses a call;
+	 * a tbl8 group for each /24 with longer routes, no more (its
+	 * memory as the list needs it) */
 	heap0 = heap_bytes();
 	snprintf(lname, sizeof(lname), "bl_fib_%s", l->name);
 	struct rte_fib_conf fc = {
 		.type = RTE_FIB_DIR24_8, .default_nh = 0,
 		.max_routes = (int)n,
 		.dir24_8 = { .nh_sz = RTE_FIB_DIR24_8_4B,
-			.num_tbl8 = (uint32_t)n },
+			.num_tbl8 = tbl8_groups(l, n) },
 	};
 	fib = rte_fib_create(lname, 0, &fc);
 	if (fib == NULL) {
@@ -296,7 +328,8 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	printf(" %9.1f | %9.1f | %9.1f | %7.4f%% | %" PRIu64 "/%" PRIu64 "/%"
 		PRIu64 "/%" PRIu64 " |\n", cbl_bytes(bl) * 8.0 / n,
 		heap_h * 8.0 / n, heap_lpm * 8.0 / n,
-		100.0 * hit[0] / (double)(packets / 32 * 32), hit[0], hit[1],
+		100.0 * hit[__builtin_ctz(targets)] /
+		(double)(packets / 32 * 32), hit[0], hit[1],
 		hit[2], hit[3]);
 	rte_fib_free(fib);
 	for (unsigned int k = 0; k < nlen; k++)
@@ -311,13 +344,18 @@ main(int argc, char **argv)
 	char prefix[64];
 	char *eal[] = { argv[0], "--no-huge", "-m", "4096", "--no-pci",
 		"--no-telemetry", "--log-level=lib.*:error", prefix, NULL };
+	char *eal_huge[] = { argv[0], "--in-memory", "--no-pci",
+		"--no-telemetry", "--log-level=lib.*:error", prefix, NULL };
+	bool huge = false;
 	uint64_t n = 1000000, packets = 2000000, rng = 7;
 	struct list addrs = { "addresses", NULL, NULL };
 	struct list nets = { "prefixes", NULL, NULL };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:p:r:t:h")) != -1) {
-		if (opt == 't') {
+	while ((opt = getopt(argc, argv, "n:p:r:t:Hh")) != -1) {
+		if (opt == 'H') {
+			huge = true;
+		} else if (opt == 't') {
 			targets = 0;
 			for (unsigned int t = 0; t < 4; t++)
 				if (strstr(optarg, target_names[t]) != NULL)
@@ -330,7 +368,7 @@ main(int argc, char **argv)
 			packets = strtoull(optarg, NULL, 10);
 		else {
 			printf("usage: %s [-n entries] [-p packets] "
-				"[-r rounds] [-t cuckoo,burst,hash,fib]\n",
+				"[-r rounds] [-t cuckoo,burst,hash,fib] [-H]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
@@ -341,7 +379,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=cfbl%d", (int)getpid());
-	if (rte_eal_init(8, eal) < 0) {
+	if (huge ? rte_eal_init(6, eal_huge) < 0 : rte_eal_init(8, eal) < 0) {
 		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}

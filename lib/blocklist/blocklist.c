@@ -262,7 +262,9 @@ index_alloc(struct cbl *bl, uint64_t n, const uint8_t *seen)
 			bl->v4_exact |= UINT32_C(1) << slots;
 		slots++;
 	}
-	bl->v4_cell = calloc(UINT64_C(1) << bits, bl->v4_cell_bytes);
+	/* on huge pages: a random cell a packet, as DIR-24-8's tbl24 */
+	bl->v4_cell = cfu_zalloc_huge(((size_t)1 << bits) *
+		bl->v4_cell_bytes, 64);
 	if (bl->v4_cell == NULL)
 		return -ENOMEM;
 	bl->v4_bits = bits;
@@ -982,6 +984,82 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
 	}
 }
 
+/* Cells prefetched this many ahead of their reads in burst_by_index()
+ * (addresses, two a packet): enough misses in flight to cover a
+ * memory read, few enough not to stall on the line fill buffers. */
+#define BL_CELL_AHEAD 16
+
+static inline __attribute__((always_inline)) uint32_t
+cell_read(const uint8_t *p, unsigned int bytes)
+{
+	uint16_t v16;
+	uint32_t v32;
+
+	if (bytes == 1)
+		return *p;
+	if (bytes == 2) {
+		memcpy(&v16, p, sizeof(v16));
+		return v16;
+	}
+	memcpy(&v32, p, sizeof(v32));
+	return v32;
+}
+
+/*
+ * burst_by_index() for cells of @p bytes (a constant where inlined):
+ * the addresses' cells located in one pass, then read in order with
+ * their prefetches BL_CELL_AHEAD addresses ahead, so that the misses
+ * overlap the work instead of a row of prefetches stalling.
+ */
+static inline __attribute__((always_inline)) uint64_t
+burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
+		uint64_t mask, enum cbl_kind *kinds, unsigned int bytes)
+{
+	const uint32_t exact = bl->v4_exact;
+	const unsigned int shift = 32 - bl->v4_bits;
+	const uint8_t *cell[128];
+	uint8_t who[64];
+	unsigned int n = 0, a;
+	uint64_t left = mask;
+
+	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(todo);
+		const struct cflow_key *key = &pkts[k].key;
+
+		if (key->family != 4)
+			continue;
+		cell[2 * n] = bl->v4_cell + (size_t)(v4_word(key->addr_lo) >>
+			shift) * bytes;
+		cell[2 * n + 1] = bl->v4_cell + (size_t)(v4_word(
+			key->addr_hi) >> shift) * bytes;
+		who[n++] = (uint8_t)k;
+	}
+	for (a = 0; a < 2 * n && a < BL_CELL_AHEAD; a++)
+		__builtin_prefetch(cell[a]);
+	for (unsigned int i = 0; i < n; i++, a += 2) {
+		uint32_t lo, hi;
+
+		if (a + 1 < 2 * n) {
+			__builtin_prefetch(cell[a]);
+			__builtin_prefetch(cell[a + 1]);
+		} else if (a < 2 * n) {
+			__builtin_prefetch(cell[a]);
+		}
+		lo = cell_read(cell[2 * i], bytes);
+		hi = cell_read(cell[2 * i + 1], bytes);
+		/* the lower address's covering length first; a longer
+		 * length in a cell needs a lookup, before any answer that
+		 * follows it */
+		if ((lo & exact) == 0 && (lo != 0 ||
+				((hi & exact) == 0 && hi != 0)))
+			continue;
+		kinds[who[i]] = ((lo | hi) & exact) != 0 ? CBL_PREFIX :
+			CBL_NONE;
+		left &= ~(UINT64_C(1) << who[i]);
+	}
+	return left;
+}
+
 /*
  * The packets of @p mask that the index answers alone, answered: IPv4
  * packets whose lower address's cell has a length that covers it
@@ -995,32 +1073,32 @@ static uint64_t
 burst_by_index(const struct cbl *bl, const struct cflow_packet *pkts,
 		uint64_t mask, enum cbl_kind *kinds)
 {
-	const uint32_t exact = bl->v4_exact;
-	uint64_t left = mask, todo;
-
-	if (bl->v4_cell == NULL || bl->v4_len[0] ||
-			bl->entries[CBL_FLOW] != 0)
+	if (bl->v4_cell == NULL)
 		return mask;
-	for (todo = mask; todo != 0; todo &= todo - 1) {
-		unsigned int k = (unsigned int)__builtin_ctzll(todo);
-		const struct cflow_key *key = &pkts[k].key;
-		uint32_t lo, hi;
+	if (bl->v4_len[0] || bl->entries[CBL_FLOW] != 0) {
+		/* looked up by match_keys(): the cells fetched together,
+		 * their misses overlapping, before the first is read */
+		for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
+			const struct cflow_key *key =
+				&pkts[__builtin_ctzll(todo)].key;
 
-		if (key->family != 4)
-			continue;
-		lo = cell_get(bl, v4_word(key->addr_lo));
-		if ((lo & exact) == 0) {
-			if (lo != 0)
+			if (key->family != 4)
 				continue;
-			hi = cell_get(bl, v4_word(key->addr_hi));
-			if ((hi & exact) == 0 && hi != 0)
-				continue;
-			lo = hi;
+			__builtin_prefetch(cell_addr(bl,
+				v4_word(key->addr_lo)));
+			__builtin_prefetch(cell_addr(bl,
+				v4_word(key->addr_hi)));
 		}
-		kinds[k] = (lo & exact) != 0 ? CBL_PREFIX : CBL_NONE;
-		left &= ~(UINT64_C(1) << k);
+		return mask;
 	}
-	return left;
+	switch (bl->v4_cell_bytes) {
+	case 1:
+		return burst_cells(bl, pkts, mask, kinds, 1);
+	case 2:
+		return burst_cells(bl, pkts, mask, kinds, 2);
+	default:
+		return burst_cells(bl, pkts, mask, kinds, 4);
+	}
 }
 
 void
@@ -1038,17 +1116,7 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		kinds[k] = dflt[k] = CBL_NONE;
 	if (n < 64)
 		mask &= (UINT64_C(1) << n) - 1;
-	/* the burst's index cells fetched together, their misses
-	 * overlapping, before the first is read */
-	for (todo = bl->v4_cell != NULL ? mask : 0; todo != 0;
-			todo &= todo - 1) {
-		const struct cflow_key *key = &pkts[__builtin_ctzll(todo)].key;
-
-		if (key->family != 4)
-			continue;
-		__builtin_prefetch(cell_addr(bl, v4_word(key->addr_lo)));
-		__builtin_prefetch(cell_addr(bl, v4_word(key->addr_hi)));
-	}
+	/* what the index answers alone, its cells prefetched ahead */
 	todo = burst_by_index(bl, pkts, mask, kinds);
 	/* a packet's lookups hit before its index answer, if any */
 	for (; todo != 0; todo &= todo - 1) {

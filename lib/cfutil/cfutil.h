@@ -78,6 +78,21 @@
 int cfu_fail(int e, char *err, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/** The huge page size cfu_zalloc_huge() aligns to: 2 MiB. */
+#define CFU_HUGE_ALIGN (2u << 20)
+
+/**
+ * Zeroed memory for a table read at random: of @p size bytes or more
+ * than CFU_HUGE_ALIGN, aligned to it and advised as transparent huge
+ * pages (MADV_HUGEPAGE, before the first touch), so that its reads miss
+ * the TLB less; else aligned to @p align (a power of two, at least
+ * sizeof(void *)). Free it with free().
+ *
+ * @return
+ *   The memory, or NULL.
+ */
+void *cfu_zalloc_huge(size_t size, size_t align);
+
 /** "a directory", "a FIFO", "a character device", ... for @p mode. */
 const char *cfu_file_kind(mode_t mode);
 

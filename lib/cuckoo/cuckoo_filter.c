@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 /* XXH3 compiled into the per-key calls: through libxxhash's PLT it cost
  * more than the lookup it fed (docs/benchmarks.md, bench_paper). */
@@ -20,26 +19,14 @@
 #include "cf_internal.h"
 #include "cfutil.h"
 
-#define HUGE_ALIGN (2u << 20)
-
 /* ------------------------------------------------------------- memory */
 
 static void *
 default_alloc(size_t size, size_t align, int socket_id, void *ctx)
 {
-	void *p;
-
 	(void)socket_id;
 	(void)ctx;
-	if (size >= HUGE_ALIGN)
-		align = HUGE_ALIGN;
-	if (posix_memalign(&p, align, size) != 0)
-		return NULL;
-	if (size >= HUGE_ALIGN)
-		(void)madvise(p, size & ~(size_t)(HUGE_ALIGN - 1),
-				MADV_HUGEPAGE);
-	memset(p, 0, size);
-	return p;
+	return cfu_zalloc_huge(size, align);
 }
 
 static void
