@@ -1136,15 +1136,16 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		m = match_keys(bl, &pkts[k], true, hashes, kind, m, &dflt[k]);
 	}
 	burst_flush(bl, hashes, kind, owner, m, kinds);
-	/* then the index's answer; an ICMP error's own sender last */
+	/* then the index's answer; an ICMP error's own sender first, as
+	 * cbl_match() has it (its kind, where both match) */
 	for (; mask != 0; mask &= mask - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(mask);
+		enum cbl_kind e = match_err_src(bl, &pkts[k]);
 
 		if (kinds[k] == CBL_NONE)
 			kinds[k] = dflt[k];
-		if (kinds[k] == CBL_NONE &&
-				pkts[k].kind == CFLOW_KIND_ICMP_ERROR)
-			kinds[k] = match_err_src(bl, &pkts[k]);
+		if (e != CBL_NONE)
+			kinds[k] = e;
 	}
 }
 

@@ -208,10 +208,10 @@ int cbl_match_text(const struct cbl *bl, const char *entry,
  * @param pkt
  *   The parsed packet: its canonical key and addresses are read.
  * @return
- *   The kind of the first hit in this order: the lower address at each
- *   listed length, shortest first (CBL_PREFIX, or CBL_ADDRESS at full
- *   length), then the higher address, then the flow (CBL_FLOW); or
- *   CBL_NONE.
+ *   The kind of the first hit in this order: an ICMP error's own sender
+ *   (pkt->err_src, as an address), the lower address at each listed
+ *   length, shortest first (CBL_PREFIX, or CBL_ADDRESS at full length),
+ *   then the higher address, then the flow (CBL_FLOW); or CBL_NONE.
  */
 enum cbl_kind cbl_match(const struct cbl *bl, const struct cflow_packet *pkt);
 
@@ -275,9 +275,9 @@ void cbl_info(const struct cbl *bl, struct cbl_info *info);
 
 /**
  * Bytes a list holds: its filter (cf_stats().bytes) and, for a list
- * read from text, its IPv4 length index (a cell for about each IPv4
- * entry, 2^10 to 2^24 cells, of 1, 2 or 4 bytes for up to 8, 16 or 32
- * listed IPv4 lengths).
+ * read from text, its IPv4 length index (16 to 32 bytes an IPv4 entry,
+ * 2^10 to 2^24 cells of 1, 2 or 4 bytes for up to 8, 16 or 32 listed
+ * IPv4 lengths).
  *
  * @param bl
  *   The list.

@@ -280,8 +280,10 @@ check_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		enum cbl_kind exp = (mask >> k) & 1 ? want[k] : CBL_NONE;
 
 		TEST_ASSERT_EQ(got[k], exp, "burst of %u, packet %u: %s, "
-			"want %s", n, k, cbl_kind_name(got[k]),
-			cbl_kind_name(exp));
+			"want %s (packet kind %d, cbl_match %s)", n, k,
+			cbl_kind_name(got[k]), cbl_kind_name(exp),
+			(int)pkts[k].kind,
+			cbl_kind_name(cbl_match(bl, &pkts[k])));
 	}
 	return 0;
 }
@@ -1861,6 +1863,283 @@ test_length_index(void)
 }
 
 /*
+ * The IPv4 length index against a longest-prefix model, swept at random
+ * (issue 29, round 2): lists of 50 to 100,000 IPv4 entries with 1-, 2-
+ * and 4-byte cells (8, 12 and 32 lengths; lengths at most and above the
+ * cell's bits), one with flow entries and one with a /0 (where the
+ * burst's index pass stands aside), entries spread over the whole space
+ * and packed into 10.0.0.0/8 (cells empty, covered, or with longer
+ * entries). The model keeps each length's masked addresses sorted: an
+ * address's kind is its shortest listed length (/32: address), a
+ * packet's the lower address's, then the higher's, then its flow's,
+ * then an ICMP error's own sender's. Every packet is checked through
+ * cbl_match(), cbl_match_addrs() and in bursts of 1 to 64 packets with
+ * random masks, IPv6 packets among them (none listed: never a match).
+ */
+struct sweep_model {
+	uint32_t *by_len[33];
+	uint64_t count[33];
+	struct cflow_key *flows;
+	unsigned int nb_flows;
+};
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static inline uint32_t
+sweep_mask(uint32_t a, unsigned int len)
+{
+	return len == 0 ? 0 : a & (UINT32_MAX << (32 - len));
+}
+
+static enum cbl_kind
+sweep_addr(const struct sweep_model *m, const uint8_t *a16)
+{
+	uint32_t a;
+
+	memcpy(&a, a16 + 12, 4);
+	a = ntohl(a);
+	for (unsigned int l = 0; l <= 32; l++) {
+		uint32_t key = sweep_mask(a, l);
+
+		if (m->count[l] != 0 && bsearch(&key, m->by_len[l],
+				m->count[l], sizeof(key), cmp_u32) != NULL)
+			return l == 32 ? CBL_ADDRESS : CBL_PREFIX;
+	}
+	return CBL_NONE;
+}
+
+static enum cbl_kind
+sweep_packet(const struct sweep_model *m, const struct cflow_packet *p,
+		bool flow)
+{
+	enum cbl_kind k;
+
+	if (p->key.family != 4)
+		return CBL_NONE;
+	if (p->kind == CFLOW_KIND_ICMP_ERROR &&
+			(k = sweep_addr(m, p->err_src)) != CBL_NONE)
+		return k;
+	k = sweep_addr(m, p->key.addr_lo);
+	if (k == CBL_NONE)
+		k = sweep_addr(m, p->key.addr_hi);
+	for (unsigned int f = 0; flow && k == CBL_NONE && f < m->nb_flows;
+			f++)
+		if (memcmp(m->flows[f].addr_lo, p->key.addr_lo, 16) == 0 &&
+				memcmp(m->flows[f].addr_hi, p->key.addr_hi,
+				16) == 0 &&
+				m->flows[f].port_lo == p->key.port_lo &&
+				m->flows[f].port_hi == p->key.port_hi &&
+				m->flows[f].proto == p->key.proto)
+			k = CBL_FLOW;
+	return k;
+}
+
+/* An address: a third anywhere, a third in 10.0.0.0/8, a third an
+ * entry's with its last bits changed (inside the entry or just out). */
+static uint32_t
+sweep_draw(const uint32_t *entry, const unsigned int *len, unsigned int n,
+		uint64_t *rng)
+{
+	uint64_t r = cfu_splitmix64(rng);
+	unsigned int i = (unsigned int)((r >> 8) % n), keep;
+
+	switch (r % 3) {
+	case 0:
+		return (uint32_t)(r >> 32);
+	case 1:
+		return UINT32_C(10) << 24 | (uint32_t)(r >> 40);
+	default:
+		keep = len[i] >= 2 ? len[i] - 2 : 0;
+		return entry[i] ^ ((uint32_t)(r >> 32) &
+			(keep == 0 ? UINT32_MAX : (UINT32_C(1) << (32 -
+			keep)) - 1));
+	}
+}
+
+static int
+test_index_sweep(void)
+{
+	static const struct {
+		unsigned int entries, nb, flows;
+		unsigned int len[32];
+		unsigned int packed; /* in 10.0.0.0/8, of 4 */
+	} sets[] = {
+		/* 1-byte cells, bench_blocklist's lengths; 2^21 cells */
+		{ 100000, 8, 0, { 20, 22, 24, 26, 28, 30, 31, 32 }, 1 },
+		/* the same with flows: match_keys() for all */
+		{ 20000, 8, 200, { 20, 22, 24, 26, 28, 30, 31, 32 }, 2 },
+		/* 2-byte cells, lengths below and above 2^14 cells */
+		{ 20000, 12, 0, { 6, 9, 12, 14, 16, 18, 20, 23, 25, 27, 31,
+			32 }, 2 },
+		/* 4-byte cells: every length */
+		{ 3000, 32, 0, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+			14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+			27, 28, 29, 30, 31, 32 }, 2 },
+		/* the smallest index (2^10 cells), and a /0 */
+		{ 50, 5, 0, { 4, 10, 11, 24, 32 }, 3 },
+		{ 50, 4, 0, { 0, 16, 28, 32 }, 3 },
+	};
+	enum { PACKETS = 60000 };
+	uint64_t rng = 29, outcome[CBL_KINDS] = { 0 }, bursts = 0;
+	char path[256], err[512];
+
+	for (unsigned int set = 0; set < sizeof(sets) / sizeof(sets[0]);
+			set++) {
+		const unsigned int n = sets[set].entries;
+		uint32_t *entry = calloc(n, sizeof(*entry));
+		unsigned int *len = calloc(n, sizeof(*len));
+		struct sweep_model m = { .nb_flows = sets[set].flows };
+		struct cflow_packet burst[64];
+		enum cbl_kind want[64];
+		unsigned int fill = 0;
+		struct cbl *bl;
+		FILE *fp;
+
+		TEST_ASSERT(entry != NULL && len != NULL, "calloc");
+		m.flows = calloc(m.nb_flows + 1, sizeof(*m.flows));
+		TEST_ASSERT(m.flows != NULL, "calloc");
+		for (unsigned int l = 0; l <= 32; l++) {
+			m.by_len[l] = calloc(n, sizeof(uint32_t));
+			TEST_ASSERT(m.by_len[l] != NULL, "calloc");
+		}
+		snprintf(path, sizeof(path), "%s/sweep%u.txt", dir, set);
+		fp = fopen(path, "w");
+		TEST_ASSERT(fp != NULL, "%s", path);
+		for (unsigned int i = 0; i < n; i++) {
+			uint64_t r = cfu_splitmix64(&rng);
+			unsigned int j = (unsigned int)((r >> 40) %
+				sets[set].nb);
+			struct in_addr a;
+
+			/* short lengths rare, or they cover everything */
+			while (i != 0 && sets[set].len[j] < 16 &&
+					j + 1 < sets[set].nb &&
+					(r >> (20 + j)) % 16 != 0)
+				j++;
+			if (i == 0) /* the shortest length: once */
+				j = 0;
+			len[i] = sets[set].len[j];
+			entry[i] = sweep_mask((r >> 62) < sets[set].packed ?
+				UINT32_C(10) << 24 | (uint32_t)(r & 0xffffff) :
+				(uint32_t)r, len[i]);
+			m.by_len[len[i]][m.count[len[i]]++] = entry[i];
+			a.s_addr = htonl(entry[i]);
+			fprintf(fp, "%s/%u\n", inet_ntoa(a), len[i]);
+		}
+		for (unsigned int f = 0; f < m.nb_flows; f++) {
+			uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
+			uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
+			uint32_t sa = htonl(sweep_draw(entry, len, n, &rng));
+			uint32_t da = htonl(sweep_draw(entry, len, n, &rng));
+			char st[32], dt[32];
+
+			memcpy(s + 12, &sa, 4);
+			memcpy(d + 12, &da, 4);
+			cflow_key_init(&m.flows[f], 4, s, d, (uint16_t)(f + 1),
+				53, 17);
+			inet_ntop(AF_INET, s + 12, st, sizeof(st));
+			inet_ntop(AF_INET, d + 12, dt, sizeof(dt));
+			fprintf(fp, "udp %s %u %s 53\n", st, f + 1, dt);
+		}
+		fclose(fp);
+		for (unsigned int l = 0; l <= 32; l++)
+			qsort(m.by_len[l], m.count[l], sizeof(uint32_t),
+				cmp_u32);
+		bl = cbl_read(path, 0, err, sizeof(err));
+		TEST_ASSERT(bl != NULL, "%s", err);
+		for (unsigned int i = 0; i < PACKETS; i++) {
+			uint64_t r = cfu_splitmix64(&rng);
+			struct cflow_packet *p = &burst[fill];
+			uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
+			uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
+			uint32_t sa = htonl(sweep_draw(entry, len, n, &rng));
+			uint32_t da = htonl(sweep_draw(entry, len, n, &rng));
+			uint16_t sport = (uint16_t)(r >> 16), dport = 53;
+			enum cbl_kind got, k;
+
+			memcpy(s + 12, &sa, 4);
+			memcpy(d + 12, &da, 4);
+			if (m.nb_flows != 0 && r % 4 == 0) { /* a listed flow */
+				const struct cflow_key *f =
+					&m.flows[(r >> 8) % m.nb_flows];
+
+				memcpy(s, f->addr_lo, 16);
+				memcpy(d, f->addr_hi, 16);
+				sport = f->port_lo;
+				dport = f->port_hi;
+				if (r & 1 << 7) { /* the other direction */
+					memcpy(s, f->addr_hi, 16);
+					memcpy(d, f->addr_lo, 16);
+					sport = f->port_hi;
+					dport = f->port_lo;
+				}
+			}
+			if (r % 16 == 5) { /* IPv6: nothing of it listed */
+				memcpy(s, &r, 8);
+				s[0] = 0x20;
+				memcpy(d, s, 16);
+				d[15] ^= 1;
+			}
+			memset(p, 0, sizeof(*p));
+			p->reversed = cflow_key_fill(&p->key, r % 16 == 5 ? 6 :
+				4, s, d, sport, dport, 17);
+			p->has_addrs = true;
+			if (r % 16 == 9) { /* an ICMP error: its sender too */
+				uint32_t ea = htonl(sweep_draw(entry, len, n,
+					&rng));
+
+				p->kind = CFLOW_KIND_ICMP_ERROR;
+				memcpy(p->err_src, s, 16);
+				memcpy(p->err_src + 12, &ea, 4);
+			}
+			k = sweep_packet(&m, p, true);
+			got = cbl_match(bl, p);
+			TEST_ASSERT_EQ(got, k, "set %u, packet %u: %s, want %s",
+				set, i, cbl_kind_name(got), cbl_kind_name(k));
+			got = cbl_match_addrs(bl, p);
+			TEST_ASSERT_EQ(got, sweep_packet(&m, p, false),
+				"set %u, packet %u, addresses: %s", set, i,
+				cbl_kind_name(got));
+			outcome[k]++;
+			want[fill++] = k;
+			if (fill == 64 || (r >> 56) % 8 == 0) {
+				uint64_t mask = cfu_splitmix64(&rng) |
+					cfu_splitmix64(&rng) |
+					cfu_splitmix64(&rng);
+
+				if (check_burst(bl, burst, want, fill,
+						(r >> 32) % 4 == 0 ? UINT64_MAX :
+						mask) != 0)
+					return -1;
+				bursts++;
+				fill = 0;
+			}
+		}
+		cbl_free(bl);
+		for (unsigned int l = 0; l <= 32; l++)
+			free(m.by_len[l]);
+		free(m.flows);
+		free(entry);
+		free(len);
+	}
+	printf("# index sweep: %" PRIu64 " none, %" PRIu64 " address, %"
+		PRIu64 " prefix, %" PRIu64 " flow; %" PRIu64 " bursts\n",
+		outcome[CBL_NONE], outcome[CBL_ADDRESS], outcome[CBL_PREFIX],
+		outcome[CBL_FLOW], bursts);
+	for (int k = 0; k < CBL_KINDS; k++)
+		TEST_ASSERT(outcome[k] > PACKETS / 100, "outcome %s %" PRIu64
+			" times: the sweep cannot tell", cbl_kind_name(k),
+			outcome[k]);
+	return 0;
+}
+
+/*
  * An entry whose fingerprint the filter already holds (another entry's,
  * with 4-bit fingerprints a common collision) is counted as a duplicate,
  * but its length must be listed all the same: it matches through the
@@ -1918,6 +2197,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_match_addrs_oracle),
 	TEST_CASE(test_many_lengths),
 	TEST_CASE(test_length_index),
+	TEST_CASE(test_index_sweep),
 	TEST_CASE(test_duplicate_keeps_length),
 	TEST_CASE(test_match_text_errors),
 	TEST_CASE(test_allow_bad_lines),
