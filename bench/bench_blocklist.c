@@ -5,8 +5,9 @@
  * entries, lib/blocklist's cuckoo blocklist against exact rte_hash tables of
  * the same entries, in one run, with the memory of each.
  *
- * Two lists: 1 M IPv4 addresses; and 1 M IPv4 prefixes spread over 8
- * lengths (/20../32). rte_hash holds one exact table per prefix length
+ * Three lists: 1 M IPv4 addresses; 1 M IPv4 prefixes spread over 8
+ * lengths (/20../32); and 1 M UDP flows (run_flows(): rte_hash holds
+ * their canonical 5-tuples, looked up 32 a bulk call; no rte_fib). rte_hash holds one exact table per prefix length
  * (key: masked address), probed at each length as the cuckoo list is;
  * rte_fib (DIR-24-8, 4-byte next hops, as rte_lpm's) holds every entry
  * as a route, looked up 64 addresses a bulk call (rte_lpm's tbl8
@@ -88,6 +89,26 @@ median(const double *v, unsigned int n)
 	memcpy(s, v, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), cmp_double);
 	return s[n / 2];
+}
+
+/* The median (range) of each target's rounds, "-" for those of @p run
+ * not run. */
+static void
+print_times(double ns[4][MAX_ROUNDS], unsigned int run)
+{
+	for (unsigned int t = 0; t < 4; t++) {
+		double lo = ns[t][0], hi = ns[t][0];
+
+		if (!(run & targets & (1u << t))) {
+			printf(" - |");
+			continue;
+		}
+		for (unsigned int r = 1; r < rounds; r++) {
+			lo = ns[t][r] < lo ? ns[t][r] : lo;
+			hi = ns[t][r] > hi ? ns[t][r] : hi;
+		}
+		printf(" %.1f (%.1f-%.1f) |", median(ns[t], rounds), lo, hi);
+	}
 }
 
 /* The cuckoo list on the packets' address pairs, 32 packets at a time,
@@ -312,19 +333,7 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 		}
 	printf("| %-9s | %9" PRIu64 " | %5u |", l->name, info.total,
 		info.v4_lengths);
-	for (unsigned int t = 0; t < 4; t++) {
-		double lo = ns[t][0], hi = ns[t][0];
-
-		if (!(targets & (1u << t))) {
-			printf(" - |");
-			continue;
-		}
-		for (unsigned int r = 1; r < rounds; r++) {
-			lo = ns[t][r] < lo ? ns[t][r] : lo;
-			hi = ns[t][r] > hi ? ns[t][r] : hi;
-		}
-		printf(" %.1f (%.1f-%.1f) |", median(ns[t], rounds), lo, hi);
-	}
+	print_times(ns, targets);
 	printf(" %9.1f | %9.1f | %9.1f | %7.4f%% | %" PRIu64 "/%" PRIu64 "/%"
 		PRIu64 "/%" PRIu64 " |\n", cbl_bytes(bl) * 8.0 / n,
 		heap_h * 8.0 / n, heap_lpm * 8.0 / n,
@@ -336,6 +345,167 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 		rte_hash_free(h[k]);
 	cbl_free(bl);
 	free(pkt);
+}
+
+/* A flow as rte_hash keys it: the canonical 5-tuple (lower address
+ * first), 16 bytes. */
+struct flow5 {
+	uint32_t lo, hi;
+	uint16_t port_lo, port_hi;
+	uint8_t proto;
+	uint8_t pad[3];
+};
+
+static struct flow5
+flow5(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp)
+{
+	struct flow5 f = { .proto = 17 };
+	bool swap = s > d || (s == d && sp > dp);
+
+	f.lo = swap ? d : s;
+	f.hi = swap ? s : d;
+	f.port_lo = swap ? dp : sp;
+	f.port_hi = swap ? sp : dp;
+	return f;
+}
+
+/*
+ * A list of @p n flow entries (UDP 5-tuples, either direction): the
+ * cuckoo list a packet a call and in bursts of 32, against an exact
+ * rte_hash table of the canonical 5-tuples looked up 32 keys a call
+ * (rte_hash_lookup_bulk: bulk against bulk). Packets: 10% a listed
+ * flow (half of them in its reverse direction), the rest random.
+ */
+static void
+run_flows(uint64_t n, uint64_t packets)
+{
+	char path[] = "/tmp/bench_bl_XXXXXX";
+	int fd = mkstemp(path);
+	FILE *fp = fdopen(fd, "w");
+	struct flow5 *entry = malloc(n * sizeof(*entry));
+	struct flow5 *pkt = malloc(packets * sizeof(*pkt));
+	uint32_t (*raw)[4] = malloc(packets * sizeof(*raw));
+	uint64_t heap0, heap_h, rng = 1234, hit[4] = { 0 };
+	double ns[4][MAX_ROUNDS];
+	struct rte_hash *h;
+	struct cbl *bl;
+	struct cbl_info info;
+	char err[256];
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = cfu_splitmix64(&rng), q = cfu_splitmix64(&rng);
+		struct in_addr a = { htonl((uint32_t)r) };
+		struct in_addr b = { htonl((uint32_t)(r >> 32)) };
+		char at[32];
+
+		snprintf(at, sizeof(at), "%s", inet_ntoa(a));
+		fprintf(fp, "udp %s %u %s %u\n", at, (unsigned int)(uint16_t)q,
+			inet_ntoa(b), (unsigned int)(uint16_t)(q >> 16));
+		entry[i] = flow5((uint32_t)r, (uint32_t)(r >> 32), (uint16_t)q,
+			(uint16_t)(q >> 16));
+	}
+	fclose(fp);
+	bl = cbl_read(path, 32, err, sizeof(err));
+	unlink(path);
+	if (bl == NULL) {
+		fprintf(stderr, "bench_blocklist: %s\n", err);
+		exit(1);
+	}
+	cbl_info(bl, &info);
+	heap0 = heap_bytes();
+	h = rte_hash_create(&(struct rte_hash_parameters){
+		.name = "bl_flows", .entries = (uint32_t)(n * 1.3 + 64),
+		.key_len = sizeof(struct flow5), .hash_func = rte_hash_crc,
+		.socket_id = 0,
+	});
+	if (h == NULL) {
+		fprintf(stderr, "rte_hash_create: %s\n",
+			rte_strerror(rte_errno));
+		exit(1);
+	}
+	for (uint64_t i = 0; i < n; i++)
+		rte_hash_add_key(h, &entry[i]);
+	heap_h = heap_bytes() - heap0;
+	for (uint64_t i = 0; i < packets; i++) {
+		uint64_t r = cfu_splitmix64(&rng), q = cfu_splitmix64(&rng);
+
+		if (r % 10 == 0) {
+			const struct flow5 *f = &entry[(r >> 8) % n];
+			bool rev = (r >> 4) & 1;
+
+			raw[i][0] = rev ? f->hi : f->lo;
+			raw[i][1] = rev ? f->lo : f->hi;
+			raw[i][2] = rev ? f->port_hi : f->port_lo;
+			raw[i][3] = rev ? f->port_lo : f->port_hi;
+		} else {
+			raw[i][0] = (uint32_t)q;
+			raw[i][1] = (uint32_t)(q >> 32);
+			raw[i][2] = (uint16_t)r;
+			raw[i][3] = (uint16_t)(r >> 16);
+		}
+		pkt[i] = flow5(raw[i][0], raw[i][1], (uint16_t)raw[i][2],
+			(uint16_t)raw[i][3]);
+	}
+	for (unsigned int r = 0; r < rounds; r++)
+		for (unsigned int j = 0; j < 3; j++) {
+			unsigned int t = (r + j) % 3;
+			uint64_t cycles = 0, hits = 0;
+
+			if (!(targets & (1u << t)))
+				continue;
+			for (uint64_t i = 0; i + 32 <= packets; i += 32) {
+				struct cflow_packet ps[32];
+				enum cbl_kind kinds[32];
+				const void *keys[32];
+				void *data[32];
+				uint64_t c0, found = 0;
+
+				for (unsigned int k = 0; k < 32; k++) {
+					uint8_t s[16] = { [10] = 0xff,
+						[11] = 0xff };
+					uint8_t d[16] = { [10] = 0xff,
+						[11] = 0xff };
+					uint32_t a = htonl(raw[i + k][0]);
+					uint32_t b = htonl(raw[i + k][1]);
+
+					memcpy(s + 12, &a, 4);
+					memcpy(d + 12, &b, 4);
+					memset(&ps[k], 0, sizeof(ps[k]));
+					cflow_key_init(&ps[k].key, 4, s, d,
+						(uint16_t)raw[i + k][2],
+						(uint16_t)raw[i + k][3], 17);
+					keys[k] = &pkt[i + k];
+				}
+				c0 = rte_rdtsc();
+				if (t == 0)
+					for (unsigned int k = 0; k < 32; k++)
+						kinds[k] = cbl_match(bl, &ps[k]);
+				else if (t == 1)
+					cbl_match_burst(bl, ps, 32,
+						UINT32_MAX, kinds);
+				else
+					rte_hash_lookup_bulk_data(h, keys, 32,
+						&found, data);
+				cycles += rte_rdtsc() - c0;
+				for (unsigned int k = 0; k < 32; k++)
+					hits += t == 2 ? (found >> k) & 1 :
+						kinds[k] != CBL_NONE;
+			}
+			ns[t][r] = (double)cycles / (double)rte_get_tsc_hz() /
+				(double)(packets / 32 * 32) * 1e9;
+			hit[t] = hits;
+		}
+	printf("| %-9s | %9" PRIu64 " | %5u |", "flows", info.total, 0u);
+	print_times(ns, 0x7);
+	printf(" %9.1f | %9.1f | - | %7.4f%% | %" PRIu64 "/%" PRIu64 "/%"
+		PRIu64 "/- |\n", cbl_bytes(bl) * 8.0 / n, heap_h * 8.0 / n,
+		100.0 * hit[__builtin_ctz(targets)] /
+		(double)(packets / 32 * 32), hit[0], hit[1], hit[2]);
+	rte_hash_free(h);
+	cbl_free(bl);
+	free(entry);
+	free(pkt);
+	free(raw);
 }
 
 int
@@ -409,6 +579,8 @@ main(int argc, char **argv)
 		"\n");
 	run(&addrs, n, packets, false);
 	run(&nets, n, packets, true);
+	if (targets & 0x7)
+		run_flows(n, packets);
 	rte_eal_cleanup();
 	return 0;
 }

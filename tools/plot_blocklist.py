@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Plot bench_blocklist's ns a packet: bars for each list and target.
+
+usage: tools/plot_blocklist.py OUT.png LABEL=FILE [LABEL=FILE ...]
+
+Each FILE holds one or more runs of bench_blocklist (its table rows,
+'| list | entries | lens | cuckoo | burst | rte_hash | rte_fib | ...');
+for each list and target the median of the runs' medians is the bar,
+the lowest and highest round of the runs its range. "LABEL: target"
+names a bar; a FILE's target without figures ('-') is left out.
+"""
+
+import re
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+TARGETS = ["cuckoo", "cuckoo bursts", "rte_hash", "rte_fib"]
+CELL = re.compile(r"([0-9.]+) \(([0-9.]+)-([0-9.]+)\)")
+
+
+def read(path):
+    """{list: {target: [(median, lo, hi), ...]}} of the file's rows."""
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cols) < 7 or cols[0] in ("list", "") or cols[0][0] == "-":
+            continue
+        for t, cell in zip(TARGETS, cols[3:7]):
+            m = CELL.fullmatch(cell)
+            if m:
+                out.setdefault(cols[0], {}).setdefault(t, []).append(
+                    tuple(float(x) for x in m.groups()))
+    return out
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    runs = [(a.split("=", 1)[0], read(a.split("=", 1)[1])) for a in argv[2:]]
+    lists = []
+    for _, data in runs:
+        lists += [name for name in data if name not in lists]
+    bars = []  # (list, label, median, lo, hi)
+    for name in lists:
+        for label, data in runs:
+            for t in TARGETS:
+                v = data.get(name, {}).get(t)
+                if not v:
+                    continue
+                bars.append((name, f"{label}: {t}",
+                             statistics.median(x[0] for x in v),
+                             min(x[1] for x in v), max(x[2] for x in v)))
+    labels = sorted({b[1] for b in bars}, key=[b[1] for b in bars].index)
+    fig, axes = plt.subplots(1, len(lists), figsize=(5 * len(lists), 4.5),
+                             squeeze=False)
+    for ax, name in zip(axes[0], lists):
+        mine = [b for b in bars if b[0] == name]
+        xs = range(len(mine))
+        ax.bar(xs, [b[2] for b in mine],
+               yerr=[[b[2] - b[3] for b in mine], [b[4] - b[2] for b in mine]],
+               color=[f"C{labels.index(b[1]) % 10}" for b in mine],
+               capsize=3)
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([b[1] for b in mine], rotation=60, ha="right",
+                           fontsize=7)
+        ax.set_title(name)
+        ax.set_ylabel("ns a packet (median, range of rounds)")
+        ax.set_yscale("log")
+    fig.tight_layout()
+    fig.savefig(argv[1], dpi=110)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
