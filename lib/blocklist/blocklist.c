@@ -370,6 +370,59 @@ index_cell(const struct cbl *bl, const uint8_t *addr, uint32_t *lens)
 	return CBL_NONE;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint64_t
+ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t
+ld32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* XXH3's 16-byte mix of the words @p lo, @p hi at secret offset @p at. */
+static inline uint64_t
+mix16(uint64_t lo, uint64_t hi, unsigned int at)
+{
+	const uint8_t *sec = XXH3_kSecret + at;
+
+	return XXH3_mul128_fold64(lo ^ (ld64(sec) + BL_SEED),
+		hi ^ (ld64(sec + 8) - BL_SEED));
+}
+
+/*
+ * XXH3-64 (seed BL_SEED) of a struct flow_key, its 52 bytes composed
+ * from the key's fields in registers: xxHash's XXH3_len_17to128_64b for
+ * 52 bytes, 16-byte mixes at offsets 0, 16, 20 (len - 32) and 36
+ * (len - 16), as prefix_hash_v4() does for the prefix key (the struct
+ * built in memory and read back stalled on store forwarding). Bytes: 'F'
+ * and 7 zeros, addr_lo (8..23), addr_hi (24..39), port_lo, port_hi,
+ * proto, family, then 6 zeros. The golden lists pin the value.
+ */
+static uint64_t
+flow_hash(const struct cflow_key *key)
+{
+	const uint8_t *lo = key->addr_lo, *hi = key->addr_hi;
+	uint64_t acc = 52 * XXH_PRIME64_1;
+
+	acc += mix16('F', ld64(lo), 0);
+	acc += mix16(ld64(lo + 8), ld64(hi), 32);
+	acc += mix16(ld32(lo + 12) | ld32(hi) << 32, ld64(hi + 4), 48);
+	acc += mix16(ld32(hi + 12) | (uint64_t)key->port_lo << 32 |
+		(uint64_t)key->port_hi << 48, (uint64_t)key->proto |
+		(uint64_t)key->family << 8, 16);
+	return XXH3_avalanche(acc);
+}
+#else
 static uint64_t
 flow_hash(const struct cflow_key *key)
 {
@@ -385,6 +438,7 @@ flow_hash(const struct cflow_key *key)
 	k.family = key->family;
 	return XXH3_64bits_withSeed(&k, sizeof(k), BL_SEED);
 }
+#endif
 
 /* ---------------------------------------------------------- parsing */
 
@@ -710,7 +764,8 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		goto out;
 	errno = 0;
 	bl = bl_alloc(lines, fp_bits);
-	if (bl == NULL || index_alloc(bl, v4, v4_seen) != 0) {
+	/* an index for IPv4 entries only: none without them */
+	if (bl == NULL || (v4 != 0 && index_alloc(bl, v4, v4_seen) != 0)) {
 		e = errno != 0 ? errno : ENOMEM;
 		cfu_fail(e, err, err_len,
 			"%s: a table for %" PRIu64 " entries: %s",
