@@ -371,32 +371,14 @@ index_cell(const struct cbl *bl, const uint8_t *addr, uint32_t *lens)
 }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-static inline uint64_t
-ld64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t
-ld32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* XXH3's 16-byte mix of the words @p lo, @p hi at secret offset @p at. */
 static inline uint64_t
 mix16(uint64_t lo, uint64_t hi, unsigned int at)
 {
 	const uint8_t *sec = XXH3_kSecret + at;
 
-	return XXH3_mul128_fold64(lo ^ (ld64(sec) + BL_SEED),
-		hi ^ (ld64(sec + 8) - BL_SEED));
+	return XXH3_mul128_fold64(lo ^ (XXH_readLE64(sec) + BL_SEED),
+		hi ^ (XXH_readLE64(sec + 8) - BL_SEED));
 }
 
 /*
@@ -414,10 +396,11 @@ flow_hash(const struct cflow_key *key)
 	const uint8_t *lo = key->addr_lo, *hi = key->addr_hi;
 	uint64_t acc = 52 * XXH_PRIME64_1;
 
-	acc += mix16('F', ld64(lo), 0);
-	acc += mix16(ld64(lo + 8), ld64(hi), 32);
-	acc += mix16(ld32(lo + 12) | ld32(hi) << 32, ld64(hi + 4), 48);
-	acc += mix16(ld32(hi + 12) | (uint64_t)key->port_lo << 32 |
+	acc += mix16('F', XXH_readLE64(lo), 0);
+	acc += mix16(XXH_readLE64(lo + 8), XXH_readLE64(hi), 32);
+	acc += mix16(XXH_readLE32(lo + 12) |
+		(uint64_t)XXH_readLE32(hi) << 32, XXH_readLE64(hi + 4), 48);
+	acc += mix16(XXH_readLE32(hi + 12) | (uint64_t)key->port_lo << 32 |
 		(uint64_t)key->port_hi << 48, (uint64_t)key->proto |
 		(uint64_t)key->family << 8, 16);
 	return XXH3_avalanche(acc);
