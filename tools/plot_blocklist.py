@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Plot bench_blocklist's ns a packet: bars for each list and target.
 
-usage: tools/plot_blocklist.py OUT.png LABEL=FILE [LABEL=FILE ...]
+usage: tools/plot_blocklist.py OUT.png LABEL=FILE[@TEXT] [...]
 
 Each FILE holds one or more runs of bench_blocklist (its table rows,
 '| list | entries | lens | cuckoo | burst | rte_hash | rte_fib | ...');
 for each list and target the median of the runs' medians is the bar,
 the lowest and highest round of the runs its range. "LABEL: target"
-names a bar; a FILE's target without figures ('-') is left out.
+names a bar; a FILE's target without figures ('-') is left out. With
+@TEXT, only the rows under a '## ' line holding TEXT are read (one
+side of an A/B file).
 """
 
 import re
@@ -24,10 +26,16 @@ TARGETS = ["cuckoo", "cuckoo bursts", "rte_hash", "rte_fib"]
 CELL = re.compile(r"([0-9.]+) \(([0-9.]+)-([0-9.]+)\)")
 
 
-def read(path):
+def read(spec):
     """{list: {target: [(median, lo, hi), ...]}} of the file's rows."""
+    path, _, want = spec.partition("@")
     out = {}
+    keep = not want
     for line in open(path, encoding="utf-8"):
+        if line.startswith("## "):
+            keep = not want or want in line
+        if not keep:
+            continue
         cols = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cols) < 7 or cols[0] in ("list", "") or cols[0][0] == "-":
             continue
