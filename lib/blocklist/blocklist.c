@@ -1101,6 +1101,35 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 }
 
 /*
+ * burst_by_index() for a list of flows only: each packet's flow hashed
+ * and the burst looked up in one bulk call (at most 64 packets, at most
+ * CF_BULK_MAX), without match_keys()' bookkeeping. Answers them all.
+ */
+static uint64_t
+burst_flows(const struct cbl *bl, const struct cflow_packet *pkts,
+		uint64_t mask, enum cbl_kind *kinds)
+{
+	uint64_t hashes[CF_BULK_MAX], hits = 0;
+	uint8_t who[CF_BULK_MAX];
+	unsigned int n = 0;
+
+	_Static_assert(CF_BULK_MAX >= 64, "a burst in one bulk call");
+	if (bl->entries[CBL_FLOW] == 0)
+		return 0;
+	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(todo);
+
+		who[n] = (uint8_t)k;
+		hashes[n++] = flow_hash(&pkts[k].key);
+	}
+	if (n == 0 || cf_lookup_bulk(bl->filter, hashes, n, &hits, NULL) <= 0)
+		return 0;
+	for (; hits != 0; hits &= hits - 1)
+		kinds[who[__builtin_ctzll(hits)]] = CBL_FLOW;
+	return 0;
+}
+
+/*
  * The packets of @p mask that the index answers alone, answered: IPv4
  * packets whose lower address's cell has a length that covers it
  * (CBL_PREFIX: lengths of at most v4_bits < 32), or has no length at
@@ -1113,6 +1142,8 @@ static uint64_t
 burst_by_index(const struct cbl *bl, const struct cflow_packet *pkts,
 		uint64_t mask, enum cbl_kind *kinds)
 {
+	if (bl->nb_v4 == 0 && bl->nb_v6 == 0)
+		return burst_flows(bl, pkts, mask, kinds);
 	if (bl->v4_cell == NULL)
 		return mask;
 	if (bl->v4_len[0] || bl->entries[CBL_FLOW] != 0) {

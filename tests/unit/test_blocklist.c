@@ -1869,7 +1869,7 @@ test_length_index(void)
  * cell's bits), one with flow entries and one with a /0 (where the
  * burst's index pass stands aside), entries spread over the whole space
  * and packed into 10.0.0.0/8 (cells empty, covered, or with longer
- * entries). The model keeps each length's masked addresses sorted: an
+ * entries), and a list of flows alone. The model keeps each length's masked addresses sorted: an
  * address's kind is its shortest listed length (/32: address), a
  * packet's the lower address's, then the higher's, then its flow's,
  * then an ICMP error's own sender's. Every packet is checked through
@@ -1969,21 +1969,24 @@ test_index_sweep(void)
 		unsigned int entries, nb, flows;
 		unsigned int len[32];
 		unsigned int packed; /* in 10.0.0.0/8, of 4 */
+		bool flows_only; /* the prefixes drawn but not listed */
 	} sets[] = {
 		/* 1-byte cells, bench_blocklist's lengths; 2^21 cells */
-		{ 100000, 8, 0, { 20, 22, 24, 26, 28, 30, 31, 32 }, 1 },
+		{ 100000, 8, 0, { 20, 22, 24, 26, 28, 30, 31, 32 }, 1, false },
 		/* the same with flows: match_keys() for all */
-		{ 20000, 8, 200, { 20, 22, 24, 26, 28, 30, 31, 32 }, 2 },
+		{ 20000, 8, 200, { 20, 22, 24, 26, 28, 30, 31, 32 }, 2, false },
 		/* 2-byte cells, lengths below and above 2^14 cells */
 		{ 20000, 12, 0, { 6, 9, 12, 14, 16, 18, 20, 23, 25, 27, 31,
-			32 }, 2 },
+			32 }, 2, false },
 		/* 4-byte cells: every length */
 		{ 3000, 32, 0, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
 			14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
-			27, 28, 29, 30, 31, 32 }, 2 },
+			27, 28, 29, 30, 31, 32 }, 2, false },
 		/* the smallest index (2^10 cells), and a /0 */
-		{ 50, 5, 0, { 4, 10, 11, 24, 32 }, 3 },
-		{ 50, 4, 0, { 0, 16, 28, 32 }, 3 },
+		{ 50, 5, 0, { 4, 10, 11, 24, 32 }, 3, false },
+		{ 50, 4, 0, { 0, 16, 28, 32 }, 3, false },
+		/* flows alone: burst_flows() */
+		{ 1000, 8, 500, { 20, 22, 24, 26, 28, 30, 31, 32 }, 2, true },
 	};
 	enum { PACKETS = 60000 };
 	uint64_t rng = 29, outcome[CBL_KINDS] = { 0 }, bursts = 0;
@@ -2028,6 +2031,8 @@ test_index_sweep(void)
 			entry[i] = sweep_mask((r >> 62) < sets[set].packed ?
 				UINT32_C(10) << 24 | (uint32_t)(r & 0xffffff) :
 				(uint32_t)r, len[i]);
+			if (sets[set].flows_only)
+				continue;
 			m.by_len[len[i]][m.count[len[i]]++] = entry[i];
 			a.s_addr = htonl(entry[i]);
 			fprintf(fp, "%s/%u\n", inet_ntoa(a), len[i]);
