@@ -17,11 +17,7 @@
 #include <errno.h>
 #include <string.h>
 
-/* XXH3 compiled in for the key's fixed size (libxxhash's PLT and its
- * length dispatch cost 8 cycles a packet at 1 K flows). */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "cflow_key_hash.h"
 #include "cflow_parse.h"
 
 #define ETHER_HDR_LEN 14
@@ -1157,6 +1153,13 @@ static enum cflow_parse_status parse_general(const uint8_t *buf,
 		uint32_t len, const struct cflow_parse_params *params,
 		struct cflow_packet *pkt, struct cflow_frag_id *fi);
 
+/* Every packet starts with its result zeroed: gcc (12, x86-64) zeroes up
+ * to 80 bytes in a few vector stores and more with a rep stosq, whose
+ * start-up cost was 20-25 cycles a packet (docs/benchmarks.md, issue 29
+ * round 2). */
+_Static_assert(sizeof(struct cflow_packet) <= 80,
+	"struct cflow_packet: the parser's memset becomes a rep stosq");
+
 enum cflow_parse_status
 cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
@@ -1226,5 +1229,5 @@ parse_general(const uint8_t *buf, uint32_t len,
 uint64_t
 cflow_hash_key(const struct cflow_key *key, uint64_t seed)
 {
-	return XXH3_64bits_withSeed(key, sizeof(*key), seed);
+	return cflow_key_hash(key, seed);
 }

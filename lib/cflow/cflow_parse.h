@@ -352,6 +352,19 @@ enum cflow_packet_kind {
 struct cflow_packet {
 	/** canonical key (see above for what is set) */
 	struct cflow_key key;
+	/**
+	 * With CFLOW_PARSE_OK: the bytes of the outermost IP packet, its
+	 * header included, as its header gives them (IPv4 total length,
+	 * IPv6 40 + payload length): RFC 7012's octets of a packet,
+	 * whatever was captured of it. A decapsulated packet's is its
+	 * tunnel's outer packet's (what the link carried). 0 for an IPv6
+	 * jumbogram (payload length 0: the length is in an option this
+	 * parser does not read), and whenever the status is not OK.
+	 */
+	uint32_t ip_len;
+	/* (here, after the key, so that no field is padded: 80 bytes,
+	 * which gcc zeroes in five stores; at 84 the parser's memset was a
+	 * rep stosq, 20-25 cycles a packet, docs/benchmarks.md) */
 	uint8_t tcp_flags;  /**< 0 unless TCP */
 	uint8_t proto_class; /**< enum cflow_proto_class */
 	/**
@@ -402,16 +415,6 @@ struct cflow_packet {
 	/** With CFLOW_PARSE_OK and class ICMP: the ICMP or ICMPv6 code;
 	 *  else 0. */
 	uint8_t icmp_code;
-	/**
-	 * With CFLOW_PARSE_OK: the bytes of the outermost IP packet, its
-	 * header included, as its header gives them (IPv4 total length,
-	 * IPv6 40 + payload length): RFC 7012's octets of a packet,
-	 * whatever was captured of it. A decapsulated packet's is its
-	 * tunnel's outer packet's (what the link carried). 0 for an IPv6
-	 * jumbogram (payload length 0: the length is in an option this
-	 * parser does not read), and whenever the status is not OK.
-	 */
-	uint32_t ip_len;
 	/** With CFLOW_PARSE_OK: enum cflow_packet_kind; else 0. */
 	uint8_t kind;
 	/**
