@@ -748,13 +748,18 @@ parse_and_block(struct app_worker *w, const struct app_rxq *q,
 	uint16_t keep = 0, nd = 0;
 
 	follow = follow && w->frag != NULL;
+	/* one call for the burst; a frame of segments again, from its
+	 * headers gathered */
+	cflow_parse_burst(in, n, &q->parse, parsed, status);
 	for (uint16_t k = 0; k < n; k++) {
 		const uint8_t *hdr = in[k].data;
 		uint32_t len = in[k].len;
 
-		if (unlikely(pkts[k]->nb_segs > 1))
+		if (unlikely(pkts[k]->nb_segs > 1)) {
 			hdr = app_frame_headers(pkts[k], w->scratch, &len);
-		status[k] = cflow_parse(hdr, len, &q->parse, &parsed[k]);
+			status[k] = cflow_parse(hdr, len, &q->parse,
+				&parsed[k]);
+		}
 		if (unlikely(follow && (status[k] == CFLOW_PARSE_FRAGMENT ||
 				parsed[k].frag_first)) &&
 				!frag_follow(w, q, hdr, len, pkts[k],

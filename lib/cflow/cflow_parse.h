@@ -501,6 +501,27 @@ enum cflow_parse_status cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt);
 
+struct cflow_input;
+
+/**
+ * cflow_parse() on each of @p n frames, one call a burst: frame k is
+ * @p in[k]'s data and len (cflow_track.h); only those are read.
+ *
+ * @param in
+ *   The frames.
+ * @param n
+ *   How many.
+ * @param params
+ *   Parser options for all of them, or NULL for the defaults.
+ * @param pkts
+ *   Receives frame k's result in pkts[k], as cflow_parse() fills it.
+ * @param status
+ *   Receives frame k's cflow_parse() return in status[k].
+ */
+void cflow_parse_burst(const struct cflow_input *in, unsigned int n,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkts, enum cflow_parse_status *status);
+
 /**
  * cflow_parse() without its fast path for the common frame (Ethernet,
  * IPv4 without options, TCP or UDP): the same answer for every frame,

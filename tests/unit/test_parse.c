@@ -233,8 +233,8 @@ test_parse_padding(void)
  * those with extension headers), a third with a byte of their first
  * @p damage bytes changed, a fifth cut short or padded, parsed by
  * cflow_parse() (its fast paths) and by the general path alone: the
- * same status and packet. Returns the frames that parsed to TCP or UDP
- * of @p family, in *fast.
+ * same status and packet, and so by cflow_parse_burst(). Returns the
+ * frames that parsed to TCP or UDP of @p family, in *fast.
  */
 static int
 fast_equals_general(uint64_t rng, int frames, unsigned int v6,
@@ -255,6 +255,7 @@ fast_equals_general(uint64_t rng, int frames, unsigned int v6,
 				0 };
 		struct cflow_parse_params pp = { 0 };
 		struct cflow_packet a, b;
+		struct cflow_input in = { 0 };
 		enum cflow_parse_status sa, sb;
 		uint8_t buf[256] = { 0 };
 		uint32_t len;
@@ -275,6 +276,13 @@ fast_equals_general(uint64_t rng, int frames, unsigned int v6,
 		TEST_ASSERT(sa == sb && memcmp(&a, &b, sizeof(a)) == 0,
 			"frame %d (len %u): status %d and %d, or the packets "
 			"differ", i, len, sa, sb);
+		/* the burst entry, its own loop over the fast paths */
+		in.data = buf;
+		in.len = len;
+		cflow_parse_burst(&in, 1, (m >> 43) & 1 ? &pp : NULL, &b, &sb);
+		TEST_ASSERT(sa == sb && memcmp(&a, &b, sizeof(a)) == 0,
+			"frame %d (len %u): status %d, burst %d, or the "
+			"packets differ", i, len, sa, sb);
 		*fast += sa == CFLOW_PARSE_OK && a.key.family == family &&
 			(a.key.proto == 6 || a.key.proto == 17);
 	}
