@@ -1663,7 +1663,9 @@ test_parse_tunnels(void)
 			struct cflow_parse_params on = { .decap = c->bit };
 			struct cflow_parse_params others = {
 				.decap = CFLOW_DECAP_ALL & ~c->bit };
-			struct cflow_packet p, ref, outer, p2;
+			struct cflow_packet p, ref, outer, p2, bp[2];
+			struct cflow_input in[2] = { { 0 } };
+			enum cflow_parse_status bst[2];
 			uint8_t inner[256], f[512];
 			uint32_t ilen, len, l4, hdr;
 			enum cflow_parse_status st, rst;
@@ -1683,6 +1685,19 @@ test_parse_tunnels(void)
 				cflow_parse_status_name(st));
 			TEST_ASSERT_EQ(cflow_parse(f, len, &on, &p2), st,
 				"%s/%u: again", c->name, i);
+			/* the burst entry with decapsulation on: the tunnel
+			 * frame (the general path), then its inner frame
+			 * alone (the fast path's, when it is TCP or UDP) */
+			in[0].data = f;
+			in[0].len = len;
+			in[1].data = inner;
+			in[1].len = ilen;
+			cflow_parse_burst(in, 2, &on, bp, bst);
+			TEST_ASSERT(bst[0] == st &&
+				memcmp(&bp[0], &p, sizeof(p)) == 0 &&
+				bst[1] == cflow_parse(inner, ilen, &on, &p2) &&
+				memcmp(&bp[1], &p2, sizeof(p2)) == 0,
+				"%s/%u: burst", c->name, i);
 			/* Off: the outer flow. */
 			TEST_ASSERT_EQ(cflow_parse(f, len, NULL, &outer),
 				CFLOW_PARSE_OK, "%s/%u: off", c->name, i);
