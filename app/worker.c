@@ -132,6 +132,39 @@ mbuf_input(struct cflow_input *in, const struct rte_mbuf *m, uint64_t t)
 	in->flags = 0;
 }
 
+/*
+ * Free a burst of @p n mbufs. Those as a NIC's rx gives them (direct,
+ * one segment, one reference, all from one pool) go back to the pool in
+ * one put, as a driver's tx fast free does; any other burst through
+ * rte_pktmbuf_free_bulk(), which looks at each mbuf on its own (8
+ * cycles a packet of bench_pipeline's 126 at 1 K flows, where the
+ * monitor frees every packet).
+ */
+static inline void
+free_burst(struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mempool *mp;
+	bool plain = true;
+
+	if (n == 0)
+		return;
+	mp = pkts[0]->pool;
+	for (uint16_t k = 0; k < n; k++) {
+		const struct rte_mbuf *m = pkts[k];
+
+		plain &= (m->pool == mp) & (m->nb_segs == 1) &
+			(m->next == NULL) & RTE_MBUF_DIRECT(m) &
+			(rte_mbuf_refcnt_read(m) == 1);
+	}
+	if (likely(plain)) {
+		for (uint16_t k = 0; k < n; k++)
+			__rte_mbuf_sanity_check(pkts[k], 1);
+		rte_mempool_put_bulk(mp, (void **)pkts, n);
+	} else {
+		rte_pktmbuf_free_bulk(pkts, n);
+	}
+}
+
 /* Send @p n packets on @p port, this worker's own tx queue; what it
  * refuses is freed, counted. */
 static void
@@ -183,8 +216,7 @@ forward_or_free(struct app_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	const struct app_run *run = w->run;
 
 	if (run->cfg->mode != APP_MODE_FORWARD) {
-		if (n != 0)
-			rte_pktmbuf_free_bulk(pkts, n);
+		free_burst(pkts, n);
 		return;
 	}
 	for (uint16_t k = 0; k < n; k++) {
@@ -515,8 +547,7 @@ track_and_send(struct app_worker *w, struct rte_mbuf **pkts,
 			copies[nc++] = m;
 		pkts[keep++] = m;
 	}
-	if (nd != 0)
-		rte_pktmbuf_free_bulk(drops, nd);
+	free_burst(drops, nd);
 	sweep(w);
 	if (run->cfg->mode == APP_MODE_FORWARD)
 		mirror_send(w, copies, nc);
@@ -717,13 +748,18 @@ parse_and_block(struct app_worker *w, const struct app_rxq *q,
 	uint16_t keep = 0, nd = 0;
 
 	follow = follow && w->frag != NULL;
+	/* one call for the burst; a frame of segments again, from its
+	 * headers gathered */
+	cflow_parse_burst(in, n, &q->parse, parsed, status);
 	for (uint16_t k = 0; k < n; k++) {
 		const uint8_t *hdr = in[k].data;
 		uint32_t len = in[k].len;
 
-		if (unlikely(pkts[k]->nb_segs > 1))
+		if (unlikely(pkts[k]->nb_segs > 1)) {
 			hdr = app_frame_headers(pkts[k], w->scratch, &len);
-		status[k] = cflow_parse(hdr, len, &q->parse, &parsed[k]);
+			status[k] = cflow_parse(hdr, len, &q->parse,
+				&parsed[k]);
+		}
 		if (unlikely(follow && (status[k] == CFLOW_PARSE_FRAGMENT ||
 				parsed[k].frag_first)) &&
 				!frag_follow(w, q, hdr, len, pkts[k],

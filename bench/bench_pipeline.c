@@ -853,6 +853,8 @@ run_config(struct result *res)
 			r->lane_cpu = wall > 0 ? cpu / wall : 0;
 			r->mpps_cpu = cpu > 0 ? (double)packets / cpu / 1e6 /
 				nb_lanes : 0;
+			r->cpu_cycles_per_pkt = cpu * (double)rte_get_tsc_hz() /
+				(double)packets;
 		}
 		if (drain_mode && opt.variant[CUCKOO]) {
 			double rw[MAX_TURNS], rc[MAX_TURNS];
@@ -974,7 +976,8 @@ main(int argc, char **argv)
 	if (csv != NULL)
 		fprintf(csv, "flows,dist,lcores,variant,mpps_per_lcore,"
 			"cycles_per_pkt,bytes_per_flow,tracked,new_share,"
-			"unsolicited_share,mirrored_per_pkt\n");
+			"unsolicited_share,mirrored_per_pkt,"
+			"cpu_cycles_per_pkt\n");
 	printf("# bench_pipeline: 64-byte TCP/UDP frames, %.0f%% TCP churn, "
 		"cuckoo with %u-bit fingerprints and %u-bit state%s, sweep "
 		"<= %u buckets a burst, %.1f s a row; TSC %.2f GHz\n\n",
@@ -987,10 +990,10 @@ main(int argc, char **argv)
 			"IPv4 fragments (rates count frames)\n\n",
 			opt.icmp_errors * 100, opt.frags * 100);
 	printf("| flows | dist | lcores | variant | Mpps/lcore | cycles/pkt "
-		"| bytes/flow | of ceiling | of probe | cuckoo/rte_hash | "
+		"| CPU cycles/pkt | bytes/flow | of ceiling | of probe | cuckoo/rte_hash | "
 		"of forward | forwarded | unsolicited | mirrored/pkt |\n");
 	printf("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-		"---:|---:|\n");
+		"---:|---:|---:|\n");
 	for (unsigned int fi = 0; fi < opt.nb_flows; fi++)
 		for (int d = 0; d < 2; d++) {
 			if (!opt.zipf[d])
@@ -1057,12 +1060,13 @@ main(int argc, char **argv)
 							r->sent_share);
 					}
 					printf("| %" PRIu64 " | %s | %u | %s | "
-						"%.2f | %.0f | %.2f | %s | %s | "
+						"%.2f | %.0f | %.0f | %.2f | %s | %s | "
 						"%s | %s | %s | %s | %s |\n",
 						opt.flows[fi],
 						d ? "zipf" : "uniform", nb_lanes,
 						variant_names[v], r->mpps,
 						r->cycles_per_pkt,
+						r->cpu_cycles_per_pkt,
 						r->bytes_per_flow, of_ceiling,
 						of_probe, ratio, of_fwd, sent, unsol,
 						mirr);
@@ -1071,7 +1075,7 @@ main(int argc, char **argv)
 						fprintf(csv, "%" PRIu64 ",%s,%u,"
 							"%s,%.3f,%.1f,%.3f,%"
 							PRIu64 ",%.4f,%.5f,"
-							"%.4f\n",
+							"%.4f,%.1f\n",
 							opt.flows[fi], d ?
 							"zipf" : "uniform",
 							nb_lanes,
@@ -1082,7 +1086,8 @@ main(int argc, char **argv)
 							r->tracked,
 							r->new_share,
 							r->unsolicited_share,
-							r->mirrored_share);
+							r->mirrored_share,
+							r->cpu_cycles_per_pkt);
 				}
 			}
 		}

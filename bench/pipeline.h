@@ -197,6 +197,10 @@ struct result {
 	 * second (what it did while it ran: a shared machine's other jobs
 	 * take turns on its core) */
 	double lane_cpu, mpps_cpu;
+	/* TSC cycles of the lanes' CPU time a packet: on a shared, loaded
+	 * machine the wall time (cycles_per_pkt) also counts the turns
+	 * other processes took the core */
+	double cpu_cycles_per_pkt;
 	/* events mode: the turns' ratios to cuckoo's turn of the same
 	 * round, median and quartiles; by wall and by CPU time */
 	double turn_ratio[3], turn_ratio_cpu[3];

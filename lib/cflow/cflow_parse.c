@@ -17,12 +17,9 @@
 #include <errno.h>
 #include <string.h>
 
-/* XXH3 compiled in for the key's fixed size (libxxhash's PLT and its
- * length dispatch cost 8 cycles a packet at 1 K flows). */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "cflow_key_hash.h"
 #include "cflow_parse.h"
+#include "cflow_track.h"
 
 #define ETHER_HDR_LEN 14
 #define SLL_HDR_LEN 16
@@ -356,22 +353,23 @@ static inline bool
 key_fill_v4(struct cflow_key *k, const uint8_t *src, const uint8_t *dst,
 		uint16_t sport, uint16_t dport, uint8_t proto)
 {
-	uint32_t s, d;
+	uint32_t s, d, xa;
+	uint16_t xp;
 	bool swap;
 
 	memcpy(&s, src, 4);
 	memcpy(&d, dst, 4);
-	swap = __builtin_bswap32(s) > __builtin_bswap32(d) ||
-		(s == d && sport > dport);
-	if (swap) {
-		uint32_t ta = s;
-		uint16_t tp = sport;
-
-		s = d;
-		d = ta;
-		sport = dport;
-		dport = tp;
-	}
+	/* Without branches: which endpoint is lower is as good as random
+	 * from packet to packet, a branch on it mispredicted half the time
+	 * (issue 29, round 2). */
+	swap = (__builtin_bswap32(s) > __builtin_bswap32(d)) |
+		((s == d) & (sport > dport));
+	xa = (s ^ d) & (0u - (uint32_t)swap);
+	xp = (uint16_t)((sport ^ dport) & (0u - (uint32_t)swap));
+	s ^= xa;
+	d ^= xa;
+	sport = (uint16_t)(sport ^ xp);
+	dport = (uint16_t)(dport ^ xp);
 	k->addr_lo[10] = k->addr_lo[11] = 0xff;
 	k->addr_hi[10] = k->addr_hi[11] = 0xff;
 	memcpy(k->addr_lo + 12, &s, 4);
@@ -1078,18 +1076,22 @@ static inline bool
 parse_fast_l4(uint8_t proto, const uint8_t *l4, uint32_t l4len,
 		struct cflow_packet *pkt)
 {
-	if (proto == PROTO_TCP) {
-		if (l4len < TCP_MIN_HDR || (l4[12] >> 4) < 5)
-			return false;
-		pkt->tcp_flags = l4[13];
-		pkt->proto_class = CFLOW_CLASS_TCP;
-		return true;
-	}
-	if (proto == PROTO_UDP && l4len >= 8) {
-		pkt->proto_class = CFLOW_CLASS_UDP;
-		return true;
-	}
-	return false;
+	bool tcp = proto == PROTO_TCP;
+	uint8_t off, flags;
+
+	/* TCP and UDP without a branch on which: mixed at random, such a
+	 * branch is mispredicted about every other packet (issue 29,
+	 * round 2). A 20-byte TCP header is where the frame is longer than
+	 * the UDP header, so its two bytes are read first when there. */
+	if ((!tcp && proto != PROTO_UDP) || l4len < 8)
+		return false;
+	off = l4len >= TCP_MIN_HDR ? l4[12] : 0;
+	flags = l4len >= TCP_MIN_HDR ? l4[13] : 0;
+	if (tcp & ((l4len < TCP_MIN_HDR) | ((off >> 4) < 5)))
+		return false;
+	pkt->tcp_flags = (uint8_t)(flags & (0u - (unsigned int)tcp));
+	pkt->proto_class = tcp ? CFLOW_CLASS_TCP : CFLOW_CLASS_UDP;
+	return true;
 }
 
 static inline bool
@@ -1157,19 +1159,56 @@ static enum cflow_parse_status parse_general(const uint8_t *buf,
 		uint32_t len, const struct cflow_parse_params *params,
 		struct cflow_packet *pkt, struct cflow_frag_id *fi);
 
+/* Every packet starts with its result zeroed: gcc (12, x86-64) zeroes up
+ * to 80 bytes in a few vector stores and more with a rep stosq, whose
+ * start-up cost was 20-25 cycles a packet (docs/benchmarks.md, issue 29
+ * round 2). */
+_Static_assert(sizeof(struct cflow_packet) <= 80,
+	"struct cflow_packet: the parser's memset becomes a rep stosq");
+
+/* Whether @p params let the fast paths take a frame. */
+static inline bool
+fast_ok(const struct cflow_parse_params *params)
+{
+	return params == NULL || (params->link_type == CFLOW_LINK_EN10MB &&
+		(params->decap & CFLOW_DECAP_ALL) == 0);
+}
+
+/* cflow_parse(), with fast_ok(@p params) in @p fast. */
+static inline enum cflow_parse_status
+parse_one(const uint8_t *buf, uint32_t len,
+		const struct cflow_parse_params *params, bool fast,
+		struct cflow_packet *pkt)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	if (fast && (parse_fast_v4(buf, len, pkt) ||
+			parse_fast_v6(buf, len, pkt)))
+		return CFLOW_PARSE_OK;
+	/* the fast path writes nothing unless it takes the frame */
+	return parse_general(buf, len, params, pkt, NULL);
+}
+
 enum cflow_parse_status
 cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt)
 {
-	memset(pkt, 0, sizeof(*pkt));
-	if ((params == NULL || (params->link_type == CFLOW_LINK_EN10MB &&
-			(params->decap & CFLOW_DECAP_ALL) == 0)) &&
-			(parse_fast_v4(buf, len, pkt) ||
-			parse_fast_v6(buf, len, pkt)))
-		return CFLOW_PARSE_OK;
-	/* the fast path writes nothing unless it takes the frame */
-	return parse_general(buf, len, params, pkt, NULL);
+	return parse_one(buf, len, params, fast_ok(params), pkt);
+}
+
+/* One call a burst, the fast path inlined in its loop: a call a packet
+ * and its parameter tests cost 4 cycles of
+ * bench_pipeline's 123 at 1 K flows (issue 29, round 3). */
+void
+cflow_parse_burst(const struct cflow_input *in, unsigned int n,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkts, enum cflow_parse_status *status)
+{
+	bool fast = fast_ok(params);
+
+	for (unsigned int k = 0; k < n; k++)
+		status[k] = parse_one(in[k].data, in[k].len, params, fast,
+			&pkts[k]);
 }
 
 enum cflow_parse_status
@@ -1226,5 +1265,5 @@ parse_general(const uint8_t *buf, uint32_t len,
 uint64_t
 cflow_hash_key(const struct cflow_key *key, uint64_t seed)
 {
-	return XXH3_64bits_withSeed(key, sizeof(*key), seed);
+	return cflow_key_hash(key, seed);
 }

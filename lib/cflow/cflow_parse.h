@@ -352,6 +352,19 @@ enum cflow_packet_kind {
 struct cflow_packet {
 	/** canonical key (see above for what is set) */
 	struct cflow_key key;
+	/**
+	 * With CFLOW_PARSE_OK: the bytes of the outermost IP packet, its
+	 * header included, as its header gives them (IPv4 total length,
+	 * IPv6 40 + payload length): RFC 7012's octets of a packet,
+	 * whatever was captured of it. A decapsulated packet's is its
+	 * tunnel's outer packet's (what the link carried). 0 for an IPv6
+	 * jumbogram (payload length 0: the length is in an option this
+	 * parser does not read), and whenever the status is not OK.
+	 */
+	uint32_t ip_len;
+	/* (here, after the key, so that no field is padded: 80 bytes,
+	 * which gcc zeroes in five stores; at 84 the parser's memset was a
+	 * rep stosq, 20-25 cycles a packet, docs/benchmarks.md) */
 	uint8_t tcp_flags;  /**< 0 unless TCP */
 	uint8_t proto_class; /**< enum cflow_proto_class */
 	/**
@@ -402,16 +415,6 @@ struct cflow_packet {
 	/** With CFLOW_PARSE_OK and class ICMP: the ICMP or ICMPv6 code;
 	 *  else 0. */
 	uint8_t icmp_code;
-	/**
-	 * With CFLOW_PARSE_OK: the bytes of the outermost IP packet, its
-	 * header included, as its header gives them (IPv4 total length,
-	 * IPv6 40 + payload length): RFC 7012's octets of a packet,
-	 * whatever was captured of it. A decapsulated packet's is its
-	 * tunnel's outer packet's (what the link carried). 0 for an IPv6
-	 * jumbogram (payload length 0: the length is in an option this
-	 * parser does not read), and whenever the status is not OK.
-	 */
-	uint32_t ip_len;
 	/** With CFLOW_PARSE_OK: enum cflow_packet_kind; else 0. */
 	uint8_t kind;
 	/**
@@ -497,6 +500,27 @@ struct cflow_parse_params {
 enum cflow_parse_status cflow_parse(const uint8_t *buf, uint32_t len,
 		const struct cflow_parse_params *params,
 		struct cflow_packet *pkt);
+
+struct cflow_input;
+
+/**
+ * cflow_parse() on each of @p n frames, one call a burst: frame k is
+ * @p in[k]'s data and len (cflow_track.h); only those are read.
+ *
+ * @param in
+ *   The frames.
+ * @param n
+ *   How many.
+ * @param params
+ *   Parser options for all of them, or NULL for the defaults.
+ * @param pkts
+ *   Receives frame k's result in pkts[k], as cflow_parse() fills it.
+ * @param status
+ *   Receives frame k's cflow_parse() return in status[k].
+ */
+void cflow_parse_burst(const struct cflow_input *in, unsigned int n,
+		const struct cflow_parse_params *params,
+		struct cflow_packet *pkts, enum cflow_parse_status *status);
 
 /**
  * cflow_parse() without its fast path for the common frame (Ethernet,

@@ -1244,18 +1244,21 @@ lookup_bulk_mode(const struct cf_filter *f, const uint64_t *hashes,
 				hits |= (uint64_t)((cf_slots_match(f, b1[k],
 					fps[k]) | cf_slots_match(f, b2[k],
 					fps[k])) != 0) << k;
-		/* Positions of the hits only, from lines now in cache. */
+		/* Positions of the hits only, from lines now in cache. Both
+		 * buckets matched and one selected, without a branch: which
+		 * of the two holds a key is a coin toss, and a branch on it
+		 * was mispredicted about every other hit (27% of this
+		 * function's samples at 1 K flows, issue 29 round 2). */
 		for (uint64_t m = pos != NULL ? hits : 0; m != 0; m &= m - 1) {
 			unsigned int k = (unsigned int)__builtin_ctzll(m);
-			int s = cf_find_in_bucket(f, b1[k], fps[k], mode);
-			uint32_t i = b1[k];
+			uint64_t m1 = cf_bucket_match(f, b1[k], fps[k], mode);
+			uint64_t m2 = cf_bucket_match(f, b2[k], fps[k], mode);
+			bool first = m1 != 0;
+			uint32_t i = first ? b1[k] : b2[k];
 
-			if (s < 0) {
-				i = b2[k];
-				s = cf_find_in_bucket(f, i, fps[k], mode);
-			}
-			CFU_ASSERT(s >= 0); /* a hit of one of the two */
-			pos[k] = i * f->slots + (uint32_t)s;
+			CFU_ASSERT((m1 | m2) != 0); /* a hit of one of the two */
+			pos[k] = i * f->slots +
+				cf_match_slot(f, first ? m1 : m2, mode);
 		}
 		goto stash;
 	}

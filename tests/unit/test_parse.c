@@ -233,8 +233,8 @@ test_parse_padding(void)
  * those with extension headers), a third with a byte of their first
  * @p damage bytes changed, a fifth cut short or padded, parsed by
  * cflow_parse() (its fast paths) and by the general path alone: the
- * same status and packet. Returns the frames that parsed to TCP or UDP
- * of @p family, in *fast.
+ * same status and packet, and so by cflow_parse_burst(). Returns the
+ * frames that parsed to TCP or UDP of @p family, in *fast.
  */
 static int
 fast_equals_general(uint64_t rng, int frames, unsigned int v6,
@@ -255,6 +255,7 @@ fast_equals_general(uint64_t rng, int frames, unsigned int v6,
 				0 };
 		struct cflow_parse_params pp = { 0 };
 		struct cflow_packet a, b;
+		struct cflow_input in = { 0 };
 		enum cflow_parse_status sa, sb;
 		uint8_t buf[256] = { 0 };
 		uint32_t len;
@@ -275,6 +276,13 @@ fast_equals_general(uint64_t rng, int frames, unsigned int v6,
 		TEST_ASSERT(sa == sb && memcmp(&a, &b, sizeof(a)) == 0,
 			"frame %d (len %u): status %d and %d, or the packets "
 			"differ", i, len, sa, sb);
+		/* the burst entry, its own loop over the fast paths */
+		in.data = buf;
+		in.len = len;
+		cflow_parse_burst(&in, 1, (m >> 43) & 1 ? &pp : NULL, &b, &sb);
+		TEST_ASSERT(sa == sb && memcmp(&a, &b, sizeof(a)) == 0,
+			"frame %d (len %u): status %d, burst %d, or the "
+			"packets differ", i, len, sa, sb);
 		*fast += sa == CFLOW_PARSE_OK && a.key.family == family &&
 			(a.key.proto == 6 || a.key.proto == 17);
 	}
@@ -1655,7 +1663,9 @@ test_parse_tunnels(void)
 			struct cflow_parse_params on = { .decap = c->bit };
 			struct cflow_parse_params others = {
 				.decap = CFLOW_DECAP_ALL & ~c->bit };
-			struct cflow_packet p, ref, outer, p2;
+			struct cflow_packet p, ref, outer, p2, bp[2];
+			struct cflow_input in[2] = { { 0 } };
+			enum cflow_parse_status bst[2];
 			uint8_t inner[256], f[512];
 			uint32_t ilen, len, l4, hdr;
 			enum cflow_parse_status st, rst;
@@ -1675,6 +1685,19 @@ test_parse_tunnels(void)
 				cflow_parse_status_name(st));
 			TEST_ASSERT_EQ(cflow_parse(f, len, &on, &p2), st,
 				"%s/%u: again", c->name, i);
+			/* the burst entry with decapsulation on: the tunnel
+			 * frame (the general path), then its inner frame
+			 * alone (the fast path's, when it is TCP or UDP) */
+			in[0].data = f;
+			in[0].len = len;
+			in[1].data = inner;
+			in[1].len = ilen;
+			cflow_parse_burst(in, 2, &on, bp, bst);
+			TEST_ASSERT(bst[0] == st &&
+				memcmp(&bp[0], &p, sizeof(p)) == 0 &&
+				bst[1] == cflow_parse(inner, ilen, &on, &p2) &&
+				memcmp(&bp[1], &p2, sizeof(p2)) == 0,
+				"%s/%u: burst", c->name, i);
 			/* Off: the outer flow. */
 			TEST_ASSERT_EQ(cflow_parse(f, len, NULL, &outer),
 				CFLOW_PARSE_OK, "%s/%u: off", c->name, i);
