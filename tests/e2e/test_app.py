@@ -1116,6 +1116,11 @@ def test_blocklist_reload_under_traffic():
                 continue
             if info is not None:
                 break
+        # traffic first: the reloads are under traffic only once the
+        # worker has taken packets (under load it may start late)
+        wait_until(lambda: (lambda c: c and c["rx_packets"] > 0)(
+            query(prefix, "/cuckooflow/stats")), "the first packets",
+            proc=proc)
         failed = []
         for n in range(120):
             r = telemetry(prefix, "/cuckooflow/blocklist/reload,%s" %
@@ -1130,7 +1135,12 @@ def test_blocklist_reload_under_traffic():
               "longest RCU wait %d us" % (state["last_load_us"],
                                            state["last_sync_us"],
                                            state["max_sync_us"]))
-        during = telemetry(prefix, "/cuckooflow/stats")
+        # at least one whole loop of the capture, and a blocked packet,
+        # before the stop (the totals below check both)
+        during = wait_until(lambda: (lambda c: c and c["blocked_packets"] > 0
+                                     and c["rx_packets"] > mixed_count() and c)(
+            query(prefix, "/cuckooflow/stats")),
+            "a whole loop of the capture and a blocked packet", proc=proc)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=DEADLINE)
         total = json.load(open(out))["total"]
