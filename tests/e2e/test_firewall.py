@@ -43,7 +43,7 @@ import time
 
 import pytest
 
-from harness import polling, stats, wait_packets
+from harness import DEADLINE, polling, stats, wait_packets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -292,7 +292,7 @@ class Netns:
         sh(IP, "netns", "del", self.name, check=False)
 
 
-def stop(proc, timeout=30):
+def stop(proc, timeout=DEADLINE):
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
     try:
@@ -386,7 +386,7 @@ def live_run(scn, nb, firewall):
         t_stop = time.monotonic() - t0
         rc = stop(app)
         for p, log in procs[:-1]:
-            stop(p, 10)
+            stop(p)
         for _, log in procs:
             log.close()
         with open(applog.name) as f:
@@ -429,26 +429,6 @@ def live_run(scn, nb, firewall):
                 log.close()
         ns.delete()
         shutil.rmtree("/var/run/dpdk/" + rid, ignore_errors=True)
-
-
-def learn_owners(scn, nb):
-    """Admission is per worker, so the model needs each flow's owner: a
-    run in plain forward mode (no limit, every frame forwarded by the
-    worker that owns its flow, on that worker's tx queue) with the same
-    hash seed tells it. Every flow of the scenario must appear."""
-    tx = []
-    bad, cmd = pcap_run(scn, nb, False, plain_tx=tx)
-    assert not bad, "the owners' run: %s" % "\n".join(bad)
-    owners = {}
-    for files in tx:
-        for w, f in enumerate(files):
-            for fr in read_frames(f):
-                p = parse(fr)
-                if p["kind"] == "ip":
-                    assert owners.setdefault(p["key"], w) == w, \
-                        "a flow on two workers"
-    assert len(set(owners.values())) == nb, "a worker owns no flow"
-    return owners
 
 
 def live_cases():
