@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from harness import no_crash
+from harness import DEADLINE, no_crash
 
 CLI = TMP = None
 
@@ -29,7 +29,7 @@ class Run:
     """One run: exit code (None if it hung), stdout, stderr, seconds and
     peak RSS in KiB."""
 
-    def __init__(self, args, timeout=10):
+    def __init__(self, args, timeout=DEADLINE):
         start = time.monotonic()
         p = subprocess.Popen([CLI] + list(args), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
@@ -55,7 +55,7 @@ class Run:
             self.rss_kib, self.out.strip())
 
 
-def run(*args, timeout=10):
+def run(*args, timeout=DEADLINE):
     r = Run(args, timeout)
     return r.rc, r.out
 
@@ -242,7 +242,7 @@ def test_info_output_write_error(cf):
         pytest.skip("no /dev/full")
     with open("/dev/full", "w") as full:
         p = subprocess.run([CLI, "info", cf], stdout=full,
-                           stderr=subprocess.PIPE, text=True, timeout=10)
+                           stderr=subprocess.PIPE, text=True, timeout=DEADLINE)
     no_crash(p.returncode, "cuckooflow-filter", p.stderr)
     assert p.returncode == 1 and "standard output" in p.stderr, p.stderr
 
@@ -281,7 +281,7 @@ def test_odd_file_refused(role, kind, compiled_before):
     out = os.path.join(TMP, "x.cf")
     args = {"build": ["build", path, "-o", out], "info": ["info", path],
             "query": ["query", path, "192.0.2.1"]}[role]
-    r = Run(args, timeout=5)
+    r = Run(args)
     want = 2 if role == "query" else 1
     assert r.rc == want and "%s: %s" % (path, what) in r.stderr and \
         not os.path.exists(out), "want exit %d: %s" % (want, r)
@@ -290,7 +290,7 @@ def test_odd_file_refused(role, kind, compiled_before):
 @pytest.mark.parametrize("kind", ODD)
 def test_build_output_odd_file_refused(kind, lst, compiled_before):
     path, what = odd_file(kind)
-    r = Run(["build", lst, "-o", path], timeout=5)
+    r = Run(["build", lst, "-o", path])
     assert r.rc == 1 and "%s: %s" % (path, what) in r.stderr, r
 
 
@@ -306,8 +306,10 @@ def test_fifo_output_stays_a_fifo():
 
 # ------------------------------------------------------------ big files
 #
-# Files above the size limits: refused from their size, in well under a
-# second and a few MiB (the whole file used to be read first).
+# Files above the size limits: refused from their size, in a few MiB
+# (the whole file used to be read first). The 2 TiB file is what shows
+# the size decides: reading it would not end before DEADLINE (no
+# wall-clock bound here: a loaded machine or the sanitizers are slow).
 
 @pytest.mark.parametrize("size,name", ((1 << 30, "sparse1g.txt"),
                                        (2 << 40, "sparse2t.txt")))
@@ -319,13 +321,13 @@ def test_refused_by_size_fast_small(cmd, size, name):
     try:
         args = ["build", path, "-o", os.path.join(TMP, "x.cf")] \
             if cmd == "build" else ["info", path]
-        r = Run(args, timeout=30)
+        r = Run(args)
     finally:
         os.unlink(path)
     print("%s %s: %.3f s, peak RSS %d KiB" % (cmd, name, r.seconds,
                                                r.rss_kib))
     assert r.rc == 1 and name in r.stderr and "limit" in r.stderr and \
-        r.seconds < 1 and r.rss_kib < 64 * 1024, r
+        r.rss_kib < 64 * 1024, r
 
 
 def test_nul_byte_file_line():
