@@ -81,6 +81,7 @@ CF_INLINE_FIELD(lane_lo);
 CF_INLINE_FIELD(lane_hi);
 CF_INLINE_FIELD(items);
 CF_INLINE_FIELD(int_seed);
+CF_INLINE_FIELD(alt_mul);
 CF_INLINE_FIELD(bucket_mask);
 CF_INLINE_FIELD(pitch_bytes);
 CF_INLINE_FIELD(fp_bits);
@@ -256,6 +257,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->inline_add = f->inline_kind != CF_INLINE_NONE &&
 		f->value_bytes == 0 && p->aux_bits == 0;
 	f->key_flip = key_flip(p->seed);
+	f->alt_mul = CF_ALT_MUL_;
 	int_hash_init(f, p->seed);
 	f->lane_lo = 0;
 	for (uint32_t k = 0; k < lanes; k++)
