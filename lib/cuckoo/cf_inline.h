@@ -32,6 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
 #endif
@@ -83,6 +86,8 @@ enum cf_inline_kind {
 	CF_INLINE_P12 = 2,   /* 4 x 12 bits, power of two of buckets */
 	CF_INLINE_P16 = 3,   /* 4 x 16 bits, power of two of buckets */
 	CF_INLINE_W32 = 4,   /* 4 x 32 bits: two words a bucket */
+	CF_INLINE_P32 = 5,   /* 4 x 32 bits, power of two of buckets of
+			      * 16 bytes (no values between) */
 };
 /* The multiplier of the fingerprint's mix in the alternate bucket
  * (cf_internal.h: cf_alt_index), Fibonacci hashing's. */
@@ -317,6 +322,7 @@ cf_inline_add_(struct cf_filter *f, uint64_t hash)
 	case CF_INLINE_P16:
 		return cf_inline_add_k_(f, hash, 16);
 	case CF_INLINE_W32:
+	case CF_INLINE_P32:
 		return cf_inline_add_k_(f, hash, 32);
 	default:
 		return cf_inline_add_k_(f, hash, 0);
@@ -395,6 +401,35 @@ cf_inline_has_pow2_(const struct cf_inline_snap_ *s, uint64_t hash,
 #endif
 }
 
+/*
+ * The same for 4 x 32 bits (CF_INLINE_P32): each bucket one aligned
+ * vector compared with the fingerprint in each lane (as rte_hash
+ * compares its signatures: cmpeq and movemask).
+ */
+static inline __attribute__((always_inline)) int
+cf_inline_has_p32_(const struct cf_filter *f,
+		const struct cf_inline_snap_ *s, uint64_t hash)
+{
+#if defined(__SSE2__)
+	uint32_t fp = 1 + (uint32_t)(((hash & UINT32_MAX) * s->range) >> 32);
+	uint32_t i1 = (uint32_t)(hash >> 32) & s->mask;
+	uint32_t i2 = (i1 ^ (uint32_t)(((uint64_t)fp * s->alt_mul) >> 32)) &
+		s->mask;
+	__m128i v = _mm_set1_epi32((int)fp);
+	__m128i a = _mm_load_si128((const __m128i *)(const void *)
+		(s->table + (size_t)i1 * 16));
+	__m128i b = _mm_load_si128((const __m128i *)(const void *)
+		(s->table + (size_t)i2 * 16));
+
+	(void)f;
+	return _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi32(a, v),
+		_mm_cmpeq_epi32(b, v))) != 0;
+#else
+	(void)s;
+	return cf_inline_contains_k_(f, hash, 32);
+#endif
+}
+
 /* Membership of a hash, the snapshot taken: the 12-bit table (the
  * default) first, then the 16-bit one, then the rest. */
 static inline __attribute__((always_inline)) int
@@ -405,6 +440,8 @@ cf_inline_lookup_(const struct cf_filter *f, struct cf_inline_snap_ s,
 		return cf_inline_has_pow2_(&s, hash, 12);
 	if (s.go == CF_INLINE_P16)
 		return cf_inline_has_pow2_(&s, hash, 16);
+	if (s.go == CF_INLINE_P32)
+		return cf_inline_has_p32_(f, &s, hash);
 	if (s.go == CF_INLINE_W32)
 		return cf_inline_contains_k_(f, hash, 32);
 	if (s.go == CF_INLINE_BYTES)

@@ -249,7 +249,9 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	}
 	/* The inline calls (cf_inline.h) handle whole-byte buckets of one
 	 * word; their adds write no value and no aux word. */
-	f->inline_kind = f->wide == CF_WIDE_32X4 ? CF_INLINE_W32 :
+	f->inline_kind = f->wide == CF_WIDE_32X4 ? (f->pow2 &&
+			f->pitch_bytes == 16 ? CF_INLINE_P32 :
+			CF_INLINE_W32) :
 		f->mode != CF_MODE_BYTES ? CF_INLINE_NONE :
 		!f->pow2 || f->slots != 4 || f->interleaved ? CF_INLINE_BYTES :
 		f->fp_bits == 12 ? CF_INLINE_P12 :
