@@ -330,8 +330,8 @@ cf_inline_add_(struct cf_filter *f, uint64_t hash)
 }
 
 /*
- * The fields a lookup in a 4 x 12 or 4 x 16 power-of-two table reads,
- * all read before any branch: in a caller's loop of lookups, which
+ * The fields a lookup in a P12, P16 or P32 table reads, all read before
+ * any branch: in a caller's loop of lookups, which
  * writes nothing (the library's fallbacks are pure), they are
  * loop-invariant loads the compiler takes out of the loop, as the
  * paper's code has its geometry as constants. @p go is the kind when
@@ -362,24 +362,34 @@ cf_inline_snap_(const struct cf_inline_fields *v)
 	return s;
 }
 
+/* The fingerprint of a hash and its two buckets in a power-of-two table,
+ * as the library derives them (cf_internal.h: cf_fingerprint, cf_index,
+ * cf_alt_index), from the snapshot: one multiply each by a register. */
+static inline __attribute__((always_inline)) uint32_t
+cf_inline_snap_fp_(const struct cf_inline_snap_ *s, uint64_t hash,
+		uint32_t *i1, uint32_t *i2)
+{
+	uint32_t fp = 1 + (uint32_t)(((hash & UINT32_MAX) * s->range) >> 32);
+
+	*i1 = (uint32_t)(hash >> 32) & s->mask;
+	*i2 = (*i1 ^ (uint32_t)(((uint64_t)fp * s->alt_mul) >> 32)) &
+		s->mask;
+	return fp;
+}
+
 /*
  * Membership of a hash in a 4 x @p fb (12 or 16) power-of-two table,
- * stash empty, from the snapshot's values only: the library's
- * fingerprint, bucket and alternate bucket (cf_internal.h) with one
- * multiply each by a register (the snapshot's, not constants the
- * compiler would turn into chains of shifts and adds), a bucket's
- * address without a multiply, both bucket words compared as one vector
- * before one branch.
+ * stash empty, from the snapshot's values only (multipliers in
+ * registers, not constants the compiler would turn into chains of
+ * shifts and adds), a bucket's address without a multiply, both bucket
+ * words compared as one vector before one branch.
  */
 static inline __attribute__((always_inline)) int
 cf_inline_has_pow2_(const struct cf_inline_snap_ *s, uint64_t hash,
 		unsigned int fb)
 {
 	const uint64_t hi = CF_INLINE_LANES4_(fb) << (fb - 1);
-	uint32_t fp = 1 + (uint32_t)(((hash & UINT32_MAX) * s->range) >> 32);
-	uint32_t i1 = (uint32_t)(hash >> 32) & s->mask;
-	uint32_t i2 = (i1 ^ (uint32_t)(((uint64_t)fp * s->alt_mul) >> 32)) &
-		s->mask;
+	uint32_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
 	uint64_t pat = fp * s->lo;
 #if defined(__SSE4_1__)
 	__m128i x = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)
@@ -411,10 +421,7 @@ cf_inline_has_p32_(const struct cf_filter *f,
 		const struct cf_inline_snap_ *s, uint64_t hash)
 {
 #if defined(__SSE2__)
-	uint32_t fp = 1 + (uint32_t)(((hash & UINT32_MAX) * s->range) >> 32);
-	uint32_t i1 = (uint32_t)(hash >> 32) & s->mask;
-	uint32_t i2 = (i1 ^ (uint32_t)(((uint64_t)fp * s->alt_mul) >> 32)) &
-		s->mask;
+	uint32_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
 	__m128i v = _mm_set1_epi32((int)fp);
 	__m128i a = _mm_load_si128((const __m128i *)(const void *)
 		(s->table + (size_t)i1 * 16));
