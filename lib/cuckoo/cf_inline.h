@@ -438,17 +438,21 @@ cf_inline_has_p32_(const struct cf_filter *f,
 }
 
 /* Membership of a hash, the snapshot taken: the 12-bit table (the
- * default) first, then the 16-bit one, then the rest. */
+ * library's and the application's default) first, then the 32-bit one
+ * (the firewall's), then the 16-bit one, then the rest. Each test
+ * further down costs a lookup about 0.3 ns in a caller's loop
+ * (bench_filter --widths at 2^12 slots: the kind tested second 2.44 ns,
+ * third 2.77 ns, whichever of 16 and 32 bits it is). */
 static inline __attribute__((always_inline)) int
 cf_inline_lookup_(const struct cf_filter *f, struct cf_inline_snap_ s,
 		uint64_t hash)
 {
 	if (__builtin_expect(s.go == CF_INLINE_P12, 1))
 		return cf_inline_has_pow2_(&s, hash, 12);
-	if (s.go == CF_INLINE_P16)
-		return cf_inline_has_pow2_(&s, hash, 16);
 	if (s.go == CF_INLINE_P32)
 		return cf_inline_has_p32_(f, &s, hash);
+	if (s.go == CF_INLINE_P16)
+		return cf_inline_has_pow2_(&s, hash, 16);
 	if (s.go == CF_INLINE_W32)
 		return cf_inline_contains_k_(f, hash, 32);
 	if (s.go == CF_INLINE_BYTES)
