@@ -123,6 +123,7 @@ struct cf_filter {
 	uint64_t lane_hi;       /* top bit of each f-bit lane */
 	uint64_t items;         /* in the table, stash excluded */
 	uint64_t int_seed;      /* cf_hash_u64()'s, from the seed */
+	uint64_t alt_mul;       /* CF_ALT_MUL_: a field for the inline calls */
 	uint32_t bucket_mask;   /* buckets - 1 */
 	uint32_t pitch_bytes;   /* from one bucket to the next, where whole */
 	uint32_t fp_bits;
@@ -362,7 +363,7 @@ cf_fingerprint(const struct cf_filter *f, uint64_t hash)
 static inline uint32_t
 cf_alt_index(const struct cf_filter *f, uint32_t i, uint32_t fp)
 {
-	uint64_t mix = (uint64_t)fp * UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t mix = (uint64_t)fp * CF_ALT_MUL_;
 	uint32_t h, alt;
 
 	if (f->pow2)

@@ -68,6 +68,7 @@ CF_INLINE_FIELD(lane_lo);
 CF_INLINE_FIELD(lane_hi);
 CF_INLINE_FIELD(items);
 CF_INLINE_FIELD(int_seed);
+CF_INLINE_FIELD(alt_mul);
 CF_INLINE_FIELD(bucket_mask);
 CF_INLINE_FIELD(pitch_bytes);
 CF_INLINE_FIELD(fp_bits);
@@ -235,7 +236,9 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	}
 	/* The inline calls (cf_inline.h) handle whole-byte buckets of one
 	 * word; their adds write no value and no aux word. */
-	f->inline_kind = f->wide == CF_WIDE_32X4 ? CF_INLINE_W32 :
+	f->inline_kind = f->wide == CF_WIDE_32X4 ? (f->pow2 &&
+			f->pitch_bytes == 16 ? CF_INLINE_P32 :
+			CF_INLINE_W32) :
 		f->mode != CF_MODE_BYTES ? CF_INLINE_NONE :
 		!f->pow2 || f->slots != 4 || f->interleaved ? CF_INLINE_BYTES :
 		f->fp_bits == 12 ? CF_INLINE_P12 :
@@ -243,6 +246,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->inline_add = f->inline_kind != CF_INLINE_NONE &&
 		f->value_bytes == 0 && p->aux_bits == 0;
 	f->key_flip = key_flip(p->seed);
+	f->alt_mul = CF_ALT_MUL_;
 	int_hash_init(f, p->seed);
 	f->lane_lo = 0;
 	for (uint32_t k = 0; k < lanes; k++)
@@ -1180,31 +1184,40 @@ bytes_match_burst(const struct cf_filter *f, unsigned int n,
 	return hits;
 }
 
-/* The compare pass of buckets of 4 x 32 bits: both buckets of a key as
- * one vector of 8 lanes against its fingerprint (in the AVX2 and AVX-512
- * clones one 256-bit compare and a test; two 128-bit ones in the
- * baseline). GCC's vector extensions, so that each clone has its own. */
+/* The compare pass of buckets of 4 x 32 bits: each bucket one 128-bit
+ * compare with the key's fingerprint in every lane, the two ORed and
+ * reduced by one movemask (SSE2, VEX-encoded in the AVX2 and AVX-512
+ * clones; as rte_hash compares its signatures). GCC's vector
+ * extensions where there is no SSE2. */
 static inline __attribute__((always_inline)) uint64_t
 wide32_match_burst(const struct cf_filter *f, unsigned int n,
 		const uint32_t *b1, const uint32_t *b2, const uint32_t *fps)
 {
-	typedef uint32_t v4u __attribute__((vector_size(16)));
-	typedef uint32_t v8u __attribute__((vector_size(32)));
 	const uint8_t *table = f->table;
 	const uint64_t bytes = f->pitch_bytes;
 	uint64_t hits = 0;
 
 	for (unsigned int k = 0; k < n; k++) {
-		v4u a, b;
-		v8u x, eq;
-		uint64_t w[4];
+#ifdef __SSE2__
+		__m128i v = _mm_set1_epi32((int)fps[k]);
+		__m128i eq = _mm_or_si128(_mm_cmpeq_epi32(_mm_loadu_si128(
+			(const __m128i *)(const void *)(table + b1[k] *
+			bytes)), v), _mm_cmpeq_epi32(_mm_loadu_si128(
+			(const __m128i *)(const void *)(table + b2[k] *
+			bytes)), v));
+
+		hits |= (uint64_t)(_mm_movemask_epi8(eq) != 0) << k;
+#else
+		typedef uint32_t v4u __attribute__((vector_size(16)));
+		v4u a, b, eq;
+		uint64_t w[2];
 
 		memcpy(&a, table + b1[k] * bytes, sizeof(a));
 		memcpy(&b, table + b2[k] * bytes, sizeof(b));
-		x = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7);
-		eq = (v8u)(x == fps[k]);
+		eq = (v4u)((a == fps[k]) | (b == fps[k]));
 		memcpy(w, &eq, sizeof(w));
-		hits |= (uint64_t)((w[0] | w[1] | w[2] | w[3]) != 0) << k;
+		hits |= (uint64_t)((w[0] | w[1]) != 0) << k;
+#endif
 	}
 	return hits;
 }
