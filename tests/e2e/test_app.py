@@ -26,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
-from harness import (DEADLINE, Testpmd, empty_pcap, hugepages_free,
+from harness import (DEADLINE, Testpmd, empty_pcap, flush, hugepages_free,
                      links_up, memif_peer_argv, need_tool, no_crash,
                      polling, query, run_ended, run_replay, wait_until)
 
@@ -2773,7 +2773,7 @@ def test_flow_lookup_and_flush():
                        "udp,10.2.0.3,80,10.1.0.3,20002" + " " * 300):
             r = telemetry(prefix, "/cuckooflow/flow," + params)
             assert "error" in r and "state" not in r, (params, r)
-        flushed = telemetry(prefix, "/cuckooflow/flush")
+        flushed = flush(prefix, proc)
         assert flushed["workers"] == 2 and flushed["flushed"] == 90 - 60, \
             flushed
         assert telemetry(prefix, "/cuckooflow/flow,udp,10.2.0.3,80,"
@@ -3054,7 +3054,7 @@ def test_control_request_withdrawn():
         assert r["state"] == "untracked", r
         s = telemetry(prefix, "/cuckooflow/stats")
         assert s["flows_flushed"] == 0 and s["active"] > 0, s
-        r = telemetry(prefix, "/cuckooflow/flush")
+        r = flush(prefix, proc)
         assert r == {"flushed": s["active"], "workers": 1,
                      "in_progress": 0}, r
     finally:
