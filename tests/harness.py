@@ -91,6 +91,19 @@ def run_ended(prefix, proc=None):
     return query(prefix, "/cuckooflow/stats")
 
 
+def lookup(prefix, params, proc=None):
+    """/cuckooflow/flow,@params on the cuckooflow run @prefix: the reply,
+    asked again while it says a worker did not answer within the 2 s it
+    waits (a loaded machine; a lookup changes nothing, docs/usage.md)."""
+    def answered():
+        r = query(prefix, "/cuckooflow/flow," + params)
+        if r is None or re.search(r"did not answer|not answered yet",
+                                  r.get("error", "")):
+            return None
+        return r
+    return wait_until(answered, "/cuckooflow/flow," + params, proc=proc)
+
+
 def flush(prefix, proc=None):
     """/cuckooflow/flush on the cuckooflow run @prefix, every worker's
     answer waited for: a worker that took the request but had not

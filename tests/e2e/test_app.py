@@ -27,7 +27,7 @@ from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
 from harness import (DEADLINE, Testpmd, empty_pcap, flush, hugepages_free,
-                     links_up, memif_peer_argv, need_tool, no_crash,
+                     links_up, lookup, memif_peer_argv, need_tool, no_crash,
                      polling, query, run_ended, run_replay, wait_until)
 
 APP = PCAPS = MIXED = TMP = None
@@ -2745,18 +2745,18 @@ def test_flow_lookup_and_flush():
                                                    "--stats-json", out])
     try:
         wait_packets(prefix, len(stamped))
-        udp = telemetry(prefix, "/cuckooflow/flow,udp,10.2.0.3,80,"
-                        "10.1.0.3,20002")
+        udp = lookup(prefix, "udp,10.2.0.3,80,"
+                     "10.1.0.3,20002")
         assert udp["state"] == "open" and udp["class"] == "udp" and \
             udp["worker"] in (0, 1) and "false positive" in udp["note"], udp
         # the other direction names the same flow
-        assert telemetry(prefix, "/cuckooflow/flow,udp,10.1.0.3,20002,"
-                         "10.2.0.3,80")["worker"] == udp["worker"]
-        tcp = telemetry(prefix, "/cuckooflow/flow,tcp,10.1.0.1,20000,"
-                        "10.2.0.1,53")
+        assert lookup(prefix, "udp,10.1.0.3,20002,"
+                      "10.2.0.3,80")["worker"] == udp["worker"]
+        tcp = lookup(prefix, "tcp,10.1.0.1,20000,"
+                     "10.2.0.1,53")
         assert tcp["state"] == "closing" and tcp["class"] == "tcp", tcp
-        none = telemetry(prefix, "/cuckooflow/flow,tcp,192.0.2.1,1,"
-                         "192.0.2.2,2")
+        none = lookup(prefix, "tcp,192.0.2.1,1,"
+                      "192.0.2.2,2")
         assert none["state"] == "untracked" and none["worker"] == -1, none
         bad = telemetry(prefix, "/cuckooflow/flow,tcp,10.1.0.1,x,"
                         "10.2.0.1,53")
@@ -2776,8 +2776,8 @@ def test_flow_lookup_and_flush():
         flushed = flush(prefix, proc)
         assert flushed["workers"] == 2 and flushed["flushed"] == 90 - 60, \
             flushed
-        assert telemetry(prefix, "/cuckooflow/flow,udp,10.2.0.3,80,"
-                         "10.1.0.3,20002")["state"] == "untracked"
+        assert lookup(prefix, "udp,10.2.0.3,80,"
+                      "10.1.0.3,20002")["state"] == "untracked"
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=DEADLINE)
@@ -2825,11 +2825,11 @@ def test_idle_timeout_lookup(nb):
         # the capture read and the end-of-run sweep made, at the last
         # packet's time (t0 + 20.5 s): what is past its timeout is gone
         run_ended(prefix, proc)
-        gone = telemetry(prefix, "/cuckooflow/flow,udp,10.8.0.1,4000,"
-                         "10.9.0.9,53")
+        gone = lookup(prefix, "udp,10.8.0.1,4000,"
+                      "10.9.0.9,53")
         assert gone["state"] == "untracked", gone
-        idle = telemetry(prefix, "/cuckooflow/flow,udp,10.8.0.2,4000,"
-                         "10.9.0.9,53")
+        idle = lookup(prefix, "udp,10.8.0.2,4000,"
+                      "10.9.0.9,53")
         assert idle["state"] == "open" and idle["worker"] in range(nb) \
             and abs(idle["idle_ms"] - 19500) < 17, idle  # within a tick
     finally:
@@ -2869,8 +2869,8 @@ def test_flow_lookup_expired_live(nb):
 
         def lookups():
             for f in list(left):
-                r = telemetry(prefix, "/cuckooflow/flow,udp,10.6.0.%d,%d,"
-                              "192.0.2.7,53" % (f + 1, 6000 + f))
+                r = lookup(prefix, "udp,10.6.0.%d,%d,"
+                           "192.0.2.7,53" % (f + 1, 6000 + f))
                 seen.setdefault(r["state"], []).append(r)
                 if order[r["state"]] < last.get(f, 0):
                     bad.append("flow %d: %s after %s" % (f, r["state"],
@@ -2917,7 +2917,7 @@ def test_flow_lookup_vlan(nb):
         wait_packets(prefix, 59)
 
         def state(req):
-            r = telemetry(prefix, "/cuckooflow/flow," + req)
+            r = lookup(prefix, req)
             assert "error" not in r, (req, r)
             return r["state"]
         assert state(flow + ",100") == "closing"
@@ -2939,7 +2939,7 @@ def test_flow_lookup_vlan(nb):
                                  % cap, ["--clock", "pkt", "--hash-seed", "7"])
     try:
         wait_packets(prefix, 59)
-        assert telemetry(prefix, "/cuckooflow/flow," + flow)["state"] == \
+        assert lookup(prefix, flow)["state"] == \
             "closing"
         r = telemetry(prefix, "/cuckooflow/flow," + flow + ",100")
         assert "without --vlan-in-key" in r.get("error", ""), r
