@@ -91,6 +91,48 @@ def run_ended(prefix, proc=None):
     return query(prefix, "/cuckooflow/stats")
 
 
+def lookup(prefix, params, proc=None):
+    """/cuckooflow/flow,@params on the cuckooflow run @prefix: the reply,
+    asked again while it says a worker did not answer within the 2 s it
+    waits (a loaded machine; a lookup changes nothing, docs/usage.md)."""
+    def answered():
+        r = query(prefix, "/cuckooflow/flow," + params)
+        if r is None or re.search(r"did not answer|not answered yet",
+                                  r.get("error", "")):
+            return None
+        return r
+    return wait_until(answered, "/cuckooflow/flow," + params, proc=proc)
+
+
+def flush(prefix, proc=None):
+    """/cuckooflow/flush on the cuckooflow run @prefix, every worker's
+    answer waited for: a worker that took the request but had not
+    answered within the 2 s the reply waits (a loaded machine) flushes
+    when it gets to it, counted in flushes (docs/usage.md); then the
+    flows it removed are read from flows_flushed. Returns the reply, as
+    if every worker had answered in time: {flushed, workers,
+    in_progress} (and error, if one did not take it)."""
+    before = wait_until(lambda: query(prefix, "/cuckooflow/stats"),
+                        "the counters", proc=proc)
+    r = wait_until(lambda: query(prefix, "/cuckooflow/flush"), "the flush",
+                   proc=proc)
+    if not r.get("in_progress"):
+        return r
+    want = before["flushes"] + r["workers"] + r["in_progress"]
+
+    def served():
+        s = query(prefix, "/cuckooflow/stats")
+        return s if s and s["flushes"] >= want else None
+    after = wait_until(served, "the late workers' flush (flushes)",
+                       proc=proc)
+    r = dict(r, flushed=after["flows_flushed"] - before["flows_flushed"],
+             workers=r["workers"] + r["in_progress"], in_progress=0)
+    if r["workers"] == (query(prefix, "/cuckooflow/run") or {}).get(
+            "workers"):
+        r.pop("error", None)
+    return r
+
+
 def no_crash(rc, what="cuckooflow", log=""):
     """Fail the test if @what was killed by a signal (subprocess's
     negative return code): a crash is a failure whatever the test

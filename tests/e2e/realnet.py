@@ -207,7 +207,7 @@ class Net:
     """The client, router and server namespaces of one run, and the two
     links the firewall goes between: the client's peer interface
     (inside) and the router's (outside), in namespace @fw_ns (None: the
-    root namespace, for Open vSwitch). @tag names everything."""
+    root namespace). @tag names everything."""
 
     def __init__(self, tag, tmp, fw_ns=None, peers=("fi", "fo")):
         self.tag, self.tmp, self.fw_ns = tag, tmp, fw_ns

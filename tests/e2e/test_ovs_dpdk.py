@@ -7,9 +7,15 @@ through it.
 Each run starts its own ovsdb-server and ovs-vswitchd-dpdk in its own
 run directory (never the system's service or database), with its own
 DPDK --file-prefix, in memory (--in-memory: no hugepage files), 256 MB
-of the hugepages the test run reserved. Its netdev bridge has four
+of the hugepages the test run reserved. ovs-vswitchd runs in a network
+namespace of the run's own: its netdev datapath makes a tap device
+named ovs-netdev in its namespace, and two instances in one namespace
+(the two runs side by side, or two trees' runs) collided there ("creating
+tap device failed: Device or resource busy"), the second's bridge made
+only once the first had gone: br0.mgmt not there for 180 s, the run
+failed or took 197 s instead of 12. Its netdev bridge has four
 ports: the client's and the router's veth peers (kernel interfaces in
-the root namespace, named after the run) and two dpdkvhostuserclient
+that namespace, named after the run) and two dpdkvhostuserclient
 ports whose sockets cuckooflow serves (virtio-user, server=1: the
 vhost-user frontend). OpenFlow rules steer the traffic through
 cuckooflow:
@@ -28,7 +34,7 @@ import os
 import pytest
 
 from harness import DEADLINE, need_tool, polling, query
-from realnet import ALLOW, Net, sh, tools, traffic_checks
+from realnet import ALLOW, IP, Net, sh, tools, traffic_checks
 
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
@@ -42,14 +48,23 @@ def tag():
 
 
 class Ovs:
-    """ovsdb-server and ovs-vswitchd-dpdk of one run, in @d."""
+    """ovsdb-server and ovs-vswitchd-dpdk of one run, in @d; ovs-vswitchd
+    in network namespace @ns (its datapath's ovs-netdev tap is there)."""
 
-    def __init__(self, d, prefix):
+    def __init__(self, d, prefix, ns):
         self.d = d
         self.env = dict(os.environ, OVS_RUNDIR=d, OVS_LOGDIR=d,
                         OVS_DBDIR=d)
         self.db = "unix:%s/db.sock" % d
         self.started = []
+        try:
+            self._start(prefix, ns)
+        except Exception:
+            self.stop()
+            raise
+
+    def _start(self, prefix, ns):
+        d = self.d
         sh("ovsdb-tool", "create", d + "/conf.db", SCHEMA, env=self.env)
         sh("ovsdb-server", "--remote=punix:%s/db.sock" % d,
            "--pidfile=%s/ovsdb.pid" % d, "--unixctl=%s/ovsdb.ctl" % d,
@@ -65,7 +80,8 @@ class Ovs:
                    "--in-memory" % prefix,
                    "other_config:dpdk-socket-mem=256",
                    "other_config:pmd-maxsleep=50")
-        sh(VSWITCHD, self.db, "--pidfile=%s/vswitchd.pid" % d,
+        sh(IP, "netns", "exec", ns, VSWITCHD, self.db,
+           "--pidfile=%s/vswitchd.pid" % d,
            "--unixctl=%s/vswitchd.ctl" % d,
            "--log-file=%s/vswitchd.log" % d, "--detach", env=self.env,
            timeout=DEADLINE)
@@ -76,6 +92,9 @@ class Ovs:
         for _ in polling(0.05):
             if os.path.exists(d + "/br0.mgmt"):
                 break
+        else:
+            raise RuntimeError("no bridge br0 (no br0.mgmt): %s" %
+                               self.log())
 
     def vsctl(self, *args, timeout=DEADLINE):
         return sh("ovs-vsctl", "--db=" + self.db, *args, env=self.env,
@@ -108,8 +127,7 @@ def ovs_run(cuckooflow, tmp, nb):
     """One run: problems."""
     t = tag()
     d = str(tmp)
-    ovs = Ovs(d, t + "s")
-    net = None
+    ovs = net = None
     prefix = t
     out = os.path.join(d, "stats.json")
     allow = os.path.join(d, "allow.txt")
@@ -117,7 +135,8 @@ def ovs_run(cuckooflow, tmp, nb):
         f.write(ALLOW)
     vin, vout = t + "i", t + "o"
     try:
-        net = Net(t, d, fw_ns=None, peers=(vin, vout))
+        net = Net(t, d, fw_ns=t + "f", peers=(vin, vout))
+        ovs = Ovs(d, t + "s", net.fw_ns)
         ovs.vsctl("add-port", "br0", vin)
         ovs.vsctl("add-port", "br0", vout)
         for k in (0, 1):
@@ -151,9 +170,11 @@ def ovs_run(cuckooflow, tmp, nb):
                     % (proc.poll(), ovs.log())]
         return traffic_checks(net, prefix, proc, out)
     finally:
+        # the switch first: its namespace goes with the others
+        if ovs is not None:
+            ovs.stop()
         if net is not None:
             net.delete()
-        ovs.stop()
         sh("rm", "-rf", "/var/run/dpdk/" + prefix, "/var/run/dpdk/" + t +
            "s", check=False)
 

@@ -33,7 +33,7 @@ import subprocess
 
 import pytest
 
-from harness import (DEADLINE, nfcapd, nfdump_flows, no_crash, query,
+from harness import (DEADLINE, flush, nfcapd, nfdump_flows, no_crash, query,
                      run_ended, run_replay, sequence_failures, timed_pcap,
                      wait_until)
 
@@ -506,8 +506,7 @@ def test_records_flush(nb, tmp_path):
         stats = run_ended(prefix, proc)
         left = stats["active"] + stats["lingering"]
         assert left == sum(r["reason"] == 4 for r in want) + 1
-        reply = wait_until(lambda: query(prefix, "/cuckooflow/flush"),
-                           "the flush", proc=proc)
+        reply = flush(prefix, proc)
         assert reply["flushed"] == stats["active"], reply
         after = wait_until(lambda: query(prefix, "/cuckooflow/stats"),
                            "the counters", proc=proc)
