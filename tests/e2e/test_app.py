@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
+from harness import NO_HUGE_MB
 from harness import (DEADLINE, Testpmd, empty_pcap, flush, hugepages_free,
                      links_up, lookup, memif_peer_argv, need_tool, no_crash,
                      polling, query, run_ended, run_replay, wait_until)
@@ -50,7 +51,7 @@ def app(pcap=None, args=(), huge=False, tx=None, vdev=None, timeout=DEADLINE):
     runs += 1
     eal = ["-l", "0,1", "--no-pci", "--log-level=lib.*:error",
            "--file-prefix=cfe2e%d_%d" % (os.getpid(), runs)]
-    eal += [] if huge else ["--no-huge", "-m", "512"]
+    eal += [] if huge else ["--no-huge", "-m", NO_HUGE_MB]
     if vdev is None and pcap is not None:
         vdev = "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
             pcap, tx or os.path.join(TMP, "tx.pcap"))
@@ -467,7 +468,7 @@ def telemetry_run():
     out = os.path.join(TMP, "tel.json")
     pcap = os.path.join(PCAPS, "mixed.pcap")
     proc = subprocess.Popen(
-        [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+        [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
          "--log-level=lib.*:error", "--file-prefix=" + prefix, "--vdev",
          "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % pcap, "--", "--clock",
          "pkt", "--fp-bits", "32", "--hash-seed", "7", "--stats-json", out],
@@ -999,7 +1000,7 @@ def switch_link_case(kind):
     global runs
     runs += 1
     prefix = "cfe2e%d_%d" % (os.getpid(), runs)
-    mem = ["-m", "256"] if link["huge"] else ["--no-huge", "-m", "512"]
+    mem = ["-m", "256"] if link["huge"] else ["--no-huge", "-m", NO_HUGE_MB]
     sock = [os.path.join(TMP, "%s%d.sock" % (kind, i)) for i in (0, 1)]
     path = os.path.join(TMP, "switch_block.txt")
     with open(path, "w") as f:
@@ -1101,7 +1102,7 @@ def test_blocklist_reload_under_traffic():
     prefix = "cfe2e%d_%d" % (os.getpid(), runs)
     out = os.path.join(TMP, "reload.json")
     proc = subprocess.Popen(
-        [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+        [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
          "--log-level=lib.*:error", "--file-prefix=" + prefix, "--vdev",
          "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1" %
          os.path.join(PCAPS, "mixed.pcap"), "--", "--blocklist", a,
@@ -1496,7 +1497,7 @@ def test_main_lcore_sleeps():
     runs += 1
     prefix = "cfe2e%d_%d" % (os.getpid(), runs)
     proc = subprocess.Popen(
-        [APP, "--lcores", "0@0,1@1", "--no-pci", "--no-huge", "-m", "512",
+        [APP, "--lcores", "0@0,1@1", "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
          "--log-level=lib.*:error", "--file-prefix=" + prefix, "--vdev",
          "net_null0", "--", "--stats-period", "1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -1676,7 +1677,7 @@ def test_shutdown_under_telemetry(first, tmp_path):
         runs += 1
         prefix = "cfe2e%d_%d" % (os.getpid(), runs)
         proc = subprocess.Popen(
-            [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+            [APP, "-l", "0,1", "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
              "--log-level=lib.*:error", "--file-prefix=" + prefix, "--vdev",
              "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1" % pcap,
              "--", "--blocklist", lst], stdout=subprocess.DEVNULL,
@@ -1760,7 +1761,7 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
             os.unlink(f)
     cf = subprocess.Popen(
         [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix] +
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + prefix] +
         ["--vdev=net_memif%d,role=server,socket=%s" % (i, sock[i])
          for i in (0, 1)] +
         # memif pairs queues: as many tx as the peer has rx
@@ -1906,7 +1907,7 @@ def test_stats_period(nb, every):
         os.unlink(lines_path)
     p = subprocess.Popen(
         [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=cfe2estat%d_%d" %
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=cfe2estat%d_%d" %
          (os.getpid(), nb),
          "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (mixed, os.devnull),
          "--", "--stats-period", "1", "--stats-json-period", lines_path] +
@@ -2001,7 +2002,7 @@ def test_stats_json_schema_is_telemetry():
             os.unlink(f)
     proc = subprocess.Popen(
         [APP, "--lcores", WORKER_LCORES[2], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix,
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + prefix,
          "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (MIXED, os.devnull),
          "--", "--clock", "pkt", "--stats-period", "1",
          "--stats-json-period", lines_path, "--stats-json", final_path],
@@ -2087,7 +2088,7 @@ def test_prometheus_server_scrapes():
     try:
         procs.append(subprocess.Popen(
             [APP, "--lcores", WORKER_LCORES[2], "--no-pci", "--no-huge",
-             "-m", "512", "--log-level=lib.*:error",
+             "-m", NO_HUGE_MB, "--log-level=lib.*:error",
              "--file-prefix=" + prefix, "--vdev",
              "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % pcap, "--",
              # the saves' series, which an alert reads
@@ -2720,7 +2721,7 @@ def start_workers(nb, vdev, args):
     prefix = "cfe2e%d_%d" % (os.getpid(), runs)
     proc = subprocess.Popen(
         [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix,
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + prefix,
          "--vdev", vdev, "--"] + list(args),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return proc, prefix

@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+from harness import NO_HUGE_MB
 from harness import DEADLINE, no_crash, timed_pcap
 
 T0 = 1700000000.0
@@ -113,7 +114,7 @@ def run(tmp_path, nb, queues, args=()):
     vdev = "net_pcap0,%s,tx_pcap=%s" % (
         ",".join("rx_pcap=" + q for q in queues), os.devnull)
     p = subprocess.run(
-        [APP, "--lcores", LCORES[nb], "--no-pci", "--no-huge", "-m", "512",
+        [APP, "--lcores", LCORES[nb], "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
          "--log-level=lib.*:error",
          "--file-prefix=cfclk%d_%d" % (os.getpid(), n), "--vdev", vdev,
          "--", "--clock", "pkt", "--exit-on-eof", "--fp-bits", "32",

@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+from harness import NO_HUGE_MB
 from harness import DEADLINE, no_crash
 
 APP = PCAP = TMP = None
@@ -34,7 +35,7 @@ def app(args=(), timeout=DEADLINE):
     A run past its timeout counts as exit code None."""
     global runs
     runs += 1
-    eal = ["-l", "0,1", "--no-pci", "--no-huge", "-m", "512",
+    eal = ["-l", "0,1", "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
            "--log-level=lib.*:error",
            "--file-prefix=cfcfg%d_%d" % (os.getpid(), runs),
            "--vdev", "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (

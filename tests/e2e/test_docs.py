@@ -66,6 +66,7 @@ import time
 import pytest
 
 import dpdk_telemetry
+from harness import NO_HUGE_MB
 from harness import (DEADLINE, empty_pcap, hugepages_free, no_crash,
                      polling, wait_until)
 
@@ -678,7 +679,7 @@ def test_memory_figures(cuckooflow, pcaps, tmp_path):
     milli, milli_exact = figure(
         r"at any load: (\d+) \(\d+ bits\) for the default 1 M flows, "
         r"(\d+) with `--exact-size`", usage_section("The counters' schema"))
-    eal = ["-l", "0,1", "--no-huge", "-m", "512"]
+    eal = ["-l", "0,1", "--no-huge", "-m", NO_HUGE_MB]
 
     def pool(prefix):
         name = dpdk_telemetry.query(prefix, "/mempool/list", timeout=DEADLINE)[0]

@@ -43,6 +43,7 @@ import time
 
 import pytest
 
+from harness import NO_HUGE_MB
 from harness import DEADLINE, polling, stats, wait_packets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -183,7 +184,7 @@ def pcap_run(scn, nb, firewall, owners=None, plain_tx=None):
             f.write(scn.allow)
     out = os.path.join(d, "stats.json")
     cmd = [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
-           "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + rid] + \
+           "-m", NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + rid] + \
         ["--vdev=" + v for v in vdevs] + \
         ["--", "--clock", "pkt", "--exit-on-eof", "--hash-seed", "7",
          "--stats-json", out] + \
@@ -322,7 +323,7 @@ def live_run(scn, nb, firewall):
     vdevs = ["net_af_packet%d,iface=%s,qpairs=%d" % (p, dev, nb)
              for p, dev in enumerate(("vethIa", "vethOa"))]
     cmd = [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
-           "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + rid] + \
+           "-m", NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + rid] + \
         ["--vdev=" + v for v in vdevs] + \
         ["--", "--clock", "tsc", "--hash-seed", "7", "--stats-json",
          out] + scn.args(firewall, allow)

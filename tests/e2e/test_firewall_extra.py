@@ -33,6 +33,7 @@ from scapy.all import ARP, IP, TCP, UDP, Ether, Raw
 from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
+from harness import NO_HUGE_MB
 from harness import (DEADLINE, Testpmd, links_up, memif_peer_argv,
                      need_tool, no_crash, polling, query,
                      timed_pcap, wait_until)
@@ -104,7 +105,7 @@ def run(ports, args, nb=1, timeout=DEADLINE):
         i, rx, ",".join("tx_pcap=" + t for t in tx))
         for i, (rx, tx) in enumerate(ports)]
     cmd = [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
-           "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + pre] + \
+           "-m", NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + pre] + \
         vdevs + ["--", "--clock", "pkt", "--exit-on-eof"] + list(args)
     try:
         p = subprocess.run(cmd, capture_output=True, timeout=timeout)
@@ -489,7 +490,7 @@ def test_memif_firewall(nb):
             os.unlink(f)
     cf = subprocess.Popen(
         [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=" + pre] +
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + pre] +
         ["--vdev=net_memif%d,role=server,socket=%s" % (i, sock[i])
          for i in (0, 1)] +
         ["--", "--mode", "forward", "--rxq", "2", "--txq", "2",

@@ -55,6 +55,7 @@ from scapy.contrib.mpls import MPLS
 from scapy.layers.vxlan import VXLAN
 from scapy.utils import RawPcapReader
 
+from harness import NO_HUGE_MB
 from harness import DEADLINE, empty_pcap, no_crash
 
 APP = None
@@ -138,7 +139,7 @@ def run(tmp, tag, inside, outside, args, nb, t0=T0):
     vdevs = ["--vdev=net_pcap%d,rx_pcap=%s,%s" % (
         p, rx[p], ",".join("tx_pcap=" + t for t in tx[p])) for p in (0, 1)]
     cmd = [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
-           "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + pre] + \
+           "-m", NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + pre] + \
         vdevs + ["--", "--clock", "pkt", "--exit-on-eof", "--stats-json",
                  stats] + list(args)
     try:

@@ -32,6 +32,7 @@ import time
 import pytest
 
 import dpdk_telemetry
+from harness import NO_HUGE_MB
 from harness import DEADLINE, free_udp_port, no_crash
 
 APP = PCAPS = None
@@ -57,7 +58,7 @@ def prefix():
 
 def eal(nb, pfx, vdevs):
     return [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
-            "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + pfx] + \
+            "-m", NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + pfx] + \
         ["--vdev=" + v for v in vdevs]
 
 

@@ -51,6 +51,7 @@ import time
 
 import pytest
 
+from harness import NO_HUGE_MB
 from harness import (DEADLINE, need_tool, polling, stats, wait_packets,
                      wait_until)
 
@@ -258,7 +259,7 @@ def wait_link(ns, dev):
 def start(ns, nb, vdev, prefix, out, extra=()):
     log = open(os.path.join(TMP, prefix + ".log"), "w")
     cmd = [IP, "netns", "exec", ns, APP, "--lcores", WORKER_LCORES[nb],
-           "--no-pci", "--no-huge", "-m", "512", "--log-level=lib.*:error",
+           "--no-pci", "--no-huge", "-m", NO_HUGE_MB, "--log-level=lib.*:error",
            "--file-prefix=" + prefix, "--vdev", vdev, "--",
            "--clock", "tsc", "--mode", "monitor", "--stats-json", out] + \
         list(extra)
@@ -583,7 +584,7 @@ def test_veth_checksum_offload(nb):
         log = open(os.path.join(TMP, prefix + ".log"), "w")
         proc = subprocess.Popen(
             [IP, "netns", "exec", mid, APP, "--lcores", WORKER_LCORES[nb],
-             "--no-pci", "--no-huge", "-m", "512", "--log-level=lib.*:error",
+             "--no-pci", "--no-huge", "-m", NO_HUGE_MB, "--log-level=lib.*:error",
              "--file-prefix=" + prefix,
              "--vdev", "net_af_packet0,iface=a1,qpairs=%d" % nb,
              "--vdev", "net_af_packet1,iface=b1,qpairs=%d" % nb,

@@ -24,6 +24,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
+from harness import NO_HUGE_MB
 from harness import (DEADLINE, Testpmd, hugepages_free, need_tool, no_crash,
                      polling, query, run_ended, wait_until)
 
@@ -234,7 +235,7 @@ def test_banner_and_journal_levels(nb, tmp_path):
                                                          st.st_ino))
         p = subprocess.run(
             [APP, "--lcores", "0@0,1@1,2@1" if nb == 2 else "0@0,1@1",
-             "--no-pci", "--no-huge", "-m", "512", "--log-level=lib.*:error",
+             "--no-pci", "--no-huge", "-m", NO_HUGE_MB, "--log-level=lib.*:error",
              "--file-prefix=" + prefix(), "--vdev=net_pcap0,rx_pcap=%s,"
              "tx_pcap=%s" % (MIXED, os.devnull), "--", "--clock", "pkt",
              "--exit-on-eof", "--flows", "65536", "--blocklist", str(lst),
@@ -266,7 +267,7 @@ def test_lcore_sharing_warning(nb):
     not. (Before: no warning, the replay at a tenth of its speed.)"""
     def warned(lcores):
         p = subprocess.run(
-            [APP, "--lcores", lcores, "--no-pci", "--no-huge", "-m", "512",
+            [APP, "--lcores", lcores, "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
              "--log-level=lib.*:error", "--file-prefix=" + prefix(),
              "--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s" % (MIXED, os.devnull),
              "--", "--exit-on-eof"], capture_output=True, text=True,

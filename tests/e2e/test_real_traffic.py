@@ -27,6 +27,7 @@ import os
 
 import pytest
 
+from harness import NO_HUGE_MB
 from harness import DEADLINE, polling, query, stats
 from realnet import ALLOW, IP, Net, sh, tools, traffic_checks
 
@@ -59,7 +60,7 @@ def start_fw(cuckooflow, net, nb, prefix, out, allow):
         sh(IP, "-n", fw, "link", "set", dev, "master", br)
         sh(IP, "-n", fw, "link", "set", br, "up")
     args = [cuckooflow, "--lcores", WORKER_LCORES[nb], "--no-pci",
-            "--no-huge", "-m", "512", "--log-level=lib.*:error",
+            "--no-huge", "-m", NO_HUGE_MB, "--log-level=lib.*:error",
             "--file-prefix=" + prefix,
             "--vdev", "net_tap0,iface=cfti", "--vdev", "net_tap1,iface=cfto",
             "--", "--mode", "forward", "--inside", "0", "--outside", "1",

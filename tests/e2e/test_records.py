@@ -33,6 +33,7 @@ import subprocess
 
 import pytest
 
+from harness import NO_HUGE_MB
 from harness import (DEADLINE, flush, nfcapd, nfdump_flows, no_crash, query,
                      run_ended, run_replay, sequence_failures, timed_pcap,
                      wait_until)
@@ -497,7 +498,7 @@ def test_records_flush(nb, tmp_path):
     prefix = prefix_next()
     proc = subprocess.Popen(
         [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
-         "512", "--log-level=lib.*:error", "--file-prefix=" + prefix,
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + prefix,
          "--vdev", "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (pcap, os.devnull),
          "--", "--clock", "pkt", "--fp-bits", "32", "--events", events,
          "--records", "on"] + OPTS, stdout=subprocess.DEVNULL,

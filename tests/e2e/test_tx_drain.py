@@ -23,6 +23,7 @@ import sys
 
 import pytest
 
+from harness import NO_HUGE_MB
 from harness import need_tool, stats, wait_until
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -72,7 +73,7 @@ def test_partial_burst_leaves_while_running(nb):
         applog = open(os.path.join(d, "app.log"), "w")
         app = ns.popen(
             [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge",
-             "-m", "512", "--log-level=lib.*:error", "--file-prefix=" + rid,
+             "-m", NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + rid,
              "--vdev=net_af_packet0,iface=vethIa,qpairs=%d" % nb,
              "--vdev=net_af_packet1,iface=vethOa,qpairs=%d" % nb,
              "--", "--mode", "forward", "--clock", "tsc"], applog)
