@@ -446,10 +446,109 @@ test_clock_leap_merged_streams(void)
 	return 0;
 }
 
+/* ------------------------------------- steps just under a quarter */
+
+/*
+ * A sparse capture with 16-bit values and the default timeouts (268 ms
+ * ticks, an 8192-tick range of 36.6 minutes, a quarter of 549 s): UDP
+ * flow A at t0, then one packet each of flows B1..B5 a fifth of the
+ * range plus 1 s (440 s) apart, then A again 1 s after B5: the range
+ * plus 6 s after its first packet. No move of the clock is a leap (each
+ * under a quarter), but together they go round the range: read modulo
+ * the range, A's age is 6 s, under the 60 s UDP timeout. The model
+ * (a flow whose previous packet is over its timeout ago is new) says A's
+ * second packet is NEW, as is every B's; at the end B5 (1 s idle) and A
+ * are active. In bursts of 1 to 7 packets, with or without a paced sweep
+ * after each burst (the application's; also bounded to 8 buckets a
+ * call, so a pass takes many calls), with and without flow_time, and
+ * with 2 count bits (--mirror-first: 1.07 s ticks, a quarter of 549 s).
+ */
+static int
+test_clock_steps_under_quarter(void)
+{
+	static const char *const sweep_name[] = {
+		"no sweep", "sweep", "sweep of 8 buckets",
+	};
+	unsigned int bad = 0;
+
+	for (unsigned int cb = 0; cb <= 2; cb += 2)
+	for (unsigned int burst = 1; burst <= 7; burst++)
+	for (int sweep = 0; sweep < 3; sweep++)
+	for (int ft = 0; ft < 2; ft++) {
+		/* 2^28 ns ticks, 2^30 with 2 count bits (design.md) */
+		const uint64_t tick = UINT64_C(1) << (28 + cb);
+		const uint64_t range = (UINT64_C(8192) >> cb) * tick;
+		const uint64_t step = range / 5 + S;
+		const uint64_t t0 = (UINT64_C(1700000000) * S / tick) * tick;
+		struct timed p[7];
+		enum cflow_verdict v[7];
+		struct cflow_tracker_params pp;
+		struct cflow_tracker *t;
+		struct cflow_counters c;
+
+		p[0] = (struct timed){ t0, { FRAME_UDP, 1, 0 } };
+		for (unsigned int k = 1; k <= 5; k++)
+			p[k] = (struct timed){ t0 + k * step,
+				{ FRAME_UDP, (uint16_t)(1 + k), 0 } };
+		p[6] = (struct timed){ t0 + 5 * step + S,
+			{ FRAME_UDP, 1, 0 } };
+		/* the case: over the range, under it plus the timeout */
+		TEST_ASSERT(p[6].at - t0 > range &&
+			p[6].at - t0 < range + 30 * S &&
+			step < range / 4, "case");
+		cflow_tracker_params_init(&pp, 4096);
+		pp.fp_bits = 32;
+		pp.seed = 9;
+		pp.value_bits = 16;
+		pp.count_bits = cb;
+		pp.flow_time = ft;
+		if (sweep == 2)
+			pp.sweep_max_buckets = 8;
+		t = cflow_tracker_create(&pp);
+		TEST_ASSERT(t != NULL, "create");
+		for (unsigned int k = 0; k < 7; k += burst) {
+			unsigned int m = 7 - k < burst ? 7 - k : burst;
+
+			feed(t, p + k, m, m, v + k);
+			if (sweep != 0)
+				cflow_sweep(t, p[k + m - 1].at);
+		}
+		cflow_sweep_all(t, p[6].at);
+		cflow_counters_get(t, &c);
+		/* every case is reported, then the test fails */
+		for (unsigned int k = 0; k < 7; k++)
+			if (v[k] != CFLOW_NEW) {
+				printf("# %u count bits, bursts of %u, %s, "
+					"flow_time %d: packet %u (%s) verdict "
+					"%d, want NEW (%lu s idle)\n", cb,
+					burst, sweep_name[sweep], ft, k,
+					k == 6 ? "A again" : "a new flow",
+					v[k], (unsigned long)(k == 6 ?
+					(p[6].at - t0) / S : 0));
+				bad++;
+			}
+		if (c.flows_new != 7 || c.active != 2 ||
+				c.flows_expired != 5) {
+			printf("# %u count bits, bursts of %u, %s, flow_time "
+				"%d: new %lu expired %lu active %lu (want 7 5 "
+				"2)\n", cb, burst, sweep_name[sweep], ft,
+				(unsigned long)c.flows_new,
+				(unsigned long)c.flows_expired,
+				(unsigned long)c.active);
+			bad++;
+		}
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		cflow_tracker_free(t);
+	}
+	TEST_ASSERT_EQ(bad, 0u, "misread ages");
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_clock_unparsed_frames_count),
 	TEST_CASE(test_clock_leap_keeps_lagging_stream),
 	TEST_CASE(test_clock_leap_merged_streams),
+	TEST_CASE(test_clock_steps_under_quarter),
 	TEST_CASES_END()
 };
 
