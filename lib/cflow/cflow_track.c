@@ -26,18 +26,17 @@
  * lag_ticks below zero is an entry stamped after the tick judged at: age
  * 0. Every other difference is an age: the range, in fractions of it,
  * tells ages apart up to 7/8 instead of 1. With 16-bit values that is
- * what needs care; they still get nowhere near it. The sweep keeps every
- * entry's age to the clock under a timeout (< 1/4: tick_shift_for) + a
- * pass (L < 1/32: L is 1 s or a timeout / 8, and 1/32 of the range is
- * 256 ticks of at least 16.8 ms) + a move of the clock between two sweeps
- * (the application sweeps every burst; a move over 1/4 is a leap) + the
- * lag of the watermark it judged at (<= 1/8): under 21/32. The leap's
- * full sweep, at the old clock + 1/4 (every entry is removed) or, with
- * flow_time, at the new time less the lag if that is earlier (which is
- * past the old clock + 1/8), sees ages under 1/4 + 1/4 + 1/32 + 1/8 =
- * 21/32, as no move of the clock came between (it is the move); the
- * entries it keeps are then under lag + timeout < 3/8 old. All stay
- * under 7/8.
+ * what needs care; they still get nowhere near it. Every entry was found
+ * alive (swept or stamped) as of covered_ns or later, and the clock is
+ * kept within 1/4 + the lag (1/8) of covered_ns (clock_catch_up(): the
+ * paced sweep alone does not keep it, as moves each under 1/4 can go
+ * round the range between two whole passes), so every entry's age to
+ * the clock is under that + a timeout (< 1/4: tick_shift_for): 5/8. The
+ * leap's full sweep, at the old clock + 1/4 (every entry is removed) or,
+ * with flow_time, at the new time less the lag if that is earlier, sees
+ * ages under 3/8 + 1/4 + 1/4 = 7/8, read to the clock it sets (no lag
+ * window); the entries it keeps are then under lag + timeout < 3/8 old.
+ * All stay under 7/8.
  */
 
 #include <errno.h>
