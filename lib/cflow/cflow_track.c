@@ -26,18 +26,17 @@
  * lag_ticks below zero is an entry stamped after the tick judged at: age
  * 0. Every other difference is an age: the range, in fractions of it,
  * tells ages apart up to 7/8 instead of 1. With 16-bit values that is
- * what needs care; they still get nowhere near it. The sweep keeps every
- * entry's age to the clock under a timeout (< 1/4: tick_shift_for) + a
- * pass (L < 1/32: L is 1 s or a timeout / 8, and 1/32 of the range is
- * 256 ticks of at least 16.8 ms) + a move of the clock between two sweeps
- * (the application sweeps every burst; a move over 1/4 is a leap) + the
- * lag of the watermark it judged at (<= 1/8): under 21/32. The leap's
- * full sweep, at the old clock + 1/4 (every entry is removed) or, with
- * flow_time, at the new time less the lag if that is earlier (which is
- * past the old clock + 1/8), sees ages under 1/4 + 1/4 + 1/32 + 1/8 =
- * 21/32, as no move of the clock came between (it is the move); the
- * entries it keeps are then under lag + timeout < 3/8 old. All stay
- * under 7/8.
+ * what needs care; they still get nowhere near it. Every entry was found
+ * alive (swept or stamped) as of covered_ns or later, and the clock is
+ * kept within 1/4 + the lag (1/8) of covered_ns (clock_catch_up(): the
+ * paced sweep alone does not keep it, as moves each under 1/4 can go
+ * round the range between two whole passes), so every entry's age to
+ * the clock is under that + a timeout (< 1/4: tick_shift_for): 5/8. The
+ * leap's full sweep, at the old clock + 1/4 (every entry is removed) or,
+ * with flow_time, at the new time less the lag if that is earlier, sees
+ * ages under 3/8 + 1/4 + 1/4 = 7/8, read to the clock it sets (no lag
+ * window); the entries it keeps are then under lag + timeout < 3/8 old.
+ * All stay under 7/8.
  */
 
 #include <errno.h>
@@ -126,6 +125,13 @@ struct cflow_tracker {
 	uint32_t lag_ticks;
 	uint64_t buckets;
 	uint64_t cursor;        /* sweep position */
+	/* Every entry was found alive (swept, or stamped) as of this time
+	 * or later: its age to the clock is at most the clock less this
+	 * plus a timeout (see clock_advance()). */
+	uint64_t covered_ns;
+	uint64_t pass_min_ns;   /* the earliest time the sweep's pass in
+				 * progress judged at (UINT64_MAX: none) */
+	uint64_t prev_min_ns;   /* the same for the last completed pass */
 	uint64_t sweep_period_ns;
 	struct cflow_pace sweep_pace; /* in buckets */
 	struct cflow_counters c;
@@ -466,9 +472,47 @@ clock_leap(struct cflow_tracker *t, uint64_t time_ns)
 		clock_set(t, judge_ns);
 		sweep_buckets(t, t->buckets);
 		swept = true;
+		cf_stats(t->filter, &st);
 	}
 	clock_set(t, time_ns);
+	/* An empty table is all covered; a kept entry was found alive as
+	 * of judge_ns (sweep_buckets()). */
+	if (st.items == 0)
+		t->covered_ns = time_ns;
 	return swept;
+}
+
+/*
+ * The clock may also go round the range by moves each under a quarter
+ * of it (a sparse capture: one packet every 8 minutes with 16-bit values
+ * and the default timeouts) while the sweep runs no whole pass between
+ * them: all in one burst, or a sweep bounded to sweep_max_buckets a call
+ * on a table of more buckets. An entry left alone then reads young again
+ * (test_clock_steps_under_quarter). So before the clock moves more than
+ * a quarter range past covered_ns, the whole table is swept at the clock
+ * (with flow_time, the clock less the lag, as no packet still to come is
+ * earlier: the sweep expires only what any later packet would). The
+ * clock then stays within a quarter range plus the lag of covered_ns, and
+ * every age under that plus a timeout: 3/8 + 1/4 of the range. Returns
+ * true if it swept.
+ */
+static bool
+clock_catch_up(struct cflow_tracker *t)
+{
+	uint64_t judge_ns = t->now_ns;
+	struct cf_stats st;
+
+	if (t->params.flow_time)
+		judge_ns = judge_ns > t->lag_ns ? judge_ns - t->lag_ns : 0;
+	cf_stats(t->filter, &st);
+	if (st.items == 0) {
+		t->covered_ns = t->now_ns;
+		return false;
+	}
+	judge_at(t, judge_ns);
+	sweep_buckets(t, t->buckets);
+	judge_done(t);
+	return true;
 }
 
 /* Time never goes backwards: an earlier timestamp (a capture replayed
@@ -477,12 +521,16 @@ clock_leap(struct cflow_tracker *t, uint64_t time_ns)
 static inline bool
 clock_advance(struct cflow_tracker *t, uint64_t time_ns)
 {
+	bool swept = false;
+
 	if (time_ns <= t->now_ns)
 		return false;
 	if (time_ns - t->now_ns > t->leap_ns)
 		return clock_leap(t, time_ns);
+	if (__builtin_expect(time_ns - t->covered_ns > t->leap_ns, 0))
+		swept = clock_catch_up(t);
 	clock_set(t, time_ns);
-	return false;
+	return swept;
 }
 
 /* ---------------------------------------------------------- lifecycle */
@@ -680,6 +728,8 @@ cflow_tracker_create(const struct cflow_tracker_params *params)
 	t->leap_ns = (uint64_t)(t->tick_mask / 4 + 1) << t->tick_shift;
 	t->lag_ticks = (t->tick_mask / 4 + 1) / 2;
 	t->lag_ns = (uint64_t)t->lag_ticks << t->tick_shift;
+	t->pass_min_ns = UINT64_MAX;
+	t->prev_min_ns = UINT64_MAX;
 	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
 		t->timeout_ticks[c] =
 			(uint32_t)(p->timeout_ns[c] >> t->tick_shift);
@@ -1336,11 +1386,42 @@ sweep_due(const struct cflow_tracker *t, struct cf_scan_due *d)
 		t->tick_mask - t->lag_ticks : t->tick_mask;
 }
 
+/* The sweep's coverage (covered_ns) after it judged @p nb buckets from
+ * @p from as of judge_ns: a whole table at once covers it as of then; a
+ * pass that completes covers it as of the earliest time it or the pass
+ * before judged at, as a kick can move an entry into a bucket the pass
+ * has visited (it is visited at most one pass late: design.md). */
+static void
+sweep_cover(struct cflow_tracker *t, uint64_t from, uint64_t nb)
+{
+	if (nb >= t->buckets) {
+		t->covered_ns = t->judge_ns > t->covered_ns ? t->judge_ns :
+			t->covered_ns;
+		t->prev_min_ns = t->judge_ns;
+		t->pass_min_ns = t->judge_ns;
+		return;
+	}
+	if (t->judge_ns < t->pass_min_ns)
+		t->pass_min_ns = t->judge_ns;
+	if ((from < t->buckets ? from : 0) + nb < t->buckets)
+		return;
+	if (t->prev_min_ns != UINT64_MAX) {
+		uint64_t m = t->prev_min_ns < t->pass_min_ns ?
+			t->prev_min_ns : t->pass_min_ns;
+
+		if (m > t->covered_ns)
+			t->covered_ns = m;
+	}
+	t->prev_min_ns = t->pass_min_ns;
+	t->pass_min_ns = t->judge_ns;
+}
+
 static uint64_t
 sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 {
 	struct sweep_ctx ctx = { t, 0 };
 	struct cf_scan_due due;
+	uint64_t from = t->cursor;
 	int64_t r;
 
 	sweep_due(t, &due);
@@ -1349,6 +1430,7 @@ sweep_buckets(struct cflow_tracker *t, uint64_t nb)
 	CFU_ASSERT(r >= 0);
 	if (r < 0)
 		cf_scan_batch(t->filter, &t->cursor, nb, sweep_select, &ctx);
+	sweep_cover(t, from, nb);
 	CFU_ASSERT(ctx.expired <= t->c.active);
 	t->c.flows_expired += ctx.expired;
 	t->c.active -= ctx.expired;
@@ -1657,6 +1739,11 @@ cflow_tracker_restore(struct cflow_tracker *t, const void *buf, size_t len,
 	t->cursor = 0;
 	if (h.now_ns > t->now_ns)
 		clock_set(t, h.now_ns);
+	/* What the saved tracker's sweep covered is not saved: the clock's
+	 * next move sweeps the table (clock_advance()). */
+	t->covered_ns = t->now_ns > t->leap_ns ? t->now_ns - t->leap_ns : 0;
+	t->pass_min_ns = UINT64_MAX;
+	t->prev_min_ns = UINT64_MAX;
 	t->c.active += open[0];
 	t->c.flows_restored += open[0];
 	t->c.lingering += open[1];
@@ -1736,6 +1823,7 @@ cflow_tracker_flush(struct cflow_tracker *t)
 			&ctx);
 	cf_clear(t->filter);
 	t->cursor = 0;
+	t->covered_ns = t->now_ns;
 	/* Each open flow is one entry (a packet that finds its
 	 * fingerprint adds none). */
 	CFU_ASSERT(open[0] == t->c.active && open[1] == t->c.lingering);

@@ -63,7 +63,7 @@ def flow_of(frame):
     return tuple(ends)
 
 
-def contract_truth(stream, timeout=UDP_TIMEOUT, margin=1.0):
+def contract_truth(stream, timeout=UDP_TIMEOUT, margin=1.0, opened=None):
     """The counters of one stream of frames (time, frame) replayed in
     order under docs/design.md's contract: every frame's time, tracked
     or not, moves the clock, and an earlier time counts as the latest
@@ -72,7 +72,8 @@ def contract_truth(stream, timeout=UDP_TIMEOUT, margin=1.0):
     end, as of the latest time seen, the flows idle past it are expired,
     the rest active. Flows idle within @margin of the timeout are
     refused: the tracker's ticks (16.8 ms, 268 ms with 16-bit values)
-    make those undecided."""
+    make those undecided. The frames that open a flow (new) are
+    appended to @opened if given."""
     clock, last = 0.0, {}
     want = dict.fromkeys(("packets", "non_ip", "malformed_total",
                           "flows_new", "flows_seen", "flows_expired",
@@ -96,6 +97,8 @@ def contract_truth(stream, timeout=UDP_TIMEOUT, margin=1.0):
         else:
             want["flows_expired"] += f in last
             want["flows_new"] += 1
+            if opened is not None:
+                opened.append(bytes(frame))
         last[f] = clock
     for f in last:
         if idle(f):
@@ -225,4 +228,106 @@ def test_unparsed_frame_moves_time(tmp_path, kind, nb):
         diff = differences(got, want)
         if diff:
             bad.append("seed %d: %s" % (seed, diff))
+    assert not bad, bad
+
+
+# --------------------------- a sparse capture round the 16-bit range
+
+# With --age-bits 16 and the default timeouts a tick is 2^28 ns: 8192
+# ticks, a range of 2199.02 s (with --mirror-first 1, 2 count bits take
+# the time's and 1.07 s ticks give the same range).
+RANGE_16 = 8192 * 2 ** 28 / 1e9
+STEP_16 = RANGE_16 / 5 + 1.0
+
+
+def sparse_capture(tmp_path):
+    """UDP flows A1..A4 at T0, then 5 steps of a fifth of the 16-bit range
+    plus 1 s (440 s, under a quarter: no leap), each a packet of 4 new
+    flows, then A1..A4 again 1 s after the last step: 2205 s idle, the
+    range plus 6 s, which the range reads as 6 s. Returns (capture, its
+    frames)."""
+    frames = [(T0 + i * 0.001, udp("10.2.0.%d" % (i + 1), 3000 + i))
+              for i in range(4)]
+    for k in range(1, 6):
+        frames += [(T0 + k * STEP_16 + i * 0.001, udp(
+            "10.3.%d.%d" % (k, i + 1), 4000 + i)) for i in range(4)]
+    frames += [(T0 + 5 * STEP_16 + 1.0 + i * 0.001,
+                udp("10.2.0.%d" % (i + 1), 3000 + i)) for i in range(4)]
+    return write_pcap(tmp_path / "sparse.pcap", frames), frames
+
+
+def forward_run(tmp_path, nb, capture, args):
+    """cuckooflow forwarding port 0 (the capture) to port 1, copying each
+    flow's first packet to port 2 (--mirror-first 1), @nb workers (a tx
+    file per worker and port); returns (totals, forwarded frames,
+    mirrored frames) as raw bytes, each list sorted."""
+    from scapy.all import RawPcapReader
+    n = next(_runs)
+    empty = str(tmp_path / ("empty%d.pcap" % n))
+    write_pcap(empty, [])
+    tx = [[str(tmp_path / ("tx%d_p%d_w%d.pcap" % (n, p, w)))
+           for w in range(nb)] for p in range(3)]
+    rx = [capture, empty, empty]
+    out = tmp_path / ("stats%d.json" % n)
+    vdevs = ["--vdev=net_pcap%d,rx_pcap=%s,%s" % (
+        p, rx[p], ",".join("tx_pcap=" + t for t in tx[p]))
+        for p in range(3)]
+    p = subprocess.run(
+        [APP, "--lcores", LCORES[nb], "--no-pci", "--no-huge", "-m", "512",
+         "--log-level=lib.*:error",
+         "--file-prefix=cfclk%d_%d" % (os.getpid(), n)] + vdevs +
+        ["--", "--mode", "forward", "--mirror-port", "2",
+         "--mirror-first", "1", "--clock", "pkt", "--exit-on-eof",
+         "--fp-bits", "32", "--timeout-udp", "%d" % UDP_TIMEOUT,
+         "--stats-json", str(out)] + list(args),
+        capture_output=True, text=True, timeout=DEADLINE)
+    log = p.stdout + p.stderr
+    no_crash(p.returncode, log=log)
+    assert p.returncode == 0 and out.exists(), "rc %d: %s" % (
+        p.returncode, log.strip()[-400:])
+
+    def frames(files):
+        got = []
+        for f in files:
+            if os.path.exists(f) and os.path.getsize(f) > 0:
+                r = RawPcapReader(f)
+                got += [bytes(d) for d, _ in r]
+                r.close()
+        return sorted(got)
+    with open(out) as f:
+        return json.load(f)["total"], frames(tx[1]), frames(tx[2])
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+@pytest.mark.parametrize("bits", ("32", "16"))
+def test_sparse_round_the_range(tmp_path, bits, nb):
+    """The sparse capture above, forwarded with each flow's first packet
+    mirrored, with 32- and 16-bit values, 1 and 2 workers (3 hash seeds:
+    which worker owns which flow): the counters are the contract's (A1..A4
+    expired and new again: 28 new, 20 expired, 8 active), every frame is
+    forwarded, and the mirror has each flow's first packet, A1..A4's
+    second ones among them. With 16-bit values the tracker read A1..A4's
+    2205 s idle as 6 s: their second packets were SEEN and not mirrored,
+    24 new, 4 seen, 16 expired, 24 copies (1 and 2 workers, every seed:
+    checked on the old code)."""
+    cap, stream = sparse_capture(tmp_path)
+    first = []
+    want = contract_truth(stream, opened=first)
+    assert (want["flows_new"], want["flows_expired"], want["active"]) == \
+        (28, 20, 8), want
+    sent = sorted(bytes(f) for _, f in stream)
+    first.sort()
+    bad = []
+    for seed in SEEDS[:3] if nb == 2 else SEEDS[:1]:
+        got, fwd, mir = forward_run(tmp_path, nb, cap, [
+            "--age-bits", bits, "--hash-seed", str(seed)])
+        diff = differences(got, want)
+        if diff:
+            bad.append("seed %d: %s" % (seed, diff))
+        if fwd != sent:
+            bad.append("seed %d: %d frames forwarded of %d sent" % (
+                seed, len(fwd), len(sent)))
+        if mir != first:
+            bad.append("seed %d: %d first packets mirrored, want %d" % (
+                seed, len(mir), len(first)))
     assert not bad, bad

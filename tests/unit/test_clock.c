@@ -446,10 +446,200 @@ test_clock_leap_merged_streams(void)
 	return 0;
 }
 
+/* ------------------------------------- steps just under a quarter */
+
+/*
+ * A sparse capture with 16-bit values and the default timeouts (268 ms
+ * ticks, an 8192-tick range of 36.6 minutes, a quarter of 549 s): UDP
+ * flow A at t0, then one packet each of flows B1..B5 a fifth of the
+ * range plus 1 s (440 s) apart, then A again 1 s after B5: the range
+ * plus 6 s after its first packet. No move of the clock is a leap (each
+ * under a quarter), but together they go round the range: read modulo
+ * the range, A's age is 6 s, under the 60 s UDP timeout. The model
+ * (a flow whose previous packet is over its timeout ago is new) says A's
+ * second packet is NEW, as is every B's; at the end B5 (1 s idle) and A
+ * are active. In bursts of 1 to 7 packets, with or without a paced sweep
+ * after each burst (the application's; also bounded to 8 buckets a
+ * call, so a pass takes many calls), with and without flow_time, and
+ * with 2 count bits (--mirror-first: 1.07 s ticks, a quarter of 549 s).
+ */
+static int
+test_clock_steps_under_quarter(void)
+{
+	static const char *const sweep_name[] = {
+		"no sweep", "sweep", "sweep of 8 buckets",
+	};
+	unsigned int bad = 0;
+
+	for (unsigned int cb = 0; cb <= 2; cb += 2)
+	for (unsigned int burst = 1; burst <= 7; burst++)
+	for (int sweep = 0; sweep < 3; sweep++)
+	for (int ft = 0; ft < 2; ft++) {
+		/* 2^28 ns ticks, 2^30 with 2 count bits (design.md) */
+		const uint64_t tick = UINT64_C(1) << (28 + cb);
+		const uint64_t range = (UINT64_C(8192) >> cb) * tick;
+		const uint64_t step = range / 5 + S;
+		const uint64_t t0 = (UINT64_C(1700000000) * S / tick) * tick;
+		struct timed p[7];
+		enum cflow_verdict v[7];
+		struct cflow_tracker_params pp;
+		struct cflow_tracker *t;
+		struct cflow_counters c;
+
+		p[0] = (struct timed){ t0, { FRAME_UDP, 1, 0 } };
+		for (unsigned int k = 1; k <= 5; k++)
+			p[k] = (struct timed){ t0 + k * step,
+				{ FRAME_UDP, (uint16_t)(1 + k), 0 } };
+		p[6] = (struct timed){ t0 + 5 * step + S,
+			{ FRAME_UDP, 1, 0 } };
+		/* the case: over the range, under it plus the timeout */
+		TEST_ASSERT(p[6].at - t0 > range &&
+			p[6].at - t0 < range + 30 * S &&
+			step < range / 4, "case");
+		cflow_tracker_params_init(&pp, 4096);
+		pp.fp_bits = 32;
+		pp.seed = 9;
+		pp.value_bits = 16;
+		pp.count_bits = cb;
+		pp.flow_time = ft;
+		if (sweep == 2)
+			pp.sweep_max_buckets = 8;
+		t = cflow_tracker_create(&pp);
+		TEST_ASSERT(t != NULL, "create");
+		for (unsigned int k = 0; k < 7; k += burst) {
+			unsigned int m = 7 - k < burst ? 7 - k : burst;
+
+			feed(t, p + k, m, m, v + k);
+			if (sweep != 0)
+				cflow_sweep(t, p[k + m - 1].at);
+		}
+		cflow_sweep_all(t, p[6].at);
+		cflow_counters_get(t, &c);
+		/* every case is reported, then the test fails */
+		for (unsigned int k = 0; k < 7; k++)
+			if (v[k] != CFLOW_NEW) {
+				printf("# %u count bits, bursts of %u, %s, "
+					"flow_time %d: packet %u (%s) verdict "
+					"%d, want NEW (%lu s idle)\n", cb,
+					burst, sweep_name[sweep], ft, k,
+					k == 6 ? "A again" : "a new flow",
+					v[k], (unsigned long)(k == 6 ?
+					(p[6].at - t0) / S : 0));
+				bad++;
+			}
+		if (c.flows_new != 7 || c.active != 2 ||
+				c.flows_expired != 5) {
+			printf("# %u count bits, bursts of %u, %s, flow_time "
+				"%d: new %lu expired %lu active %lu (want 7 5 "
+				"2)\n", cb, burst, sweep_name[sweep], ft,
+				(unsigned long)c.flows_new,
+				(unsigned long)c.flows_expired,
+				(unsigned long)c.active);
+			bad++;
+		}
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		cflow_tracker_free(t);
+	}
+	TEST_ASSERT_EQ(bad, 0u, "misread ages");
+	return 0;
+}
+
+/*
+ * Randomised, against a model of the contract: 64 UDP flows, 3000
+ * packets whose times move by 0-2 s (70%), 10-100 s (20%) or 300-540 s
+ * (10%: under a quarter of the 549 s, no leap), in bursts of 1 to 8,
+ * swept after a burst one time in two, with 16-bit values (0 and 2 count
+ * bits), flow_time off and on, the sweep bounded to 8 or 64 buckets a
+ * call, 4 seeds. A packet whose flow's previous one is no more than the
+ * 60 s timeout ago is SEEN, more than the timeout and 5 ticks ago NEW
+ * (the tracker's truncated ticks decide in between). The old tracker
+ * read ages modulo the range once the clock went round it between whole
+ * sweep passes.
+ */
+static int
+test_clock_sparse_model(void)
+{
+	enum { FLOWS = 64, PACKETS = 3000 };
+	unsigned int bad = 0, checked = 0;
+
+	for (unsigned int cb = 0; cb <= 2; cb += 2)
+	for (int ft = 0; ft < 2; ft++)
+	for (unsigned int maxb = 8; maxb <= 64; maxb *= 8)
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		const uint64_t tick = UINT64_C(1) << (28 + cb);
+		const uint64_t timeout = 60 * S;
+		static struct timed p[PACKETS];
+		static enum cflow_verdict v[PACKETS];
+		uint64_t last[FLOWS] = { 0 };
+		uint64_t rng = seed * 1000 + cb * 10 + (uint64_t)ft + maxb;
+		uint64_t at = 1700000000 * S;
+		struct cflow_tracker_params pp;
+		struct cflow_tracker *t;
+
+		for (unsigned int k = 0; k < PACKETS; k++) {
+			uint64_t r = cfu_splitmix64(&rng) % 10;
+
+			at += r < 7 ? cfu_splitmix64(&rng) % (2 * S) :
+				r < 9 ? 10 * S + cfu_splitmix64(&rng) %
+				(90 * S) : 300 * S + cfu_splitmix64(&rng) %
+				(240 * S);
+			p[k] = (struct timed){ at, { FRAME_UDP,
+				(uint16_t)(1 + cfu_splitmix64(&rng) % FLOWS),
+				0 } };
+		}
+		cflow_tracker_params_init(&pp, 4096);
+		pp.fp_bits = 32;
+		pp.seed = seed;
+		pp.value_bits = 16;
+		pp.count_bits = cb;
+		pp.flow_time = ft;
+		pp.sweep_max_buckets = maxb;
+		t = cflow_tracker_create(&pp);
+		TEST_ASSERT(t != NULL, "create");
+		for (unsigned int k = 0; k < PACKETS;) {
+			unsigned int m = 1 + (unsigned int)(cfu_splitmix64(&rng)
+				% 8);
+
+			if (m > PACKETS - k)
+				m = PACKETS - k;
+			feed(t, p + k, m, m, v + k);
+			k += m;
+			if (cfu_splitmix64(&rng) & 1)
+				cflow_sweep(t, p[k - 1].at);
+		}
+		for (unsigned int k = 0; k < PACKETS; k++) {
+			unsigned int f = p[k].f.flow - 1;
+			uint64_t gap = p[k].at - last[f];
+			enum cflow_verdict want = last[f] == 0 ||
+				gap > timeout + 5 * tick ? CFLOW_NEW :
+				gap <= timeout ? CFLOW_SEEN : CFLOW_VERDICT_MAX;
+
+			last[f] = p[k].at;
+			if (want == CFLOW_VERDICT_MAX)
+				continue;
+			checked++;
+			if (v[k] != want && bad++ < 8)
+				printf("# %u count bits, flow_time %d, sweep of "
+					"%u buckets, seed %lu: packet %u, "
+					"%.1f s idle: verdict %d, want %d\n",
+					cb, ft, maxb, (unsigned long)seed, k,
+					(double)gap / S, v[k], want);
+		}
+		cflow_sweep_all(t, p[PACKETS - 1].at);
+		TEST_ASSERT_EQ(invariants(t), 0, "invariants");
+		cflow_tracker_free(t);
+	}
+	printf("# %u verdicts checked, %u wrong\n", checked, bad);
+	TEST_ASSERT_EQ(bad, 0u, "misread ages");
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_clock_unparsed_frames_count),
 	TEST_CASE(test_clock_leap_keeps_lagging_stream),
 	TEST_CASE(test_clock_leap_merged_streams),
+	TEST_CASE(test_clock_steps_under_quarter),
+	TEST_CASE(test_clock_sparse_model),
 	TEST_CASES_END()
 };
 
