@@ -22,7 +22,9 @@
  * length, else the lower address's, else the higher's (CBL_ADDRESS at
  * full length, else CBL_PREFIX), else CBL_FLOW for a listed flow (the
  * filter's 32-bit fingerprints make a false match too rare to meet).
- * cbl_match_addrs() is the same without the flow.
+ * cbl_match_addrs() is the same without the flow. With a bit of the
+ * input, the same again on the list saved and loaded (cbl_save(),
+ * cbl_load(): no index, the filter alone).
  */
 
 #include <arpa/inet.h>
@@ -160,6 +162,37 @@ addr_text(int family, const uint8_t *a, char *out, size_t len)
 		abort();
 }
 
+/* The burst against cbl_match() one by one, and both against the model;
+ * cbl_match_addrs() against the model without flows. */
+static void
+check_burst(const struct cbl *bl, const struct cflow_packet *pkts,
+		unsigned int np, uint64_t mask, const struct ref_entry *es,
+		unsigned int ne)
+{
+	enum cbl_kind kinds[64];
+
+	cbl_match_burst(bl, pkts, np, mask, kinds);
+	for (unsigned int k = 0; k < np; k++) {
+		enum cbl_kind one = cbl_match(bl, &pkts[k]);
+		enum cbl_kind ref = ref_match(es, ne, &pkts[k], true);
+
+		if (((mask >> k) & 1) ? kinds[k] != one :
+				kinds[k] != CBL_NONE) {
+			fprintf(stderr, "packet %u: burst %d, alone %d\n", k,
+				kinds[k], one);
+			abort();
+		}
+		if (one != ref) {
+			fprintf(stderr, "packet %u: cbl_match %d, model %d\n",
+				k, one, ref);
+			abort();
+		}
+		if (cbl_match_addrs(bl, &pkts[k]) !=
+				ref_match(es, ne, &pkts[k], false))
+			abort();
+	}
+}
+
 static const uint8_t protos[4] = { 6, 17, 1, 58 };
 
 int
@@ -169,11 +202,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct cflow_packet pkts[64];
 	struct in_stream s = { data, size };
 	uint8_t bases[2][4][16];
-	enum cbl_kind kinds[64];
 	char path[] = "/tmp/fuzz_blocklist_XXXXXX", err[256];
 	char a1[INET6_ADDRSTRLEN], a2[INET6_ADDRSTRLEN];
 	unsigned int ne, np;
 	uint64_t mask = 0;
+	uint8_t save;
 	struct cbl *bl;
 	FILE *f;
 	int fd;
@@ -254,8 +287,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	np = get8(&s) % 65;
 	for (unsigned int b = 0; b < 8; b++)
 		mask |= (uint64_t)get8(&s) << (8 * b);
-	if (get8(&s) & 1)
+	save = get8(&s);
+	if (save & 1)
 		mask = ~UINT64_C(0);
+	save &= 2;
 	for (unsigned int k = 0; k < np; k++) {
 		struct cflow_packet *p = &pkts[k];
 		uint8_t t = get8(&s), src[16], dst[16];
@@ -273,24 +308,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			make_addr(&s, family, bases, p->err_src);
 		}
 	}
-	cbl_match_burst(bl, pkts, np, mask, kinds);
-	for (unsigned int k = 0; k < np; k++) {
-		enum cbl_kind one = cbl_match(bl, &pkts[k]);
-		enum cbl_kind ref = ref_match(es, ne, &pkts[k], true);
+	check_burst(bl, pkts, np, mask, es, ne);
+	if (save) {
+		/* the same list compiled: no index, the filter alone */
+		char cpath[] = "/tmp/fuzz_blocklist_XXXXXX";
+		int cfd = mkstemp(cpath);
+		struct cbl *cl;
 
-		if (((mask >> k) & 1) ? kinds[k] != one : kinds[k] != CBL_NONE) {
-			fprintf(stderr, "packet %u: burst %d, alone %d\n", k,
-				kinds[k], one);
+		if (cfd < 0 || close(cfd) != 0)
 			abort();
-		}
-		if (one != ref) {
-			fprintf(stderr, "packet %u: cbl_match %d, model %d\n",
-				k, one, ref);
+		if (cbl_save(bl, cpath, err, sizeof(err)) != 0)
 			abort();
-		}
-		if (cbl_match_addrs(bl, &pkts[k]) !=
-				ref_match(es, ne, &pkts[k], false))
+		cl = cbl_load(cpath, err, sizeof(err));
+		unlink(cpath);
+		if (cl == NULL)
 			abort();
+		check_burst(cl, pkts, np, mask, es, ne);
+		cbl_free(cl);
 	}
 	cbl_free(bl);
 	return 0;
