@@ -182,7 +182,7 @@ took "both trees, side by side" $(($(date +%s) - t1))
 
 # libFuzzer: each target from a copy of its corpus, all at once.
 t0=$(date +%s)
-targets="ops load track parse restore"
+targets="ops load track parse restore blocklist"
 for target in $targets; do
 	bin=build-san/tests/fuzz/fuzz_$target
 	[ -x "$bin" ] || { tally "fuzz_$target" 0 1; continue; }
@@ -213,7 +213,7 @@ for target in $targets; do
 	fi
 	rm -rf "$work" "$work.result"
 done
-took "fuzzers, 5 side by side" $(($(date +%s) - t0))
+took "fuzzers, 6 side by side" $(($(date +%s) - t0))
 
 # The EAL leaves a runtime directory per run (memseg lists: MiB each);
 # the suites remove those of their exited processes (tests/harness.py),

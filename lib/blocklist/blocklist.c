@@ -771,6 +771,12 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		if (parse_entry(w, nw, &e, why, sizeof(why)) != 0 ||
 				++added > lines)
 			break;
+		/* an IPv4 length the first pass did not see has no bit in
+		 * the index (none at all without IPv4 entries then): the
+		 * file changed, refused rather than matched wrongly */
+		if (e.kind != CBL_FLOW && e.family == 4 &&
+				!v4_seen[e.length])
+			break;
 		ret = cf_add_unique_with_hash(bl->filter, entry_hash(&e), 0,
 				NULL);
 		if (ret == -ENOSPC) {

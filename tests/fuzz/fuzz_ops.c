@@ -2,8 +2,9 @@
 
 /*
  * libFuzzer target: a byte string is a filter layout and a sequence of
- * add, add_unique, delete, delete_at, lookup, bulk, scan and save/load
- * operations on a small key universe, checked against an exact model.
+ * add, add_unique, delete, delete_at, lookup, bulk (its hits and their
+ * positions against single lookups), scan and save/load operations on a
+ * small key universe, checked against an exact model.
  * Any false negative, count mismatch or lost item aborts.
  *
  * Each item's value is its key, so that a scan callback knows which key
@@ -46,6 +47,9 @@ static const struct cf_params layouts[] = {
 		.value_bits = 32 },
 	{ .capacity = 40, .fp_bits = 8, .max_kicks = 3 },
 	{ .capacity = 1, .fp_bits = 8 },
+	/* buckets of 4 x 32 bits: the wide compare of the bulk lookup */
+	{ .capacity = 40, .fp_bits = 32 },
+	{ .capacity = 200, .fp_bits = 32, .value_bits = 16 },
 };
 
 static uint64_t
@@ -285,9 +289,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	/* The low 3 bits pick a layout; bit 3 puts a plain one's values in
-	 * its buckets (CF_TABLE_INTERLEAVED, 16-bit values if it had
-	 * none). */
+	/* The byte modulo the layouts' count picks a layout; bit 3 puts
+	 * a plain one's values in its buckets (CF_TABLE_INTERLEAVED,
+	 * 16-bit values if it had none). */
 	p = layouts[data[0] % (sizeof(layouts) / sizeof(layouts[0]))];
 	if ((data[0] & 8) && p.table == CF_TABLE_PLAIN) {
 		p.table = CF_TABLE_INTERLEAVED;
@@ -395,10 +399,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (uint32_t j = 0; j < n; j++)
 				hs[j] = key_hash((k + j * 7) % KEYS);
 			check(cf_lookup_bulk(f, hs, n, &mask, ps) >= 0);
-			for (uint32_t j = 0; j < n; j++)
+			for (uint32_t j = 0; j < n; j++) {
+				uint32_t one = UINT32_MAX;
+
 				check(((mask >> j) & 1) ==
 					(uint64_t)cf_lookup_with_hash(f,
-						hs[j], NULL));
+						hs[j], &one));
+				/* a hit's position: the one a lookup of
+				 * the key alone gives (first bucket first,
+				 * its first matching slot, then the stash) */
+				check(((mask >> j) & 1) == 0 ||
+					ps[j] == one);
+			}
 			break;
 		}
 		case 6: {

@@ -25,6 +25,9 @@
  *   192.0.2.1) matches cbl_match_addrs(); one without addresses
  *   never does; a parsed one matches as with cbl_match() (the list
  *   has no flows);
+ * - cflow_parse_burst() gives each frame of a burst (the frame and its
+ *   truncations, at the settings, with decap and with the defaults)
+ *   what cflow_parse() gives it alone;
  * - with decap: a packet whose outer parse (decap off) is not an OK UDP
  *   or GRE one parses exactly as without decap; any other keeps the
  *   outer ethertype, reports addresses with OK, and nothing but the
@@ -179,6 +182,58 @@ listed(const uint8_t *a, int family)
 	return a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8;
 }
 
+/*
+ * cflow_parse_burst() answers each frame as cflow_parse() does: a burst
+ * of the frame and its truncations (to each length a header may end at
+ * and a few others), each in a buffer of exactly its length, parsed with
+ * @p pp, with decapsulation on and with the defaults (NULL).
+ */
+static void
+burst_check(const uint8_t *frame, uint32_t len,
+		const struct cflow_parse_params *pp)
+{
+	static const uint32_t cuts[] = {
+		0, 1, 13, 14, 17, 18, 33, 34, 37, 38, 41, 42, 53, 54, 57, 58,
+		61, 62, 73, 74, 81, 82, 93, 94,
+	};
+	enum { NB = 2 + sizeof(cuts) / sizeof(cuts[0]) };
+	struct cflow_input in[NB];
+	struct cflow_packet bp[NB], one;
+	enum cflow_parse_status bs[NB];
+	struct cflow_parse_params pd = *pp;
+	const struct cflow_parse_params *which[3] = { pp, &pd, NULL };
+	uint8_t *bufs[NB];
+	unsigned int n = 0;
+
+	pd.decap = CFLOW_DECAP_ALL;
+	memset(in, 0, sizeof(in));
+	for (unsigned int i = 0; i < NB; i++) {
+		uint32_t l = i == 0 ? len : i == 1 ? len / 2 : cuts[i - 2];
+
+		if (l > len)
+			continue;
+		bufs[n] = malloc(l ? l : 1);
+		if (bufs[n] == NULL)
+			abort();
+		memcpy(bufs[n], frame, l);
+		in[n].data = bufs[n];
+		in[n].len = l;
+		in[n].wire_len = len;
+		n++;
+	}
+	for (unsigned int w = 0; w < 3; w++) {
+		memset(bp, 0xa5, sizeof(bp));
+		cflow_parse_burst(in, n, which[w], bp, bs);
+		for (unsigned int i = 0; i < n; i++)
+			if (cflow_parse(in[i].data, in[i].len, which[w],
+					&one) != bs[i] ||
+					memcmp(&one, &bp[i], sizeof(one)) != 0)
+				abort();
+	}
+	for (unsigned int i = 0; i < n; i++)
+		free(bufs[i]);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -213,6 +268,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				memcmp(&g, &p, sizeof(g)) != 0)
 			abort();
 	}
+	burst_check(frame, len, &pp);
 	if (data[0] & 2) {
 		struct cflow_parse_params pd = pp;
 		struct cflow_packet d, rest;
