@@ -700,11 +700,85 @@ bl_alloc(uint64_t capacity, unsigned int fp_bits)
 }
 
 /*
+ * The second pass: the entries added to @p bl, read again from the start
+ * of @p fd. 0, or a negative errno with @p err set: -ENOSPC when the
+ * filter is full, -EAGAIN when the file changed since the first pass
+ * (@p lines entries, the IPv4 lengths @p v4_seen).
+ */
+static int
+add_pass(struct cbl *bl, struct cbl_line_reader *r, int fd,
+		const char *path, uint64_t lines, const uint8_t *v4_seen,
+		char *err, size_t err_len)
+{
+	char line[CBL_LINE_MAX + 1];
+	uint64_t added = 0;
+	int ret;
+
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		ret = errno;
+		return cfu_fail(ret, err, err_len, "%s: %s", path,
+			strerror(ret));
+	}
+	cbl_line_reader_init(r, fd, path);
+	while ((ret = cbl_next_line(r, line, err, err_len)) > 0) {
+		char *w[6], why[256];
+		struct entry e;
+		int nw = cbl_split(line, w, 5);
+
+		if (nw == 0)
+			continue;
+		if (parse_entry(w, nw, &e, why, sizeof(why)) != 0 ||
+				++added > lines)
+			break;
+		/* an IPv4 length the first pass did not see has no bit in
+		 * the index (none at all without IPv4 entries then): the
+		 * file changed, refused rather than matched wrongly */
+		if (e.kind != CBL_FLOW && e.family == 4 &&
+				!v4_seen[e.length])
+			break;
+		ret = cf_add_unique_with_hash(bl->filter, entry_hash(&e), 0,
+				NULL);
+		if (ret == -ENOSPC)
+			return cfu_fail(ENOSPC, err, err_len,
+				"%s: table full at %" PRIu64 " entries",
+				path, lines);
+		/* A duplicate (-EEXIST) is counted once; its length is
+		 * listed all the same: it may be another entry whose
+		 * fingerprint the filter already holds, found only if its
+		 * length is looked up. */
+		if (ret == 0)
+			bl->entries[e.kind]++;
+		if (e.kind != CBL_FLOW) {
+			if (e.family == 4)
+				bl->v4_len[e.length] = 1;
+			else
+				bl->v6_len[e.length] = 1;
+			if (e.family == 4 && e.length != 0)
+				index_add(bl, e.addr, e.length);
+		}
+	}
+	if (ret < 0)
+		return ret;
+	if (ret > 0 || added != lines)
+		return cfu_fail(EAGAIN, err, err_len,
+			"%s: changed while being read", path);
+	return 0;
+}
+
+/*
  * Two passes over the open file: the first validates every line and
  * counts the entries, so that nothing is built from a list with an error
  * and the table is sized once; the second adds them. A file edited in
  * place between the passes is refused rather than half read.
+ *
+ * A filter sized to the count holds up to 96% of its slots, and a small
+ * one can fill before that (its cuckoo walks find no room): then the
+ * table is built again at twice the size, up to BL_GROW_MAX times, so a
+ * valid list is never refused for its own sizing. A list that fits the
+ * first size is built exactly as before (the saved files do not change).
  */
+#define BL_GROW_MAX 3
+
 static struct cbl *
 read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		size_t err_len)
@@ -712,9 +786,9 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	struct cbl *bl = NULL;
 	char line[CBL_LINE_MAX + 1], why[256];
 	struct cbl_line_reader *r = malloc(sizeof(*r));
-	uint64_t lines = 0, added = 0, v4 = 0;
+	uint64_t lines = 0, v4 = 0, cap;
 	uint8_t v4_seen[33] = { 0 };
-	int ret, e;
+	int ret, e, grow;
 
 	if (r == NULL) {
 		cfu_fail(ENOMEM, err, err_len, "%s: %s", path,
@@ -745,66 +819,27 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 	}
 	if (ret < 0)
 		goto out;
-	errno = 0;
-	bl = bl_alloc(lines, fp_bits);
-	/* an index for IPv4 entries only: none without them */
-	if (bl == NULL || (v4 != 0 && index_alloc(bl, v4, v4_seen) != 0)) {
-		e = errno != 0 ? errno : ENOMEM;
-		cfu_fail(e, err, err_len,
-			"%s: a table for %" PRIu64 " entries: %s",
-			path, lines, strerror(e));
-		goto fail;
-	}
-	if (lseek(fd, 0, SEEK_SET) != 0) {
-		e = errno;
-		cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
-		goto fail;
-	}
-	cbl_line_reader_init(r, fd, path);
-	while ((ret = cbl_next_line(r, line, err, err_len)) > 0) {
-		char *w[6];
-		struct entry e;
-		int nw = cbl_split(line, w, 5);
-
-		if (nw == 0)
-			continue;
-		if (parse_entry(w, nw, &e, why, sizeof(why)) != 0 ||
-				++added > lines)
-			break;
-		/* an IPv4 length the first pass did not see has no bit in
-		 * the index (none at all without IPv4 entries then): the
-		 * file changed, refused rather than matched wrongly */
-		if (e.kind != CBL_FLOW && e.family == 4 &&
-				!v4_seen[e.length])
-			break;
-		ret = cf_add_unique_with_hash(bl->filter, entry_hash(&e), 0,
-				NULL);
-		if (ret == -ENOSPC) {
-			cfu_fail(ENOSPC, err, err_len,
-				"%s: table full at %" PRIu64
-				" entries", path, lines);
+	for (grow = 0, cap = lines; ; grow++, cap *= 2) {
+		errno = 0;
+		bl = bl_alloc(cap, fp_bits);
+		/* an index for IPv4 entries only: none without them */
+		if (bl == NULL ||
+				(v4 != 0 && index_alloc(bl, v4, v4_seen) != 0)) {
+			e = errno != 0 ? errno : ENOMEM;
+			cfu_fail(e, err, err_len,
+				"%s: a table for %" PRIu64 " entries: %s",
+				path, lines, strerror(e));
 			goto fail;
 		}
-		/* A duplicate (-EEXIST) is counted once; its length is
-		 * listed all the same: it may be another entry whose
-		 * fingerprint the filter already holds, found only if its
-		 * length is looked up. */
-		if (ret == 0)
-			bl->entries[e.kind]++;
-		if (e.kind != CBL_FLOW) {
-			if (e.family == 4)
-				bl->v4_len[e.length] = 1;
-			else
-				bl->v6_len[e.length] = 1;
-			if (e.family == 4 && e.length != 0)
-				index_add(bl, e.addr, e.length);
-		}
+		ret = add_pass(bl, r, fd, path, lines, v4_seen, err,
+			err_len);
+		if (ret != -ENOSPC || grow == BL_GROW_MAX)
+			break;
+		cbl_free(bl);
+		bl = NULL;
 	}
-	if (ret < 0)
-		goto fail;
-	if (ret > 0 || added != lines) {
-		cfu_fail(EAGAIN, err, err_len, "%s: changed while being read",
-			path);
+	if (ret != 0) {
+		errno = -ret;
 		goto fail;
 	}
 	lengths_index(bl);
