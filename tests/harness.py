@@ -137,6 +137,20 @@ def flush(prefix, proc=None):
     return r
 
 
+def stacks(pid):
+    """Every thread's stack of process @pid (gdb, tools/setup.sh installs
+    it), for the message of a test that found the process hung: what it
+    waits for, before it is killed."""
+    try:
+        p = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex",
+                            "thread apply all bt 12"], capture_output=True,
+                           text=True, timeout=DEADLINE)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "(no stacks: %r)" % e
+    return "\n".join(l for l in p.stdout.splitlines()
+                     if l.startswith(("#", "Thread")))
+
+
 def no_crash(rc, what="cuckooflow", log=""):
     """Fail the test if @what was killed by a signal (subprocess's
     negative return code): a crash is a failure whatever the test
@@ -149,7 +163,7 @@ def no_crash(rc, what="cuckooflow", log=""):
 
 def run_replay(app, lcores, prefix, vdevs, args, stats_json,
                timeout=None, ok_rc=(0,)):
-    """cuckooflow on @lcores (no PCI, no hugepages, 512 MB, telemetry
+    """cuckooflow on @lcores (no PCI, no hugepages, NO_HUGE_MB, telemetry
     prefix @prefix) with @vdevs, replayed to the end of its input
     (--clock pkt --exit-on-eof, 32-bit fingerprints, hash seed 7), plus
     @args; (rc, stdout + stderr, its @stats_json or None: an exit status

@@ -10,7 +10,7 @@ libdpdk-dev dpdk dpdk-dev libpcap-dev libxxhash-dev \
 python3-scapy python3-pytest python3-pytest-xdist tshark python3-matplotlib \
 python3-prometheus-client tcpreplay tcpdump iproute2 prometheus nfdump \
 clang libclang-rt-14-dev scdoc stress-ng libsystemd-dev doxygen \
-iputils-ping traceroute curl ethtool openvswitch-switch-dpdk"
+iputils-ping traceroute curl ethtool openvswitch-switch-dpdk gdb"
 
 missing=""
 for p in $PKGS; do
