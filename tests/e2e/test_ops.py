@@ -47,12 +47,24 @@ def prefix():
     return "cfops%d_%d" % (os.getpid(), runs)
 
 
+# Where a primary that a DPDK secondary attaches to (dpdk-dumpcap,
+# dpdk-proc-info) maps its memory: the secondary must map it at the same
+# addresses. The EAL's default (4 GiB up) is inside ASan's shadow, so a
+# sanitizer build's primary mapped it among the shared libraries
+# (0x7f...), where the secondary's own libraries land by chance: "Cannot
+# preallocate VA space" (test_proc_info_reads_running_instance[2] failed
+# so in one fresh-clone run, and a dumpcap case hung at exit after such a
+# failed attach in another). 32 TiB is above the shadow and below the
+# libraries in both trees' processes.
+SECONDARY_BASE = "--base-virtaddr=0x200000000000"
+
+
 def eal(nb, pre, huge=False):
     # -m on hugepages too: with --legacy-mem and no -m the EAL maps every
     # free hugepage, and the tests beside it found none
     return ["--lcores", WORKER_LCORES[nb], "--no-pci",
             "--log-level=lib.*:error", "--file-prefix=" + pre, "-m",
-            "512"] + ([] if huge else ["--no-huge"])
+            "512"] + ([SECONDARY_BASE] if huge else ["--no-huge"])
 
 
 def run(nb, vdevs, args=(), huge=False, env=None):
