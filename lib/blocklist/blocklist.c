@@ -161,6 +161,16 @@ v4_masked(const uint8_t *addr16, unsigned int length)
 }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* XXH3's 16-byte mix of the words @p lo, @p hi at secret offset @p at. */
+static inline uint64_t
+mix16(uint64_t lo, uint64_t hi, unsigned int at)
+{
+	const uint8_t *sec = XXH3_kSecret + at;
+
+	return XXH3_mul128_fold64(lo ^ (XXH_readLE64(sec) + BL_SEED),
+		hi ^ (XXH_readLE64(sec + 8) - BL_SEED));
+}
+
 /*
  * XXH3-64 (seed BL_SEED) of an IPv4 struct prefix_key, its 20 bytes
  * composed in registers: xxHash's XXH3_len_17to128_64b for 20 bytes, two
@@ -172,20 +182,12 @@ v4_masked(const uint8_t *addr16, unsigned int length)
 static inline uint64_t
 prefix_hash_v4(uint32_t masked, unsigned int length)
 {
-	const uint8_t *sec = XXH3_kSecret;
-	const uint64_t seed = BL_SEED;
-	uint64_t s0, s1, s2, s3;
 	uint64_t w0 = 'P' | (uint64_t)4 << 8 | (uint64_t)length << 16 |
 		(uint64_t)masked << 32;
 	uint64_t acc = 20 * XXH_PRIME64_1;
 
-	memcpy(&s0, sec, 8);
-	memcpy(&s1, sec + 8, 8);
-	memcpy(&s2, sec + 16, 8);
-	memcpy(&s3, sec + 24, 8);
-	acc += XXH3_mul128_fold64(w0 ^ (s0 + seed), 0 ^ (s1 - seed));
-	acc += XXH3_mul128_fold64((uint64_t)masked ^ (s2 + seed),
-		0 ^ (s3 - seed));
+	acc += mix16(w0, 0, 0);
+	acc += mix16(masked, 0, 16);
 	return XXH3_avalanche(acc);
 }
 #endif
@@ -371,16 +373,6 @@ index_cell(const struct cbl *bl, const uint8_t *addr, uint32_t *lens)
 }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* XXH3's 16-byte mix of the words @p lo, @p hi at secret offset @p at. */
-static inline uint64_t
-mix16(uint64_t lo, uint64_t hi, unsigned int at)
-{
-	const uint8_t *sec = XXH3_kSecret + at;
-
-	return XXH3_mul128_fold64(lo ^ (XXH_readLE64(sec) + BL_SEED),
-		hi ^ (XXH_readLE64(sec + 8) - BL_SEED));
-}
-
 /*
  * XXH3-64 (seed BL_SEED) of a struct flow_key, its 52 bytes composed
  * from the key's fields in registers: xxHash's XXH3_len_17to128_64b for
