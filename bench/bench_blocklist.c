@@ -218,6 +218,24 @@ tbl8_groups(const struct list *l, uint64_t n)
 	return groups + groups / 64 + 64;
 }
 
+/* The list written to @p fp (the temporary file @p path) read as a
+ * blocklist (32-bit fingerprints), the file removed; exits on failure. */
+static struct cbl *
+list_read(FILE *fp, const char *path)
+{
+	struct cbl *bl;
+	char err[256];
+
+	fclose(fp);
+	bl = cbl_read(path, 32, err, sizeof(err));
+	unlink(path);
+	if (bl == NULL) {
+		fprintf(stderr, "bench_blocklist: %s\n", err);
+		exit(1);
+	}
+	return bl;
+}
+
 /* Write the list as text (for cbl_read) and fill exact tables. */
 static void
 run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
@@ -230,7 +248,6 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	uint32_t *pkt = malloc(2 * packets * sizeof(uint32_t));
 	struct cbl *bl;
 	struct cbl_info info;
-	char err[256];
 	double ns[4][MAX_ROUNDS];
 	unsigned int nlen = prefixes ? 8 : 1;
 	uint64_t hit[4] = { 0 }, heap_h, heap_lpm;
@@ -242,13 +259,7 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 
 		fprintf(fp, "%s/%u\n", inet_ntoa(a), l->len[i]);
 	}
-	fclose(fp);
-	bl = cbl_read(path, 32, err, sizeof(err));
-	unlink(path);
-	if (bl == NULL) {
-		fprintf(stderr, "bench_blocklist: %s\n", err);
-		exit(1);
-	}
+	bl = list_read(fp, path);
 	cbl_info(bl, &info);
 	for (unsigned int k = 0; k < nlen; k++) {
 		char name[32];
@@ -390,7 +401,6 @@ run_flows(uint64_t n, uint64_t packets)
 	struct rte_hash *h;
 	struct cbl *bl;
 	struct cbl_info info;
-	char err[256];
 
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t r = cfu_splitmix64(&rng), q = cfu_splitmix64(&rng);
@@ -404,13 +414,7 @@ run_flows(uint64_t n, uint64_t packets)
 		entry[i] = flow5((uint32_t)r, (uint32_t)(r >> 32), (uint16_t)q,
 			(uint16_t)(q >> 16));
 	}
-	fclose(fp);
-	bl = cbl_read(path, 32, err, sizeof(err));
-	unlink(path);
-	if (bl == NULL) {
-		fprintf(stderr, "bench_blocklist: %s\n", err);
-		exit(1);
-	}
+	bl = list_read(fp, path);
 	cbl_info(bl, &info);
 	heap0 = heap_bytes();
 	h = rte_hash_create(&(struct rte_hash_parameters){
