@@ -151,6 +151,25 @@ def stacks(pid):
                      if l.startswith(("#", "Thread")))
 
 
+def stop(proc, timeout=None, sig=signal.SIGINT):
+    """Signal @proc (SIGINT: the application's clean stop) and wait up to
+    @timeout s (DEADLINE) for its exit; one that has not exited by then
+    is killed, after every thread's stack is kept in proc.hung (and
+    printed, for the failure's report). Returns its exit status."""
+    proc.hung = ""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        proc.wait(timeout=timeout or DEADLINE)
+    except subprocess.TimeoutExpired:
+        proc.hung = "hung %d s after %s; its threads:\n%s\n" % (
+            timeout or DEADLINE, signal.Signals(sig).name, stacks(proc.pid))
+        print(proc.hung)
+        proc.kill()
+        proc.wait()
+    return proc.returncode
+
+
 def no_crash(rc, what="cuckooflow", log=""):
     """Fail the test if @what was killed by a signal (subprocess's
     negative return code): a crash is a failure whatever the test

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 
 from harness import DEADLINE, need_tool, polling, stats
+from harness import stop as harness_stop
 
 IP = shutil.which("ip") or "/usr/sbin/ip"
 PY = "/usr/bin/python3"
@@ -541,11 +542,4 @@ def traffic_checks(net, prefix, proc, out):
 
 
 def stop(proc, timeout=60):
-    if proc.poll() is None:
-        proc.send_signal(2)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    return proc.returncode
+    return harness_stop(proc, timeout)

@@ -35,7 +35,6 @@ for the live cases (skipped otherwise). Run:
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -44,7 +43,7 @@ import time
 import pytest
 
 from harness import NO_HUGE_MB
-from harness import DEADLINE, polling, stats, wait_packets
+from harness import polling, stats, stop, wait_packets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -291,17 +290,6 @@ class Netns:
 
     def delete(self):
         sh(IP, "netns", "del", self.name, check=False)
-
-
-def stop(proc, timeout=DEADLINE):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    return proc.returncode
 
 
 UNDECIDED = "the run's timing leaves the outcome open"

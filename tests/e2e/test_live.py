@@ -54,6 +54,7 @@ import pytest
 from harness import NO_HUGE_MB
 from harness import (DEADLINE, need_tool, polling, stats, wait_packets,
                      wait_until)
+from harness import stop as harness_stop
 
 APP = TMP = None
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -270,13 +271,7 @@ def start(ns, nb, vdev, prefix, out, extra=()):
 
 def stop(proc, log):
     """SIGINT, wait; returns (rc, log text)."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=DEADLINE)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    harness_stop(proc)
     log.close()
     with open(log.name) as f:
         return proc.returncode, f.read()

@@ -24,7 +24,7 @@ from scapy.utils import RawPcapReader
 
 from harness import NO_HUGE_MB
 from harness import (DEADLINE, Testpmd, hugepages_free, need_tool, no_crash,
-                     polling, query, run_ended, stacks, wait_until)
+                     polling, query, run_ended, stop, wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -105,21 +105,13 @@ class Live:
                          "cuckooflow's telemetry")
 
     def stop(self, sig=signal.SIGINT):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        hung = ""
-        try:
-            self.proc.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            hung = "hung %d s after %s; its threads:\n%s\n" % (
-                DEADLINE, signal.Signals(sig).name, stacks(self.proc.pid))
-            self.proc.kill()
-            self.proc.wait()
+        rc = stop(self.proc, sig=sig)
         if sig != signal.SIGKILL:
-            if hung:
-                pytest.fail("cuckooflow " + hung + self.text()[-400:])
-            no_crash(self.proc.returncode, log=self.text())
-        return self.proc.returncode
+            if self.proc.hung:
+                pytest.fail("cuckooflow " + self.proc.hung +
+                            self.text()[-400:])
+            no_crash(rc, log=self.text())
+        return rc
 
 
 def frames_of(path):
