@@ -56,7 +56,11 @@ timeout + max(1 s, timeout / 8) (the sweep), and time is kept in 16.8 ms
 ticks: a gap in [timeout - 50 ms, timeout + max(1 s, timeout/8) + 1 s]
 (widened by `slack_ns` on both sides, for live runs whose packet times are
 only known to within a phase) has no single answer, and the model raises
-Ambiguous rather than pick one. The same for the linger and for a token
+Ambiguous rather than pick one. A live run that knows each packet's time
+to within its own phase gives that span with the packet instead
+(packet(t, port, frame, span_ns): the app met it somewhere in
+[t, t + span_ns]); an idle gap is then known to within the two packets'
+spans, not the run's slowest phase twice. The same for the linger and for a token
 count within a hair of 1.
 """
 import ipaddress
@@ -374,10 +378,11 @@ class Config:
 
 
 class Flow:
-    __slots__ = ("cls", "last", "closed", "count", "inside")
+    __slots__ = ("cls", "last", "span", "closed", "count", "inside")
 
-    def __init__(self, cls, t, inside):
+    def __init__(self, cls, t, span, inside):
         self.cls, self.last, self.closed, self.count = cls, t, False, 1
+        self.span = span        # the last packet came in [last, last+span]
         self.inside = inside    # the inside endpoint (address, port)
 
 
@@ -450,20 +455,23 @@ class Oracle:
         s = self.cfg.linger if f.closed else self.cfg.timeouts[f.cls]
         return int(s * NS)
 
-    def _alive(self, f, t, key):
-        """True if @f is still in the table at @t; raises Ambiguous when
-        the app may answer either way."""
-        age = t - f.last
+    def _alive(self, f, t, key, span):
+        """True if @f is still in the table at a time in [t, t + span];
+        raises Ambiguous when the app may answer either way."""
+        age_lo = t - f.last - f.span
+        age_hi = t + span - f.last
         limit = self._limit_ns(f)
-        lo = limit - TICK_MARGIN_NS - self.cfg.slack_ns
-        hi = limit + grace_ns(limit) + NS + self.cfg.slack_ns
-        if lo <= age <= hi:
-            raise Ambiguous("flow %s: idle %.3f s against its %s %.3f s "
-                            "(undecided from %.3f to %.3f s)" % (
-                                fmt_key(key), age / NS,
-                                "linger" if f.closed else "timeout",
-                                limit / NS, lo / NS, hi / NS))
-        return age < lo
+        lo = limit - TICK_MARGIN_NS
+        hi = limit + grace_ns(limit) + NS
+        if age_hi < lo:
+            return True
+        if age_lo > hi:
+            return False
+        raise Ambiguous("flow %s: idle %.3f to %.3f s against its %s "
+                        "%.3f s (undecided from %.3f to %.3f s)" % (
+                            fmt_key(key), age_lo / NS, age_hi / NS,
+                            "linger" if f.closed else "timeout",
+                            limit / NS, lo / NS, hi / NS))
 
     def _take_token(self, t, key):
         if not self.cfg.rate:
@@ -475,8 +483,11 @@ class Oracle:
         return b.take(t, self.cfg)
 
     # -- one packet
-    def packet(self, t, port, frame):
+    def packet(self, t, port, frame, span_ns=None):
+        """@frame met at @t, or (live) somewhere in [t, t + @span_ns];
+        without a span, within the run's slack_ns either side."""
         cfg = self.cfg
+        span = cfg.slack_ns if span_ns is None else span_ns
         if self.last_t is not None and t < self.last_t:
             raise ValueError("time goes backwards at %d ns" % t)
         self.last_t = t
@@ -490,7 +501,7 @@ class Oracle:
             # the error goes to its inside endpoint; nothing changes
             key = p["key"]
             f = self.flows.get(key)
-            live = f is not None and self._alive(f, t, key)
+            live = f is not None and self._alive(f, t, key, span)
             if live and role == "outside" and p["to"] != f.inside:
                 live = False
             verdict = RELATED if live else UNRELATED
@@ -511,7 +522,7 @@ class Oracle:
             fin_rst = bool(fl & (FIN | RST))
             syn_only = p["proto"] == TCP and fl & (SYN | ACK) == SYN
             f = self.flows.get(key)
-            if f is not None and not self._alive(f, t, key):
+            if f is not None and not self._alive(f, t, key, span):
                 del self.flows[key]
                 if not f.closed:
                     self.c["flows_expired"] += 1
@@ -533,7 +544,7 @@ class Oracle:
                 else:
                     verdict = LIMITED
             elif f is not None:
-                f.last = t
+                f.last, f.span = t, span
                 f.count += 1
                 flow = f
                 if not f.closed and fin_rst:
@@ -558,7 +569,7 @@ class Oracle:
                 verdict = NEW
             if verdict == NEW:
                 flow = self.flows[key] = Flow(
-                    p["cls"], t, (p["dst"], p["dport"]) if role == "outside"
+                    p["cls"], t, span, (p["dst"], p["dport"]) if role == "outside"
                     else src_ep)
             self.c[{NEW: "flows_new", SEEN: "flows_seen",
                     CLOSING: "flows_closed", ORPHAN: "orphan_close",
@@ -607,21 +618,21 @@ class Oracle:
         return d
 
     def finish(self, t):
-        """Flows still open at @t: (active, expired by then), or raises
-        Ambiguous if some flow's fate at @t is undecided."""
+        """Flows still open at @t (within the slack): (active, expired by
+        then), or raises Ambiguous if some flow's fate is undecided."""
         active = expired = 0
         for key, f in self.flows.items():
-            if self._alive(f, t, key):
+            if self._alive(f, t, key, self.cfg.slack_ns):
                 active += 0 if f.closed else 1
             elif not f.closed:
                 expired += 1
         return active, expired
 
     def run(self, events):
-        """@events: [(time_ns, ingress port, frame bytes)] in order.
-        Returns a Result."""
-        for t, port, frame in events:
-            self.packet(t, port, bytes(frame))
+        """@events: [(time_ns, ingress port, frame bytes[, span_ns])] in
+        order. Returns a Result."""
+        for ev in events:
+            self.packet(ev[0], ev[1], bytes(ev[2]), *ev[3:])
         return Result(self)
 
 

@@ -83,12 +83,16 @@ class Scenario:
                   str(self.opts["mirror-first"])]
         return a
 
-    def events(self, times_ns, step_ns=0):
-        """Oracle input: phase i's frames at times_ns[i], step_ns apart."""
+    def events(self, times_ns, step_ns=0, spans_ns=None):
+        """Oracle input: phase i's frames at times_ns[i], step_ns apart;
+        with @spans_ns, each met somewhere in [times_ns[i], times_ns[i] +
+        spans_ns[i]] (a live phase: from its replay's start to the app's
+        counting it)."""
         ev = []
-        for ph, t in zip(self.phases, times_ns):
+        for j, (ph, t) in enumerate(zip(self.phases, times_ns)):
             for i, fr in enumerate(ph.frames):
-                ev.append((t + i * step_ns, ph.port, bytes(fr)))
+                e = (t + i * step_ns, ph.port, bytes(fr))
+                ev.append(e + (spans_ns[j],) if spans_ns else e)
         return ev
 
     def nominal_times(self, phase_s=0.5):

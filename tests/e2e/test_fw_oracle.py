@@ -394,6 +394,35 @@ def test_slack_widens_the_undecided_window():
         o.packet(int(9.5 * NS), OUTSIDE, udp(OUTSIDE, X, A, 2, 1))
 
 
+def test_spans_are_per_packet():
+    """A live run's slow first phase (0.95 s from replay to count) blurs
+    only the gaps that start or end in it: the reply 0.951 s later, whose
+    own phase took 0.12 s, is 0 to 1.07 s after the open, well inside a
+    2 s timeout. With the slowest phase as a uniform slack the same run
+    was undecided (CI, test_live[expiry-plain-2])."""
+    seq = [(0.0, 0.95, INSIDE, udp(INSIDE, A, X, 42001, 5000)),
+           (0.951, 0.12, OUTSIDE, udp(OUTSIDE, X, A, 5000, 42001))]
+    o = plain(timeouts={"udp": 2}, slack_ns=int(1.001 * NS))
+    o.packet(0, INSIDE, seq[0][3])
+    with pytest.raises(Ambiguous):
+        o.packet(int(0.951 * NS), OUTSIDE, seq[1][3])
+    o = plain(timeouts={"udp": 2}, slack_ns=int(1.001 * NS))
+    got = [o.packet(int(t * NS), port, fr, int(span * NS)).verdict
+           for t, span, port, fr in seq]
+    assert got == ["new", "seen"]
+    # the spans still decide nothing they cannot: met in [0, 0.95] and in
+    # [1.5, 2.1], the gap is 0.55 to 2.1 s against 2 s
+    o = plain(timeouts={"udp": 2})
+    o.packet(0, INSIDE, seq[0][3], int(0.95 * NS))
+    with pytest.raises(Ambiguous):
+        o.packet(int(1.5 * NS), OUTSIDE, seq[1][3], int(0.6 * NS))
+    # and gaps clear of the window either side are decided
+    o = plain(timeouts={"udp": 2})
+    o.packet(0, INSIDE, seq[0][3], int(0.95 * NS))
+    assert o.packet(int(5.1 * NS), OUTSIDE, seq[1][3],
+                    int(0.1 * NS)).verdict == "new"
+
+
 def test_compare_frames():
     f1 = udp(INSIDE, A, X, 1, 2, b"a")
     f2 = udp(INSIDE, A, X, 1, 2, b"b")
