@@ -1023,6 +1023,66 @@ track_seen(struct cflow_tracker *t, const struct cflow_packet *pkt,
 }
 
 /*
+ * What track_seen() reads of the tracker, in registers for a chunk, for
+ * a plain tracker (no flow_time, no records, no sides): its packets are
+ * judged at the clock's own tick, and a seen flow's value is only its
+ * tick, count and class. The tracker's fields were loaded again after
+ * every store of a verdict or count (a char or enum store may alias
+ * them). now_tick is refreshed whenever the clock moves.
+ */
+struct seen_ctx {
+	bool plain;
+	uint32_t now_tick;
+	uint32_t tick_mask;
+	unsigned int vtick;
+	unsigned int count_shift;
+	uint32_t count_max;
+	uint32_t expire_after[CFLOW_CLASS_MAX]; /* timeout_ticks + 1 */
+};
+
+static inline void
+seen_ctx_init(const struct cflow_tracker *t, struct seen_ctx *s)
+{
+	s->plain = !t->params.flow_time && !t->records && !t->params.sided;
+	s->now_tick = t->now_tick;
+	s->tick_mask = t->tick_mask;
+	s->vtick = t->vtick;
+	s->count_shift = t->count_shift;
+	s->count_max = t->count_max;
+	for (unsigned int c = 0; c < CFLOW_CLASS_MAX; c++)
+		s->expire_after[c] = t->timeout_ticks[c] + 1;
+}
+
+/*
+ * track_seen() for a plain tracker (seen_ctx): the same test, the new
+ * value into @p nv, the packet's ordinal into @p count; false, with
+ * nothing done, for any packet track_seen() would refuse. Stamped at
+ * the clock's tick: with no flow_time, value_stamp() is now_tick (an age
+ * of 0 is the tick itself), and value_make() of the value's class, the
+ * count and no side or record stamp is what is built here.
+ */
+static inline __attribute__((always_inline)) bool
+seen_plain(const struct seen_ctx *s, const struct cflow_packet *pkt,
+		uint64_t v, uint64_t *nv, uint8_t *count)
+{
+	uint32_t tick = (uint32_t)(v >> s->vtick) & s->tick_mask;
+	uint32_t age = (s->now_tick - tick) & s->tick_mask;
+	unsigned int cls = value_class(v);
+	uint32_t n;
+
+	if (value_closing(v) | (age > s->expire_after[cls]) |
+			((pkt->tcp_flags & (CFLOW_TCP_FIN | CFLOW_TCP_RST))
+			 != 0))
+		return false;
+	n = (uint32_t)(v >> s->count_shift) & s->count_max;
+	n += n < s->count_max;
+	*nv = (uint64_t)(s->now_tick << s->vtick | n << s->count_shift |
+		cls << VALUE_CLASS_SHIFT);
+	*count = (uint8_t)n;
+	return true;
+}
+
+/*
  * One parsed packet whose flow lookup gave found/pos/v (the value at pos):
  * the state machine's step (cflow_state.h), done on the filter.
  * *changed is set when it added or removed an entry; an evicted entry's
@@ -1201,7 +1261,8 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	uint64_t written[WRITTEN_WORDS] = { 0 };
 	uint32_t pos[CF_BULK_MAX];
 	uint8_t index[CF_BULK_MAX];
-	uint64_t relocations = cf_relocations(t->filter);
+	uint64_t relocations = cf_relocations(t->filter), seen = 0;
+	struct seen_ctx sc;
 	unsigned int m = 0;
 	bool moved = false, changed = false;
 
@@ -1234,16 +1295,21 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 	}
 	if (m != 0)
 		cf_lookup_bulk_values(t->filter, hashes, m, &hits, pos, values);
+	seen_ctx_init(t, &sc);
 	for (unsigned int j = 0; j < m; j++) {
 		unsigned int k = index[j];
 		bool found = (hits >> j) & 1, changed_now = false;
 		enum cflow_verdict v;
+		uint64_t nv;
 		uint8_t count;
 
 		/* The latest time of the packets up to this one, unparsed
 		 * ones included; a leap of the clock swept the table. */
-		if (clock_advance(t, clock_at[j]))
-			moved = true;
+		if (clock_at[j] > t->now_ns) {
+			if (clock_advance(t, clock_at[j]))
+				moved = true;
+			sc.now_tick = t->now_tick;
+		}
 		/* Look the flow up again if entries moved (kicks, stash), if
 		 * an earlier packet wrote or emptied its slot, or if it was
 		 * missing and entries were added since (perhaps its own). */
@@ -1253,6 +1319,24 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 				cf_value_get(t->filter, pos[j], &values[j]) == 0;
 		if (found)
 			written_set(written, pos[j]);
+		if (sc.plain && found && pkts[k].kind == CFLOW_KIND_FLOW &&
+				seen_plain(&sc, &pkts[k], values[j], &nv,
+					&count)) {
+			/* A busy flow's packets within one tick change
+			 * nothing. */
+			if (nv != values[j]) {
+				int ret = cf_value_set(t->filter, pos[j], nv);
+
+				CFU_ASSERT(ret == 0);
+				(void)ret;
+			}
+			seen++;
+			if (verdicts != NULL)
+				verdicts[k] = CFLOW_SEEN;
+			if (counts != NULL)
+				counts[k] = count;
+			continue;
+		}
 		if (t->params.flow_time)
 			judge_at(t, in[k].time_ns);
 		count = 0;
@@ -1277,6 +1361,7 @@ track_chunk(struct cflow_tracker *t, const struct cflow_input *in,
 		if (counts != NULL)
 			counts[k] = count;
 	}
+	t->c.flows_seen += seen;
 	clock_advance(t, latest);
 	emergency_check(t);
 	CFU_ASSERT(t->now_tick == t->clock_tick);

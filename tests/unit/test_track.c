@@ -1116,6 +1116,48 @@ churn_frame(uint8_t *buf, uint32_t f, uint8_t dst, uint8_t flags,
 	return in;
 }
 
+/* One burst into both trackers of a pair, each then swept at
+ * @p sweep_at: 0 if they gave the same verdicts and counts. */
+static int
+pair_track(struct cflow_tracker *t[2], const struct cflow_input *in,
+		const struct cflow_packet *pkts,
+		const enum cflow_parse_status *st, uint64_t sweep_at)
+{
+	enum cflow_verdict v[2][CF_BULK_MAX];
+	uint8_t cnt[2][CF_BULK_MAX];
+
+	for (int l = 0; l < 2; l++) {
+		cflow_track_parsed(t[l], in, pkts, st, CF_BULK_MAX, v[l],
+			cnt[l]);
+		cflow_sweep(t[l], sweep_at);
+	}
+	return memcmp(v[0], v[1], sizeof(v[0])) == 0 &&
+		memcmp(cnt[0], cnt[1], sizeof(cnt[0])) == 0 ? 0 : -1;
+}
+
+/* The end of a pair's history (@p what: which): the same counters, with
+ * evictions, expiries and closes among them; then both freed. */
+static int
+pair_end(struct cflow_tracker *t[2], const char *what)
+{
+	struct cflow_counters c[2];
+
+	cflow_counters_get(t[0], &c[0]);
+	cflow_counters_get(t[1], &c[1]);
+	TEST_ASSERT(memcmp(&c[0], &c[1], sizeof(c[0])) == 0,
+		"%s: counters differ", what);
+	TEST_ASSERT(c[0].flows_evicted > 0 && c[0].flows_expired > 0 &&
+		c[0].flows_closed > 0 && c[0].flows_seen > 0,
+		"%s: the history missed a case: %lu evicted, %lu expired",
+		what, (unsigned long)c[0].flows_evicted,
+		(unsigned long)c[0].flows_expired);
+	for (int l = 0; l < 2; l++) {
+		TEST_ASSERT_EQ(invariants(t[l]), 0, "invariants");
+		cflow_tracker_free(t[l]);
+	}
+	return 0;
+}
+
 /*
  * The interleaved layout decides exactly as the plain one: the same
  * stream into both, on a small table kept full (kicks, stash,
@@ -1132,8 +1174,8 @@ test_track_interleaved_equals_plain(void)
 
 	for (unsigned int w = 0; w < 2; w++) {
 		struct cflow_tracker *t[2];
-		struct cflow_counters c[2];
 		uint64_t rng = 5 + w, at = 1000 * S;
+		char what[32];
 
 		for (int l = 0; l < 2; l++) {
 			struct cflow_tracker_params p;
@@ -1153,10 +1195,8 @@ test_track_interleaved_equals_plain(void)
 		for (int n = 0; n < 600; n++) {
 			static uint8_t bufs[CF_BULK_MAX][256];
 			struct cflow_input in[CF_BULK_MAX];
-			enum cflow_verdict v[2][CF_BULK_MAX];
 			struct cflow_packet pkts[CF_BULK_MAX];
 			enum cflow_parse_status st[CF_BULK_MAX];
-			uint8_t cnt[2][CF_BULK_MAX];
 
 			at += S / 8;
 			for (int k = 0; k < CF_BULK_MAX; k++) {
@@ -1170,31 +1210,93 @@ test_track_interleaved_equals_plain(void)
 				st[k] = cflow_parse(bufs[k], in[k].len, NULL,
 					&pkts[k]);
 			}
-			for (int l = 0; l < 2; l++) {
-				cflow_track_parsed(t[l], in, pkts, st,
-					CF_BULK_MAX, v[l], cnt[l]);
-				cflow_sweep(t[l], at + S / 16);
-			}
-			TEST_ASSERT(memcmp(v[0], v[1], sizeof(v[0])) == 0 &&
-				memcmp(cnt[0], cnt[1], sizeof(cnt[0])) == 0,
-				"%u/%u bits, burst %d: verdicts differ",
+			TEST_ASSERT_EQ(pair_track(t, in, pkts, st, at + S / 16),
+				0, "%u/%u bits, burst %d: verdicts differ",
 				widths[w][0], widths[w][1], n);
 		}
-		cflow_counters_get(t[0], &c[0]);
-		cflow_counters_get(t[1], &c[1]);
-		TEST_ASSERT(memcmp(&c[0], &c[1], sizeof(c[0])) == 0,
-			"%u/%u bits: counters differ", widths[w][0],
+		snprintf(what, sizeof(what), "%u/%u bits", widths[w][0],
 			widths[w][1]);
-		TEST_ASSERT(c[0].flows_evicted > 0 && c[0].flows_expired > 0 &&
-			c[0].flows_closed > 0, "%u/%u bits: the history "
-			"missed a case: %lu evicted, %lu expired",
-			widths[w][0], widths[w][1],
-			(unsigned long)c[0].flows_evicted,
-			(unsigned long)c[0].flows_expired);
+		if (pair_end(t, what) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The plain tracker's fast path for a seen flow (seen_plain(), no
+ * flow_time, records or sides) decides as the general one: the same
+ * stream, in time order, into a plain tracker and a flow_time one
+ * (which judges an in-order packet at the clock as well, but takes
+ * track_seen() and track_one()), gives the same verdicts, per-flow
+ * counts and counters. Flows seen again about their timeout (ages of
+ * every length), a table kept full for a while, FIN/RST/SYN churn,
+ * pauses past the timeout between bursts (flows found idle), counts of
+ * 0, 3 and 8 bits (saturating), 16- and 32-bit values.
+ */
+static int
+test_track_seen_fast_equals_general(void)
+{
+	static const uint8_t flag_set[] = { CFLOW_TCP_SYN, CFLOW_TCP_ACK,
+		CFLOW_TCP_ACK, CFLOW_TCP_ACK, CFLOW_TCP_FIN | CFLOW_TCP_ACK,
+		CFLOW_TCP_RST };
+	static const unsigned int conf[][3] = { { 16, 16, 0 }, { 16, 32, 3 },
+		{ 12, 32, 8 }, { 16, 16, 3 } };
+
+	for (unsigned int w = 0; w < sizeof(conf) / sizeof(conf[0]); w++) {
+		struct cflow_tracker *t[2];
+		uint64_t rng = 11 + w, at = 1000 * S;
+		char what[48];
+
+		snprintf(what, sizeof(what), "%u/%u bits, count %u", conf[w][0],
+			conf[w][1], conf[w][2]);
 		for (int l = 0; l < 2; l++) {
-			TEST_ASSERT_EQ(invariants(t[l]), 0, "invariants");
-			cflow_tracker_free(t[l]);
+			struct cflow_tracker_params p;
+
+			cflow_tracker_params_init(&p, 512);
+			p.fp_bits = conf[w][0];
+			p.value_bits = conf[w][1];
+			p.count_bits = conf[w][2];
+			p.seed = 42;
+			p.flow_time = l == 1;
+			for (int k = 0; k < CFLOW_CLASS_MAX; k++)
+				p.timeout_ns[k] = (uint64_t)(4 + k) * S;
+			t[l] = cflow_tracker_create(&p);
+			TEST_ASSERT(t[l] != NULL, "%s: create %d: %s", what, l,
+				strerror(errno));
 		}
+		for (int n = 0; n < 800; n++) {
+			static uint8_t bufs[CF_BULK_MAX][256];
+			struct cflow_input in[CF_BULK_MAX];
+			struct cflow_packet pkts[CF_BULK_MAX];
+			enum cflow_parse_status st[CF_BULK_MAX];
+
+			/* random steps (ages of every length), now and
+			 * then a pause past every timeout */
+			at += n % 97 == 96 ? 9 * S : S / 16 +
+				cfu_splitmix64(&rng) % (S / 8);
+			for (int k = 0; k < CF_BULK_MAX; k++) {
+				/* hot flows (many packets each: the counts
+				 * saturate) and warm ones (seen again about
+				 * their timeout), then many (a full table:
+				 * evictions), then the same again */
+				uint64_t r = cfu_splitmix64(&rng);
+				uint32_t f = n >= 300 && n < 450 ?
+					(uint32_t)(r % 5000) : r % 4 == 0 ?
+					100 + (uint32_t)(r >> 8) % 300 :
+					(uint32_t)(r >> 8) % 40;
+
+				r = cfu_splitmix64(&rng) % 16;
+				in[k] = churn_frame(bufs[k], f, (uint8_t)(f >> 8),
+					r < 6 ? flag_set[r] : CFLOW_TCP_ACK,
+					at + (uint64_t)k);
+				st[k] = cflow_parse(bufs[k], in[k].len, NULL,
+					&pkts[k]);
+			}
+			TEST_ASSERT_EQ(pair_track(t, in, pkts, st, at + S / 16),
+				0, "%s, burst %d: verdicts differ", what, n);
+		}
+		if (pair_end(t, what) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -2220,6 +2322,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_track_same_flow_in_burst),
 	TEST_CASE(test_track_burst_equals_single),
 	TEST_CASE(test_track_interleaved_equals_plain),
+	TEST_CASE(test_track_seen_fast_equals_general),
 	TEST_CASE(test_track_flow_time_two_streams),
 	TEST_CASE(test_track_flow_time_merged_streams),
 	TEST_CASE(test_track_flood_full_table),
