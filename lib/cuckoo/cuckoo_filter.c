@@ -1563,6 +1563,29 @@ cf_aux_at(struct cf_filter *f, uint32_t pos)
 	return NULL;
 }
 
+int
+cf_value_table(struct cf_filter *f, struct cf_value_table *t)
+{
+	if (!cf_has_values(f))
+		return cf_err(EINVAL);
+	if (f->interleaved)
+		*t = (struct cf_value_table){
+			.base = f->table + f->value_off,
+			.shift = f->slot_shift,
+			.slot_mask = f->slots - 1,
+			.pitch = f->pitch_bytes,
+			.step = f->value_bytes,
+			.bytes = f->value_bytes,
+		};
+	else
+		*t = (struct cf_value_table){
+			.base = f->values,
+			.pitch = f->value_stride,
+			.bytes = f->value_bytes,
+		};
+	return 0;
+}
+
 uint8_t *
 cf_aux_table(struct cf_filter *f, uint32_t *stride)
 {

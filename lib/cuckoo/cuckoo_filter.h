@@ -650,6 +650,36 @@ int cf_value_get(const struct cf_filter *f, uint32_t pos, uint64_t *value);
  */
 int cf_value_set(struct cf_filter *f, uint32_t pos, uint64_t value);
 
+/** Where the table's slot values are (cf_value_table()). */
+struct cf_value_table {
+	uint8_t *base;          /**< the first bucket's first value */
+	uint32_t shift;         /**< position >> shift: the bucket */
+	uint32_t slot_mask;     /**< position & slot_mask: the slot */
+	uint64_t pitch;         /**< bytes from one bucket's values to the
+				 *   next's */
+	uint32_t step;          /**< bytes from one slot's value to the
+				 *   next's, within a bucket */
+	uint32_t bytes;         /**< bytes of a value: 1, 2, 4 or 8 */
+};
+
+/**
+ * The values of the table's slots, for a hot path to write the value of
+ * an item it found without a call: the value of position pos <
+ * cf_stats().slots is at base + (pos >> shift) * pitch + (pos &
+ * slot_mask) * step, in @c bytes bytes (host order, unaligned: memcpy),
+ * truncated to value_bits by the caller; stash positions take
+ * cf_value_set(). Plain and interleaved layouts alike. Valid until the
+ * filter is freed.
+ *
+ * @param f
+ *   The filter.
+ * @param t
+ *   Receives the table's geometry.
+ * @return
+ *   0, or -EINVAL if the filter has no values.
+ */
+int cf_value_table(struct cf_filter *f, struct cf_value_table *t);
+
 /**
  * The aux word (cf_params.aux_bits) of the item at a slot position, to
  * read or write in place: valid until the next add, delete, clear or

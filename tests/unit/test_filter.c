@@ -949,6 +949,80 @@ test_bulk_add_delete_equal_scalar(void)
 
 /* ------------------------------------------------ values and positions */
 
+/* cf_value_table(): a value written in place where its geometry says is
+ * the slot's value, in the plain and interleaved layouts, for 8-, 16-
+ * and 32-bit values (stash positions through cf_value_set()); -EINVAL
+ * without values. */
+static int
+test_value_table(void)
+{
+	static const struct variant vv[] = {
+		{ CF_TABLE_PLAIN, 16, 4, 16, true },
+		{ CF_TABLE_PLAIN, 12, 4, 32, false },
+		{ CF_TABLE_SEMISORT, 16, 4, 8, false },
+		{ CF_TABLE_INTERLEAVED, 16, 4, 16, true },
+		{ CF_TABLE_INTERLEAVED, 12, 4, 32, false },
+		{ CF_TABLE_INTERLEAVED, 16, 8, 16, false },
+		{ CF_TABLE_PLAIN, 16, 4, 0, false },
+	};
+
+	for (unsigned int i = 0; i < sizeof(vv) / sizeof(vv[0]); i++) {
+		struct cf_filter *f = make(&vv[i], 500, 4);
+		struct cf_value_table vt;
+		uint64_t rng = 9, h[480], v;
+		struct cf_stats st;
+		uint32_t pos;
+
+		TEST_ASSERT(f != NULL, "variant %u: create", i);
+		cf_stats(f, &st);
+		if (vv[i].value_bits == 0) {
+			TEST_ASSERT_EQ(cf_value_table(f, &vt), -EINVAL,
+				"no values");
+			cf_free(f);
+			continue;
+		}
+		TEST_ASSERT_EQ(cf_value_table(f, &vt), 0, "variant %u", i);
+		TEST_ASSERT(vt.bytes * 8 >= vv[i].value_bits, "bytes");
+		/* a full table: kicks and the stash */
+		for (int k = 0; k < 480; k++) {
+			h[k] = cfu_splitmix64(&rng);
+			TEST_ASSERT_EQ(cf_add_with_hash(f, h[k], 1, NULL), 0,
+				"add");
+		}
+		for (int k = 0; k < 480; k++) {
+			uint64_t w = (uint64_t)(k * 40503 + 7) &
+				((UINT64_C(1) << vv[i].value_bits) - 1);
+			uint8_t w8 = (uint8_t)w;
+			uint16_t w16 = (uint16_t)w;
+			uint32_t w32 = (uint32_t)w;
+
+			TEST_ASSERT_EQ(cf_lookup_with_hash(f, h[k], &pos), 1,
+				"lookup");
+			if (pos >= st.slots) {
+				TEST_ASSERT_EQ(cf_value_set(f, pos, w), 0,
+					"stash");
+				continue;
+			}
+			memcpy(vt.base + (pos >> vt.shift) * vt.pitch +
+				(pos & vt.slot_mask) * vt.step, vt.bytes == 1 ?
+				(const void *)&w8 : vt.bytes == 2 ?
+				(const void *)&w16 : (const void *)&w32,
+				vt.bytes);
+		}
+		/* each value where it was written, none other changed */
+		for (int k = 0; k < 480; k++) {
+			TEST_ASSERT_EQ(cf_lookup_with_hash(f, h[k], &pos), 1,
+				"lookup");
+			TEST_ASSERT_EQ(cf_value_get(f, pos, &v), 0, "get");
+			TEST_ASSERT_EQ(v, (uint64_t)(k * 40503 + 7) &
+				((UINT64_C(1) << vv[i].value_bits) - 1),
+				"variant %u item %d", i, k);
+		}
+		cf_free(f);
+	}
+	return 0;
+}
+
 static int
 test_values_and_positions(void)
 {
@@ -2251,6 +2325,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_relocations),
 	TEST_CASE(test_bulk_add_delete_equal_scalar),
 	TEST_CASE(test_values_and_positions),
+	TEST_CASE(test_value_table),
 	TEST_CASE(test_scan_incremental),
 	TEST_CASE(test_scan_due),
 	TEST_CASE(test_scan_due_einval),
