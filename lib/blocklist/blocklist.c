@@ -65,11 +65,13 @@
 #define BL_CELL_COVERED 1u      /* an entry of at most v4_bits covers it */
 #define BL_CELL_LONGER 2u       /* entries longer than v4_bits only */
 
-/* Cells a rank block counts: a 64-byte line of states. */
-#define BL_RANK_SHIFT 8
+/* A 64-byte line of the index: 15 words of 16 states, then the rank of
+ * its first cell (the BL_CELL_LONGER cells before it): a cell's lengths
+ * located without a second miss. */
+#define BL_LINE_WORDS 16
+#define BL_LINE_CELLS 240
 
 _Static_assert(BL_CELL_BITS_MAX < 32, "a covered cell's kind is a prefix");
-_Static_assert(BL_CELL_BITS_MIN >= BL_RANK_SHIFT, "whole rank blocks");
 
 struct cbl {
 	struct cf_filter *filter;
@@ -87,14 +89,13 @@ struct cbl {
 	 * of an address a has 2 bits in v4_state (BL_CELL_*); a cell
 	 * holding longer entries only (BL_CELL_LONGER) has their numbers'
 	 * bits in v4_lens, v4_cell_bytes (1, 2 or 4: room for the numbers)
-	 * at its rank among such cells: v4_rank[c >> BL_RANK_SHIFT] (those
-	 * before its block) and those before it in its block. An address
+	 * at its rank among such cells: its line's last word (those
+	 * before the line) and those before it in the line. An address
 	 * is looked up at the lengths of its cell only (docs/design.md).
 	 * v4_cell: the cells in full (bit j: an entry of number j covers
 	 * or lies in the cell) while the list is built, then NULL.
 	 */
-	uint64_t *v4_state;
-	uint32_t *v4_rank;
+	uint32_t *v4_state;     /* lines of BL_LINE_WORDS */
 	uint8_t *v4_lens;
 	uint8_t *v4_cell;
 	uint64_t v4_nb_longer;
@@ -328,39 +329,53 @@ cell_of(const struct cbl *bl, uint32_t a)
 	return a >> (32 - bl->v4_bits);
 }
 
+/* The first word of the line of cell @p c. */
+static inline const uint32_t *
+cell_line(const struct cbl *bl, uint64_t c)
+{
+	return bl->v4_state + (uint32_t)c / BL_LINE_CELLS * BL_LINE_WORDS;
+}
+
 /* The 2-bit state of cell @p c. */
 static inline unsigned int
 cell_state(const struct cbl *bl, uint64_t c)
 {
-	return (unsigned int)(bl->v4_state[c >> 5] >> (2 * (c & 31))) & 3;
+	uint32_t pos = (uint32_t)c % BL_LINE_CELLS;
+
+	return (cell_line(bl, c)[pos / 16] >> (2 * (pos % 16))) & 3;
 }
 
 /* A bit at 2k for each BL_CELL_LONGER cell k of a word of states. */
-static inline uint64_t
-longer_bits(uint64_t w)
+static inline uint32_t
+longer_bits(uint32_t w)
 {
-	return (w >> 1) & ~w & UINT64_C(0x5555555555555555);
+	return (w >> 1) & ~w & UINT32_C(0x55555555);
 }
 
-/* The lengths (bits of their numbers) of BL_CELL_LONGER cell @p c: its
- * rank among such cells in v4_lens. */
+/* Where the lengths (bits of their numbers) of BL_CELL_LONGER cell @p c
+ * are: its rank among such cells in v4_lens. */
+static inline const uint8_t *
+cell_lens_at(const struct cbl *bl, uint64_t c)
+{
+	const uint32_t *line = cell_line(bl, c);
+	uint32_t pos = (uint32_t)c % BL_LINE_CELLS;
+	uint64_t r = line[BL_LINE_WORDS - 1];
+
+	for (unsigned int i = 0; i < pos / 16; i++)
+		r += (uint64_t)__builtin_popcount(longer_bits(line[i]));
+	r += (uint64_t)__builtin_popcount(longer_bits(line[pos / 16]) &
+		((UINT32_C(1) << (2 * (pos % 16))) - 1));
+	return bl->v4_lens + r * bl->v4_cell_bytes;
+}
+
+/* The lengths of BL_CELL_LONGER cell @p c. */
 static uint32_t
 cell_lens(const struct cbl *bl, uint64_t c)
 {
-	const uint64_t *w = bl->v4_state + ((c >> BL_RANK_SHIFT) <<
-		(BL_RANK_SHIFT - 5));
-	unsigned int in = (unsigned int)(c >> 5) &
-		((1u << (BL_RANK_SHIFT - 5)) - 1);
-	uint64_t r = bl->v4_rank[c >> BL_RANK_SHIFT];
-	const uint8_t *p;
+	const uint8_t *p = cell_lens_at(bl, c);
 	uint16_t v16;
 	uint32_t v32;
 
-	for (unsigned int i = 0; i < in; i++)
-		r += (uint64_t)__builtin_popcountll(longer_bits(w[i]));
-	r += (uint64_t)__builtin_popcountll(longer_bits(w[in]) &
-		((UINT64_C(1) << (2 * (c & 31))) - 1));
-	p = bl->v4_lens + r * bl->v4_cell_bytes;
 	switch (bl->v4_cell_bytes) {
 	case 1:
 		return *p;
@@ -382,20 +397,22 @@ static int
 index_finish(struct cbl *bl)
 {
 	uint64_t cells = UINT64_C(1) << bl->v4_bits, n = 0;
+	uint64_t lines = (cells + BL_LINE_CELLS - 1) / BL_LINE_CELLS;
 	size_t bytes = bl->v4_cell_bytes;
 
-	bl->v4_state = cfu_zalloc_huge(cells / 4, 64);
-	bl->v4_rank = malloc((cells >> BL_RANK_SHIFT) * sizeof(uint32_t));
-	if (bl->v4_state == NULL || bl->v4_rank == NULL)
+	bl->v4_state = cfu_zalloc_huge(lines * 64, 64);
+	if (bl->v4_state == NULL)
 		return -ENOMEM;
 	for (uint64_t c = 0; c < cells; c++) {
-		uint32_t v = cell_get(bl, c);
-		uint64_t s = (v & bl->v4_exact) != 0 ? BL_CELL_COVERED :
+		uint32_t v = cell_get(bl, c), pos = (uint32_t)c % BL_LINE_CELLS;
+		uint32_t *line = bl->v4_state + (uint32_t)c / BL_LINE_CELLS *
+			BL_LINE_WORDS;
+		uint32_t s = (v & bl->v4_exact) != 0 ? BL_CELL_COVERED :
 			v != 0 ? BL_CELL_LONGER : BL_CELL_EMPTY;
 
-		if ((c & ((UINT64_C(1) << BL_RANK_SHIFT) - 1)) == 0)
-			bl->v4_rank[c >> BL_RANK_SHIFT] = (uint32_t)n;
-		bl->v4_state[c >> 5] |= s << (2 * (c & 31));
+		if (pos == 0)
+			line[BL_LINE_WORDS - 1] = (uint32_t)n;
+		line[pos / 16] |= s << (2 * (pos % 16));
 		n += s == BL_CELL_LONGER;
 	}
 	bl->v4_lens = malloc(n == 0 ? 1 : n * bytes);
@@ -1179,7 +1196,6 @@ static uint64_t
 burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 		uint64_t mask, enum cbl_kind *kinds)
 {
-	const uint64_t *state = bl->v4_state;
 	const unsigned int shift = 32 - bl->v4_bits;
 	uint32_t cell[128];
 	uint8_t who[64];
@@ -1197,15 +1213,15 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 		who[n++] = (uint8_t)k;
 	}
 	for (a = 0; a < 2 * n && a < BL_CELL_AHEAD; a++)
-		__builtin_prefetch(&state[cell[a] >> 5]);
+		__builtin_prefetch(cell_line(bl, cell[a]));
 	for (unsigned int i = 0; i < n; i++, a += 2) {
 		unsigned int lo, hi;
 
 		if (a + 1 < 2 * n) {
-			__builtin_prefetch(&state[cell[a] >> 5]);
-			__builtin_prefetch(&state[cell[a + 1] >> 5]);
+			__builtin_prefetch(cell_line(bl, cell[a]));
+			__builtin_prefetch(cell_line(bl, cell[a + 1]));
 		} else if (a < 2 * n) {
-			__builtin_prefetch(&state[cell[a] >> 5]);
+			__builtin_prefetch(cell_line(bl, cell[a]));
 		}
 		lo = cell_state(bl, cell[2 * i]);
 		hi = cell_state(bl, cell[2 * i + 1]);
@@ -1213,8 +1229,16 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 		 * length in a cell needs a lookup, before any answer that
 		 * follows it */
 		if (lo == BL_CELL_LONGER || (lo == BL_CELL_EMPTY &&
-				hi == BL_CELL_LONGER))
+				hi == BL_CELL_LONGER)) {
+			/* their lengths, read by match_keys() next */
+			if (lo == BL_CELL_LONGER)
+				__builtin_prefetch(cell_lens_at(bl,
+					cell[2 * i]));
+			if (hi == BL_CELL_LONGER)
+				__builtin_prefetch(cell_lens_at(bl,
+					cell[2 * i + 1]));
 			continue;
+		}
 		kinds[who[i]] = lo == BL_CELL_COVERED ||
 			hi == BL_CELL_COVERED ? CBL_PREFIX : CBL_NONE;
 		left &= ~(UINT64_C(1) << who[i]);
@@ -1277,10 +1301,10 @@ burst_by_index(const struct cbl *bl, const struct cflow_packet *pkts,
 
 			if (key->family != 4)
 				continue;
-			__builtin_prefetch(&bl->v4_state[cell_of(bl,
-				v4_word(key->addr_lo)) >> 5]);
-			__builtin_prefetch(&bl->v4_state[cell_of(bl,
-				v4_word(key->addr_hi)) >> 5]);
+			__builtin_prefetch(cell_line(bl, cell_of(bl,
+				v4_word(key->addr_lo))));
+			__builtin_prefetch(cell_line(bl, cell_of(bl,
+				v4_word(key->addr_hi))));
 		}
 		return mask;
 	}
@@ -1668,9 +1692,8 @@ cbl_bytes(const struct cbl *bl)
 
 	cf_stats(bl->filter, &st);
 	return st.bytes + sizeof(*bl) + (bl->v4_state == NULL ? 0 :
-		(UINT64_C(1) << bl->v4_bits) / 4 + ((UINT64_C(1) <<
-		bl->v4_bits) >> BL_RANK_SHIFT) * sizeof(uint32_t) +
-		bl->v4_nb_longer * bl->v4_cell_bytes);
+		((UINT64_C(1) << bl->v4_bits) + BL_LINE_CELLS - 1) /
+		BL_LINE_CELLS * 64 + bl->v4_nb_longer * bl->v4_cell_bytes);
 }
 
 void
@@ -1681,7 +1704,6 @@ cbl_free(struct cbl *bl)
 	cf_free(bl->filter);
 	free(bl->v4_cell);
 	free(bl->v4_state);
-	free(bl->v4_rank);
 	free(bl->v4_lens);
 	free(bl);
 }
