@@ -1187,56 +1187,63 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
 #define BL_CELL_AHEAD 32
 
 /*
- * burst_by_index() for IPv4 packets: the addresses' cells located in
- * one pass, then their 2-bit states read in order with their prefetches
- * BL_CELL_AHEAD addresses ahead, so that the misses overlap the work
- * instead of a row of prefetches stalling.
+ * burst_by_index() for IPv4 packets: the words of the addresses' cells
+ * located in one pass, then their 2-bit states read in order with
+ * their prefetches BL_CELL_AHEAD addresses ahead, so that the misses
+ * overlap the work instead of a row of prefetches stalling.
  */
 static uint64_t
 burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 		uint64_t mask, enum cbl_kind *kinds)
 {
 	const unsigned int shift = 32 - bl->v4_bits;
-	uint32_t cell[128];
-	uint8_t who[64];
+	const uint32_t *word[128];
+	uint8_t at[128], who[64];
 	unsigned int n = 0, a;
 	uint64_t left = mask;
 
 	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
 		const struct cflow_key *key = &pkts[k].key;
+		uint32_t lo, hi;
 
 		if (key->family != 4)
 			continue;
-		cell[2 * n] = v4_word(key->addr_lo) >> shift;
-		cell[2 * n + 1] = v4_word(key->addr_hi) >> shift;
+		lo = v4_word(key->addr_lo) >> shift;
+		hi = v4_word(key->addr_hi) >> shift;
+		word[2 * n] = cell_line(bl, lo) + lo % BL_LINE_CELLS / 16;
+		word[2 * n + 1] = cell_line(bl, hi) + hi % BL_LINE_CELLS / 16;
+		at[2 * n] = (uint8_t)(2 * (lo % BL_LINE_CELLS % 16));
+		at[2 * n + 1] = (uint8_t)(2 * (hi % BL_LINE_CELLS % 16));
 		who[n++] = (uint8_t)k;
 	}
 	for (a = 0; a < 2 * n && a < BL_CELL_AHEAD; a++)
-		__builtin_prefetch(cell_line(bl, cell[a]));
+		__builtin_prefetch(word[a]);
 	for (unsigned int i = 0; i < n; i++, a += 2) {
 		unsigned int lo, hi;
 
 		if (a + 1 < 2 * n) {
-			__builtin_prefetch(cell_line(bl, cell[a]));
-			__builtin_prefetch(cell_line(bl, cell[a + 1]));
+			__builtin_prefetch(word[a]);
+			__builtin_prefetch(word[a + 1]);
 		} else if (a < 2 * n) {
-			__builtin_prefetch(cell_line(bl, cell[a]));
+			__builtin_prefetch(word[a]);
 		}
-		lo = cell_state(bl, cell[2 * i]);
-		hi = cell_state(bl, cell[2 * i + 1]);
+		lo = (*word[2 * i] >> at[2 * i]) & 3;
+		hi = (*word[2 * i + 1] >> at[2 * i + 1]) & 3;
 		/* the lower address's covering length first; a longer
 		 * length in a cell needs a lookup, before any answer that
 		 * follows it */
 		if (lo == BL_CELL_LONGER || (lo == BL_CELL_EMPTY &&
 				hi == BL_CELL_LONGER)) {
 			/* their lengths, read by match_keys() next */
+			const struct cflow_key *key = &pkts[who[i]].key;
+
 			if (lo == BL_CELL_LONGER)
 				__builtin_prefetch(cell_lens_at(bl,
-					cell[2 * i]));
+					v4_word(key->addr_lo) >> shift));
 			if (hi == BL_CELL_LONGER)
 				__builtin_prefetch(cell_lens_at(bl,
-					cell[2 * i + 1]));
+					v4_word(key->addr_hi) >> shift));
 			continue;
 		}
 		kinds[who[i]] = lo == BL_CELL_COVERED ||
@@ -1315,7 +1322,7 @@ void
 cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		unsigned int n, uint64_t mask, enum cbl_kind *kinds)
 {
-	uint64_t hashes[CF_BULK_MAX], todo;
+	uint64_t hashes[CF_BULK_MAX], todo, looked, errs = 0;
 	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
 	enum cbl_kind dflt[64];
 	unsigned int m = 0;
@@ -1323,16 +1330,22 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 	if (n > 64)
 		n = 64;
 	for (unsigned int k = 0; k < n; k++)
-		kinds[k] = dflt[k] = CBL_NONE;
+		kinds[k] = CBL_NONE;
 	if (n < 64)
 		mask &= (UINT64_C(1) << n) - 1;
+	for (uint64_t t = mask; t != 0; t &= t - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(t);
+
+		errs |= (uint64_t)(pkts[k].kind == CFLOW_KIND_ICMP_ERROR) << k;
+	}
 	/* what the index answers alone, its cells prefetched ahead */
-	todo = burst_by_index(bl, pkts, mask, kinds);
+	looked = todo = burst_by_index(bl, pkts, mask, kinds);
 	/* a packet's lookups hit before its index answer, if any */
 	for (; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
 		unsigned int need = match_key_count(bl, &pkts[k], true);
 
+		dflt[k] = CBL_NONE;
 		if (need > CF_BULK_MAX) {
 			kinds[k] = match_scalar(bl, &pkts[k], true);
 			continue;
@@ -1346,14 +1359,19 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		m = match_keys(bl, &pkts[k], true, hashes, kind, m, &dflt[k]);
 	}
 	burst_flush(bl, hashes, kind, owner, m, kinds);
-	/* then the index's answer; an ICMP error's own sender first, as
-	 * cbl_match() has it (its kind, where both match) */
-	for (; mask != 0; mask &= mask - 1) {
-		unsigned int k = (unsigned int)__builtin_ctzll(mask);
-		enum cbl_kind e = match_err_src(bl, &pkts[k]);
+	/* then the index's answer */
+	for (; looked != 0; looked &= looked - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(looked);
 
 		if (kinds[k] == CBL_NONE)
 			kinds[k] = dflt[k];
+	}
+	/* an ICMP error's own sender first, as cbl_match() has it (its
+	 * kind, where both match) */
+	for (; errs != 0; errs &= errs - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(errs);
+		enum cbl_kind e = match_err_src(bl, &pkts[k]);
+
 		if (e != CBL_NONE)
 			kinds[k] = e;
 	}
