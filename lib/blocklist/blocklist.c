@@ -368,11 +368,10 @@ cell_lens_at(const struct cbl *bl, uint64_t c)
 	return bl->v4_lens + r * bl->v4_cell_bytes;
 }
 
-/* The lengths of BL_CELL_LONGER cell @p c. */
-static uint32_t
-cell_lens(const struct cbl *bl, uint64_t c)
+/* The lengths at @p p in v4_lens. */
+static inline uint32_t
+lens_read(const struct cbl *bl, const uint8_t *p)
 {
-	const uint8_t *p = cell_lens_at(bl, c);
 	uint16_t v16;
 	uint32_t v32;
 
@@ -386,6 +385,13 @@ cell_lens(const struct cbl *bl, uint64_t c)
 		memcpy(&v32, p, sizeof(v32));
 		return v32;
 	}
+}
+
+/* The lengths of BL_CELL_LONGER cell @p c. */
+static uint32_t
+cell_lens(const struct cbl *bl, uint64_t c)
+{
+	return lens_read(bl, cell_lens_at(bl, c));
 }
 
 /*
@@ -1187,10 +1193,15 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
 #define BL_CELL_AHEAD 32
 
 /*
- * burst_by_index() for IPv4 packets: the words of the addresses' cells
- * located in one pass, then their 2-bit states read in order with
- * their prefetches BL_CELL_AHEAD addresses ahead, so that the misses
- * overlap the work instead of a row of prefetches stalling.
+ * burst_by_index() for IPv4 packets, in a list without flows or a /0:
+ * the words of the addresses' cells located in one pass, then their
+ * 2-bit states read in order with their prefetches BL_CELL_AHEAD
+ * addresses ahead, so that the misses overlap the work instead of a
+ * row of prefetches stalling. A packet whose cells leave lookups (a
+ * BL_CELL_LONGER cell of its lower address, or of its higher one where
+ * the lower's is empty) has its cells' lengths prefetched, then looked
+ * up with the others' in bulk calls, in match_keys()' order: what
+ * match_keys() would do, without locating the cells again.
  */
 static uint64_t
 burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
@@ -1198,8 +1209,11 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 {
 	const unsigned int shift = 32 - bl->v4_bits;
 	const uint32_t *word[128];
-	uint8_t at[128], who[64];
-	unsigned int n = 0, a;
+	const uint8_t *lens[128];
+	uint64_t hashes[CF_BULK_MAX];
+	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
+	uint8_t at[128], who[64], dflt[64];
+	unsigned int n = 0, nl = 0, m = 0, a;
 	uint64_t left = mask;
 
 	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
@@ -1216,10 +1230,12 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 		at[2 * n] = (uint8_t)(2 * (lo % BL_LINE_CELLS % 16));
 		at[2 * n + 1] = (uint8_t)(2 * (hi % BL_LINE_CELLS % 16));
 		who[n++] = (uint8_t)k;
+		left &= ~(UINT64_C(1) << k);
 	}
 	for (a = 0; a < 2 * n && a < BL_CELL_AHEAD; a++)
 		__builtin_prefetch(word[a]);
 	for (unsigned int i = 0; i < n; i++, a += 2) {
+		const struct cflow_key *key = &pkts[who[i]].key;
 		unsigned int lo, hi;
 
 		if (a + 1 < 2 * n) {
@@ -1233,23 +1249,56 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 		/* the lower address's covering length first; a longer
 		 * length in a cell needs a lookup, before any answer that
 		 * follows it */
-		if (lo == BL_CELL_LONGER || (lo == BL_CELL_EMPTY &&
-				hi == BL_CELL_LONGER)) {
-			/* their lengths, read by match_keys() next */
-			const struct cflow_key *key = &pkts[who[i]].key;
-
-			if (lo == BL_CELL_LONGER)
-				__builtin_prefetch(cell_lens_at(bl,
-					v4_word(key->addr_lo) >> shift));
-			if (hi == BL_CELL_LONGER)
-				__builtin_prefetch(cell_lens_at(bl,
-					v4_word(key->addr_hi) >> shift));
+		if (lo != BL_CELL_LONGER && (lo != BL_CELL_EMPTY ||
+				hi != BL_CELL_LONGER)) {
+			kinds[who[i]] = lo == BL_CELL_COVERED ||
+				hi == BL_CELL_COVERED ? CBL_PREFIX : CBL_NONE;
 			continue;
 		}
-		kinds[who[i]] = lo == BL_CELL_COVERED ||
-			hi == BL_CELL_COVERED ? CBL_PREFIX : CBL_NONE;
-		left &= ~(UINT64_C(1) << who[i]);
+		/* their lengths, prefetched, read below */
+		lens[2 * nl] = lo != BL_CELL_LONGER ? NULL :
+			cell_lens_at(bl, v4_word(key->addr_lo) >> shift);
+		lens[2 * nl + 1] = hi != BL_CELL_LONGER ? NULL :
+			cell_lens_at(bl, v4_word(key->addr_hi) >> shift);
+		if (lens[2 * nl] != NULL)
+			__builtin_prefetch(lens[2 * nl]);
+		if (lens[2 * nl + 1] != NULL)
+			__builtin_prefetch(lens[2 * nl + 1]);
+		dflt[nl] = lo == BL_CELL_LONGER && hi == BL_CELL_COVERED ?
+			CBL_PREFIX : CBL_NONE;
+		who[nl++] = who[i];
 	}
+	/* the lookups, each packet's first hit its kind, else dflt */
+	for (unsigned int j = 0; j < nl; j++) {
+		const struct cflow_key *key = &pkts[who[j]].key;
+
+		for (unsigned int side = 0; side < 2; side++) {
+			const uint8_t *addr = side ? key->addr_hi :
+				key->addr_lo;
+			uint32_t v;
+
+			if (lens[2 * j + side] == NULL)
+				continue;
+			v = lens_read(bl, lens[2 * j + side]);
+			if (m + (unsigned int)__builtin_popcount(v) >
+					CF_BULK_MAX) {
+				burst_flush(bl, hashes, kind, owner, m, kinds);
+				m = 0;
+			}
+			for (; v != 0; v &= v - 1) {
+				unsigned int l = bl->v4_slot_len[
+					__builtin_ctz(v)];
+
+				owner[m] = who[j];
+				kind[m] = length_kind(l, 32);
+				hashes[m++] = prefix_hash(4, addr, l);
+			}
+		}
+	}
+	burst_flush(bl, hashes, kind, owner, m, kinds);
+	for (unsigned int j = 0; j < nl; j++)
+		if (kinds[who[j]] == CBL_NONE)
+			kinds[who[j]] = (enum cbl_kind)dflt[j];
 	return left;
 }
 
