@@ -65,13 +65,11 @@
 #define BL_CELL_COVERED 1u      /* an entry of at most v4_bits covers it */
 #define BL_CELL_LONGER 2u       /* entries longer than v4_bits only */
 
-/* A 64-byte line of the index: 15 words of 16 states, then the rank of
- * its first cell (the BL_CELL_LONGER cells before it): a cell's lengths
- * located without a second miss. */
-#define BL_LINE_WORDS 16
-#define BL_LINE_CELLS 240
+/* Cells a rank counts: a 64-byte line of states. */
+#define BL_RANK_SHIFT 8
 
 _Static_assert(BL_CELL_BITS_MAX < 32, "a covered cell's kind is a prefix");
+_Static_assert(BL_CELL_BITS_MIN >= BL_RANK_SHIFT, "whole rank blocks");
 
 struct cbl {
 	struct cf_filter *filter;
@@ -89,13 +87,15 @@ struct cbl {
 	 * of an address a has 2 bits in v4_state (BL_CELL_*); a cell
 	 * holding longer entries only (BL_CELL_LONGER) has their numbers'
 	 * bits in v4_lens, v4_cell_bytes (1, 2 or 4: room for the numbers)
-	 * at its rank among such cells: its line's last word (those
-	 * before the line) and those before it in the line. An address
+	 * at its rank among such cells: v4_rank[c >> BL_RANK_SHIFT] (those
+	 * before its line of states) and those before it in the line. An
+	 * address
 	 * is looked up at the lengths of its cell only (docs/design.md).
 	 * v4_cell: the cells in full (bit j: an entry of number j covers
 	 * or lies in the cell) while the list is built, then NULL.
 	 */
-	uint32_t *v4_state;     /* lines of BL_LINE_WORDS */
+	uint64_t *v4_state;
+	uint32_t *v4_rank;
 	uint8_t *v4_lens;
 	uint8_t *v4_cell;
 	uint64_t v4_nb_longer;
@@ -329,27 +329,25 @@ cell_of(const struct cbl *bl, uint32_t a)
 	return a >> (32 - bl->v4_bits);
 }
 
-/* The first word of the line of cell @p c. */
-static inline const uint32_t *
-cell_line(const struct cbl *bl, uint64_t c)
+/* The word of the state of cell @p c. */
+static inline const uint64_t *
+cell_word(const struct cbl *bl, uint64_t c)
 {
-	return bl->v4_state + (uint32_t)c / BL_LINE_CELLS * BL_LINE_WORDS;
+	return bl->v4_state + (c >> 5);
 }
 
 /* The 2-bit state of cell @p c. */
 static inline unsigned int
 cell_state(const struct cbl *bl, uint64_t c)
 {
-	uint32_t pos = (uint32_t)c % BL_LINE_CELLS;
-
-	return (cell_line(bl, c)[pos / 16] >> (2 * (pos % 16))) & 3;
+	return (unsigned int)(*cell_word(bl, c) >> (2 * (c & 31))) & 3;
 }
 
 /* A bit at 2k for each BL_CELL_LONGER cell k of a word of states. */
-static inline uint32_t
-longer_bits(uint32_t w)
+static inline uint64_t
+longer_bits(uint64_t w)
 {
-	return (w >> 1) & ~w & UINT32_C(0x55555555);
+	return (w >> 1) & ~w & UINT64_C(0x5555555555555555);
 }
 
 /* Where the lengths (bits of their numbers) of BL_CELL_LONGER cell @p c
@@ -357,14 +355,16 @@ longer_bits(uint32_t w)
 static inline const uint8_t *
 cell_lens_at(const struct cbl *bl, uint64_t c)
 {
-	const uint32_t *line = cell_line(bl, c);
-	uint32_t pos = (uint32_t)c % BL_LINE_CELLS;
-	uint64_t r = line[BL_LINE_WORDS - 1];
+	const uint64_t *w = bl->v4_state + ((c >> BL_RANK_SHIFT) <<
+		(BL_RANK_SHIFT - 5));
+	unsigned int in = (unsigned int)(c >> 5) &
+		((1u << (BL_RANK_SHIFT - 5)) - 1);
+	uint64_t r = bl->v4_rank[c >> BL_RANK_SHIFT];
 
-	for (unsigned int i = 0; i < pos / 16; i++)
-		r += (uint64_t)__builtin_popcount(longer_bits(line[i]));
-	r += (uint64_t)__builtin_popcount(longer_bits(line[pos / 16]) &
-		((UINT32_C(1) << (2 * (pos % 16))) - 1));
+	for (unsigned int i = 0; i < in; i++)
+		r += (uint64_t)__builtin_popcountll(longer_bits(w[i]));
+	r += (uint64_t)__builtin_popcountll(longer_bits(w[in]) &
+		((UINT64_C(1) << (2 * (c & 31))) - 1));
 	return bl->v4_lens + r * bl->v4_cell_bytes;
 }
 
@@ -403,22 +403,20 @@ static int
 index_finish(struct cbl *bl)
 {
 	uint64_t cells = UINT64_C(1) << bl->v4_bits, n = 0;
-	uint64_t lines = (cells + BL_LINE_CELLS - 1) / BL_LINE_CELLS;
 	size_t bytes = bl->v4_cell_bytes;
 
-	bl->v4_state = cfu_zalloc_huge(lines * 64, 64);
-	if (bl->v4_state == NULL)
+	bl->v4_state = cfu_zalloc_huge(cells / 4, 64);
+	bl->v4_rank = malloc((cells >> BL_RANK_SHIFT) * sizeof(uint32_t));
+	if (bl->v4_state == NULL || bl->v4_rank == NULL)
 		return -ENOMEM;
 	for (uint64_t c = 0; c < cells; c++) {
-		uint32_t v = cell_get(bl, c), pos = (uint32_t)c % BL_LINE_CELLS;
-		uint32_t *line = bl->v4_state + (uint32_t)c / BL_LINE_CELLS *
-			BL_LINE_WORDS;
-		uint32_t s = (v & bl->v4_exact) != 0 ? BL_CELL_COVERED :
+		uint32_t v = cell_get(bl, c);
+		uint64_t s = (v & bl->v4_exact) != 0 ? BL_CELL_COVERED :
 			v != 0 ? BL_CELL_LONGER : BL_CELL_EMPTY;
 
-		if (pos == 0)
-			line[BL_LINE_WORDS - 1] = (uint32_t)n;
-		line[pos / 16] |= s << (2 * (pos % 16));
+		if ((c & ((UINT64_C(1) << BL_RANK_SHIFT) - 1)) == 0)
+			bl->v4_rank[c >> BL_RANK_SHIFT] = (uint32_t)n;
+		bl->v4_state[c >> 5] |= s << (2 * (c & 31));
 		n += s == BL_CELL_LONGER;
 	}
 	bl->v4_lens = malloc(n == 0 ? 1 : n * bytes);
@@ -1192,60 +1190,58 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
  * runs under load: 16 ahead 0.87x, 32 0.70x, 48 0.72x. */
 #define BL_CELL_AHEAD 32
 
+/* No cell: in burst_cells()' cells to look up. */
+#define BL_NO_CELL UINT32_MAX
+
 /*
  * burst_by_index() for IPv4 packets, in a list without flows or a /0:
- * the words of the addresses' cells located in one pass, then their
- * 2-bit states read in order with their prefetches BL_CELL_AHEAD
- * addresses ahead, so that the misses overlap the work instead of a
- * row of prefetches stalling. A packet whose cells leave lookups (a
- * BL_CELL_LONGER cell of its lower address, or of its higher one where
- * the lower's is empty) has its cells' lengths prefetched, then looked
- * up with the others' in bulk calls, in match_keys()' order: what
- * match_keys() would do, without locating the cells again.
+ * the addresses' cells located in one pass, then their 2-bit states
+ * read in order with their prefetches BL_CELL_AHEAD addresses ahead, so
+ * that the misses overlap the work instead of a row of prefetches
+ * stalling. A packet whose cells leave lookups (a BL_CELL_LONGER cell
+ * of its lower address, or of its higher one where the lower's is
+ * empty) has its cells' ranks prefetched, then their lengths, then is
+ * looked up with the others in bulk calls in match_keys()' order:
+ * what match_keys() would do, without locating the cells again.
  */
 static uint64_t
 burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
-		uint64_t mask, enum cbl_kind *kinds)
+		uint64_t mask, enum cbl_kind *kinds, uint64_t *errs)
 {
 	const unsigned int shift = 32 - bl->v4_bits;
-	const uint32_t *word[128];
+	uint32_t cell[128], look[128];
 	const uint8_t *lens[128];
-	uint64_t hashes[CF_BULK_MAX];
+	uint64_t hashes[CF_BULK_MAX], left = mask, e = 0;
 	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
-	uint8_t at[128], who[64], dflt[64];
+	uint8_t who[64], dflt[64];
 	unsigned int n = 0, nl = 0, m = 0, a;
-	uint64_t left = mask;
 
 	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
 		const struct cflow_key *key = &pkts[k].key;
-		uint32_t lo, hi;
 
+		e |= (uint64_t)(pkts[k].kind == CFLOW_KIND_ICMP_ERROR) << k;
 		if (key->family != 4)
 			continue;
-		lo = v4_word(key->addr_lo) >> shift;
-		hi = v4_word(key->addr_hi) >> shift;
-		word[2 * n] = cell_line(bl, lo) + lo % BL_LINE_CELLS / 16;
-		word[2 * n + 1] = cell_line(bl, hi) + hi % BL_LINE_CELLS / 16;
-		at[2 * n] = (uint8_t)(2 * (lo % BL_LINE_CELLS % 16));
-		at[2 * n + 1] = (uint8_t)(2 * (hi % BL_LINE_CELLS % 16));
+		cell[2 * n] = v4_word(key->addr_lo) >> shift;
+		cell[2 * n + 1] = v4_word(key->addr_hi) >> shift;
 		who[n++] = (uint8_t)k;
 		left &= ~(UINT64_C(1) << k);
 	}
+	*errs = e;
 	for (a = 0; a < 2 * n && a < BL_CELL_AHEAD; a++)
-		__builtin_prefetch(word[a]);
+		__builtin_prefetch(cell_word(bl, cell[a]));
 	for (unsigned int i = 0; i < n; i++, a += 2) {
-		const struct cflow_key *key = &pkts[who[i]].key;
 		unsigned int lo, hi;
 
 		if (a + 1 < 2 * n) {
-			__builtin_prefetch(word[a]);
-			__builtin_prefetch(word[a + 1]);
+			__builtin_prefetch(cell_word(bl, cell[a]));
+			__builtin_prefetch(cell_word(bl, cell[a + 1]));
 		} else if (a < 2 * n) {
-			__builtin_prefetch(word[a]);
+			__builtin_prefetch(cell_word(bl, cell[a]));
 		}
-		lo = (*word[2 * i] >> at[2 * i]) & 3;
-		hi = (*word[2 * i + 1] >> at[2 * i + 1]) & 3;
+		lo = cell_state(bl, cell[2 * i]);
+		hi = cell_state(bl, cell[2 * i + 1]);
 		/* the lower address's covering length first; a longer
 		 * length in a cell needs a lookup, before any answer that
 		 * follows it */
@@ -1255,18 +1251,23 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 				hi == BL_CELL_COVERED ? CBL_PREFIX : CBL_NONE;
 			continue;
 		}
-		/* their lengths, prefetched, read below */
-		lens[2 * nl] = lo != BL_CELL_LONGER ? NULL :
-			cell_lens_at(bl, v4_word(key->addr_lo) >> shift);
-		lens[2 * nl + 1] = hi != BL_CELL_LONGER ? NULL :
-			cell_lens_at(bl, v4_word(key->addr_hi) >> shift);
-		if (lens[2 * nl] != NULL)
-			__builtin_prefetch(lens[2 * nl]);
-		if (lens[2 * nl + 1] != NULL)
-			__builtin_prefetch(lens[2 * nl + 1]);
+		look[2 * nl] = lo == BL_CELL_LONGER ? cell[2 * i] : BL_NO_CELL;
+		look[2 * nl + 1] = hi == BL_CELL_LONGER ? cell[2 * i + 1] :
+			BL_NO_CELL;
+		for (unsigned int side = 0; side < 2; side++)
+			if (look[2 * nl + side] != BL_NO_CELL)
+				__builtin_prefetch(&bl->v4_rank[
+					look[2 * nl + side] >> BL_RANK_SHIFT]);
 		dflt[nl] = lo == BL_CELL_LONGER && hi == BL_CELL_COVERED ?
 			CBL_PREFIX : CBL_NONE;
 		who[nl++] = who[i];
+	}
+	/* their lengths located (ranks and states fetched) and fetched */
+	for (unsigned int j = 0; j < 2 * nl; j++) {
+		lens[j] = look[j] == BL_NO_CELL ? NULL :
+			cell_lens_at(bl, look[j]);
+		if (lens[j] != NULL)
+			__builtin_prefetch(lens[j]);
 	}
 	/* the lookups, each packet's first hit its kind, else dflt */
 	for (unsigned int j = 0; j < nl; j++) {
@@ -1342,29 +1343,35 @@ burst_flows(const struct cbl *bl, const struct cflow_packet *pkts,
  */
 static uint64_t
 burst_by_index(const struct cbl *bl, const struct cflow_packet *pkts,
-		uint64_t mask, enum cbl_kind *kinds)
+		uint64_t mask, enum cbl_kind *kinds, uint64_t *errs)
 {
+	if (bl->v4_state != NULL && !bl->v4_len[0] &&
+			bl->entries[CBL_FLOW] == 0)
+		return burst_cells(bl, pkts, mask, kinds, errs);
+	*errs = 0;
+	for (uint64_t t = mask; t != 0; t &= t - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(t);
+
+		*errs |= (uint64_t)(pkts[k].kind == CFLOW_KIND_ICMP_ERROR) <<
+			k;
+	}
 	if (bl->nb_v4 == 0 && bl->nb_v6 == 0)
 		return burst_flows(bl, pkts, mask, kinds);
 	if (bl->v4_state == NULL)
 		return mask;
-	if (bl->v4_len[0] || bl->entries[CBL_FLOW] != 0) {
-		/* looked up by match_keys(): the cells fetched together,
-		 * their misses overlapping, before the first is read */
-		for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
-			const struct cflow_key *key =
-				&pkts[__builtin_ctzll(todo)].key;
+	/* a /0 or flows: looked up by match_keys(), the cells fetched
+	 * together, their misses overlapping, before the first is read */
+	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
+		const struct cflow_key *key = &pkts[__builtin_ctzll(todo)].key;
 
-			if (key->family != 4)
-				continue;
-			__builtin_prefetch(cell_line(bl, cell_of(bl,
-				v4_word(key->addr_lo))));
-			__builtin_prefetch(cell_line(bl, cell_of(bl,
-				v4_word(key->addr_hi))));
-		}
-		return mask;
+		if (key->family != 4)
+			continue;
+		__builtin_prefetch(cell_word(bl, cell_of(bl,
+			v4_word(key->addr_lo))));
+		__builtin_prefetch(cell_word(bl, cell_of(bl,
+			v4_word(key->addr_hi))));
 	}
-	return burst_cells(bl, pkts, mask, kinds);
+	return mask;
 }
 
 void
@@ -1382,13 +1389,9 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		kinds[k] = CBL_NONE;
 	if (n < 64)
 		mask &= (UINT64_C(1) << n) - 1;
-	for (uint64_t t = mask; t != 0; t &= t - 1) {
-		unsigned int k = (unsigned int)__builtin_ctzll(t);
-
-		errs |= (uint64_t)(pkts[k].kind == CFLOW_KIND_ICMP_ERROR) << k;
-	}
-	/* what the index answers alone, its cells prefetched ahead */
-	looked = todo = burst_by_index(bl, pkts, mask, kinds);
+	/* what the index answers alone, its cells prefetched ahead; the
+	 * ICMP errors */
+	looked = todo = burst_by_index(bl, pkts, mask, kinds, &errs);
 	/* a packet's lookups hit before its index answer, if any */
 	for (; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
@@ -1759,8 +1762,9 @@ cbl_bytes(const struct cbl *bl)
 
 	cf_stats(bl->filter, &st);
 	return st.bytes + sizeof(*bl) + (bl->v4_state == NULL ? 0 :
-		((UINT64_C(1) << bl->v4_bits) + BL_LINE_CELLS - 1) /
-		BL_LINE_CELLS * 64 + bl->v4_nb_longer * bl->v4_cell_bytes);
+		(UINT64_C(1) << bl->v4_bits) / 4 + ((UINT64_C(1) <<
+		bl->v4_bits) >> BL_RANK_SHIFT) * sizeof(uint32_t) +
+		bl->v4_nb_longer * bl->v4_cell_bytes);
 }
 
 void
@@ -1771,6 +1775,7 @@ cbl_free(struct cbl *bl)
 	cf_free(bl->filter);
 	free(bl->v4_cell);
 	free(bl->v4_state);
+	free(bl->v4_rank);
 	free(bl->v4_lens);
 	free(bl);
 }
