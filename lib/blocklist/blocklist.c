@@ -1216,7 +1216,7 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 	uint64_t hashes[CF_BULK_MAX], left = mask, e = 0;
 	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
 	uint8_t who[64], dflt[64];
-	unsigned int n = 0, nl = 0, m = 0, a;
+	unsigned int n = 0, nl = 0, m = 0;
 
 	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
@@ -1227,21 +1227,17 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 			continue;
 		cell[2 * n] = v4_word(key->addr_lo) >> shift;
 		cell[2 * n + 1] = v4_word(key->addr_hi) >> shift;
+		/* fetched as they are located, the work between them
+		 * keeping the fill buffers from stalling */
+		__builtin_prefetch(cell_word(bl, cell[2 * n]));
+		__builtin_prefetch(cell_word(bl, cell[2 * n + 1]));
 		who[n++] = (uint8_t)k;
 		left &= ~(UINT64_C(1) << k);
 	}
 	*errs = e;
-	for (a = 0; a < 2 * n && a < BL_CELL_AHEAD; a++)
-		__builtin_prefetch(cell_word(bl, cell[a]));
-	for (unsigned int i = 0; i < n; i++, a += 2) {
+	for (unsigned int i = 0; i < n; i++) {
 		unsigned int lo, hi;
 
-		if (a + 1 < 2 * n) {
-			__builtin_prefetch(cell_word(bl, cell[a]));
-			__builtin_prefetch(cell_word(bl, cell[a + 1]));
-		} else if (a < 2 * n) {
-			__builtin_prefetch(cell_word(bl, cell[a]));
-		}
 		lo = cell_state(bl, cell[2 * i]);
 		hi = cell_state(bl, cell[2 * i + 1]);
 		/* the lower address's covering length first; a longer
