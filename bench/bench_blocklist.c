@@ -183,7 +183,10 @@ print_rounds(const char *name, double ns[NB_TARGETS][MAX_ROUNDS],
 		note(" burst/%s per round", target_names[t]);
 		for (unsigned int r = 0; r < rounds; r++)
 			note(" %.2f", ns[1][r] / ns[t][r]);
-		note(";");
+		note(" (CPU time");
+		for (unsigned int r = 0; r < rounds; r++)
+			note(" %.2f", cpu[1][r] / cpu[t][r]);
+		note(");");
 	}
 	note(" CPU ns/pkt");
 	for (unsigned int t = 0; t < NB_TARGETS; t++) {
