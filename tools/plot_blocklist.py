@@ -5,7 +5,9 @@
 usage: tools/plot_blocklist.py OUT.png LABEL=FILE[@TEXT] [...]
 
 Each FILE holds one or more runs of bench_blocklist (its table rows,
-'| list | entries | lens | cuckoo | burst | rte_hash | rte_fib | ...');
+'| list | entries | lens | cuckoo | burst | rte_hash | rte_fib | ...',
+the targets' columns found by the header's 'ns/pkt' names, rte_fib 1B's
+among them where the run has it);
 for each list and target the median of the runs' medians is the bar,
 the lowest and highest round of the runs its range. "LABEL: target"
 names a bar; a FILE's target without figures ('-') is left out. With
@@ -22,7 +24,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-TARGETS = ["cuckoo", "cuckoo bursts", "rte_hash", "rte_fib"]
+TARGETS = ["cuckoo", "cuckoo bursts", "rte_hash", "rte_fib", "rte_fib 1B"]
+HEADER = {"cuckoo ns/pkt": "cuckoo", "cuckoo burst ns/pkt": "cuckoo bursts",
+          "rte_hash ns/pkt": "rte_hash", "rte_fib ns/pkt": "rte_fib",
+          "rte_fib 1B ns/pkt": "rte_fib 1B"}
 CELL = re.compile(r"([0-9.]+) \(([0-9.]+)-([0-9.]+)\)")
 
 
@@ -31,16 +36,21 @@ def read(spec):
     path, _, want = spec.partition("@")
     out = {}
     keep = not want
+    cols_of = list(zip(TARGETS[:4], range(3, 7)))  # before the header
     for line in open(path, encoding="utf-8"):
         if line.startswith("## "):
             keep = not want or want in line
         if not keep:
             continue
         cols = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cols) < 7 or cols[0] in ("list", "") or cols[0][0] == "-":
+        if cols and cols[0] == "list":
+            cols_of = [(HEADER[c], i) for i, c in enumerate(cols)
+                       if c in HEADER]
             continue
-        for t, cell in zip(TARGETS, cols[3:7]):
-            m = CELL.fullmatch(cell)
+        if len(cols) < 7 or cols[0] == "" or cols[0][0] == "-":
+            continue
+        for t, i in cols_of:
+            m = CELL.fullmatch(cols[i])
             if m:
                 out.setdefault(cols[0], {}).setdefault(t, []).append(
                     tuple(float(x) for x in m.groups()))
