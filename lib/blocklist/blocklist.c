@@ -1192,6 +1192,25 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
 #define BL_CELL_AHEAD 32
 #endif
 
+/*
+ * A packet's answer from the states of its lower and higher addresses'
+ * cells (cell_pair[lo << 2 | hi]): the lower address's covering length
+ * first; a longer length in a cell needs lookups (BL_PAIR_LOOK), before
+ * any answer that follows it, which is then the kind without a hit.
+ */
+#define BL_PAIR_LOOK 0x80
+static const uint8_t cell_pair[16] = {
+	[BL_CELL_EMPTY << 2 | BL_CELL_EMPTY] = CBL_NONE,
+	[BL_CELL_EMPTY << 2 | BL_CELL_COVERED] = CBL_PREFIX,
+	[BL_CELL_EMPTY << 2 | BL_CELL_LONGER] = BL_PAIR_LOOK | CBL_NONE,
+	[BL_CELL_COVERED << 2 | BL_CELL_EMPTY] = CBL_PREFIX,
+	[BL_CELL_COVERED << 2 | BL_CELL_COVERED] = CBL_PREFIX,
+	[BL_CELL_COVERED << 2 | BL_CELL_LONGER] = CBL_PREFIX,
+	[BL_CELL_LONGER << 2 | BL_CELL_EMPTY] = BL_PAIR_LOOK | CBL_NONE,
+	[BL_CELL_LONGER << 2 | BL_CELL_COVERED] = BL_PAIR_LOOK | CBL_PREFIX,
+	[BL_CELL_LONGER << 2 | BL_CELL_LONGER] = BL_PAIR_LOOK | CBL_NONE,
+};
+
 /* No cell: in burst_cells()' cells to look up. */
 #define BL_NO_CELL UINT32_MAX
 
@@ -1237,18 +1256,15 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 	*errs = e;
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int lo, hi;
+		uint8_t d;
 
 		lo = cell_state(bl, cell[2 * i]);
 		hi = cell_state(bl, cell[2 * i + 1]);
-		/* the lower address's covering length first; a longer
-		 * length in a cell needs a lookup, before any answer that
-		 * follows it */
-		if (lo != BL_CELL_LONGER && (lo != BL_CELL_EMPTY ||
-				hi != BL_CELL_LONGER)) {
-			kinds[who[i]] = lo == BL_CELL_COVERED ||
-				hi == BL_CELL_COVERED ? CBL_PREFIX : CBL_NONE;
+		d = cell_pair[lo << 2 | hi];
+		kinds[who[i]] = d & BL_PAIR_LOOK ? CBL_NONE :
+			(enum cbl_kind)d;
+		if (!(d & BL_PAIR_LOOK))
 			continue;
-		}
 		look[2 * nl] = lo == BL_CELL_LONGER ? cell[2 * i] : BL_NO_CELL;
 		look[2 * nl + 1] = hi == BL_CELL_LONGER ? cell[2 * i + 1] :
 			BL_NO_CELL;
@@ -1256,8 +1272,7 @@ burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
 			if (look[2 * nl + side] != BL_NO_CELL)
 				__builtin_prefetch(&bl->v4_rank[
 					look[2 * nl + side] >> BL_RANK_SHIFT]);
-		dflt[nl] = lo == BL_CELL_LONGER && hi == BL_CELL_COVERED ?
-			CBL_PREFIX : CBL_NONE;
+		dflt[nl] = d & ~BL_PAIR_LOOK;
 		who[nl++] = who[i];
 	}
 	/* their lengths located (ranks and states fetched) and fetched */
