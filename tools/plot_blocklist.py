@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Plot bench_blocklist's ns a packet: bars for each list and target.
 
-usage: tools/plot_blocklist.py OUT.png LABEL=FILE[@TEXT] [...]
+usage: tools/plot_blocklist.py [-t TARGET,...] OUT.png LABEL=FILE[@TEXT] [...]
 
 Each FILE holds one or more runs of bench_blocklist (its table rows,
 '| list | entries | lens | cuckoo | burst | rte_hash | rte_fib | ...',
@@ -12,7 +12,8 @@ for each list and target the median of the runs' medians is the bar,
 the lowest and highest round of the runs its range. "LABEL: target"
 names a bar; a FILE's target without figures ('-') is left out. With
 @TEXT, only the rows under a '## ' line holding TEXT are read (one
-side of an A/B file).
+side of an A/B file). -t plots only the targets named (of cuckoo,
+cuckoo bursts, rte_hash, rte_fib, rte_fib 1B).
 """
 
 import re
@@ -58,6 +59,12 @@ def read(spec):
 
 
 def main(argv):
+    only = TARGETS
+    if len(argv) > 2 and argv[1] == "-t":
+        only = argv[2].split(",")
+        if any(t not in TARGETS for t in only):
+            sys.exit(__doc__)
+        argv = argv[:1] + argv[3:]
     if len(argv) < 3:
         sys.exit(__doc__)
     runs = [(a.split("=", 1)[0], read(a.split("=", 1)[1])) for a in argv[2:]]
@@ -67,7 +74,7 @@ def main(argv):
     bars = []  # (list, label, median, lo, hi)
     for name in lists:
         for label, data in runs:
-            for t in TARGETS:
+            for t in only:
                 v = data.get(name, {}).get(t)
                 if not v:
                     continue
