@@ -5,35 +5,40 @@
  * entries, lib/blocklist's cuckoo blocklist against exact rte_hash tables of
  * the same entries, in one run, with the memory of each.
  *
- * Three lists: 1 M IPv4 addresses; 1 M IPv4 prefixes spread over 8
- * lengths (/20../32); and 1 M UDP flows (run_flows(): rte_hash holds
- * their canonical 5-tuples, looked up 32 a bulk call; no rte_fib). rte_hash holds one exact table per prefix length
- * (key: masked address), probed at each length as the cuckoo list is;
- * rte_fib (DIR-24-8, 4-byte next hops, as rte_lpm's; and again with
- * 1-byte next hops, "fib1": a 16 MiB tbl24) holds every entry
- * as a route, looked up 64 addresses a bulk call (rte_lpm's tbl8
- * allocation searches linearly: 1 M /32 routes take hours). The cuckoo list is checked a packet at a time
- * (cbl_match) and a burst of 32 at a time (cbl_match_burst, as the
- * application does). Packets: random IPv4 pairs, 10% carrying a listed
- * address.
+ * Four lists: 1 M IPv4 addresses; 1 M IPv4 prefixes spread over 8
+ * lengths (/20../32); 1 M prefixes of /21../24 (prefixes24: a list
+ * rte_fib with 1-byte next hops can hold, at most 127 /24s with longer
+ * routes); and 1 M UDP flows (run_flows(): rte_hash holds their
+ * canonical 5-tuples, looked up 32 a bulk call; no rte_fib). rte_hash
+ * holds one exact table per prefix length (key: masked address), probed
+ * at each length as the cuckoo list is; rte_fib (DIR-24-8, 4-byte next
+ * hops, as rte_lpm's; and again with 1-byte next hops, "fib1": a 16 MiB
+ * tbl24, where it can hold the list) holds every entry as a route,
+ * looked up 64 addresses a bulk call (rte_lpm's tbl8 allocation
+ * searches linearly: 1 M /32 routes take hours). The cuckoo list is
+ * checked a packet at a time (cbl_match) and a burst of 32 at a time
+ * (cbl_match_burst, as the application does). Packets: random IPv4
+ * pairs, 10% carrying a listed address.
  *
  * The targets take turns for -r rounds (default 3), each round starting
  * at the next; the median of the rounds is printed, their range in
- * parentheses, then each round's ratio of the burst to rte_fib's two
- * variants, and the CPU time: each pass's timed cycles scaled by its
- * thread CPU time over its wall time (the time other jobs held the core
- * taken out).
+ * parentheses; below the table, each round's ratio of the burst to
+ * rte_fib's two variants in wall time, in the calls the scheduler did
+ * not interrupt (BENCH_QUIET_US), and in CPU time (each pass's timed
+ * cycles scaled by its thread CPU time over its wall time: the time
+ * other jobs held the core taken out), with each target's CPU time.
  *
  * -t runs only the targets named (default all five: cuckoo, burst,
  * hash, fib, fib1; for a profile of one); -l only the lists named
- * (addresses, prefixes, flows). DPDK's tables (rte_hash, rte_fib)
- * are on 4 KiB pages (--no-huge, DPDK's shared memory: no transparent
- * huge pages), the cuckoo list's on transparent huge pages; -H puts
- * DPDK's on hugetlbfs pages (--in-memory, taken as allocated: about
- * 1.2 GiB for 1 M prefixes), as the application runs.
+ * (addresses, prefixes, prefixes24, flows). DPDK's tables (rte_hash,
+ * rte_fib) are on 4 KiB pages (--no-huge, DPDK's shared memory: no
+ * transparent huge pages), the cuckoo list's on transparent huge pages;
+ * -H puts DPDK's on hugetlbfs pages (--in-memory, taken as allocated:
+ * about 1.2 GiB for 1 M prefixes), as the application runs.
  *
  * usage: bench_blocklist [-n entries] [-p packets] [-r rounds]
- *        [-t cuckoo,burst,hash,fib,fib1] [-l addresses,prefixes,flows] [-H]
+ *        [-t cuckoo,burst,hash,fib,fib1]
+ *        [-l addresses,prefixes,prefixes24,flows] [-H]
  */
 
 #include <arpa/inet.h>
@@ -697,7 +702,8 @@ main(int argc, char **argv)
 		else {
 			printf("usage: %s [-n entries] [-p packets] "
 				"[-r rounds] [-t cuckoo,burst,hash,fib,fib1] "
-				"[-l addresses,prefixes,flows] [-H]\n",
+				"[-l addresses,prefixes,prefixes24,flows] "
+				"[-H]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
