@@ -24,9 +24,9 @@
  * at the next; the median of the rounds is printed, their range in
  * parentheses; below the table, each round's ratio of the burst to
  * rte_fib's two variants in wall time, in the calls the scheduler did
- * not interrupt (BENCH_QUIET_US), and in CPU time (each pass's timed
- * cycles scaled by its thread CPU time over its wall time: the time
- * other jobs held the core taken out), with each target's CPU time.
+ * not interrupt (BENCH_QUIET_US), and in CPU time (the thread's, read
+ * around every BENCH_CPU_CALLS calls: the time other jobs held the core
+ * taken out), with each target's CPU time.
  *
  * -t runs only the targets named (default all five: cuckoo, burst,
  * hash, fib, fib1; for a profile of one); -l only the lists named
@@ -185,6 +185,16 @@ quiet_ns(void)
 		(double)rte_get_tsc_hz() / (double)(quiet_calls * 32);
 }
 
+/*
+ * CPU time: each pass's calls are timed in chunks of BENCH_CPU_CALLS
+ * calls (their packets built before the chunk, 40 KiB: still in L1/L2),
+ * the thread's CPU time read around each chunk (clock_gettime, about
+ * 1 us, once in 16 calls, the same for every target); pass_cpu sums
+ * them. The time other jobs held the core is not in it.
+ */
+#define BENCH_CPU_CALLS 16
+static double pass_cpu;
+
 /* What print_rounds() says, printed below the table. */
 static char notes[4096];
 static size_t notes_len;
@@ -203,16 +213,16 @@ note(const char *fmt, ...)
 			sizeof(notes) - notes_len - 1;
 }
 
-/* For below the table: each round's ratio of the burst's time to each
- * rte_fib's (the targets ran side by side in that round), and the CPU
- * time medians (ranges) of the targets run. */
+/* For below the table: each round's ratio of the burst's time to
+ * rte_hash's and each rte_fib's (the targets ran side by side in that
+ * round), and the CPU time medians (ranges) of the targets run. */
 static void
 print_rounds(const char *name, double ns[NB_TARGETS][MAX_ROUNDS],
 		double cpu[NB_TARGETS][MAX_ROUNDS],
 		double quiet[NB_TARGETS][MAX_ROUNDS], unsigned int run)
 {
 	note("- %s:", name);
-	for (unsigned int t = 3; t < NB_TARGETS; t++) {
+	for (unsigned int t = 2; t < NB_TARGETS; t++) {
 		if (!(run & 2) || !(run & (1u << t)))
 			continue;
 		note(" burst/%s per round", target_names[t]);
@@ -251,33 +261,46 @@ static double
 cuckoo_pass(const struct cbl *bl, const uint32_t *pkt, uint64_t packets,
 		bool burst, uint64_t *hits)
 {
+	static struct cflow_packet ps[BENCH_CPU_CALLS][32];
+	enum cbl_kind kinds[BENCH_CPU_CALLS][32];
 	uint64_t cycles = 0;
 
-	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-		struct cflow_packet ps[32];
-		enum cbl_kind kinds[32];
-		uint64_t c0;
+	for (uint64_t i = 0; i + 32 <= packets; ) {
+		unsigned int nb = 0;
+		double t0;
 
-		for (unsigned int j = 0; j < 32; j++) {
-			uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
-			uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
-			uint32_t a = htonl(pkt[2 * (i + j)]);
-			uint32_t b = htonl(pkt[2 * (i + j) + 1]);
+		for (; nb < BENCH_CPU_CALLS && i + 32 * (nb + 1) <= packets;
+				nb++)
+			for (unsigned int j = 0; j < 32; j++) {
+				uint64_t x = i + 32 * nb + j;
+				uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
+				uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
+				uint32_t a = htonl(pkt[2 * x]);
+				uint32_t b = htonl(pkt[2 * x + 1]);
 
-			memcpy(s + 12, &a, 4);
-			memcpy(d + 12, &b, 4);
-			memset(&ps[j], 0, sizeof(ps[j]));
-			cflow_key_init(&ps[j].key, 4, s, d, 1, 2, 17);
+				memcpy(s + 12, &a, 4);
+				memcpy(d + 12, &b, 4);
+				memset(&ps[nb][j], 0, sizeof(ps[nb][j]));
+				cflow_key_init(&ps[nb][j].key, 4, s, d, 1, 2,
+					17);
+			}
+		t0 = cpu_now();
+		for (unsigned int c = 0; c < nb; c++) {
+			uint64_t c0 = rte_rdtsc();
+
+			if (burst)
+				cbl_match_burst(bl, ps[c], 32, UINT32_MAX,
+					kinds[c]);
+			else
+				for (unsigned int j = 0; j < 32; j++)
+					kinds[c][j] = cbl_match(bl, &ps[c][j]);
+			cycles += call_cycles(c0);
 		}
-		c0 = rte_rdtsc();
-		if (burst)
-			cbl_match_burst(bl, ps, 32, UINT32_MAX, kinds);
-		else
+		pass_cpu += cpu_now() - t0;
+		for (unsigned int c = 0; c < nb; c++)
 			for (unsigned int j = 0; j < 32; j++)
-				kinds[j] = cbl_match(bl, &ps[j]);
-		cycles += call_cycles(c0);
-		for (unsigned int j = 0; j < 32; j++)
-			*hits += kinds[j] != CBL_NONE;
+				*hits += kinds[c][j] != CBL_NONE;
+		i += 32 * nb;
 	}
 	return (double)cycles / (double)rte_get_tsc_hz();
 }
@@ -311,14 +334,25 @@ fib_pass(struct rte_fib *fib, const uint32_t *pkt, uint64_t packets,
 {
 	uint64_t cycles = 0;
 
-	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-		uint64_t hops[64], c0 = rte_rdtsc();
+	for (uint64_t i = 0; i + 32 <= packets; ) {
+		uint64_t hops[BENCH_CPU_CALLS][64];
+		unsigned int nb = 0;
+		double t0 = cpu_now();
 
-		rte_fib_lookup_bulk(fib, (uint32_t *)(uintptr_t)&pkt[2 * i],
-			hops, 64);
-		cycles += call_cycles(c0);
-		for (unsigned int j = 0; j < 32; j++)
-			*hits += (hops[2 * j] | hops[2 * j + 1]) != 0;
+		for (; nb < BENCH_CPU_CALLS && i + 32 * (nb + 1) <= packets;
+				nb++) {
+			uint64_t c0 = rte_rdtsc();
+
+			rte_fib_lookup_bulk(fib, (uint32_t *)(uintptr_t)
+				&pkt[2 * (i + 32 * nb)], hops[nb], 64);
+			cycles += call_cycles(c0);
+		}
+		pass_cpu += cpu_now() - t0;
+		for (unsigned int c = 0; c < nb; c++)
+			for (unsigned int j = 0; j < 32; j++)
+				*hits += (hops[c][2 * j] |
+					hops[c][2 * j + 1]) != 0;
+		i += 32 * nb;
 	}
 	return (double)cycles / (double)rte_get_tsc_hz();
 }
@@ -473,11 +507,12 @@ run(const struct list *l, uint64_t n, uint64_t packets)
 		for (unsigned int j = 0; j < NB_TARGETS; j++) {
 			unsigned int t = (r + j) % NB_TARGETS;
 			uint64_t hits = 0;
-			double secs = 0, c0 = cpu_now(), w0 = now();
+			double secs = 0, c0 = cpu_now();
 
 			if (!(on & (1u << t)))
 				continue;
 			quiet_cycles = quiet_calls = 0;
+			pass_cpu = 0;
 			if (t == 0 || t == 1)
 				secs = cuckoo_pass(bl, pkt, packets, t == 1,
 					&hits);
@@ -487,7 +522,9 @@ run(const struct list *l, uint64_t n, uint64_t packets)
 				secs = fib_pass(fib[t - 3], pkt, packets,
 					&hits);
 			ns[t][r] = secs / (double)(packets / 32 * 32) * 1e9;
-			cpu[t][r] = ns[t][r] * (cpu_now() - c0) / (now() - w0);
+			/* rte_hash: its whole pass's (a call a key) */
+			cpu[t][r] = (t == 2 ? cpu_now() - c0 : pass_cpu) /
+				(double)(packets / 32 * 32) * 1e9;
 			quiet[t][r] = quiet_ns();
 			hit[t] = hits;
 		}
@@ -608,52 +645,70 @@ run_flows(uint64_t n, uint64_t packets)
 		for (unsigned int j = 0; j < 3; j++) {
 			unsigned int t = (r + j) % 3;
 			uint64_t cycles = 0, hits = 0;
-			double c0 = cpu_now(), w0 = now();
 
 			if (!(targets & (1u << t)))
 				continue;
 			quiet_cycles = quiet_calls = 0;
-			for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-				struct cflow_packet ps[32];
-				enum cbl_kind kinds[32];
-				const void *keys[32];
+			pass_cpu = 0;
+			for (uint64_t i = 0; i + 32 <= packets; ) {
+				static struct cflow_packet ps[BENCH_CPU_CALLS][32];
+				enum cbl_kind kinds[BENCH_CPU_CALLS][32];
+				const void *keys[BENCH_CPU_CALLS][32];
 				void *data[32];
-				uint64_t c0, found = 0;
+				uint64_t found[BENCH_CPU_CALLS] = { 0 };
+				unsigned int nb = 0;
+				double t0;
 
-				for (unsigned int k = 0; k < 32; k++) {
-					uint8_t s[16] = { [10] = 0xff,
-						[11] = 0xff };
-					uint8_t d[16] = { [10] = 0xff,
-						[11] = 0xff };
-					uint32_t a = htonl(raw[i + k][0]);
-					uint32_t b = htonl(raw[i + k][1]);
+				for (; nb < BENCH_CPU_CALLS &&
+						i + 32 * (nb + 1) <= packets; nb++)
+					for (unsigned int k = 0; k < 32; k++) {
+						uint64_t x = i + 32 * nb + k;
+						uint8_t s[16] = { [10] = 0xff,
+							[11] = 0xff };
+						uint8_t d[16] = { [10] = 0xff,
+							[11] = 0xff };
+						uint32_t a = htonl(raw[x][0]);
+						uint32_t b = htonl(raw[x][1]);
 
-					memcpy(s + 12, &a, 4);
-					memcpy(d + 12, &b, 4);
-					memset(&ps[k], 0, sizeof(ps[k]));
-					cflow_key_init(&ps[k].key, 4, s, d,
-						(uint16_t)raw[i + k][2],
-						(uint16_t)raw[i + k][3], 17);
-					keys[k] = &pkt[i + k];
+						memcpy(s + 12, &a, 4);
+						memcpy(d + 12, &b, 4);
+						memset(&ps[nb][k], 0,
+							sizeof(ps[nb][k]));
+						cflow_key_init(&ps[nb][k].key, 4,
+							s, d, (uint16_t)raw[x][2],
+							(uint16_t)raw[x][3], 17);
+						keys[nb][k] = &pkt[x];
+					}
+				t0 = cpu_now();
+				for (unsigned int c = 0; c < nb; c++) {
+					uint64_t c0 = rte_rdtsc();
+
+					if (t == 0)
+						for (unsigned int k = 0; k < 32;
+								k++)
+							kinds[c][k] = cbl_match(
+								bl, &ps[c][k]);
+					else if (t == 1)
+						cbl_match_burst(bl, ps[c], 32,
+							UINT32_MAX, kinds[c]);
+					else
+						rte_hash_lookup_bulk_data(h,
+							keys[c], 32, &found[c],
+							data);
+					cycles += call_cycles(c0);
 				}
-				c0 = rte_rdtsc();
-				if (t == 0)
+				pass_cpu += cpu_now() - t0;
+				for (unsigned int c = 0; c < nb; c++)
 					for (unsigned int k = 0; k < 32; k++)
-						kinds[k] = cbl_match(bl, &ps[k]);
-				else if (t == 1)
-					cbl_match_burst(bl, ps, 32,
-						UINT32_MAX, kinds);
-				else
-					rte_hash_lookup_bulk_data(h, keys, 32,
-						&found, data);
-				cycles += call_cycles(c0);
-				for (unsigned int k = 0; k < 32; k++)
-					hits += t == 2 ? (found >> k) & 1 :
-						kinds[k] != CBL_NONE;
+						hits += t == 2 ?
+							(found[c] >> k) & 1 :
+							kinds[c][k] != CBL_NONE;
+				i += 32 * nb;
 			}
 			ns[t][r] = (double)cycles / (double)rte_get_tsc_hz() /
 				(double)(packets / 32 * 32) * 1e9;
-			cpu[t][r] = ns[t][r] * (cpu_now() - c0) / (now() - w0);
+			cpu[t][r] = pass_cpu / (double)(packets / 32 * 32) *
+				1e9;
 			quiet[t][r] = quiet_ns();
 			hit[t] = hits;
 		}
