@@ -5,35 +5,46 @@
  * entries, lib/blocklist's cuckoo blocklist against exact rte_hash tables of
  * the same entries, in one run, with the memory of each.
  *
- * Three lists: 1 M IPv4 addresses; 1 M IPv4 prefixes spread over 8
- * lengths (/20../32); and 1 M UDP flows (run_flows(): rte_hash holds
- * their canonical 5-tuples, looked up 32 a bulk call; no rte_fib). rte_hash holds one exact table per prefix length
- * (key: masked address), probed at each length as the cuckoo list is;
- * rte_fib (DIR-24-8, 4-byte next hops, as rte_lpm's) holds every entry
- * as a route, looked up 64 addresses a bulk call (rte_lpm's tbl8
- * allocation searches linearly: 1 M /32 routes take hours). The cuckoo list is checked a packet at a time
- * (cbl_match) and a burst of 32 at a time (cbl_match_burst, as the
- * application does). Packets: random IPv4 pairs, 10% carrying a listed
- * address.
+ * Four lists: 1 M IPv4 addresses; 1 M IPv4 prefixes spread over 8
+ * lengths (/20../32); 1 M prefixes of /21../24 (prefixes24: a list
+ * rte_fib with 1-byte next hops can hold, at most 127 /24s with longer
+ * routes); and 1 M UDP flows (run_flows(): rte_hash holds their
+ * canonical 5-tuples, looked up 32 a bulk call; no rte_fib). rte_hash
+ * holds one exact table per prefix length (key: masked address), probed
+ * at each length as the cuckoo list is; rte_fib (DIR-24-8, 4-byte next
+ * hops, as rte_lpm's; and again with 1-byte next hops, "fib1": a 16 MiB
+ * tbl24, where it can hold the list) holds every entry as a route,
+ * looked up 64 addresses a bulk call (rte_lpm's tbl8 allocation
+ * searches linearly: 1 M /32 routes take hours). The cuckoo list is
+ * checked a packet at a time (cbl_match) and a burst of 32 at a time
+ * (cbl_match_burst, as the application does). Packets: random IPv4
+ * pairs, 10% carrying a listed address.
  *
  * The targets take turns for -r rounds (default 3), each round starting
  * at the next; the median of the rounds is printed, their range in
- * parentheses.
+ * parentheses; below the table, each round's ratio of the burst to
+ * rte_fib's two variants in wall time, in the calls the scheduler did
+ * not interrupt (BENCH_QUIET_US), and in CPU time (the thread's, read
+ * around every BENCH_CPU_CALLS calls: the time other jobs held the core
+ * taken out), with each target's CPU time.
  *
- * -t runs only the targets named (default all four: cuckoo, burst,
- * hash, fib; for a profile of one). DPDK's tables (rte_hash, rte_fib)
- * are on 4 KiB pages (--no-huge, DPDK's shared memory: no transparent
- * huge pages), the cuckoo list's on transparent huge pages; -H puts
- * DPDK's on hugetlbfs pages (--in-memory, taken as allocated: about
- * 1.2 GiB for 1 M prefixes), as the application runs.
+ * -t runs only the targets named (default all five: cuckoo, burst,
+ * hash, fib, fib1; for a profile of one); -l only the lists named
+ * (addresses, prefixes, prefixes24, flows). DPDK's tables (rte_hash,
+ * rte_fib) are on 4 KiB pages (--no-huge, DPDK's shared memory: no
+ * transparent huge pages), the cuckoo list's on transparent huge pages;
+ * -H puts DPDK's on hugetlbfs pages (--in-memory, taken as allocated:
+ * about 1.2 GiB for 1 M prefixes), as the application runs.
  *
  * usage: bench_blocklist [-n entries] [-p packets] [-r rounds]
- *        [-t cuckoo,burst,hash,fib] [-H]
+ *        [-t cuckoo,burst,hash,fib,fib1]
+ *        [-l addresses,prefixes,prefixes24,flows] [-H]
  */
 
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +62,10 @@
 #include "blocklist.h"
 
 static const unsigned int lengths[8] = { 20, 22, 24, 26, 28, 30, 31, 32 };
+/* the lengths of the prefixes24 list: none longer than /24, a list
+ * rte_fib with 1-byte next hops can hold (at most 127 tbl8 groups) */
+static const unsigned int lengths24[4] = { 21, 22, 23, 24 };
+static const unsigned int length32[1] = { 32 };
 
 static inline uint32_t
 mask(uint32_t a, unsigned int len)
@@ -62,6 +77,8 @@ struct list {
 	const char *name;
 	uint32_t *addr;
 	unsigned int *len;
+	const unsigned int *lengths;    /* those of the entries */
+	unsigned int nlen;
 };
 
 #define MAX_ROUNDS 16
@@ -69,9 +86,37 @@ struct list {
 static unsigned int rounds = 3;
 
 /* The targets run (-t), a bit each in the order of the columns. */
-static const char *const target_names[4] = { "cuckoo", "burst", "hash",
-	"fib" };
-static unsigned int targets = 0xf;
+#define NB_TARGETS 5
+static const char *const target_names[NB_TARGETS] = { "cuckoo", "burst",
+	"hash", "fib", "fib1" };
+static unsigned int targets = 0x1f;
+
+static const char *const list_names[4] = { "addresses", "prefixes",
+	"prefixes24", "flows" };
+static unsigned int lists = 0xf;
+
+/* The bits of the comma-separated @p names among @p n @p known. */
+static unsigned int
+name_bits(const char *names, const char *const *known, unsigned int n)
+{
+	char buf[128], *save = NULL;
+	unsigned int bits = 0;
+
+	snprintf(buf, sizeof(buf), "%s", names);
+	for (char *w = strtok_r(buf, ",", &save); w != NULL;
+			w = strtok_r(NULL, ",", &save)) {
+		unsigned int t;
+
+		for (t = 0; t < n && strcmp(w, known[t]) != 0; t++)
+			;
+		if (t == n) {
+			fprintf(stderr, "bench_blocklist: unknown '%s'\n", w);
+			exit(2);
+		}
+		bits |= 1u << t;
+	}
+	return bits;
+}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -94,9 +139,9 @@ median(const double *v, unsigned int n)
 /* The median (range) of each target's rounds, "-" for those of @p run
  * not run. */
 static void
-print_times(double ns[4][MAX_ROUNDS], unsigned int run)
+print_times(double ns[NB_TARGETS][MAX_ROUNDS], unsigned int run)
 {
-	for (unsigned int t = 0; t < 4; t++) {
+	for (unsigned int t = 0; t < NB_TARGETS; t++) {
 		double lo = ns[t][0], hi = ns[t][0];
 
 		if (!(run & targets & (1u << t))) {
@@ -111,6 +156,102 @@ print_times(double ns[4][MAX_ROUNDS], unsigned int run)
 	}
 }
 
+/*
+ * The calls of a pass the scheduler did not interrupt: a call (32
+ * packets, 1-5 us) taking over BENCH_QUIET_US was preempted by another
+ * job of the loaded machine (its slices are milliseconds) and is left
+ * out of quiet_cycles; ns a packet of the others, the same for every
+ * target.
+ */
+#define BENCH_QUIET_US 50
+static uint64_t quiet_cycles, quiet_calls, quiet_limit;
+
+static inline uint64_t
+call_cycles(uint64_t c0)
+{
+	uint64_t d = rte_rdtsc() - c0;
+
+	if (d <= quiet_limit) {
+		quiet_cycles += d;
+		quiet_calls++;
+	}
+	return d;
+}
+
+static inline double
+quiet_ns(void)
+{
+	return quiet_calls == 0 ? 0 : (double)quiet_cycles * 1e9 /
+		(double)rte_get_tsc_hz() / (double)(quiet_calls * 32);
+}
+
+/*
+ * CPU time: each pass's calls are timed in chunks of BENCH_CPU_CALLS
+ * calls (their packets built before the chunk, 40 KiB: still in L1/L2),
+ * the thread's CPU time read around each chunk (clock_gettime, about
+ * 1 us, once in 16 calls, the same for every target); pass_cpu sums
+ * them. The time other jobs held the core is not in it.
+ */
+#define BENCH_CPU_CALLS 16
+static double pass_cpu;
+
+/* What print_rounds() says, printed below the table. */
+static char notes[4096];
+static size_t notes_len;
+
+static void __attribute__((format(printf, 1, 2)))
+note(const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf(notes + notes_len, sizeof(notes) - notes_len, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		notes_len += (size_t)k < sizeof(notes) - notes_len ? (size_t)k :
+			sizeof(notes) - notes_len - 1;
+}
+
+/* For below the table: each round's ratio of the burst's time to
+ * rte_hash's and each rte_fib's (the targets ran side by side in that
+ * round), and the CPU time medians (ranges) of the targets run. */
+static void
+print_rounds(const char *name, double ns[NB_TARGETS][MAX_ROUNDS],
+		double cpu[NB_TARGETS][MAX_ROUNDS],
+		double quiet[NB_TARGETS][MAX_ROUNDS], unsigned int run)
+{
+	note("- %s:", name);
+	for (unsigned int t = 2; t < NB_TARGETS; t++) {
+		if (!(run & 2) || !(run & (1u << t)))
+			continue;
+		note(" burst/%s per round", target_names[t]);
+		for (unsigned int r = 0; r < rounds; r++)
+			note(" %.2f", ns[1][r] / ns[t][r]);
+		note(" (uninterrupted calls");
+		for (unsigned int r = 0; r < rounds; r++)
+			note(" %.2f", quiet[1][r] / quiet[t][r]);
+		note("; CPU time");
+		for (unsigned int r = 0; r < rounds; r++)
+			note(" %.2f", cpu[1][r] / cpu[t][r]);
+		note(");");
+	}
+	note(" CPU ns/pkt");
+	for (unsigned int t = 0; t < NB_TARGETS; t++) {
+		double lo = cpu[t][0], hi = cpu[t][0];
+
+		if (!(run & (1u << t)))
+			continue;
+		for (unsigned int r = 1; r < rounds; r++) {
+			lo = cpu[t][r] < lo ? cpu[t][r] : lo;
+			hi = cpu[t][r] > hi ? cpu[t][r] : hi;
+		}
+		note(" %s %.1f (%.1f-%.1f)", target_names[t],
+			median(cpu[t], rounds), lo, hi);
+	}
+	note("\n");
+}
+
 /* The cuckoo list on the packets' address pairs, 32 packets at a time,
  * built beforehand (as the application's are parsed; rte_hash and
  * rte_fib get the addresses as they are): a packet a call, or with
@@ -120,33 +261,46 @@ static double
 cuckoo_pass(const struct cbl *bl, const uint32_t *pkt, uint64_t packets,
 		bool burst, uint64_t *hits)
 {
+	static struct cflow_packet ps[BENCH_CPU_CALLS][32];
+	enum cbl_kind kinds[BENCH_CPU_CALLS][32];
 	uint64_t cycles = 0;
 
-	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-		struct cflow_packet ps[32];
-		enum cbl_kind kinds[32];
-		uint64_t c0;
+	for (uint64_t i = 0; i + 32 <= packets; ) {
+		unsigned int nb = 0;
+		double t0;
 
-		for (unsigned int j = 0; j < 32; j++) {
-			uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
-			uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
-			uint32_t a = htonl(pkt[2 * (i + j)]);
-			uint32_t b = htonl(pkt[2 * (i + j) + 1]);
+		for (; nb < BENCH_CPU_CALLS && i + 32 * (nb + 1) <= packets;
+				nb++)
+			for (unsigned int j = 0; j < 32; j++) {
+				uint64_t x = i + 32 * nb + j;
+				uint8_t s[16] = { [10] = 0xff, [11] = 0xff };
+				uint8_t d[16] = { [10] = 0xff, [11] = 0xff };
+				uint32_t a = htonl(pkt[2 * x]);
+				uint32_t b = htonl(pkt[2 * x + 1]);
 
-			memcpy(s + 12, &a, 4);
-			memcpy(d + 12, &b, 4);
-			memset(&ps[j], 0, sizeof(ps[j]));
-			cflow_key_init(&ps[j].key, 4, s, d, 1, 2, 17);
+				memcpy(s + 12, &a, 4);
+				memcpy(d + 12, &b, 4);
+				memset(&ps[nb][j], 0, sizeof(ps[nb][j]));
+				cflow_key_init(&ps[nb][j].key, 4, s, d, 1, 2,
+					17);
+			}
+		t0 = cpu_now();
+		for (unsigned int c = 0; c < nb; c++) {
+			uint64_t c0 = rte_rdtsc();
+
+			if (burst)
+				cbl_match_burst(bl, ps[c], 32, UINT32_MAX,
+					kinds[c]);
+			else
+				for (unsigned int j = 0; j < 32; j++)
+					kinds[c][j] = cbl_match(bl, &ps[c][j]);
+			cycles += call_cycles(c0);
 		}
-		c0 = rte_rdtsc();
-		if (burst)
-			cbl_match_burst(bl, ps, 32, UINT32_MAX, kinds);
-		else
+		pass_cpu += cpu_now() - t0;
+		for (unsigned int c = 0; c < nb; c++)
 			for (unsigned int j = 0; j < 32; j++)
-				kinds[j] = cbl_match(bl, &ps[j]);
-		cycles += rte_rdtsc() - c0;
-		for (unsigned int j = 0; j < 32; j++)
-			*hits += kinds[j] != CBL_NONE;
+				*hits += kinds[c][j] != CBL_NONE;
+		i += 32 * nb;
 	}
 	return (double)cycles / (double)rte_get_tsc_hz();
 }
@@ -154,7 +308,7 @@ cuckoo_pass(const struct cbl *bl, const uint32_t *pkt, uint64_t packets,
 /* Exact rte_hash tables, one a length, each address probed at each
  * length until a hit. */
 static double
-hash_pass(struct rte_hash *const *h, unsigned int nlen, bool prefixes,
+hash_pass(struct rte_hash *const *h, const struct list *l,
 		const uint32_t *pkt, uint64_t packets, uint64_t *hits)
 {
 	double t0 = now();
@@ -163,9 +317,9 @@ hash_pass(struct rte_hash *const *h, unsigned int nlen, bool prefixes,
 		bool hit = false;
 
 		for (unsigned int side = 0; side < 2 && !hit; side++)
-			for (unsigned int k = 0; k < nlen && !hit; k++) {
+			for (unsigned int k = 0; k < l->nlen && !hit; k++) {
 				uint32_t key = mask(pkt[2 * i + side],
-					prefixes ? lengths[k] : 32);
+					l->lengths[k]);
 
 				hit = rte_hash_lookup(h[k], &key) >= 0;
 			}
@@ -180,14 +334,25 @@ fib_pass(struct rte_fib *fib, const uint32_t *pkt, uint64_t packets,
 {
 	uint64_t cycles = 0;
 
-	for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-		uint64_t hops[64], c0 = rte_rdtsc();
+	for (uint64_t i = 0; i + 32 <= packets; ) {
+		uint64_t hops[BENCH_CPU_CALLS][64];
+		unsigned int nb = 0;
+		double t0 = cpu_now();
 
-		rte_fib_lookup_bulk(fib, (uint32_t *)(uintptr_t)&pkt[2 * i],
-			hops, 64);
-		cycles += rte_rdtsc() - c0;
-		for (unsigned int j = 0; j < 32; j++)
-			*hits += (hops[2 * j] | hops[2 * j + 1]) != 0;
+		for (; nb < BENCH_CPU_CALLS && i + 32 * (nb + 1) <= packets;
+				nb++) {
+			uint64_t c0 = rte_rdtsc();
+
+			rte_fib_lookup_bulk(fib, (uint32_t *)(uintptr_t)
+				&pkt[2 * (i + 32 * nb)], hops[nb], 64);
+			cycles += call_cycles(c0);
+		}
+		pass_cpu += cpu_now() - t0;
+		for (unsigned int c = 0; c < nb; c++)
+			for (unsigned int j = 0; j < 32; j++)
+				*hits += (hops[c][2 * j] |
+					hops[c][2 * j + 1]) != 0;
+		i += 32 * nb;
 	}
 	return (double)cycles / (double)rte_get_tsc_hz();
 }
@@ -238,7 +403,7 @@ list_read(FILE *fp, const char *path)
 
 /* Write the list as text (for cbl_read) and fill exact tables. */
 static void
-run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
+run(const struct list *l, uint64_t n, uint64_t packets)
 {
 	char path[] = "/tmp/bench_bl_XXXXXX";
 	int fd = mkstemp(path);
@@ -248,11 +413,13 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 	uint32_t *pkt = malloc(2 * packets * sizeof(uint32_t));
 	struct cbl *bl;
 	struct cbl_info info;
-	double ns[4][MAX_ROUNDS];
-	unsigned int nlen = prefixes ? 8 : 1;
-	uint64_t hit[4] = { 0 }, heap_h, heap_lpm;
-	struct rte_fib *fib;
-	char lname[32];
+	double ns[NB_TARGETS][MAX_ROUNDS], cpu[NB_TARGETS][MAX_ROUNDS];
+	double quiet[NB_TARGETS][MAX_ROUNDS] = { { 0 } };
+	unsigned int nlen = l->nlen;
+	bool prefixes = l->lengths[0] != 32;
+	uint64_t hit[NB_TARGETS] = { 0 }, heap_h, heap_fib[2];
+	struct rte_fib *fib[2];
+	unsigned int on = targets;
 
 	for (uint64_t i = 0; i < n; i++) {
 		struct in_addr a = { htonl(l->addr[i]) };
@@ -278,12 +445,11 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 		}
 	}
 	for (uint64_t i = 0; i < n; i++) {
-		unsigned int k = prefixes ? 0 : 0;
+		unsigned int k = 0;
 		uint32_t key = mask(l->addr[i], l->len[i]);
 
-		if (prefixes)
-			while (lengths[k] != l->len[i])
-				k++;
+		while (l->lengths[k] != l->len[i])
+			k++;
 		rte_hash_add_key(h[k], &key);
 	}
 	/* Packets: 10% with a listed address somewhere inside an entry. */
@@ -297,61 +463,86 @@ run(const struct list *l, uint64_t n, uint64_t packets, bool prefixes)
 
 	/* rte_fib: every entry a route, looked up 64 addresses a call;
 	 * a tbl8 group for each /24 with longer routes, no more (its
-	 * memory as the list needs it) */
-	heap0 = heap_bytes();
-	snprintf(lname, sizeof(lname), "bl_fib_%s", l->name);
-	struct rte_fib_conf fc = {
-		.type = RTE_FIB_DIR24_8, .default_nh = 0,
-		.max_routes = (int)n,
-		.dir24_8 = { .nh_sz = RTE_FIB_DIR24_8_4B,
-			.num_tbl8 = tbl8_groups(l, n) },
-	};
-	fib = rte_fib_create(lname, 0, &fc);
-	if (fib == NULL) {
-		fprintf(stderr, "rte_fib_create: %s\n",
-			rte_strerror(rte_errno));
-		exit(1);
-	}
-	for (uint64_t i = 0; i < n; i++)
-		if (rte_fib_add(fib, mask(l->addr[i], l->len[i]),
-				(uint8_t)l->len[i], 1) != 0) {
-			fprintf(stderr, "rte_fib_add: entry %" PRIu64
-				" refused\n", i);
+	 * memory as the list needs it); 4-byte next hops, then 1-byte */
+	for (unsigned int v = 0; v < 2; v++) {
+		char lname[32];
+		struct rte_fib_conf fc = {
+			.type = RTE_FIB_DIR24_8, .default_nh = 0,
+			.max_routes = (int)n,
+			.dir24_8 = { .nh_sz = v == 0 ? RTE_FIB_DIR24_8_4B :
+				RTE_FIB_DIR24_8_1B,
+				.num_tbl8 = tbl8_groups(l, n) },
+		};
+
+		heap0 = heap_bytes();
+		snprintf(lname, sizeof(lname), "bl_fib%u_%s", v, l->name);
+		fib[v] = rte_fib_create(lname, 0, &fc);
+		heap_fib[v] = 0;
+		if (fib[v] == NULL && v == 1) {
+			/* 1-byte next hops: at most 127 tbl8 groups */
+			note("- %s: rte_fib 1B not built: %u tbl8 groups "
+				"wanted, at most 127 (%s)\n", l->name,
+				fc.dir24_8.num_tbl8, rte_strerror(rte_errno));
+			on &= ~(1u << 4);
+			continue;
+		}
+		if (fib[v] == NULL) {
+			fprintf(stderr, "rte_fib_create: %s\n",
+				rte_strerror(rte_errno));
 			exit(1);
 		}
-	heap_lpm = heap_bytes() - heap0;
+		for (uint64_t i = 0; i < n; i++)
+			if (rte_fib_add(fib[v], mask(l->addr[i], l->len[i]),
+					(uint8_t)l->len[i], 1) != 0) {
+				fprintf(stderr, "rte_fib_add: entry %" PRIu64
+					" refused\n", i);
+				exit(1);
+			}
+		heap_fib[v] = heap_bytes() - heap0;
+	}
 
 	/* The targets in turns, each round starting at the next one; ns a
 	 * packet of each round, the median and the range printed. */
 	for (unsigned int r = 0; r < rounds; r++)
-		for (unsigned int j = 0; j < 4; j++) {
-			unsigned int t = (r + j) % 4;
+		for (unsigned int j = 0; j < NB_TARGETS; j++) {
+			unsigned int t = (r + j) % NB_TARGETS;
 			uint64_t hits = 0;
-			double secs = 0;
+			double secs = 0, c0 = cpu_now();
 
-			if (!(targets & (1u << t)))
+			if (!(on & (1u << t)))
 				continue;
+			quiet_cycles = quiet_calls = 0;
+			pass_cpu = 0;
 			if (t == 0 || t == 1)
 				secs = cuckoo_pass(bl, pkt, packets, t == 1,
 					&hits);
 			else if (t == 2)
-				secs = hash_pass(h, nlen, prefixes, pkt,
-					packets, &hits);
+				secs = hash_pass(h, l, pkt, packets, &hits);
 			else
-				secs = fib_pass(fib, pkt, packets, &hits);
+				secs = fib_pass(fib[t - 3], pkt, packets,
+					&hits);
 			ns[t][r] = secs / (double)(packets / 32 * 32) * 1e9;
+			/* rte_hash: its whole pass's (a call a key) */
+			cpu[t][r] = (t == 2 ? cpu_now() - c0 : pass_cpu) /
+				(double)(packets / 32 * 32) * 1e9;
+			/* rte_hash a key a call: its pass's wall time */
+			quiet[t][r] = t == 2 ? ns[t][r] : quiet_ns();
 			hit[t] = hits;
 		}
 	printf("| %-9s | %9" PRIu64 " | %5u |", l->name, info.total,
 		info.v4_lengths);
-	print_times(ns, targets);
-	printf(" %9.1f | %9.1f | %9.1f | %7.4f%% | %" PRIu64 "/%" PRIu64 "/%"
-		PRIu64 "/%" PRIu64 " |\n", cbl_bytes(bl) * 8.0 / n,
-		heap_h * 8.0 / n, heap_lpm * 8.0 / n,
+	print_times(ns, on);
+	printf(" %9.1f | %9.1f | %9.1f | %9.1f | %7.4f%% | %" PRIu64 "/%"
+		PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 " |\n",
+		cbl_bytes(bl) * 8.0 / n, heap_h * 8.0 / n,
+		heap_fib[0] * 8.0 / n, heap_fib[1] * 8.0 / n,
 		100.0 * hit[__builtin_ctz(targets)] /
 		(double)(packets / 32 * 32), hit[0], hit[1],
-		hit[2], hit[3]);
-	rte_fib_free(fib);
+		hit[2], hit[3], hit[4]);
+	print_rounds(l->name, ns, cpu, quiet, on);
+	for (unsigned int v = 0; v < 2; v++)
+		if (fib[v] != NULL)
+			rte_fib_free(fib[v]);
 	for (unsigned int k = 0; k < nlen; k++)
 		rte_hash_free(h[k]);
 	cbl_free(bl);
@@ -397,7 +588,8 @@ run_flows(uint64_t n, uint64_t packets)
 	struct flow5 *pkt = malloc(packets * sizeof(*pkt));
 	uint32_t (*raw)[4] = malloc(packets * sizeof(*raw));
 	uint64_t heap0, heap_h, rng = 1234, hit[4] = { 0 };
-	double ns[4][MAX_ROUNDS];
+	double ns[NB_TARGETS][MAX_ROUNDS], cpu[NB_TARGETS][MAX_ROUNDS];
+	double quiet[NB_TARGETS][MAX_ROUNDS] = { { 0 } };
 	struct rte_hash *h;
 	struct cbl *bl;
 	struct cbl_info info;
@@ -457,54 +649,77 @@ run_flows(uint64_t n, uint64_t packets)
 
 			if (!(targets & (1u << t)))
 				continue;
-			for (uint64_t i = 0; i + 32 <= packets; i += 32) {
-				struct cflow_packet ps[32];
-				enum cbl_kind kinds[32];
-				const void *keys[32];
+			quiet_cycles = quiet_calls = 0;
+			pass_cpu = 0;
+			for (uint64_t i = 0; i + 32 <= packets; ) {
+				static struct cflow_packet ps[BENCH_CPU_CALLS][32];
+				enum cbl_kind kinds[BENCH_CPU_CALLS][32];
+				const void *keys[BENCH_CPU_CALLS][32];
 				void *data[32];
-				uint64_t c0, found = 0;
+				uint64_t found[BENCH_CPU_CALLS] = { 0 };
+				unsigned int nb = 0;
+				double t0;
 
-				for (unsigned int k = 0; k < 32; k++) {
-					uint8_t s[16] = { [10] = 0xff,
-						[11] = 0xff };
-					uint8_t d[16] = { [10] = 0xff,
-						[11] = 0xff };
-					uint32_t a = htonl(raw[i + k][0]);
-					uint32_t b = htonl(raw[i + k][1]);
+				for (; nb < BENCH_CPU_CALLS &&
+						i + 32 * (nb + 1) <= packets; nb++)
+					for (unsigned int k = 0; k < 32; k++) {
+						uint64_t x = i + 32 * nb + k;
+						uint8_t s[16] = { [10] = 0xff,
+							[11] = 0xff };
+						uint8_t d[16] = { [10] = 0xff,
+							[11] = 0xff };
+						uint32_t a = htonl(raw[x][0]);
+						uint32_t b = htonl(raw[x][1]);
 
-					memcpy(s + 12, &a, 4);
-					memcpy(d + 12, &b, 4);
-					memset(&ps[k], 0, sizeof(ps[k]));
-					cflow_key_init(&ps[k].key, 4, s, d,
-						(uint16_t)raw[i + k][2],
-						(uint16_t)raw[i + k][3], 17);
-					keys[k] = &pkt[i + k];
+						memcpy(s + 12, &a, 4);
+						memcpy(d + 12, &b, 4);
+						memset(&ps[nb][k], 0,
+							sizeof(ps[nb][k]));
+						cflow_key_init(&ps[nb][k].key, 4,
+							s, d, (uint16_t)raw[x][2],
+							(uint16_t)raw[x][3], 17);
+						keys[nb][k] = &pkt[x];
+					}
+				t0 = cpu_now();
+				for (unsigned int c = 0; c < nb; c++) {
+					uint64_t c0 = rte_rdtsc();
+
+					if (t == 0)
+						for (unsigned int k = 0; k < 32;
+								k++)
+							kinds[c][k] = cbl_match(
+								bl, &ps[c][k]);
+					else if (t == 1)
+						cbl_match_burst(bl, ps[c], 32,
+							UINT32_MAX, kinds[c]);
+					else
+						rte_hash_lookup_bulk_data(h,
+							keys[c], 32, &found[c],
+							data);
+					cycles += call_cycles(c0);
 				}
-				c0 = rte_rdtsc();
-				if (t == 0)
+				pass_cpu += cpu_now() - t0;
+				for (unsigned int c = 0; c < nb; c++)
 					for (unsigned int k = 0; k < 32; k++)
-						kinds[k] = cbl_match(bl, &ps[k]);
-				else if (t == 1)
-					cbl_match_burst(bl, ps, 32,
-						UINT32_MAX, kinds);
-				else
-					rte_hash_lookup_bulk_data(h, keys, 32,
-						&found, data);
-				cycles += rte_rdtsc() - c0;
-				for (unsigned int k = 0; k < 32; k++)
-					hits += t == 2 ? (found >> k) & 1 :
-						kinds[k] != CBL_NONE;
+						hits += t == 2 ?
+							(found[c] >> k) & 1 :
+							kinds[c][k] != CBL_NONE;
+				i += 32 * nb;
 			}
 			ns[t][r] = (double)cycles / (double)rte_get_tsc_hz() /
 				(double)(packets / 32 * 32) * 1e9;
+			cpu[t][r] = pass_cpu / (double)(packets / 32 * 32) *
+				1e9;
+			quiet[t][r] = quiet_ns();
 			hit[t] = hits;
 		}
 	printf("| %-9s | %9" PRIu64 " | %5u |", "flows", info.total, 0u);
 	print_times(ns, 0x7);
-	printf(" %9.1f | %9.1f | - | %7.4f%% | %" PRIu64 "/%" PRIu64 "/%"
-		PRIu64 "/- |\n", cbl_bytes(bl) * 8.0 / n, heap_h * 8.0 / n,
+	printf(" %9.1f | %9.1f | - | - | %7.4f%% | %" PRIu64 "/%" PRIu64 "/%"
+		PRIu64 "/-/- |\n", cbl_bytes(bl) * 8.0 / n, heap_h * 8.0 / n,
 		100.0 * hit[__builtin_ctz(targets)] /
 		(double)(packets / 32 * 32), hit[0], hit[1], hit[2]);
+	print_rounds("flows", ns, cpu, quiet, targets & 0x7);
 	rte_hash_free(h);
 	cbl_free(bl);
 	free(entry);
@@ -522,18 +737,18 @@ main(int argc, char **argv)
 		"--no-telemetry", "--log-level=lib.*:error", prefix, NULL };
 	bool huge = false;
 	uint64_t n = 1000000, packets = 2000000, rng = 7;
-	struct list addrs = { "addresses", NULL, NULL };
-	struct list nets = { "prefixes", NULL, NULL };
+	struct list addrs = { "addresses", NULL, NULL, length32, 1 };
+	struct list nets = { "prefixes", NULL, NULL, lengths, 8 };
+	struct list nets24 = { "prefixes24", NULL, NULL, lengths24, 4 };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:p:r:t:Hh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:r:t:l:Hh")) != -1) {
 		if (opt == 'H') {
 			huge = true;
 		} else if (opt == 't') {
-			targets = 0;
-			for (unsigned int t = 0; t < 4; t++)
-				if (strstr(optarg, target_names[t]) != NULL)
-					targets |= 1u << t;
+			targets = name_bits(optarg, target_names, NB_TARGETS);
+		} else if (opt == 'l') {
+			lists = name_bits(optarg, list_names, 4);
 		} else if (opt == 'n')
 			n = strtoull(optarg, NULL, 10);
 		else if (opt == 'r')
@@ -542,7 +757,9 @@ main(int argc, char **argv)
 			packets = strtoull(optarg, NULL, 10);
 		else {
 			printf("usage: %s [-n entries] [-p packets] "
-				"[-r rounds] [-t cuckoo,burst,hash,fib] [-H]\n",
+				"[-r rounds] [-t cuckoo,burst,hash,fib,fib1] "
+				"[-l addresses,prefixes,prefixes24,flows] "
+				"[-H]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
@@ -557,10 +774,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
+	quiet_limit = rte_get_tsc_hz() / 1000000 * BENCH_QUIET_US;
 	addrs.addr = malloc(n * sizeof(uint32_t));
 	addrs.len = malloc(n * sizeof(unsigned int));
 	nets.addr = malloc(n * sizeof(uint32_t));
 	nets.len = malloc(n * sizeof(unsigned int));
+	nets24.addr = malloc(n * sizeof(uint32_t));
+	nets24.len = malloc(n * sizeof(unsigned int));
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t r = cfu_splitmix64(&rng);
 
@@ -570,21 +790,33 @@ main(int argc, char **argv)
 		nets.addr[i] = mask((uint32_t)(r >> 35) * 8 + (uint32_t)r,
 			nets.len[i]);
 	}
+	for (uint64_t i = 0, r24 = 24; i < n; i++) {
+		uint64_t r = cfu_splitmix64(&r24);
+
+		nets24.len[i] = lengths24[(r >> 32) % 4];
+		nets24.addr[i] = mask((uint32_t)r, nets24.len[i]);
+	}
 	printf("# bench_blocklist: %" PRIu64 " entries, %" PRIu64 " packets "
 		"(2 addresses each), ns per packet: median (range) of %u "
 		"rounds\n\n", n, packets, rounds);
 	printf("| list      | entries   | lens  | cuckoo ns/pkt | cuckoo "
-		"burst ns/pkt | rte_hash ns/pkt | rte_fib ns/pkt | cuckoo "
-		"bits/entry | rte_hash bits/entry | rte_fib bits/entry | "
-		"matched | hits cuckoo/burst/rte_hash/rte_fib |\n");
+		"burst ns/pkt | rte_hash ns/pkt | rte_fib ns/pkt | rte_fib 1B "
+		"ns/pkt | cuckoo bits/entry | rte_hash bits/entry | rte_fib "
+		"bits/entry | rte_fib 1B bits/entry | matched | hits "
+		"cuckoo/burst/rte_hash/rte_fib/rte_fib 1B |\n");
 	/* (ns/pkt: the median of the rounds, their range in parentheses;
 	 * cuckoo bits/entry: cbl_bytes(), the filter and its index) */
-	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-		"\n");
-	run(&addrs, n, packets, false);
-	run(&nets, n, packets, true);
-	if (targets & 0x7)
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		"---:|---|\n");
+	if (lists & 1)
+		run(&addrs, n, packets);
+	if (lists & 2)
+		run(&nets, n, packets);
+	if (lists & 4)
+		run(&nets24, n, packets);
+	if ((lists & 8) && (targets & 0x7))
 		run_flows(n, packets);
+	printf("\n%s", notes);
 	rte_eal_cleanup();
 	return 0;
 }

@@ -48,15 +48,28 @@
 
 /*
  * The IPv4 length index: BL_CELL_BYTES to twice that bytes an IPv4 entry
- * (a power of two of cells), at least 2^10 and at most 2^24 cells (a
- * cell a /24: 16 MiB of 1-byte cells, 64 MiB of 4-byte ones). With 16
- * 1-byte cells an entry, a random address's cell holds no entry longer
- * than the cell 15 times in 16 or more: answered by one read, as a
- * DIR-24-8 table answers.
+ * (a power of two of cells) while it is built, at least 2^10 and at most
+ * 2^24 cells (a cell a /24). Kept as 2 bits a cell (4 MiB for 2^24
+ * cells): nothing, covered by an entry of at most v4_bits, or holding
+ * longer entries only; the lengths of the last kind of cell in a packed
+ * array, found by rank (docs/design.md). With 16 cells an entry, a
+ * random address's cell is answered by its 2 bits 15 times in 16 or
+ * more, as a DIR-24-8 table answers with one read.
  */
 #define BL_CELL_BITS_MIN 10
 #define BL_CELL_BITS_MAX 24
 #define BL_CELL_BYTES 16
+
+/* A cell's 2-bit state. */
+#define BL_CELL_EMPTY 0u
+#define BL_CELL_COVERED 1u      /* an entry of at most v4_bits covers it */
+#define BL_CELL_LONGER 2u       /* entries longer than v4_bits only */
+
+/* Cells a rank counts: a 64-byte line of states. */
+#define BL_RANK_SHIFT 8
+
+_Static_assert(BL_CELL_BITS_MAX < 32, "a covered cell's kind is a prefix");
+_Static_assert(BL_CELL_BITS_MIN >= BL_RANK_SHIFT, "whole rank blocks");
 
 struct cbl {
 	struct cf_filter *filter;
@@ -69,21 +82,29 @@ struct cbl {
 	unsigned int fp_bits;
 	/*
 	 * The IPv4 length index, built where the entries are known (a text
-	 * list), else NULL. The list's IPv4 lengths 1..32 are numbered
-	 * shortest first (v4_slot_len); cell v4_cell[a >> (32 - v4_bits)]
-	 * of an address a, of v4_cell_bytes (1, 2 or 4: room for the
-	 * numbers), has bit j set for the length of number j where an
-	 * entry of that length covers the whole cell (a length of at most
-	 * v4_bits, bits v4_exact: a matches it) or lies inside it (a
-	 * longer one: a may match it). An address is looked up at the
-	 * lengths of its cell only (docs/design.md).
+	 * list), else NULL (v4_state). The list's IPv4 lengths 1..32 are
+	 * numbered shortest first (v4_slot_len). Cell a >> (32 - v4_bits)
+	 * of an address a has 2 bits in v4_state (BL_CELL_*); a cell
+	 * holding longer entries only (BL_CELL_LONGER) has their numbers'
+	 * bits in v4_lens, v4_cell_bytes (1, 2 or 4: room for the numbers)
+	 * at its rank among such cells: v4_rank[c >> BL_RANK_SHIFT] (those
+	 * before its line of states) and those before it in the line. An
+	 * address
+	 * is looked up at the lengths of its cell only (docs/design.md).
+	 * v4_cell: the cells in full (bit j: an entry of number j covers
+	 * or lies in the cell) while the list is built, then NULL.
 	 */
+	uint64_t *v4_state;
+	uint32_t *v4_rank;
+	uint8_t *v4_lens;
 	uint8_t *v4_cell;
+	uint64_t v4_nb_longer;
 	unsigned int v4_bits;
 	unsigned int v4_cell_bytes;
 	uint32_t v4_exact;
 	uint8_t v4_slot_len[32];
-	uint8_t v4_slot_of[33];};
+	uint8_t v4_slot_of[33];
+};
 
 /* The header of a compiled file, in the writer's byte order. */
 struct bl_header {
@@ -264,9 +285,8 @@ index_alloc(struct cbl *bl, uint64_t n, const uint8_t *seen)
 			bl->v4_exact |= UINT32_C(1) << slots;
 		slots++;
 	}
-	/* on huge pages: a random cell a packet, as DIR-24-8's tbl24 */
-	bl->v4_cell = cfu_zalloc_huge(((size_t)1 << bits) *
-		bl->v4_cell_bytes, 64);
+	/* the full cells for the build only (index_finish()) */
+	bl->v4_cell = calloc((size_t)1 << bits, bl->v4_cell_bytes);
 	if (bl->v4_cell == NULL)
 		return -ENOMEM;
 	bl->v4_bits = bits;
@@ -282,31 +302,135 @@ v4_word(const uint8_t *addr16)
 	return ntohl(a);
 }
 
-/* The cell of IPv4 address @p a (host order). */
-static inline uint32_t
-cell_get(const struct cbl *bl, uint32_t a)
+/* The full cell @p c (while the index is built). */
+static uint32_t
+cell_get(const struct cbl *bl, uint64_t c)
 {
-	uint64_t c = a >> (32 - bl->v4_bits);
+	const uint8_t *p = bl->v4_cell + c * bl->v4_cell_bytes;
 	uint16_t v16;
 	uint32_t v32;
 
 	switch (bl->v4_cell_bytes) {
 	case 1:
-		return bl->v4_cell[c];
+		return *p;
 	case 2:
-		memcpy(&v16, bl->v4_cell + 2 * c, sizeof(v16));
+		memcpy(&v16, p, sizeof(v16));
 		return v16;
 	default:
-		memcpy(&v32, bl->v4_cell + 4 * c, sizeof(v32));
+		memcpy(&v32, p, sizeof(v32));
 		return v32;
 	}
 }
 
-static inline const void *
-cell_addr(const struct cbl *bl, uint32_t a)
+/* The cell of IPv4 address @p a (host order). */
+static inline uint64_t
+cell_of(const struct cbl *bl, uint32_t a)
 {
-	return bl->v4_cell + ((uint64_t)(a >> (32 - bl->v4_bits)) *
-		bl->v4_cell_bytes);
+	return a >> (32 - bl->v4_bits);
+}
+
+/* The word of the state of cell @p c. */
+static inline const uint64_t *
+cell_word(const struct cbl *bl, uint64_t c)
+{
+	return bl->v4_state + (c >> 5);
+}
+
+/* The 2-bit state of cell @p c. */
+static inline unsigned int
+cell_state(const struct cbl *bl, uint64_t c)
+{
+	return (unsigned int)(*cell_word(bl, c) >> (2 * (c & 31))) & 3;
+}
+
+/* A bit at 2k for each BL_CELL_LONGER cell k of a word of states. */
+static inline uint64_t
+longer_bits(uint64_t w)
+{
+	return (w >> 1) & ~w & UINT64_C(0x5555555555555555);
+}
+
+/* Where the lengths (bits of their numbers) of BL_CELL_LONGER cell @p c
+ * are: its rank among such cells in v4_lens. */
+static inline const uint8_t *
+cell_lens_at(const struct cbl *bl, uint64_t c)
+{
+	const uint64_t *w = bl->v4_state + ((c >> BL_RANK_SHIFT) <<
+		(BL_RANK_SHIFT - 5));
+	unsigned int in = (unsigned int)(c >> 5) &
+		((1u << (BL_RANK_SHIFT - 5)) - 1);
+	uint64_t r = bl->v4_rank[c >> BL_RANK_SHIFT];
+
+	for (unsigned int i = 0; i < in; i++)
+		r += (uint64_t)__builtin_popcountll(longer_bits(w[i]));
+	r += (uint64_t)__builtin_popcountll(longer_bits(w[in]) &
+		((UINT64_C(1) << (2 * (c & 31))) - 1));
+	return bl->v4_lens + r * bl->v4_cell_bytes;
+}
+
+/* The lengths at @p p in v4_lens. */
+static inline uint32_t
+lens_read(const struct cbl *bl, const uint8_t *p)
+{
+	uint16_t v16;
+	uint32_t v32;
+
+	switch (bl->v4_cell_bytes) {
+	case 1:
+		return *p;
+	case 2:
+		memcpy(&v16, p, sizeof(v16));
+		return v16;
+	default:
+		memcpy(&v32, p, sizeof(v32));
+		return v32;
+	}
+}
+
+/* The lengths of BL_CELL_LONGER cell @p c. */
+static uint32_t
+cell_lens(const struct cbl *bl, uint64_t c)
+{
+	return lens_read(bl, cell_lens_at(bl, c));
+}
+
+/*
+ * The full cells as kept: 2 bits a cell (on huge pages: a random cell a
+ * packet, as DIR-24-8's tbl24), the ranks, and the lengths of the
+ * BL_CELL_LONGER cells in cell order; the full cells freed.
+ */
+static int
+index_finish(struct cbl *bl)
+{
+	uint64_t cells = UINT64_C(1) << bl->v4_bits, n = 0;
+	size_t bytes = bl->v4_cell_bytes;
+
+	bl->v4_state = cfu_zalloc_huge(cells / 4, 64);
+	bl->v4_rank = malloc((cells >> BL_RANK_SHIFT) * sizeof(uint32_t));
+	if (bl->v4_state == NULL || bl->v4_rank == NULL)
+		return -ENOMEM;
+	for (uint64_t c = 0; c < cells; c++) {
+		uint32_t v = cell_get(bl, c);
+		uint64_t s = (v & bl->v4_exact) != 0 ? BL_CELL_COVERED :
+			v != 0 ? BL_CELL_LONGER : BL_CELL_EMPTY;
+
+		if ((c & ((UINT64_C(1) << BL_RANK_SHIFT) - 1)) == 0)
+			bl->v4_rank[c >> BL_RANK_SHIFT] = (uint32_t)n;
+		bl->v4_state[c >> 5] |= s << (2 * (c & 31));
+		n += s == BL_CELL_LONGER;
+	}
+	bl->v4_lens = malloc(n == 0 ? 1 : n * bytes);
+	if (bl->v4_lens == NULL)
+		return -ENOMEM;
+	bl->v4_nb_longer = n;
+	n = 0;
+	for (uint64_t c = 0; c < cells; c++)
+		if (cell_state(bl, c) == BL_CELL_LONGER)
+			memcpy(bl->v4_lens + bytes * n++, bl->v4_cell +
+				bytes * c, bytes);
+	free(bl->v4_cell);
+	bl->v4_cell = NULL;
+	return 0;
 }
 
 /* The cells an IPv4 entry of length @p len (1..32) at @p addr covers or
@@ -361,14 +485,14 @@ length_kind(unsigned int len, unsigned int full)
 static inline enum cbl_kind
 index_cell(const struct cbl *bl, const uint8_t *addr, uint32_t *lens)
 {
-	uint32_t c = cell_get(bl, v4_word(addr)), covers = c & bl->v4_exact;
+	uint64_t c = cell_of(bl, v4_word(addr));
+	unsigned int s = cell_state(bl, c);
 
 	*lens = 0;
-	if (bl->v4_len[0])
-		return CBL_PREFIX;
-	if (covers != 0)
-		return length_kind(bl->v4_slot_len[__builtin_ctz(covers)], 32);
-	*lens = c;
+	if (bl->v4_len[0] || s == BL_CELL_COVERED)
+		return CBL_PREFIX;      /* a length of at most v4_bits */
+	if (s == BL_CELL_LONGER)
+		*lens = cell_lens(bl, c);
 	return CBL_NONE;
 }
 
@@ -825,6 +949,10 @@ read_text(int fd, const char *path, unsigned int fp_bits, char *err,
 		}
 		ret = add_pass(bl, r, fd, path, lines, v4_seen, err,
 			err_len);
+		if (ret == 0 && bl->v4_cell != NULL && index_finish(bl) != 0)
+			ret = cfu_fail(ENOMEM, err, err_len,
+				"%s: an index for %" PRIu64 " entries: %s",
+				path, v4, strerror(ENOMEM));
 		if (ret != -ENOSPC || grow == BL_GROW_MAX)
 			break;
 		cbl_free(bl);
@@ -900,7 +1028,7 @@ match_addr(const struct cbl *bl, int family, const uint8_t *addr)
 	enum cbl_kind k;
 	uint32_t cell;
 
-	if (family == 4 && bl->v4_cell != NULL) {
+	if (family == 4 && bl->v4_state != NULL) {
 		k = index_cell(bl, addr, &cell);
 		for (; k == CBL_NONE && cell != 0; cell &= cell - 1) {
 			unsigned int l = bl->v4_slot_len[__builtin_ctz(cell)];
@@ -961,7 +1089,7 @@ match_keys(const struct cbl *bl, const struct cflow_packet *pkt, bool flow,
 		const uint8_t *addr = side ? pkt->key.addr_hi : pkt->key.addr_lo;
 		uint32_t cell;
 
-		if (family == 4 && bl->v4_cell != NULL) {
+		if (family == 4 && bl->v4_state != NULL) {
 			*dflt = index_cell(bl, addr, &cell);
 			if (*dflt != CBL_NONE)
 				return n;
@@ -1060,76 +1188,131 @@ burst_flush(const struct cbl *bl, const uint64_t *hashes,
  * memory read, without a row of 64 or 128 prefetches stalling on the
  * line fill buffers. bench_blocklist's ratio to rte_fib, medians of 8
  * runs under load: 16 ahead 0.87x, 32 0.70x, 48 0.72x. */
+#ifndef BL_CELL_AHEAD
 #define BL_CELL_AHEAD 32
-
-static inline __attribute__((always_inline)) uint32_t
-cell_read(const uint8_t *p, unsigned int bytes)
-{
-	uint16_t v16;
-	uint32_t v32;
-
-	if (bytes == 1)
-		return *p;
-	if (bytes == 2) {
-		memcpy(&v16, p, sizeof(v16));
-		return v16;
-	}
-	memcpy(&v32, p, sizeof(v32));
-	return v32;
-}
+#endif
 
 /*
- * burst_by_index() for cells of @p bytes (a constant where inlined):
- * the addresses' cells located in one pass, then read in order with
- * their prefetches BL_CELL_AHEAD addresses ahead, so that the misses
- * overlap the work instead of a row of prefetches stalling.
+ * A packet's answer from the states of its lower and higher addresses'
+ * cells (cell_pair[lo << 2 | hi]): the lower address's covering length
+ * first; a longer length in a cell needs lookups (BL_PAIR_LOOK), before
+ * any answer that follows it, which is then the kind without a hit.
  */
-static inline __attribute__((always_inline)) uint64_t
+#define BL_PAIR_LOOK 0x80
+static const uint8_t cell_pair[16] = {
+	[BL_CELL_EMPTY << 2 | BL_CELL_EMPTY] = CBL_NONE,
+	[BL_CELL_EMPTY << 2 | BL_CELL_COVERED] = CBL_PREFIX,
+	[BL_CELL_EMPTY << 2 | BL_CELL_LONGER] = BL_PAIR_LOOK | CBL_NONE,
+	[BL_CELL_COVERED << 2 | BL_CELL_EMPTY] = CBL_PREFIX,
+	[BL_CELL_COVERED << 2 | BL_CELL_COVERED] = CBL_PREFIX,
+	[BL_CELL_COVERED << 2 | BL_CELL_LONGER] = CBL_PREFIX,
+	[BL_CELL_LONGER << 2 | BL_CELL_EMPTY] = BL_PAIR_LOOK | CBL_NONE,
+	[BL_CELL_LONGER << 2 | BL_CELL_COVERED] = BL_PAIR_LOOK | CBL_PREFIX,
+	[BL_CELL_LONGER << 2 | BL_CELL_LONGER] = BL_PAIR_LOOK | CBL_NONE,
+};
+
+/* No cell: in burst_cells()' cells to look up. */
+#define BL_NO_CELL UINT32_MAX
+
+/*
+ * burst_by_index() for IPv4 packets, in a list without flows or a /0:
+ * the addresses' cells located in one pass, then their 2-bit states
+ * read in order with their prefetches BL_CELL_AHEAD addresses ahead, so
+ * that the misses overlap the work instead of a row of prefetches
+ * stalling. A packet whose cells leave lookups (a BL_CELL_LONGER cell
+ * of its lower address, or of its higher one where the lower's is
+ * empty) has its cells' ranks prefetched, then their lengths, then is
+ * looked up with the others in bulk calls in match_keys()' order:
+ * what match_keys() would do, without locating the cells again.
+ */
+static uint64_t
 burst_cells(const struct cbl *bl, const struct cflow_packet *pkts,
-		uint64_t mask, enum cbl_kind *kinds, unsigned int bytes)
+		uint64_t mask, enum cbl_kind *kinds, uint64_t *errs)
 {
-	const uint32_t exact = bl->v4_exact;
 	const unsigned int shift = 32 - bl->v4_bits;
-	const uint8_t *cell[128];
-	uint8_t who[64];
-	unsigned int n = 0, a;
-	uint64_t left = mask;
+	uint32_t cell[128], look[128];
+	const uint8_t *lens[128];
+	uint64_t hashes[CF_BULK_MAX], left = mask, e = 0;
+	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
+	uint8_t who[64], dflt[64];
+	unsigned int n = 0, nl = 0, m = 0;
 
 	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
 		const struct cflow_key *key = &pkts[k].key;
 
+		e |= (uint64_t)(pkts[k].kind == CFLOW_KIND_ICMP_ERROR) << k;
 		if (key->family != 4)
 			continue;
-		cell[2 * n] = bl->v4_cell + (size_t)(v4_word(key->addr_lo) >>
-			shift) * bytes;
-		cell[2 * n + 1] = bl->v4_cell + (size_t)(v4_word(
-			key->addr_hi) >> shift) * bytes;
+		cell[2 * n] = v4_word(key->addr_lo) >> shift;
+		cell[2 * n + 1] = v4_word(key->addr_hi) >> shift;
+		/* fetched as they are located, the work between them
+		 * keeping the fill buffers from stalling */
+		__builtin_prefetch(cell_word(bl, cell[2 * n]));
+		__builtin_prefetch(cell_word(bl, cell[2 * n + 1]));
 		who[n++] = (uint8_t)k;
+		left &= ~(UINT64_C(1) << k);
 	}
-	for (a = 0; a < 2 * n && a < BL_CELL_AHEAD; a++)
-		__builtin_prefetch(cell[a]);
-	for (unsigned int i = 0; i < n; i++, a += 2) {
-		uint32_t lo, hi;
+	*errs = e;
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int lo, hi;
+		uint8_t d;
 
-		if (a + 1 < 2 * n) {
-			__builtin_prefetch(cell[a]);
-			__builtin_prefetch(cell[a + 1]);
-		} else if (a < 2 * n) {
-			__builtin_prefetch(cell[a]);
-		}
-		lo = cell_read(cell[2 * i], bytes);
-		hi = cell_read(cell[2 * i + 1], bytes);
-		/* the lower address's covering length first; a longer
-		 * length in a cell needs a lookup, before any answer that
-		 * follows it */
-		if ((lo & exact) == 0 && (lo != 0 ||
-				((hi & exact) == 0 && hi != 0)))
+		lo = cell_state(bl, cell[2 * i]);
+		hi = cell_state(bl, cell[2 * i + 1]);
+		d = cell_pair[lo << 2 | hi];
+		kinds[who[i]] = d & BL_PAIR_LOOK ? CBL_NONE :
+			(enum cbl_kind)d;
+		if (!(d & BL_PAIR_LOOK))
 			continue;
-		kinds[who[i]] = ((lo | hi) & exact) != 0 ? CBL_PREFIX :
-			CBL_NONE;
-		left &= ~(UINT64_C(1) << who[i]);
+		look[2 * nl] = lo == BL_CELL_LONGER ? cell[2 * i] : BL_NO_CELL;
+		look[2 * nl + 1] = hi == BL_CELL_LONGER ? cell[2 * i + 1] :
+			BL_NO_CELL;
+		for (unsigned int side = 0; side < 2; side++)
+			if (look[2 * nl + side] != BL_NO_CELL)
+				__builtin_prefetch(&bl->v4_rank[
+					look[2 * nl + side] >> BL_RANK_SHIFT]);
+		dflt[nl] = d & ~BL_PAIR_LOOK;
+		who[nl++] = who[i];
 	}
+	/* their lengths located (ranks and states fetched) and fetched */
+	for (unsigned int j = 0; j < 2 * nl; j++) {
+		lens[j] = look[j] == BL_NO_CELL ? NULL :
+			cell_lens_at(bl, look[j]);
+		if (lens[j] != NULL)
+			__builtin_prefetch(lens[j]);
+	}
+	/* the lookups, each packet's first hit its kind, else dflt */
+	for (unsigned int j = 0; j < nl; j++) {
+		const struct cflow_key *key = &pkts[who[j]].key;
+
+		for (unsigned int side = 0; side < 2; side++) {
+			const uint8_t *addr = side ? key->addr_hi :
+				key->addr_lo;
+			uint32_t v;
+
+			if (lens[2 * j + side] == NULL)
+				continue;
+			v = lens_read(bl, lens[2 * j + side]);
+			if (m + (unsigned int)__builtin_popcount(v) >
+					CF_BULK_MAX) {
+				burst_flush(bl, hashes, kind, owner, m, kinds);
+				m = 0;
+			}
+			for (; v != 0; v &= v - 1) {
+				unsigned int l = bl->v4_slot_len[
+					__builtin_ctz(v)];
+
+				owner[m] = who[j];
+				kind[m] = length_kind(l, 32);
+				hashes[m++] = prefix_hash(4, addr, l);
+			}
+		}
+	}
+	burst_flush(bl, hashes, kind, owner, m, kinds);
+	for (unsigned int j = 0; j < nl; j++)
+		if (kinds[who[j]] == CBL_NONE)
+			kinds[who[j]] = (enum cbl_kind)dflt[j];
 	return left;
 }
 
@@ -1173,43 +1356,42 @@ burst_flows(const struct cbl *bl, const struct cflow_packet *pkts,
  */
 static uint64_t
 burst_by_index(const struct cbl *bl, const struct cflow_packet *pkts,
-		uint64_t mask, enum cbl_kind *kinds)
+		uint64_t mask, enum cbl_kind *kinds, uint64_t *errs)
 {
+	if (bl->v4_state != NULL && !bl->v4_len[0] &&
+			bl->entries[CBL_FLOW] == 0)
+		return burst_cells(bl, pkts, mask, kinds, errs);
+	*errs = 0;
+	for (uint64_t t = mask; t != 0; t &= t - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(t);
+
+		*errs |= (uint64_t)(pkts[k].kind == CFLOW_KIND_ICMP_ERROR) <<
+			k;
+	}
 	if (bl->nb_v4 == 0 && bl->nb_v6 == 0)
 		return burst_flows(bl, pkts, mask, kinds);
-	if (bl->v4_cell == NULL)
+	if (bl->v4_state == NULL)
 		return mask;
-	if (bl->v4_len[0] || bl->entries[CBL_FLOW] != 0) {
-		/* looked up by match_keys(): the cells fetched together,
-		 * their misses overlapping, before the first is read */
-		for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
-			const struct cflow_key *key =
-				&pkts[__builtin_ctzll(todo)].key;
+	/* a /0 or flows: looked up by match_keys(), the cells fetched
+	 * together, their misses overlapping, before the first is read */
+	for (uint64_t todo = mask; todo != 0; todo &= todo - 1) {
+		const struct cflow_key *key = &pkts[__builtin_ctzll(todo)].key;
 
-			if (key->family != 4)
-				continue;
-			__builtin_prefetch(cell_addr(bl,
-				v4_word(key->addr_lo)));
-			__builtin_prefetch(cell_addr(bl,
-				v4_word(key->addr_hi)));
-		}
-		return mask;
+		if (key->family != 4)
+			continue;
+		__builtin_prefetch(cell_word(bl, cell_of(bl,
+			v4_word(key->addr_lo))));
+		__builtin_prefetch(cell_word(bl, cell_of(bl,
+			v4_word(key->addr_hi))));
 	}
-	switch (bl->v4_cell_bytes) {
-	case 1:
-		return burst_cells(bl, pkts, mask, kinds, 1);
-	case 2:
-		return burst_cells(bl, pkts, mask, kinds, 2);
-	default:
-		return burst_cells(bl, pkts, mask, kinds, 4);
-	}
+	return mask;
 }
 
 void
 cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		unsigned int n, uint64_t mask, enum cbl_kind *kinds)
 {
-	uint64_t hashes[CF_BULK_MAX], todo;
+	uint64_t hashes[CF_BULK_MAX], todo, looked, errs = 0;
 	uint8_t kind[CF_BULK_MAX], owner[CF_BULK_MAX];
 	enum cbl_kind dflt[64];
 	unsigned int m = 0;
@@ -1217,16 +1399,18 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 	if (n > 64)
 		n = 64;
 	for (unsigned int k = 0; k < n; k++)
-		kinds[k] = dflt[k] = CBL_NONE;
+		kinds[k] = CBL_NONE;
 	if (n < 64)
 		mask &= (UINT64_C(1) << n) - 1;
-	/* what the index answers alone, its cells prefetched ahead */
-	todo = burst_by_index(bl, pkts, mask, kinds);
+	/* what the index answers alone, its cells prefetched ahead; the
+	 * ICMP errors */
+	looked = todo = burst_by_index(bl, pkts, mask, kinds, &errs);
 	/* a packet's lookups hit before its index answer, if any */
 	for (; todo != 0; todo &= todo - 1) {
 		unsigned int k = (unsigned int)__builtin_ctzll(todo);
 		unsigned int need = match_key_count(bl, &pkts[k], true);
 
+		dflt[k] = CBL_NONE;
 		if (need > CF_BULK_MAX) {
 			kinds[k] = match_scalar(bl, &pkts[k], true);
 			continue;
@@ -1240,14 +1424,19 @@ cbl_match_burst(const struct cbl *bl, const struct cflow_packet *pkts,
 		m = match_keys(bl, &pkts[k], true, hashes, kind, m, &dflt[k]);
 	}
 	burst_flush(bl, hashes, kind, owner, m, kinds);
-	/* then the index's answer; an ICMP error's own sender first, as
-	 * cbl_match() has it (its kind, where both match) */
-	for (; mask != 0; mask &= mask - 1) {
-		unsigned int k = (unsigned int)__builtin_ctzll(mask);
-		enum cbl_kind e = match_err_src(bl, &pkts[k]);
+	/* then the index's answer */
+	for (; looked != 0; looked &= looked - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(looked);
 
 		if (kinds[k] == CBL_NONE)
 			kinds[k] = dflt[k];
+	}
+	/* an ICMP error's own sender first, as cbl_match() has it (its
+	 * kind, where both match) */
+	for (; errs != 0; errs &= errs - 1) {
+		unsigned int k = (unsigned int)__builtin_ctzll(errs);
+		enum cbl_kind e = match_err_src(bl, &pkts[k]);
+
 		if (e != CBL_NONE)
 			kinds[k] = e;
 	}
@@ -1585,8 +1774,10 @@ cbl_bytes(const struct cbl *bl)
 	struct cf_stats st;
 
 	cf_stats(bl->filter, &st);
-	return st.bytes + sizeof(*bl) + (bl->v4_cell == NULL ? 0 :
-		((uint64_t)bl->v4_cell_bytes << bl->v4_bits));
+	return st.bytes + sizeof(*bl) + (bl->v4_state == NULL ? 0 :
+		(UINT64_C(1) << bl->v4_bits) / 4 + ((UINT64_C(1) <<
+		bl->v4_bits) >> BL_RANK_SHIFT) * sizeof(uint32_t) +
+		bl->v4_nb_longer * bl->v4_cell_bytes);
 }
 
 void
@@ -1596,5 +1787,8 @@ cbl_free(struct cbl *bl)
 		return;
 	cf_free(bl->filter);
 	free(bl->v4_cell);
+	free(bl->v4_state);
+	free(bl->v4_rank);
+	free(bl->v4_lens);
 	free(bl);
 }

@@ -1958,7 +1958,8 @@ test_length_index(void)
  * cell's bits), one with flow entries and one with a /0 (where the
  * burst's index pass stands aside), entries spread over the whole space
  * and packed into 10.0.0.0/8 (cells empty, covered, or with longer
- * entries), and a list of flows alone. The model keeps each length's masked addresses sorted: an
+ * entries; one list with such cells nearly everywhere in it, their
+ * lengths found by rank), and a list of flows alone. The model keeps each length's masked addresses sorted: an
  * address's kind is its shortest listed length (/32: address), a
  * packet's the lower address's, then the higher's, then its flow's,
  * then an ICMP error's own sender's. Every packet is checked through
@@ -2076,6 +2077,10 @@ test_index_sweep(void)
 		{ 50, 4, 0, { 0, 16, 28, 32 }, 3, false },
 		/* flows alone: burst_flows() */
 		{ 1000, 8, 500, { 20, 22, 24, 26, 28, 30, 31, 32 }, 2, true },
+		/* all in 10.0.0.0/8 and longer than the 2^20 cells: most of
+		 * its cells hold longer entries only, their lengths found
+		 * by rank across whole lines of states (round 3) */
+		{ 60000, 6, 0, { 21, 25, 27, 29, 30, 32 }, 4, false },
 	};
 	enum { PACKETS = 60000 };
 	uint64_t rng = 29, outcome[CBL_KINDS] = { 0 }, bursts = 0;
