@@ -72,7 +72,11 @@ struct cf_inline_fields {
 	bool pow2;
 	uint8_t inline_kind;
 	bool inline_add;
+	uint8_t key_hash;
 };
+
+/* cf_inline_snap_.go's bit of CF_KEY_HASH_U64 (key_hash << 9). */
+#define CF_INLINE_GO_U64 (1u << 9)
 
 /*
  * The layouts the inline calls know (cf_inline_fields.inline_kind): a
@@ -92,6 +96,10 @@ enum cf_inline_kind {
 /* The multiplier of the fingerprint's mix in the alternate bucket
  * (cf_internal.h: cf_alt_index), Fibonacci hashing's. */
 #define CF_ALT_MUL_ UINT64_C(0x9e3779b97f4a7c15)
+/* cf_hash_u64()'s two multipliers: Fibonacci hashing's and
+ * MurmurHash3's first. */
+#define CF_U64_MUL1_ UINT64_C(0x9e3779b97f4a7c15)
+#define CF_U64_MUL2_ UINT64_C(0xff51afd7ed558ccd)
 /** @endcond */
 
 #ifdef CF_INLINE_CALLS
@@ -119,16 +127,48 @@ cf_inline_(const struct cf_filter *f)
 	return (const struct cf_inline_fields *)(const void *)f;
 }
 
+/* cf_inline_fold_() in 32-bit multiplies, for targets without 128-bit
+ * integers (and a test). */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_fold32_(uint64_t a, uint64_t b)
+{
+	uint64_t lo_lo = (a & UINT32_MAX) * (b & UINT32_MAX);
+	uint64_t hi_lo = (a >> 32) * (b & UINT32_MAX);
+	uint64_t lo_hi = (a & UINT32_MAX) * (b >> 32);
+	uint64_t hi_hi = (a >> 32) * (b >> 32);
+	uint64_t cross = (lo_lo >> 32) + (hi_lo & UINT32_MAX) + lo_hi;
+	uint64_t hi = (hi_lo >> 32) + (cross >> 32) + hi_hi;
+
+	return (cross << 32 | (lo_lo & UINT32_MAX)) ^ hi;
+}
+
+/* The 128-bit product of @p a and @p b, its halves XORed (XXH3's
+ * XXH3_mul128_fold64, which the library calls). */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_fold_(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+	__extension__ typedef unsigned __int128 u128_;
+	u128_ p = (u128_)a * b;
+
+	return (uint64_t)p ^ (uint64_t)(p >> 64);
+#else
+	return cf_inline_fold32_(a, b);
+#endif
+}
+
+/* cf_hash_u64() with its seed word: two folds. */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_hash_u64_(uint64_t int_seed, uint64_t key)
+{
+	return cf_inline_fold_(cf_inline_fold_(key ^ int_seed, CF_U64_MUL1_),
+		CF_U64_MUL2_);
+}
+
 static inline uint64_t
 cf_hash_u64(const struct cf_filter *f, uint64_t key)
 {
-	uint64_t x = key ^ cf_inline_(f)->int_seed;
-
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	return x ^ (x >> 33);
+	return cf_inline_hash_u64_(cf_inline_(f)->int_seed, key);
 }
 
 static inline __attribute__((always_inline)) uint64_t
@@ -335,11 +375,13 @@ cf_inline_add_(struct cf_filter *f, uint64_t hash)
  * writes nothing (the library's fallbacks are pure), they are
  * loop-invariant loads the compiler takes out of the loop, as the
  * paper's code has its geometry as constants. @p go is the kind when
- * the stash is empty, else a value no kind has: one test for both.
+ * the stash is empty, else a value no kind has, and for 8-byte keys
+ * CF_INLINE_GO_U64 with CF_KEY_HASH_U64: one test for all three.
  */
 struct cf_inline_snap_ {
 	const uint8_t *table;
 	uint64_t key_flip;
+	uint64_t int_seed;
 	uint64_t lo;       /* lane_lo */
 	uint64_t alt_mul;  /* CF_ALT_MUL_ */
 	uint32_t range;    /* fp_range */
@@ -354,11 +396,13 @@ cf_inline_snap_(const struct cf_inline_fields *v)
 
 	s.table = v->table;
 	s.key_flip = v->key_flip;
+	s.int_seed = v->int_seed;
 	s.lo = v->lane_lo;
 	s.alt_mul = v->alt_mul;
 	s.range = v->fp_range;
 	s.mask = v->bucket_mask;
-	s.go = v->inline_kind | (v->stash_count != 0) << 8;
+	s.go = v->inline_kind | (v->stash_count != 0) << 8 |
+		(uint32_t)v->key_hash << 9;
 	return s;
 }
 
@@ -460,6 +504,19 @@ cf_inline_lookup_(const struct cf_filter *f, struct cf_inline_snap_ s,
 	return cf_contains_call_(f, hash, NULL);
 }
 
+/* cf_hash() of an 8-byte key, by the filter's key_hash. */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_key8_(const struct cf_inline_fields *v, const void *key)
+{
+	if (v->key_hash == CF_KEY_HASH_U64)
+		return cf_inline_hash_u64_(v->int_seed,
+			cf_inline_load64_(key));
+	return cf_inline_hash8_(v->key_flip, key);
+}
+
+/* The 12-bit power-of-two table with CF_KEY_HASH_U64 first: the choice
+ * of a caller who asked for the cheaper hash, one compare; then the
+ * default hash's. */
 static inline int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
@@ -467,6 +524,14 @@ cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 
 	if (len != 8)
 		return cf_lookup_call_(f, key, len);
+	if (__builtin_expect(s.go == (CF_INLINE_P12 | CF_INLINE_GO_U64), 1))
+		return cf_inline_has_pow2_(&s, cf_inline_hash_u64_(s.int_seed,
+			cf_inline_load64_(key)), 12);
+	if (s.go & CF_INLINE_GO_U64) {
+		s.go &= ~CF_INLINE_GO_U64;
+		return cf_inline_lookup_(f, s, cf_inline_hash_u64_(s.int_seed,
+			cf_inline_load64_(key)));
+	}
 	return cf_inline_lookup_(f, s, cf_inline_hash8_(s.key_flip, key));
 }
 
@@ -477,7 +542,7 @@ cf_add(struct cf_filter *f, const void *key, size_t len)
 
 	if (len != 8 || !v->inline_add)
 		return cf_add_call_(f, key, len);
-	return cf_inline_add_(f, cf_inline_hash8_(v->key_flip, key));
+	return cf_inline_add_(f, cf_inline_key8_(v, key));
 }
 
 static inline int
@@ -487,6 +552,7 @@ cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 
 	if (pos != NULL)
 		return cf_lookup_with_hash_call_(f, hash, pos);
+	s.go &= ~CF_INLINE_GO_U64;
 	return cf_inline_lookup_(f, s, hash);
 }
 
