@@ -514,35 +514,22 @@ cf_inline_key8_(const struct cf_inline_fields *v, const void *key)
 	return cf_inline_hash8_(v->key_flip, key);
 }
 
-/* cf_lookup() of an 8-byte key with CF_KEY_HASH_U64 in any table but
- * the 12-bit power-of-two one: out of the caller's loop, which keeps
- * the default hash's kinds inline. */
-static __attribute__((noinline, pure)) int
-cf_inline_lookup_u64_(const struct cf_filter *f, uint64_t key)
-{
-	struct cf_inline_snap_ s = cf_inline_snap_(cf_inline_(f));
-
-	s.go &= ~CF_INLINE_GO_U64;
-	return cf_inline_lookup_(f, s, cf_inline_hash_u64_(s.int_seed, key));
-}
-
-/* The 12-bit power-of-two table with CF_KEY_HASH_U64 first: the choice
- * of a caller who asked for the cheaper hash, one compare; then the
- * default hash's kinds; the other tables of CF_KEY_HASH_U64 last, by a
- * call. */
+/* The hash of the filter's choice (one predicted branch), then the
+ * kinds in their order: the same code after either hash. */
 static inline __attribute__((always_inline)) int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
 	struct cf_inline_snap_ s = cf_inline_snap_(cf_inline_(f));
+	uint64_t h;
 
 	if (len != 8)
 		return cf_lookup_call_(f, key, len);
-	if (__builtin_expect(s.go == (CF_INLINE_P12 | CF_INLINE_GO_U64), 1))
-		return cf_inline_has_pow2_(&s, cf_inline_hash_u64_(s.int_seed,
-			cf_inline_load64_(key)), 12);
 	if (s.go & CF_INLINE_GO_U64)
-		return cf_inline_lookup_u64_(f, cf_inline_load64_(key));
-	return cf_inline_lookup_(f, s, cf_inline_hash8_(s.key_flip, key));
+		h = cf_inline_hash_u64_(s.int_seed, cf_inline_load64_(key));
+	else
+		h = cf_inline_hash8_(s.key_flip, key);
+	s.go &= ~CF_INLINE_GO_U64;
+	return cf_inline_lookup_(f, s, h);
 }
 
 static inline int
