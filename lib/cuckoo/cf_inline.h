@@ -384,8 +384,9 @@ struct cf_inline_snap_ {
 	uint64_t int_seed;
 	uint64_t lo;       /* lane_lo */
 	uint64_t alt_mul;  /* CF_ALT_MUL_ */
-	uint32_t range;    /* fp_range */
-	uint32_t mask;
+	/* 64-bit, so that the bucket numbers need no zero extension */
+	uint64_t range;    /* fp_range */
+	uint64_t mask;
 	uint32_t go;
 };
 
@@ -409,15 +410,14 @@ cf_inline_snap_(const struct cf_inline_fields *v)
 /* The fingerprint of a hash and its two buckets in a power-of-two table,
  * as the library derives them (cf_internal.h: cf_fingerprint, cf_index,
  * cf_alt_index), from the snapshot: one multiply each by a register. */
-static inline __attribute__((always_inline)) uint32_t
+static inline __attribute__((always_inline)) uint64_t
 cf_inline_snap_fp_(const struct cf_inline_snap_ *s, uint64_t hash,
-		uint32_t *i1, uint32_t *i2)
+		uint64_t *i1, uint64_t *i2)
 {
-	uint32_t fp = 1 + (uint32_t)(((hash & UINT32_MAX) * s->range) >> 32);
+	uint64_t fp = 1 + (((hash & UINT32_MAX) * s->range) >> 32);
 
-	*i1 = (uint32_t)(hash >> 32) & s->mask;
-	*i2 = (*i1 ^ (uint32_t)(((uint64_t)fp * s->alt_mul) >> 32)) &
-		s->mask;
+	*i1 = (hash >> 32) & s->mask;
+	*i2 = (*i1 ^ ((fp * s->alt_mul) >> 32)) & s->mask;
 	return fp;
 }
 
@@ -433,7 +433,7 @@ cf_inline_has_pow2_(const struct cf_inline_snap_ *s, uint64_t hash,
 		unsigned int fb)
 {
 	const uint64_t hi = CF_INLINE_LANES4_(fb) << (fb - 1);
-	uint32_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
+	uint64_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
 	uint64_t pat = fp * s->lo;
 #if defined(__SSE4_1__)
 	__m128i x = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)
@@ -465,7 +465,7 @@ cf_inline_has_p32_(const struct cf_filter *f,
 		const struct cf_inline_snap_ *s, uint64_t hash)
 {
 #if defined(__SSE2__)
-	uint32_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
+	uint64_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
 	__m128i v = _mm_set1_epi32((int)fp);
 	__m128i a = _mm_load_si128((const __m128i *)(const void *)
 		(s->table + (size_t)i1 * 16));
