@@ -514,8 +514,10 @@ cf_inline_key8_(const struct cf_inline_fields *v, const void *key)
 	return cf_inline_hash8_(v->key_flip, key);
 }
 
-/* The hash of the filter's choice (one predicted branch), then the
- * kinds in their order: the same code after either hash. */
+/* The 12-bit power-of-two table with CF_KEY_HASH_U64 by one compare
+ * (the choice of a caller who asked for the cheaper hash); else the
+ * hash of the filter's choice (one predicted branch), then the kinds in
+ * their order. */
 static inline __attribute__((always_inline)) int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
@@ -524,6 +526,9 @@ cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 
 	if (len != 8)
 		return cf_lookup_call_(f, key, len);
+	if (__builtin_expect(s.go == (CF_INLINE_P12 | CF_INLINE_GO_U64), 1))
+		return cf_inline_has_pow2_(&s, cf_inline_hash_u64_(s.int_seed,
+			cf_inline_load64_(key)), 12);
 	if (s.go & CF_INLINE_GO_U64)
 		h = cf_inline_hash_u64_(s.int_seed, cf_inline_load64_(key));
 	else
