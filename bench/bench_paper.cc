@@ -13,7 +13,8 @@
  * slots (a power of two), filled to --fill (default 95%) with one call per
  * key, each with its own hash (theirs: TwoIndependentMultiplyShift, a
  * 128-bit multiply; ours: cf_add()/cf_lookup() on the key's bytes, seeded
- * XXH3 inside the library). Then lookups one call per key at 0, 50 and
+ * XXH3, and again in a filter of CF_KEY_HASH_U64, cf_hash_u64() of the
+ * key: the "key_hash u64" rows). Then lookups one call per key at 0, 50 and
  * 100% positive queries, and lib/cuckoo's bulk lookup (cf_hash() of each
  * key, then cf_lookup_bulk() on bursts of 32). The targets run in turns,
  * the order alternating between repetitions; each figure is the median of

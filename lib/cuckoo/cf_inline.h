@@ -20,8 +20,9 @@
  * of their two buckets. Everything else, and a lookup while the stash
  * holds an item, is the library's call (the same function of the
  * shared library as before this header existed). The inline code keeps
- * the library's hash (seeded XXH3 of the 8 bytes: cf_hash()), table
- * format and choice of slot, so both write the same bytes.
+ * the library's hash (cf_hash() of the 8 bytes: seeded XXH3, or
+ * cf_hash_u64() in a filter of CF_KEY_HASH_U64), table format and
+ * choice of slot, so both write the same bytes.
  *
  * Define CF_NO_INLINE before including cuckoo_filter.h to call the
  * library for everything. The inline calls need GCC or clang, an ELF
@@ -529,10 +530,10 @@ cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 	if (__builtin_expect(s.go == (CF_INLINE_P12 | CF_INLINE_GO_U64), 1))
 		return cf_inline_has_pow2_(&s, cf_inline_hash_u64_(s.int_seed,
 			cf_inline_load64_(key)), 12);
-	if (s.go & CF_INLINE_GO_U64)
-		h = cf_inline_hash_u64_(s.int_seed, cf_inline_load64_(key));
-	else
-		h = cf_inline_hash8_(s.key_flip, key);
+	if (__builtin_expect(!(s.go & CF_INLINE_GO_U64), 1))
+		return cf_inline_lookup_(f, s, cf_inline_hash8_(s.key_flip,
+			key));
+	h = cf_inline_hash_u64_(s.int_seed, cf_inline_load64_(key));
 	s.go &= ~CF_INLINE_GO_U64;
 	return cf_inline_lookup_(f, s, h);
 }
