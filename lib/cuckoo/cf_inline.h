@@ -97,10 +97,10 @@ enum cf_inline_kind {
 /* The multiplier of the fingerprint's mix in the alternate bucket
  * (cf_internal.h: cf_alt_index), Fibonacci hashing's. */
 #define CF_ALT_MUL_ UINT64_C(0x9e3779b97f4a7c15)
-/* cf_hash_u64()'s two multipliers: Fibonacci hashing's and
- * MurmurHash3's first. */
-#define CF_U64_MUL1_ UINT64_C(0x9e3779b97f4a7c15)
-#define CF_U64_MUL2_ UINT64_C(0xff51afd7ed558ccd)
+/* cf_hash_u64()'s multiplier, of both its folds: Fibonacci hashing's
+ * (one constant: one register or one movabs for the two; a second
+ * constant, MurmurHash3's, was 3% slower at 2^16 and no better spread). */
+#define CF_U64_MUL_ UINT64_C(0x9e3779b97f4a7c15)
 /** @endcond */
 
 #ifdef CF_INLINE_CALLS
@@ -162,8 +162,8 @@ cf_inline_fold_(uint64_t a, uint64_t b)
 static inline __attribute__((always_inline)) uint64_t
 cf_inline_hash_u64_(uint64_t int_seed, uint64_t key)
 {
-	return cf_inline_fold_(cf_inline_fold_(key ^ int_seed, CF_U64_MUL1_),
-		CF_U64_MUL2_);
+	return cf_inline_fold_(cf_inline_fold_(key ^ int_seed, CF_U64_MUL_),
+		CF_U64_MUL_);
 }
 
 static inline uint64_t

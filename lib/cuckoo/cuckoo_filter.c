@@ -403,7 +403,7 @@ uint64_t
 cf_hash_u64(const struct cf_filter *f, uint64_t key)
 {
 	return XXH3_mul128_fold64(XXH3_mul128_fold64(key ^ f->int_seed,
-		CF_U64_MUL1_), CF_U64_MUL2_);
+		CF_U64_MUL_), CF_U64_MUL_);
 }
 
 static inline __attribute__((always_inline)) uint64_t

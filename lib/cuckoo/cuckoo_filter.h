@@ -307,9 +307,9 @@ uint64_t cf_hash(const struct cf_filter *f, const void *key, size_t len);
 
 /**
  * A 64-bit hash of an integer key: the key XORed with a word drawn from
- * the filter's seed, then twice a 128-bit multiply by a constant whose
- * two halves are XORed (the "mum" fold of wyhash and of XXH3's
- * XXH3_mul128_fold64). About 6 instructions where seeded XXH3 of the
+ * the filter's seed, then twice a 128-bit multiply by a constant
+ * (Fibonacci hashing's) whose two halves are XORed (the "mum" fold of
+ * wyhash and of XXH3's XXH3_mul128_fold64). About 6 instructions where seeded XXH3 of the
  * key's 8 bytes takes about 18. Its bucket load spread, fingerprint
  * spread, first-failure load and false positive rate on sequential,
  * strided and random keys are those of XXH3 (test_inline --slow; one
