@@ -473,9 +473,16 @@ cf_inline_has_p32_(const struct cf_filter *f,
 	__m128i b = _mm_load_si128((const __m128i *)(const void *)
 		(s->table + (size_t)i2 * 16));
 
+	__m128i m = _mm_or_si128(_mm_cmpeq_epi32(a, v),
+		_mm_cmpeq_epi32(b, v));
+
 	(void)f;
-	return _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi32(a, v),
-		_mm_cmpeq_epi32(b, v))) != 0;
+#if defined(__SSE4_1__)
+	/* ptest: no pmovmskb, and the flag without a zero extension */
+	return !_mm_testz_si128(m, m);
+#else
+	return _mm_movemask_epi8(m) != 0;
+#endif
 #else
 	(void)s;
 	return cf_inline_contains_k_(f, hash, 32);
