@@ -13,7 +13,8 @@
  * slots (a power of two), filled to --fill (default 95%) with one call per
  * key, each with its own hash (theirs: TwoIndependentMultiplyShift, a
  * 128-bit multiply; ours: cf_add()/cf_lookup() on the key's bytes, seeded
- * XXH3 inside the library). Then lookups one call per key at 0, 50 and
+ * XXH3, and again in a filter of CF_KEY_HASH_U64, cf_hash_u64() of the
+ * key: the "key_hash u64" rows). Then lookups one call per key at 0, 50 and
  * 100% positive queries, and lib/cuckoo's bulk lookup (cf_hash() of each
  * key, then cf_lookup_bulk() on bursts of 32). The targets run in turns,
  * the order alternating between repetitions; each figure is the median of
@@ -178,9 +179,9 @@ run_paper(const workload &w, uint64_t slots)
 	return r;
 }
 
-/* lib/cuckoo's per-key calls: cf_add()/cf_lookup() of the key's bytes
- * (seeded XXH3), or with @p int_hash cf_add_with_hash()/
- * cf_lookup_with_hash() of cf_hash_u64() of the key. */
+/* lib/cuckoo's per-key calls: cf_add()/cf_lookup() of the key's bytes,
+ * hashed with seeded XXH3 (the default), or with @p int_hash in a filter
+ * of CF_KEY_HASH_U64 (cf_hash_u64() of the key). */
 __attribute__((noinline)) rates
 run_ours(const workload &w, uint64_t slots, bool int_hash)
 {
@@ -193,6 +194,7 @@ run_ours(const workload &w, uint64_t slots, bool int_hash)
 	p.capacity = (uint64_t)(slots * 0.95);
 	p.fp_bits = 12;
 	p.seed = UINT64_C(0x5eed);
+	p.key_hash = int_hash ? CF_KEY_HASH_U64 : CF_KEY_HASH_XXH3;
 	f = cf_create(&p);
 	if (f == NULL) {
 		fprintf(stderr, "bench_paper: cf_create: %s\n",
@@ -206,32 +208,19 @@ run_ours(const workload &w, uint64_t slots, bool int_hash)
 		exit(1);
 	}
 	t0 = now();
-	if (int_hash)
-		for (uint64_t key : w.keys)
-			r.add_failed += cf_add_with_hash(f, cf_hash_u64(f, key),
-				0, NULL) != 0;
-	else
-		for (uint64_t key : w.keys)
-			r.add_failed += cf_add(f, &key, sizeof(key)) != 0;
+	for (uint64_t key : w.keys)
+		r.add_failed += cf_add(f, &key, sizeof(key)) != 0;
 	r.add = w.keys.size() / (now() - t0);
 	r.huge_kb = huge_kb();
 	for (uint64_t key : w.keys)
-		r.false_neg += (int_hash ? cf_lookup_with_hash(f,
-			cf_hash_u64(f, key), NULL) :
-			cf_lookup(f, &key, sizeof(key))) != 1;
+		r.false_neg += cf_lookup(f, &key, sizeof(key)) != 1;
 	for (unsigned int m = 0; m < kNbMixes; m++) {
 		const std::vector<uint64_t> &q = w.queries[m];
 		uint64_t hits = 0;
 
 		t0 = now();
-		if (int_hash)
-			for (uint64_t key : q)
-				hits += (uint64_t)cf_lookup_with_hash(f,
-					cf_hash_u64(f, key), NULL);
-		else
-			for (uint64_t key : q)
-				hits += (uint64_t)cf_lookup(f, &key,
-					sizeof(key));
+		for (uint64_t key : q)
+			hits += (uint64_t)cf_lookup(f, &key, sizeof(key));
 		r.lookup[m] = q.size() / (now() - t0);
 		if (kMixes[m] == 0)
 			r.false_pos = hits;
@@ -391,7 +380,8 @@ main(int argc, char **argv)
 	for (unsigned int log2 : o.sizes) {
 		uint64_t slots = UINT64_C(1) << log2;
 		workload w;
-		/* ours (cf_add/cf_lookup), ours with cf_hash_u64, theirs */
+		/* ours (cf_add/cf_lookup), ours with CF_KEY_HASH_U64,
+		 * theirs */
 		std::vector<double> add[3], look[3][kNbMixes], bulk[kNbMixes];
 		uint64_t fails[3] = { 0, 0, 0 }, fneg[3] = { 0, 0, 0 };
 		uint64_t fpos[3] = { 0, 0, 0 }, sink = 0;
@@ -438,7 +428,7 @@ main(int argc, char **argv)
 					b > 0 ? a / b : 0);
 		};
 		row("add", 0, median(add[0]), median(add[2]));
-		row("add, cf_hash_u64", 0, median(add[1]), median(add[2]));
+		row("add, key_hash u64", 0, median(add[1]), median(add[2]));
 		for (unsigned int m = 0; m < kNbMixes; m++) {
 			char op[64];
 
@@ -450,7 +440,7 @@ main(int argc, char **argv)
 		for (unsigned int m = 0; m < kNbMixes; m++) {
 			char op[64];
 
-			snprintf(op, sizeof(op), "lookup, cf_hash_u64, %u%% "
+			snprintf(op, sizeof(op), "lookup, key_hash u64, %u%% "
 				"positive", kMixes[m]);
 			row(op, kMixes[m], median(look[1][m]),
 				median(look[2][m]));
@@ -462,7 +452,7 @@ main(int argc, char **argv)
 				"positive, vs their per-key", kMixes[m]);
 			row(op, kMixes[m], median(bulk[m]), median(look[2][m]));
 		}
-		printf("\nfailed adds: ours %" PRIu64 " (cf_hash_u64 %"
+		printf("\nfailed adds: ours %" PRIu64 " (key_hash u64 %"
 			PRIu64 "), theirs %" PRIu64 "; stored keys not found: "
 			"ours %" PRIu64 " (%" PRIu64 "), theirs %" PRIu64
 			"; false positives at 0%%: ours %.4f%% (%.4f%%), theirs "

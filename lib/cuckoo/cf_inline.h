@@ -20,8 +20,9 @@
  * of their two buckets. Everything else, and a lookup while the stash
  * holds an item, is the library's call (the same function of the
  * shared library as before this header existed). The inline code keeps
- * the library's hash (seeded XXH3 of the 8 bytes: cf_hash()), table
- * format and choice of slot, so both write the same bytes.
+ * the library's hash (cf_hash() of the 8 bytes: seeded XXH3, or
+ * cf_hash_u64() in a filter of CF_KEY_HASH_U64), table format and
+ * choice of slot, so both write the same bytes.
  *
  * Define CF_NO_INLINE before including cuckoo_filter.h to call the
  * library for everything. The inline calls need GCC or clang, an ELF
@@ -72,7 +73,11 @@ struct cf_inline_fields {
 	bool pow2;
 	uint8_t inline_kind;
 	bool inline_add;
+	uint8_t key_hash;
 };
+
+/* cf_inline_snap_.go's bit of CF_KEY_HASH_U64 (key_hash << 9). */
+#define CF_INLINE_GO_U64 (1u << 9)
 
 /*
  * The layouts the inline calls know (cf_inline_fields.inline_kind): a
@@ -92,6 +97,10 @@ enum cf_inline_kind {
 /* The multiplier of the fingerprint's mix in the alternate bucket
  * (cf_internal.h: cf_alt_index), Fibonacci hashing's. */
 #define CF_ALT_MUL_ UINT64_C(0x9e3779b97f4a7c15)
+/* cf_hash_u64()'s multiplier, of both its folds: Fibonacci hashing's
+ * (one constant: one register or one movabs for the two; a second
+ * constant, MurmurHash3's, was 3% slower at 2^16 and no better spread). */
+#define CF_U64_MUL_ UINT64_C(0x9e3779b97f4a7c15)
 /** @endcond */
 
 #ifdef CF_INLINE_CALLS
@@ -119,16 +128,48 @@ cf_inline_(const struct cf_filter *f)
 	return (const struct cf_inline_fields *)(const void *)f;
 }
 
+/* cf_inline_fold_() in 32-bit multiplies, for targets without 128-bit
+ * integers (and a test). */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_fold32_(uint64_t a, uint64_t b)
+{
+	uint64_t lo_lo = (a & UINT32_MAX) * (b & UINT32_MAX);
+	uint64_t hi_lo = (a >> 32) * (b & UINT32_MAX);
+	uint64_t lo_hi = (a & UINT32_MAX) * (b >> 32);
+	uint64_t hi_hi = (a >> 32) * (b >> 32);
+	uint64_t cross = (lo_lo >> 32) + (hi_lo & UINT32_MAX) + lo_hi;
+	uint64_t hi = (hi_lo >> 32) + (cross >> 32) + hi_hi;
+
+	return (cross << 32 | (lo_lo & UINT32_MAX)) ^ hi;
+}
+
+/* The 128-bit product of @p a and @p b, its halves XORed (XXH3's
+ * XXH3_mul128_fold64, which the library calls). */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_fold_(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+	__extension__ typedef unsigned __int128 u128_;
+	u128_ p = (u128_)a * b;
+
+	return (uint64_t)p ^ (uint64_t)(p >> 64);
+#else
+	return cf_inline_fold32_(a, b);
+#endif
+}
+
+/* cf_hash_u64() with its seed word: two folds. */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_hash_u64_(uint64_t int_seed, uint64_t key)
+{
+	return cf_inline_fold_(cf_inline_fold_(key ^ int_seed, CF_U64_MUL_),
+		CF_U64_MUL_);
+}
+
 static inline uint64_t
 cf_hash_u64(const struct cf_filter *f, uint64_t key)
 {
-	uint64_t x = key ^ cf_inline_(f)->int_seed;
-
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	return x ^ (x >> 33);
+	return cf_inline_hash_u64_(cf_inline_(f)->int_seed, key);
 }
 
 static inline __attribute__((always_inline)) uint64_t
@@ -335,15 +376,18 @@ cf_inline_add_(struct cf_filter *f, uint64_t hash)
  * writes nothing (the library's fallbacks are pure), they are
  * loop-invariant loads the compiler takes out of the loop, as the
  * paper's code has its geometry as constants. @p go is the kind when
- * the stash is empty, else a value no kind has: one test for both.
+ * the stash is empty, else a value no kind has, and for 8-byte keys
+ * CF_INLINE_GO_U64 with CF_KEY_HASH_U64: one test for all three.
  */
 struct cf_inline_snap_ {
 	const uint8_t *table;
 	uint64_t key_flip;
+	uint64_t int_seed;
 	uint64_t lo;       /* lane_lo */
 	uint64_t alt_mul;  /* CF_ALT_MUL_ */
-	uint32_t range;    /* fp_range */
-	uint32_t mask;
+	/* 64-bit, so that the bucket numbers need no zero extension */
+	uint64_t range;    /* fp_range */
+	uint64_t mask;
 	uint32_t go;
 };
 
@@ -354,26 +398,27 @@ cf_inline_snap_(const struct cf_inline_fields *v)
 
 	s.table = v->table;
 	s.key_flip = v->key_flip;
+	s.int_seed = v->int_seed;
 	s.lo = v->lane_lo;
 	s.alt_mul = v->alt_mul;
 	s.range = v->fp_range;
 	s.mask = v->bucket_mask;
-	s.go = v->inline_kind | (v->stash_count != 0) << 8;
+	s.go = v->inline_kind | (v->stash_count != 0) << 8 |
+		(uint32_t)v->key_hash << 9;
 	return s;
 }
 
 /* The fingerprint of a hash and its two buckets in a power-of-two table,
  * as the library derives them (cf_internal.h: cf_fingerprint, cf_index,
  * cf_alt_index), from the snapshot: one multiply each by a register. */
-static inline __attribute__((always_inline)) uint32_t
+static inline __attribute__((always_inline)) uint64_t
 cf_inline_snap_fp_(const struct cf_inline_snap_ *s, uint64_t hash,
-		uint32_t *i1, uint32_t *i2)
+		uint64_t *i1, uint64_t *i2)
 {
-	uint32_t fp = 1 + (uint32_t)(((hash & UINT32_MAX) * s->range) >> 32);
+	uint64_t fp = 1 + (((hash & UINT32_MAX) * s->range) >> 32);
 
-	*i1 = (uint32_t)(hash >> 32) & s->mask;
-	*i2 = (*i1 ^ (uint32_t)(((uint64_t)fp * s->alt_mul) >> 32)) &
-		s->mask;
+	*i1 = (hash >> 32) & s->mask;
+	*i2 = (*i1 ^ ((fp * s->alt_mul) >> 32)) & s->mask;
 	return fp;
 }
 
@@ -389,7 +434,7 @@ cf_inline_has_pow2_(const struct cf_inline_snap_ *s, uint64_t hash,
 		unsigned int fb)
 {
 	const uint64_t hi = CF_INLINE_LANES4_(fb) << (fb - 1);
-	uint32_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
+	uint64_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
 	uint64_t pat = fp * s->lo;
 #if defined(__SSE4_1__)
 	__m128i x = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)
@@ -421,16 +466,23 @@ cf_inline_has_p32_(const struct cf_filter *f,
 		const struct cf_inline_snap_ *s, uint64_t hash)
 {
 #if defined(__SSE2__)
-	uint32_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
+	uint64_t i1, i2, fp = cf_inline_snap_fp_(s, hash, &i1, &i2);
 	__m128i v = _mm_set1_epi32((int)fp);
 	__m128i a = _mm_load_si128((const __m128i *)(const void *)
 		(s->table + (size_t)i1 * 16));
 	__m128i b = _mm_load_si128((const __m128i *)(const void *)
 		(s->table + (size_t)i2 * 16));
 
+	__m128i m = _mm_or_si128(_mm_cmpeq_epi32(a, v),
+		_mm_cmpeq_epi32(b, v));
+
 	(void)f;
-	return _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi32(a, v),
-		_mm_cmpeq_epi32(b, v))) != 0;
+#if defined(__SSE4_1__)
+	/* ptest: no pmovmskb, and the flag without a zero extension */
+	return !_mm_testz_si128(m, m);
+#else
+	return _mm_movemask_epi8(m) != 0;
+#endif
 #else
 	(void)s;
 	return cf_inline_contains_k_(f, hash, 32);
@@ -460,14 +512,37 @@ cf_inline_lookup_(const struct cf_filter *f, struct cf_inline_snap_ s,
 	return cf_contains_call_(f, hash, NULL);
 }
 
-static inline int
+/* cf_hash() of an 8-byte key, by the filter's key_hash. */
+static inline __attribute__((always_inline)) uint64_t
+cf_inline_key8_(const struct cf_inline_fields *v, const void *key)
+{
+	if (v->key_hash == CF_KEY_HASH_U64)
+		return cf_inline_hash_u64_(v->int_seed,
+			cf_inline_load64_(key));
+	return cf_inline_hash8_(v->key_flip, key);
+}
+
+/* The 12-bit power-of-two table with CF_KEY_HASH_U64 by one compare
+ * (the choice of a caller who asked for the cheaper hash); else the
+ * hash of the filter's choice (one predicted branch), then the kinds in
+ * their order. */
+static inline __attribute__((always_inline)) int
 cf_lookup(const struct cf_filter *f, const void *key, size_t len)
 {
 	struct cf_inline_snap_ s = cf_inline_snap_(cf_inline_(f));
+	uint64_t h;
 
 	if (len != 8)
 		return cf_lookup_call_(f, key, len);
-	return cf_inline_lookup_(f, s, cf_inline_hash8_(s.key_flip, key));
+	if (__builtin_expect(s.go == (CF_INLINE_P12 | CF_INLINE_GO_U64), 1))
+		return cf_inline_has_pow2_(&s, cf_inline_hash_u64_(s.int_seed,
+			cf_inline_load64_(key)), 12);
+	if (__builtin_expect(!(s.go & CF_INLINE_GO_U64), 1))
+		return cf_inline_lookup_(f, s, cf_inline_hash8_(s.key_flip,
+			key));
+	h = cf_inline_hash_u64_(s.int_seed, cf_inline_load64_(key));
+	s.go &= ~CF_INLINE_GO_U64;
+	return cf_inline_lookup_(f, s, h);
 }
 
 static inline int
@@ -477,7 +552,7 @@ cf_add(struct cf_filter *f, const void *key, size_t len)
 
 	if (len != 8 || !v->inline_add)
 		return cf_add_call_(f, key, len);
-	return cf_inline_add_(f, cf_inline_hash8_(v->key_flip, key));
+	return cf_inline_add_(f, cf_inline_key8_(v, key));
 }
 
 static inline int
@@ -487,6 +562,7 @@ cf_lookup_with_hash(const struct cf_filter *f, uint64_t hash, uint32_t *pos)
 
 	if (pos != NULL)
 		return cf_lookup_with_hash_call_(f, hash, pos);
+	s.go &= ~CF_INLINE_GO_U64;
 	return cf_inline_lookup_(f, s, hash);
 }
 

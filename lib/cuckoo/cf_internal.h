@@ -132,6 +132,7 @@ struct cf_filter {
 	bool pow2;              /* buckets is a power of two */
 	uint8_t inline_kind;    /* enum cf_inline_kind */
 	bool inline_add;        /* inline_kind, no values: inline adds */
+	uint8_t key_hash;       /* enum cf_key_hash */
 
 	uint8_t *values;        /* NULL without values or interleaved */
 	/* Aux words (cf_params.aux_bits): with plain values, inline, each

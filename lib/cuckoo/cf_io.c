@@ -7,6 +7,10 @@
  * version 1 reader refuses, interleaved ones (their values inside the
  * table bytes, no value bytes). Plain and semi-sorted filters are still
  * written as version 1, so that older readers keep reading them.
+ * Version 3 is a filter of any layout whose 8-byte keys hash otherwise
+ * than with XXH3 (cf_params.key_hash): the header is followed by struct
+ * cf_file_ext naming the hash, so that a reader that does not know it
+ * (older ones refuse version 3) never answers with the wrong hash.
  * The checksum is XXH64 (seed 0) of the whole output with the checksum
  * field zeroed. Loading treats the input as hostile: sizes are derived
  * from validated parameters, never trusted, and every bucket is checked
@@ -28,6 +32,7 @@
 #define CF_FILE_MAGIC "CUCKOOF\0"
 #define CF_FILE_VERSION 1
 #define CF_FILE_VERSION_INTERLEAVED 2
+#define CF_FILE_VERSION_KEY_HASH 3
 #define CF_BYTE_ORDER 0x01020304u
 
 struct cf_file_header {
@@ -50,6 +55,14 @@ struct cf_file_header {
 };
 
 _Static_assert(sizeof(struct cf_file_header) == 96, "header layout");
+
+/* After the header in version 3 files. */
+struct cf_file_ext {
+	uint32_t key_hash;     /* enum cf_key_hash, not CF_KEY_HASH_XXH3 */
+	uint32_t reserved;     /* 0 */
+};
+
+_Static_assert(sizeof(struct cf_file_ext) == 8, "extension layout");
 
 struct cf_file_stash {
 	uint32_t bucket;
@@ -78,13 +91,25 @@ values_compact(const struct cf_filter *f, uint64_t first, uint64_t n,
 			f->value_stride, f->value_bytes);
 }
 
+/* The bytes before the table: the header, and in version 3 the
+ * extension. */
+static size_t
+head_size(enum cf_key_hash key_hash)
+{
+	return sizeof(struct cf_file_header) + (key_hash != CF_KEY_HASH_XXH3 ?
+		sizeof(struct cf_file_ext) : 0);
+}
+
 static void
-header_fill(const struct cf_filter *f, struct cf_file_header *h)
+header_fill(const struct cf_filter *f, struct cf_file_header *h,
+		struct cf_file_ext *ext)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, CF_FILE_MAGIC, sizeof(h->magic));
-	h->version = f->interleaved ? CF_FILE_VERSION_INTERLEAVED :
-		CF_FILE_VERSION;
+	h->version = f->params.key_hash != CF_KEY_HASH_XXH3 ?
+		CF_FILE_VERSION_KEY_HASH : f->interleaved ?
+		CF_FILE_VERSION_INTERLEAVED : CF_FILE_VERSION;
+	*ext = (struct cf_file_ext){ (uint32_t)f->params.key_hash, 0 };
 	h->byte_order = CF_BYTE_ORDER;
 	h->table = f->params.table;
 	h->fp_bits = f->params.fp_bits;
@@ -111,7 +136,7 @@ stash_fill(const struct cf_filter *f, struct cf_file_stash *out)
 size_t
 cf_save_size(const struct cf_filter *f)
 {
-	return sizeof(struct cf_file_header) + f->table_bytes +
+	return head_size(f->params.key_hash) + f->table_bytes +
 		file_values_bytes(f) + f->stash_count *
 		sizeof(struct cf_file_stash);
 }
@@ -130,7 +155,7 @@ cf_params_save_size(const struct cf_params *params)
 	memset(&geo, 0, sizeof(geo));
 	geo.params = p;
 	cf_geometry_init(&geo, buckets);
-	return sizeof(struct cf_file_header) + geo.table_bytes +
+	return head_size(p.key_hash) + geo.table_bytes +
 		file_values_bytes(&geo) + CF_STASH_SIZE *
 		sizeof(struct cf_file_stash);
 }
@@ -141,13 +166,16 @@ cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 	struct cf_file_stash stash[CF_STASH_SIZE];
 	size_t size = cf_save_size(f);
 	struct cf_file_header h;
+	struct cf_file_ext ext;
 	uint8_t *p = buf;
 
 	if (len < size)
 		return cf_err(ENOSPC);
-	header_fill(f, &h);
+	header_fill(f, &h, &ext);
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
+	memcpy(p, &ext, head_size(f->params.key_hash) - sizeof(h));
+	p += head_size(f->params.key_hash) - sizeof(h);
 	memcpy(p, f->table, f->table_bytes);
 	p += f->table_bytes;
 	if (f->aux_inline)
@@ -185,11 +213,15 @@ save_fill(int fd, void *arg)
 	const struct save_ctx *c = arg;
 	const struct cf_filter *f = c->f;
 	struct cf_file_header h;
+	struct cf_file_ext ext;
 	int ret;
 
-	header_fill(f, &h);
+	header_fill(f, &h, &ext);
 	stash_fill(f, stash);
 	ret = write_sum(fd, &h, sizeof(h), c->st);
+	if (ret == 0)
+		ret = write_sum(fd, &ext, head_size(f->params.key_hash) -
+			sizeof(h), c->st);
 	if (ret == 0)
 		ret = write_sum(fd, f->table, f->table_bytes, c->st);
 	if (ret == 0 && f->aux_inline) {
@@ -257,7 +289,8 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 	if (h->byte_order != CF_BYTE_ORDER)
 		return cf_err(EBADMSG);
 	if (h->version != CF_FILE_VERSION &&
-			h->version != CF_FILE_VERSION_INTERLEAVED)
+			h->version != CF_FILE_VERSION_INTERLEAVED &&
+			h->version != CF_FILE_VERSION_KEY_HASH)
 		return cf_err(EPROTONOSUPPORT);
 
 	memset(p, 0, sizeof(*p));
@@ -268,12 +301,26 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 	p->value_bits = h->value_bits;
 	p->table = (enum cf_table_type)h->table;
 	p->seed = h->seed;
+	if (h->version == CF_FILE_VERSION_KEY_HASH) {
+		struct cf_file_ext ext;
+
+		if (len < sizeof(*h) + sizeof(ext))
+			return cf_err(ENODATA);
+		memcpy(&ext, (const uint8_t *)buf + sizeof(*h), sizeof(ext));
+		/* XXH3 files are versions 1 and 2, whose readers read them */
+		if (ext.key_hash == CF_KEY_HASH_XXH3 || ext.reserved != 0)
+			return cf_err(EBADMSG);
+		if (ext.key_hash != CF_KEY_HASH_U64)
+			return cf_err(EPROTONOSUPPORT);
+		p->key_hash = (enum cf_key_hash)ext.key_hash;
+	}
 	/* Zero means "default" to cf_create, but a file states every value. */
 	if (h->fp_bits == 0 || h->bucket_slots == 0 || h->max_kicks == 0 ||
 			h->table > CF_TABLE_INTERLEAVED)
 		return cf_err(EBADMSG);
-	/* Each layout has its version, and only one. */
-	if ((h->table == CF_TABLE_INTERLEAVED) !=
+	/* Each layout has its version, and only one, but for version 3. */
+	if (h->version != CF_FILE_VERSION_KEY_HASH &&
+			(h->table == CF_TABLE_INTERLEAVED) !=
 			(h->version == CF_FILE_VERSION_INTERLEAVED))
 		return cf_err(EBADMSG);
 	/* The file holds no flag for exact_size: the bucket count tells. */
@@ -296,7 +343,7 @@ header_check(const void *buf, size_t len, struct cf_file_header *h,
 			h->values_bytes != geo.values_bytes)
 		return cf_err(EBADMSG);
 	*buckets = want_buckets;
-	total = sizeof(*h) + h->table_bytes + h->values_bytes +
+	total = head_size(p->key_hash) + h->table_bytes + h->values_bytes +
 		h->stash_count * sizeof(struct cf_file_stash);
 	if (len < total)
 		return cf_err(ENODATA);
@@ -405,7 +452,7 @@ cf_load_mem(const void *buf, size_t len, const struct cf_allocator *allocator,
 	f = cf_create_geometry(&params, buckets);
 	if (f == NULL)
 		return NULL;
-	p += sizeof(h);
+	p += head_size(params.key_hash);
 	memcpy(f->table, p, f->table_bytes);
 	p += f->table_bytes;
 	if (f->values_bytes != 0)

@@ -77,6 +77,7 @@ CF_INLINE_FIELD(stash_count);
 CF_INLINE_FIELD(pow2);
 CF_INLINE_FIELD(inline_kind);
 CF_INLINE_FIELD(inline_add);
+CF_INLINE_FIELD(key_hash);
 
 static int
 params_resolve(const struct cf_params *in, struct cf_params *p)
@@ -100,6 +101,8 @@ params_resolve(const struct cf_params *in, struct cf_params *p)
 		return cf_err(EINVAL);
 	if (p->value_bits != 0 && p->value_bits != 8 && p->value_bits != 16 &&
 			p->value_bits != 32 && p->value_bits != 64)
+		return cf_err(EINVAL);
+	if (p->key_hash != CF_KEY_HASH_XXH3 && p->key_hash != CF_KEY_HASH_U64)
 		return cf_err(EINVAL);
 	if (p->aux_bits != 0 && (p->aux_bits != 64 ||
 			p->table == CF_TABLE_SEMISORT))
@@ -246,6 +249,7 @@ cf_geometry_init(struct cf_filter *f, uint64_t buckets)
 	f->inline_add = f->inline_kind != CF_INLINE_NONE &&
 		f->value_bytes == 0 && p->aux_bits == 0;
 	f->key_flip = key_flip(p->seed);
+	f->key_hash = (uint8_t)p->key_hash;
 	f->alt_mul = CF_ALT_MUL_;
 	int_hash_init(f, p->seed);
 	f->lane_lo = 0;
@@ -393,13 +397,25 @@ cf_free(struct cf_filter *f)
 	a.free(f, sizeof(*f), a.ctx);
 }
 
+/* cf_inline.h's, for callers without it (XXH3_mul128_fold64 is the
+ * inline code's cf_inline_fold_). */
+uint64_t
+cf_hash_u64(const struct cf_filter *f, uint64_t key)
+{
+	return XXH3_mul128_fold64(XXH3_mul128_fold64(key ^ f->int_seed,
+		CF_U64_MUL_), CF_U64_MUL_);
+}
+
 static inline __attribute__((always_inline)) uint64_t
 key_hash(const struct cf_filter *f, const void *key, size_t len)
 {
 	/* 8-byte keys (integers, IPv4 address pairs) hash through a copy
 	 * of XXH3 compiled for that length: no dispatch on it. */
-	if (len == 8)
+	if (len == 8) {
+		if (f->key_hash == CF_KEY_HASH_U64)
+			return cf_hash_u64(f, cf_load64(key));
 		return XXH3_64bits_withSeed(key, 8, f->params.seed);
+	}
 	return XXH3_64bits_withSeed(key, len, f->params.seed);
 }
 
@@ -407,19 +423,6 @@ uint64_t
 cf_hash(const struct cf_filter *f, const void *key, size_t len)
 {
 	return key_hash(f, key, len);
-}
-
-/* cf_inline.h's, for callers without it. */
-uint64_t
-cf_hash_u64(const struct cf_filter *f, uint64_t key)
-{
-	uint64_t x = key ^ f->int_seed;
-
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	return x ^ (x >> 33);
 }
 
 /* -------------------------------------------------------- slot access */

@@ -18,6 +18,10 @@ static const struct cf_params layouts[] = {
 	{ .capacity = 30, .fp_bits = 13, .table = CF_TABLE_SEMISORT },
 	{ .capacity = 30, .fp_bits = 9, .table = CF_TABLE_SEMISORT,
 		.value_bits = 32 },
+	/* format version 3: cf_hash_u64() for 8-byte keys */
+	{ .capacity = 30, .fp_bits = 12, .key_hash = CF_KEY_HASH_U64 },
+	{ .capacity = 30, .fp_bits = 16, .value_bits = 16,
+		.table = CF_TABLE_INTERLEAVED, .key_hash = CF_KEY_HASH_U64 },
 };
 
 int

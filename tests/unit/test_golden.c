@@ -1141,8 +1141,9 @@ static int
 test_unknown_filter_version(void)
 {
 	/* 2 is the interleaved layout's: a plain file that says 2 is
-	 * refused as damaged (test_io) */
-	static const uint32_t versions[] = { 0, 3, 0x100, UINT32_MAX };
+	 * refused as damaged (test_io); 3 that of a key hash other than
+	 * XXH3 (test_io) */
+	static const uint32_t versions[] = { 0, 4, 0x100, UINT32_MAX };
 	size_t size;
 	uint8_t *buf = read_whole("plain12.cf", &size);
 	uint32_t v;
@@ -1247,14 +1248,15 @@ test_unknown_blocklist_version(void)
 	free(buf);
 	buf = read_whole("golden_list_fp32.cfbl", &size);
 	TEST_ASSERT(buf != NULL, "read");
-	/* (filter format version 2 is the interleaved layout's) */
-	v = 3;
+	/* (filter format versions 2 and 3 are the interleaved layout's and
+	 * that of another key hash) */
+	v = 4;
 	memcpy(buf + BL_HEADER_SIZE + OFF_VERSION, &v, 4);
 	reseal_filter(buf + BL_HEADER_SIZE, size - BL_HEADER_SIZE);
 	TEST_ASSERT_EQ(load_patched_list(buf, size, err, sizeof(err), &e), 0,
-		"filter version 3");
+		"filter version 4");
 	TEST_ASSERT(e == EPROTONOSUPPORT && strstr(err, "unsupported filter "
-		"format version") != NULL, "filter version 3: %s (%s)", err,
+		"format version") != NULL, "filter version 4: %s (%s)", err,
 		strerror(e));
 	free(buf);
 	return 0;

@@ -5,9 +5,11 @@
  * library's own (test_inline_lib.c, built with CF_NO_INLINE). Same hash,
  * same answers, same slots, same saved bytes, on every layout (those the
  * inline code takes and those it passes to the library), with and
- * without a stash; and cf_hash_u64()'s quality (--slow): bucket load
- * spread, first failure and false positive rate on sequential and
- * strided integer keys, next to cf_hash() of the same keys.
+ * without a stash, with either hash of 8-byte keys (cf_params.key_hash);
+ * and cf_hash_u64()'s quality (--slow): bucket load spread, first
+ * failure and false positive rate on sequential and strided integer
+ * keys, next to cf_hash() of the same keys, and through cf_add() and
+ * cf_lookup() of a filter of CF_KEY_HASH_U64.
  */
 
 #include <errno.h>
@@ -53,6 +55,19 @@ static const struct config configs[] = {
 	{ "32x8 slots", { .fp_bits = 32, .bucket_slots = 8 } },
 	{ "24x4 slots", { .fp_bits = 24 } },
 	{ "13 semisort", { .fp_bits = 13, .table = CF_TABLE_SEMISORT } },
+	/* cf_hash_u64() for 8-byte keys: each kind, and the library's */
+	{ "12x4 u64", { .fp_bits = 12, .key_hash = CF_KEY_HASH_U64 } },
+	{ "16x4 u64", { .fp_bits = 16, .key_hash = CF_KEY_HASH_U64 } },
+	{ "32x4 u64", { .fp_bits = 32, .key_hash = CF_KEY_HASH_U64 } },
+	{ "32x4 exact u64", { .fp_bits = 32, .exact_size = true,
+		.key_hash = CF_KEY_HASH_U64 } },
+	{ "8x4 u64", { .fp_bits = 8, .key_hash = CF_KEY_HASH_U64 } },
+	{ "12x4 exact u64", { .fp_bits = 12, .exact_size = true,
+		.key_hash = CF_KEY_HASH_U64 } },
+	{ "12x4 values u64", { .fp_bits = 12, .value_bits = 32,
+		.key_hash = CF_KEY_HASH_U64 } },
+	{ "13 semisort u64", { .fp_bits = 13, .table = CF_TABLE_SEMISORT,
+		.key_hash = CF_KEY_HASH_U64 } },
 };
 
 #define NB_CONFIGS (sizeof(configs) / sizeof(configs[0]))
@@ -105,8 +120,11 @@ test_hash8_is_xxh3(void)
 	return 0;
 }
 
-/* cf_hash_u64() inline (128-bit integers) and the library's (64-bit
- * arithmetic only) agree. */
+/* cf_hash_u64() inline (128-bit integers) and the library's (XXH3's
+ * fold) agree; the inline fold in 32-bit multiplies (targets without
+ * 128-bit integers) is the same; and a filter of CF_KEY_HASH_U64 hashes
+ * 8-byte keys with it, inline and in the library, and other lengths
+ * with XXH3. */
 static int
 test_hash_u64_equals_library(void)
 {
@@ -124,6 +142,33 @@ test_hash_u64_equals_library(void)
 
 			TEST_ASSERT_EQ(cf_hash_u64(f, key),
 				lib_hash_u64(f, key), "key %#" PRIx64, key);
+			TEST_ASSERT_EQ(cf_inline_fold32_(key, x),
+				cf_inline_fold_(key, x), "fold32");
+		}
+		cf_free(f);
+	}
+	for (unsigned int s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
+		struct config c = { "u64", { .fp_bits = 12,
+			.key_hash = CF_KEY_HASH_U64 } };
+		struct cf_filter *f = make(&c, 1000, seeds[s]);
+		uint8_t bytes[12];
+
+		TEST_ASSERT(f != NULL, "create");
+		for (unsigned int k = 0; k < 10000; k++) {
+			uint64_t key = cfu_splitmix64(&x);
+
+			TEST_ASSERT_EQ(cf_hash(f, &key, 8), cf_hash_u64(f, key),
+				"cf_hash");
+			TEST_ASSERT_EQ(cf_inline_key8_(cf_inline_(f), &key),
+				cf_hash_u64(f, key), "inline");
+			memcpy(bytes, &key, 8);
+			memcpy(bytes + 8, &k, 4);
+			TEST_ASSERT_EQ(cf_hash(f, bytes, 12),
+				XXH3_64bits_withSeed(bytes, 12, seeds[s]),
+				"12 bytes");
+			TEST_ASSERT_EQ(cf_hash(f, bytes, 4),
+				XXH3_64bits_withSeed(bytes, 4, seeds[s]),
+				"4 bytes");
 		}
 		cf_free(f);
 	}
@@ -276,10 +321,10 @@ stream_key(unsigned int kind, uint64_t k, uint64_t *rng)
 static const char *const stream_names[] = { "sequential", "k << 32",
 	"stride 4096", "random" };
 
-enum quality_hash { Q_XXH3, Q_U64, Q_MULSHIFT };
+enum quality_hash { Q_XXH3, Q_U64, Q_OPTION, Q_MULSHIFT };
 
 static const char *const hash_names[] = { "cf_hash", "cf_hash_u64",
-	"multiply-shift (control)" };
+	"cf_add/cf_lookup, CF_KEY_HASH_U64", "multiply-shift (control)" };
 
 /* The hashes compared: cf_hash() of the key's bytes, cf_hash_u64(), and
  * as a control that the checks can fail, the 2-independent
@@ -299,6 +344,8 @@ quality_hash(const struct cf_filter *f, enum quality_hash h, uint64_t key)
 		return cf_hash(f, &key, sizeof(key));
 	case Q_U64:
 		return cf_hash_u64(f, key);
+	case Q_OPTION: /* f of CF_KEY_HASH_U64 */
+		return cf_hash(f, &key, sizeof(key));
 	default:
 		return (uint64_t)((a * key + b) >> 64);
 	}
@@ -356,15 +403,20 @@ spread(const struct cf_filter *f, enum quality_hash hash, unsigned int kind)
 static int
 fill_and_fpr(enum quality_hash hash, unsigned int kind)
 {
-	struct config c = { "quality", { .fp_bits = 12 } };
+	struct config c = { "quality", { .fp_bits = 12,
+		.key_hash = hash == Q_OPTION ? CF_KEY_HASH_U64 :
+		CF_KEY_HASH_XXH3 } };
 	struct cf_filter *f = make(&c, (1u << 20) * 95 / 100, 11);
-	uint64_t rng = 5, k = 0, hits = 0;
+	uint64_t rng = 5, k = 0, hits = 0, key;
 	const uint64_t queries = 4000000;
 	struct cf_stats st;
 	double load, fpr, want;
 
 	TEST_ASSERT(f != NULL, "create");
-	while (cf_add_with_hash(f, quality_hash(f, hash,
+	/* the option's keys through the byte-key calls (inline) */
+	while (hash == Q_OPTION ? (key = stream_key(kind, k, &rng),
+			cf_add(f, &key, 8) == 0) :
+			cf_add_with_hash(f, quality_hash(f, hash,
 			stream_key(kind, k, &rng)), 0, NULL) == 0)
 		k++;
 	cf_stats(f, &st);
@@ -374,13 +426,19 @@ fill_and_fpr(enum quality_hash hash, unsigned int kind)
 	/* back to 95% exactly, then absent keys */
 	cf_clear(f);
 	rng = 5;
-	for (k = 0; k < (uint64_t)(0.95 * st.slots); k++)
-		TEST_ASSERT_EQ(cf_add_with_hash(f, quality_hash(f, hash,
-			stream_key(kind, k, &rng)), 0, NULL), 0, "refill");
+	for (k = 0; k < (uint64_t)(0.95 * st.slots); k++) {
+		key = stream_key(kind, k, &rng);
+		TEST_ASSERT_EQ(hash == Q_OPTION ? cf_add(f, &key, 8) :
+			cf_add_with_hash(f, quality_hash(f, hash, key), 0,
+			NULL), 0, "refill");
+	}
 	cf_stats(f, &st);
-	for (uint64_t q = 0; q < queries; q++)
-		hits += (uint64_t)cf_lookup_with_hash(f, quality_hash(f, hash,
-			stream_key(kind, k + q, &rng)), NULL);
+	for (uint64_t q = 0; q < queries; q++) {
+		key = stream_key(kind, k + q, &rng);
+		hits += (uint64_t)(hash == Q_OPTION ? cf_lookup(f, &key, 8) :
+			cf_lookup_with_hash(f, quality_hash(f, hash, key),
+			NULL));
+	}
 	fpr = (double)hits / queries;
 	want = st.expected_fpr;
 	printf("# %s, %s: first failure at load %.4f, FPR %.4f%% "
@@ -396,22 +454,30 @@ static int
 test_hash_u64_quality(void)
 {
 	struct config c = { "spread", { .fp_bits = 12 } };
+	struct config cu = { "spread", { .fp_bits = 12,
+		.key_hash = CF_KEY_HASH_U64 } };
 	struct cf_filter *f = make(&c, 1000, 0x5eed);
+	struct cf_filter *fu = make(&cu, 1000, 0x5eed);
 	double z;
 
-	TEST_ASSERT(f != NULL, "create");
+	TEST_ASSERT(f != NULL && fu != NULL, "create");
 	for (unsigned int kind = 0; kind < 4; kind++)
-		for (int h = Q_U64; h >= Q_XXH3; h--) {
-			z = spread(f, (enum quality_hash)h, kind);
-			if (z >= 5)
+		for (int h = Q_OPTION; h >= Q_XXH3; h--) {
+			z = spread(h == Q_OPTION ? fu : f,
+				(enum quality_hash)h, kind);
+			if (z >= 5) {
 				cf_free(f);
+				cf_free(fu);
+			}
 			TEST_ASSERT(z < 5, "%s, %s: uneven (z %.2f)",
 				hash_names[h], stream_names[kind], z);
 			if (fill_and_fpr((enum quality_hash)h, kind) != 0) {
 				cf_free(f);
+				cf_free(fu);
 				return -1;
 			}
 		}
+	cf_free(fu);
 	/* the control: a hash linear in the key fails on sequential keys */
 	z = spread(f, Q_MULSHIFT, 0);
 	cf_free(f);

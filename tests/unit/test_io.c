@@ -2,7 +2,9 @@
 
 /*
  * cf_save/cf_load: a round trip for every layout, and rejection of
- * truncated, bit-flipped, wrong-version and other-byte-order inputs.
+ * truncated, bit-flipped, wrong-version and other-byte-order inputs;
+ * the key hash (cf_params.key_hash) kept, and a damaged or unknown one
+ * refused.
  */
 
 #include <errno.h>
@@ -20,6 +22,9 @@
 #define OFF_BYTE_ORDER 12
 #define OFF_CHECKSUM 88
 #define HEADER_SIZE 96
+/* Version 3: the key hash after the header, then a reserved word. */
+#define OFF_KEY_HASH 96
+#define OFF_EXT_RESERVED 100
 
 static const struct cf_params layouts[] = {
 	{ .capacity = 3000, .fp_bits = 8 },
@@ -41,6 +46,13 @@ static const struct cf_params layouts[] = {
 		.table = CF_TABLE_INTERLEAVED },
 	{ .capacity = 3000, .fp_bits = 13, .value_bits = 32,
 		.table = CF_TABLE_INTERLEAVED, .exact_size = true },
+	/* cf_hash_u64() for 8-byte keys: format version 3, any layout */
+	{ .capacity = 3000, .fp_bits = 12, .key_hash = CF_KEY_HASH_U64 },
+	{ .capacity = 3000, .fp_bits = 13, .table = CF_TABLE_SEMISORT,
+		.key_hash = CF_KEY_HASH_U64 },
+	{ .capacity = 3000, .fp_bits = 16, .value_bits = 16,
+		.table = CF_TABLE_INTERLEAVED, .exact_size = true,
+		.key_hash = CF_KEY_HASH_U64 },
 };
 #define NB_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
@@ -297,7 +309,7 @@ test_reject_bit_flips(void)
 static int
 test_reject_wrong_version(void)
 {
-	static const uint32_t unknown[] = { 0, 3, 0x100, UINT32_MAX };
+	static const uint32_t unknown[] = { 0, 4, 0x100, UINT32_MAX };
 	struct cf_filter *f = cf_create(&(struct cf_params){ .capacity = 50 });
 	struct cf_filter *g = cf_create(&(struct cf_params){ .capacity = 50,
 		.value_bits = 16, .table = CF_TABLE_INTERLEAVED });
@@ -328,6 +340,12 @@ test_reject_wrong_version(void)
 	reseal(gbuf, gsize);
 	TEST_ASSERT_EQ(expect_reject(gbuf, gsize, EBADMSG), 0,
 		"interleaved, v1");
+	/* A version 1 file called version 3 has no extension: its first
+	 * table bytes read as one are not a key hash (all zero here). */
+	v = 3;
+	memcpy(buf + OFF_VERSION, &v, 4);
+	reseal(buf, size);
+	TEST_ASSERT_EQ(expect_reject(buf, size, EBADMSG), 0, "plain, v3");
 	free(buf);
 	free(gbuf);
 	cf_free(f);
@@ -504,9 +522,154 @@ test_reject_table_too_large(void)
 	return 0;
 }
 
+/*
+ * 8-byte keys added with cf_add() (the inline calls where the layout has
+ * them) are found by cf_lookup() after a save and a load, in memory and
+ * through a file, with either key hash: the loaded filter hashes them as
+ * the saved one did. With CF_KEY_HASH_U64 that is cf_hash_u64(), the file
+ * is version 3, and XXH3 would lose them (checked: the keys are not
+ * found under the other hash).
+ */
+static int
+test_round_trip_key_hash(void)
+{
+	static const struct cf_params shapes[] = {
+		{ .capacity = 3000, .fp_bits = 12 },     /* inline P12 */
+		{ .capacity = 3000, .fp_bits = 16, .exact_size = true },
+		{ .capacity = 3000, .fp_bits = 32 },     /* inline P32 */
+		{ .capacity = 3000, .fp_bits = 12, .value_bits = 16 },
+		{ .capacity = 3000, .fp_bits = 13, .table = CF_TABLE_SEMISORT },
+	};
+	char path[] = "/tmp/cf_test_XXXXXX";
+	int fd = mkstemp(path);
+
+	TEST_ASSERT(fd >= 0, "mkstemp");
+	close(fd);
+	for (unsigned int i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+	for (int kh = CF_KEY_HASH_XXH3; kh <= CF_KEY_HASH_U64; kh++) {
+		struct cf_params p = shapes[i], q;
+		struct cf_filter *f, *g[2];
+		const uint64_t n = 2800;
+		uint64_t lost_other = 0, other_hash, k;
+		struct cf_stats st;
+		size_t size;
+		uint8_t *buf;
+		uint32_t v;
+
+		p.key_hash = (enum cf_key_hash)kh;
+		p.seed = 0xfeed + i;
+		f = cf_create(&p);
+		TEST_ASSERT(f != NULL, "create");
+		/* sequential integers: the keys a cheap hash could fail */
+		for (k = 0; k < n; k++)
+			TEST_ASSERT_EQ(cf_add(f, &k, sizeof(k)), 0, "add %lu",
+				(unsigned long)k);
+		buf = saved(f, &size);
+		TEST_ASSERT(buf != NULL, "save");
+		memcpy(&v, buf + OFF_VERSION, 4);
+		TEST_ASSERT_EQ(v, kh == CF_KEY_HASH_U64 ? 3u : 1u,
+			"shape %u, key hash %d: version", i, kh);
+		cf_stats(f, &st);
+		TEST_ASSERT_EQ(size, (size_t)cf_params_save_size(&p) -
+			(CF_STASH_SIZE - st.stash_used) * 16, "size");
+		TEST_ASSERT_EQ(cf_save_file(f, path), 0, "save_file");
+		g[0] = cf_load_mem(buf, size, NULL, 0);
+		g[1] = cf_load_file(path, NULL, 0);
+		for (int w = 0; w < 2; w++) {
+			TEST_ASSERT(g[w] != NULL, "load: %s", strerror(errno));
+			cf_get_params(g[w], &q);
+			TEST_ASSERT_EQ((int)q.key_hash, kh, "key hash kept");
+			for (k = 0; k < n; k++) {
+				TEST_ASSERT_EQ(cf_hash(g[w], &k, 8),
+					cf_hash(f, &k, 8), "hash of %lu",
+					(unsigned long)k);
+				TEST_ASSERT_EQ(cf_lookup(g[w], &k, sizeof(k)), 1,
+					"shape %u, key hash %d, %s: key %lu "
+					"lost", i, kh, w ? "file" : "mem",
+					(unsigned long)k);
+			}
+			if (kh == CF_KEY_HASH_U64)
+				for (k = 0; k < 1000; k++)
+					TEST_ASSERT_EQ(cf_hash(g[w], &k, 8),
+						cf_hash_u64(g[w], k), "u64");
+			k = 5;
+			TEST_ASSERT_EQ(cf_delete(g[w], &k, sizeof(k)), 0,
+				"delete");
+			cf_free(g[w]);
+		}
+		/* the other hash would not find them: the field matters */
+		other_hash = 0;
+		for (k = 0; k < n; k++) {
+			other_hash = kh == CF_KEY_HASH_U64 ?
+				XXH3_64bits_withSeed(&k, 8, p.seed) :
+				cf_hash_u64(f, k);
+			lost_other += !cf_lookup_with_hash(f, other_hash, NULL);
+		}
+		TEST_ASSERT(lost_other > n / 2, "shape %u: the other hash "
+			"finds %lu of %lu", i, (unsigned long)(n - lost_other),
+			(unsigned long)n);
+		free(buf);
+		cf_free(f);
+	}
+	unlink(path);
+	return 0;
+}
+
+/* A damaged or unknown key hash in a version 3 file, and in params. */
+static int
+test_reject_key_hash(void)
+{
+	static const struct {
+		uint32_t off, value;
+		int err;
+	} bad[] = {
+		{ OFF_KEY_HASH, CF_KEY_HASH_XXH3, EBADMSG }, /* v1/v2's */
+		{ OFF_KEY_HASH, 2, EPROTONOSUPPORT },        /* unknown */
+		{ OFF_KEY_HASH, UINT32_MAX, EPROTONOSUPPORT },
+		{ OFF_EXT_RESERVED, 1, EBADMSG },
+		{ OFF_EXT_RESERVED, UINT32_MAX, EBADMSG },
+	};
+	struct cf_params p = { .capacity = 50,
+		.key_hash = CF_KEY_HASH_U64 };
+	struct cf_filter *f = cf_create(&p);
+	size_t size;
+	uint8_t *buf = saved(f, &size);
+
+	TEST_ASSERT(buf != NULL, "save");
+	TEST_ASSERT_EQ(size, (size_t)cf_save_size(f), "size");
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t *copy = malloc(size);
+
+		TEST_ASSERT(copy != NULL, "malloc");
+		memcpy(copy, buf, size);
+		memcpy(copy + bad[i].off, &bad[i].value, 4);
+		reseal(copy, size);
+		TEST_ASSERT_EQ(expect_reject(copy, size, bad[i].err), 0,
+			"case %u", i);
+		free(copy);
+	}
+	/* the header alone, and part of the extension */
+	TEST_ASSERT_EQ(expect_reject(buf, HEADER_SIZE + 4, ENODATA), 0,
+		"cut in the extension");
+	free(buf);
+	cf_free(f);
+	/* an unknown value is refused by every call that takes params */
+	p.key_hash = (enum cf_key_hash)2;
+	errno = 0;
+	TEST_ASSERT(cf_create(&p) == NULL && errno == EINVAL, "create");
+	errno = 0;
+	TEST_ASSERT(cf_params_bytes(&p) == 0 && errno == EINVAL, "bytes");
+	errno = 0;
+	TEST_ASSERT(cf_params_save_size(&p) == 0 && errno == EINVAL,
+		"save size");
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_round_trip_mem),
 	TEST_CASE(test_round_trip_file),
+	TEST_CASE(test_round_trip_key_hash),
+	TEST_CASE(test_reject_key_hash),
 	TEST_CASE(test_files_not_regular),
 	TEST_CASE(test_reject_truncated),
 	TEST_CASE(test_reject_trailing_bytes),
