@@ -302,11 +302,11 @@ v4_word(const uint8_t *addr16)
 	return ntohl(a);
 }
 
-/* The full cell @p c (while the index is built). */
-static uint32_t
-cell_get(const struct cbl *bl, uint64_t c)
+/* The v4_cell_bytes-wide word at @p p: a full cell (v4_cell) or a
+ * cell's lengths (v4_lens). */
+static inline uint32_t
+lens_read(const struct cbl *bl, const uint8_t *p)
 {
-	const uint8_t *p = bl->v4_cell + c * bl->v4_cell_bytes;
 	uint16_t v16;
 	uint32_t v32;
 
@@ -320,6 +320,13 @@ cell_get(const struct cbl *bl, uint64_t c)
 		memcpy(&v32, p, sizeof(v32));
 		return v32;
 	}
+}
+
+/* The full cell @p c (while the index is built). */
+static uint32_t
+cell_get(const struct cbl *bl, uint64_t c)
+{
+	return lens_read(bl, bl->v4_cell + c * bl->v4_cell_bytes);
 }
 
 /* The cell of IPv4 address @p a (host order). */
@@ -368,24 +375,6 @@ cell_lens_at(const struct cbl *bl, uint64_t c)
 	return bl->v4_lens + r * bl->v4_cell_bytes;
 }
 
-/* The lengths at @p p in v4_lens. */
-static inline uint32_t
-lens_read(const struct cbl *bl, const uint8_t *p)
-{
-	uint16_t v16;
-	uint32_t v32;
-
-	switch (bl->v4_cell_bytes) {
-	case 1:
-		return *p;
-	case 2:
-		memcpy(&v16, p, sizeof(v16));
-		return v16;
-	default:
-		memcpy(&v32, p, sizeof(v32));
-		return v32;
-	}
-}
 
 /* The lengths of BL_CELL_LONGER cell @p c. */
 static uint32_t
