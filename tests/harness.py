@@ -5,6 +5,7 @@ counter, a file, a link), polled until DEADLINE, never for a fixed time,
 and asserts no wall-clock bound; a tool tools/setup.sh installs is
 required (need_tool()), never a reason to skip.
 """
+import ctypes
 import json
 import os
 import re
@@ -252,6 +253,45 @@ def wait_packets(prefix, want, proc, timeout=None):
     return st
 
 
+def netns_socket(ns, dev):
+    """A raw AF_PACKET socket bound to interface @dev of network
+    namespace @ns (ip netns add): frames sent on it leave @dev now, from
+    this process, without a tool started per batch (a process start in
+    the namespace took up to 1 s on a loaded machine, and the time a
+    live test knows its packets to is the span from before the send to
+    the count). Receives nothing (protocol 0)."""
+    out = {}
+
+    def make():
+        # setns() moves the calling thread only: a thread of its own
+        libc = ctypes.CDLL(None, use_errno=True)
+        with open("/run/netns/" + ns) as f:
+            if libc.setns(f.fileno(), 0x40000000) != 0:     # CLONE_NEWNET
+                out["err"] = OSError(ctypes.get_errno(), "setns " + ns)
+                return
+        try:
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+            s.bind((dev, 0))
+            out["sock"] = s
+        except OSError as e:
+            out["err"] = e
+    t = threading.Thread(target=make)
+    t.start()
+    t.join()
+    if "err" in out:
+        raise out["err"]
+    return out["sock"]
+
+
+def send_frames(sock, frames):
+    """Each of @frames (bytes) out of @sock (netns_socket()), in order;
+    the monotonic time just before the first left."""
+    t = time.monotonic()
+    for fr in frames:
+        sock.send(fr)
+    return t
+
+
 def links_up(prefix, ports, timeout=None):
     """Wait (up to DEADLINE) until the ports of the DPDK process with
     --file-prefix @prefix are up, as its telemetry shows: memif and
@@ -374,7 +414,7 @@ class Testpmd:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.reader.join(timeout=10)
+        self.reader.join(timeout=DEADLINE)
         os.close(self.master)
         return self.log()
 
@@ -382,7 +422,7 @@ class Testpmd:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-            self.reader.join(timeout=10)
+            self.reader.join(timeout=DEADLINE)
             os.close(self.master)
 
 
@@ -486,7 +526,7 @@ def nfdump_flows(files):
     flows = []
     for path in files:
         out = subprocess.run(["nfdump", "-r", path, "-q", "-o", "raw"],
-                             capture_output=True, text=True, timeout=30,
+                             capture_output=True, text=True, timeout=DEADLINE,
                              check=True).stdout
         for block in out.split("Flow Record:")[1:]:
             f = {}
@@ -510,7 +550,7 @@ def sequence_failures(files):
     n = 0
     for path in files:
         out = subprocess.run(["nfdump", "-r", path, "-I"],
-                             capture_output=True, text=True, timeout=30,
+                             capture_output=True, text=True, timeout=DEADLINE,
                              check=True).stdout
         line = [x for x in out.splitlines()
                 if x.startswith("Sequence failures:")]
