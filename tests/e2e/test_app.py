@@ -2059,7 +2059,7 @@ def test_alert_rules_promtool():
 def prom_query(port, expr):
     url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (
         port, urllib.parse.quote(expr))
-    reply = json.loads(urllib.request.urlopen(url, timeout=5).read())
+    reply = json.loads(urllib.request.urlopen(url, timeout=DEADLINE).read())
     assert reply["status"] == "success", reply
     return reply["data"]["result"]
 

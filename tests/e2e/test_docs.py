@@ -537,7 +537,7 @@ class Tty:
 
     def text(self):
         if self.proc.poll() is not None:
-            self.thread.join(timeout=5)
+            self.thread.join(timeout=DEADLINE)
         with self.lock:
             return "".join(self.buf).replace("\r\n", "\n")
 

@@ -79,7 +79,7 @@ def _setup(cuckooflow, tmp_path_factory):
         pytest.skip(why)
 
 
-def sh(*args, check=True, timeout=30):
+def sh(*args, check=True, timeout=DEADLINE):
     p = subprocess.run(list(args), capture_output=True, text=True,
                        timeout=timeout)
     if check and p.returncode != 0:
