@@ -2274,8 +2274,13 @@ def test_restart_tsc_clock(nb):
                "the saved flows to age past 1 s")
     late = run(1)
     assert late["flows_restored"] == again["active"]
-    assert late["flows_new"] == first["flows_new"], (late, first)
-    assert late["flows_expired"] >= late["flows_restored"]
+    # every restored flow expired, so each flow of the replay is new
+    # again; a replay that itself stalls past the 1 s timeout (the
+    # scheduler, on a loaded machine) expires and renews a flow more,
+    # counted in both: never fewer new flows than the first run's
+    extra = late["flows_new"] - first["flows_new"]
+    assert extra >= 0 and \
+        late["flows_expired"] >= late["flows_restored"] + extra, (late, first)
 
 
 @pytest.mark.slow
