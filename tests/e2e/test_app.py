@@ -2138,7 +2138,11 @@ def test_prometheus_server_scrapes():
                                               re.M)
                      for n in re.findall(r"\b(up|cuckooflow_\w+)", expr)}
         assert len(names) >= 6, names
-        missing = [n for n in sorted(names) if not prom_query(prom_port, n)]
+        for _ in polling(0.1):  # (a series may wait for its next scrape)
+            missing = [n for n in sorted(names)
+                       if not prom_query(prom_port, n)]
+            if not missing:
+                break
         assert not missing, missing
     finally:
         for p in reversed(procs):
