@@ -5,6 +5,7 @@ counter, a file, a link), polled until DEADLINE, never for a fixed time,
 and asserts no wall-clock bound; a tool tools/setup.sh installs is
 required (need_tool()), never a reason to skip.
 """
+import ctypes
 import json
 import os
 import re
@@ -252,6 +253,45 @@ def wait_packets(prefix, want, proc, timeout=None):
     return st
 
 
+def netns_socket(ns, dev):
+    """A raw AF_PACKET socket bound to interface @dev of network
+    namespace @ns (ip netns add): frames sent on it leave @dev now, from
+    this process, without a tool started per batch (a process start in
+    the namespace took up to 1 s on a loaded machine, and the time a
+    live test knows its packets to is the span from before the send to
+    the count). Receives nothing (protocol 0)."""
+    out = {}
+
+    def make():
+        # setns() moves the calling thread only: a thread of its own
+        libc = ctypes.CDLL(None, use_errno=True)
+        with open("/run/netns/" + ns) as f:
+            if libc.setns(f.fileno(), 0x40000000) != 0:     # CLONE_NEWNET
+                out["err"] = OSError(ctypes.get_errno(), "setns " + ns)
+                return
+        try:
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+            s.bind((dev, 0))
+            out["sock"] = s
+        except OSError as e:
+            out["err"] = e
+    t = threading.Thread(target=make)
+    t.start()
+    t.join()
+    if "err" in out:
+        raise out["err"]
+    return out["sock"]
+
+
+def send_frames(sock, frames):
+    """Each of @frames (bytes) out of @sock (netns_socket()), in order;
+    the monotonic time just before the first left."""
+    t = time.monotonic()
+    for fr in frames:
+        sock.send(fr)
+    return t
+
+
 def links_up(prefix, ports, timeout=None):
     """Wait (up to DEADLINE) until the ports of the DPDK process with
     --file-prefix @prefix are up, as its telemetry shows: memif and
@@ -374,7 +414,7 @@ class Testpmd:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.reader.join(timeout=10)
+        self.reader.join(timeout=DEADLINE)
         os.close(self.master)
         return self.log()
 
@@ -382,7 +422,7 @@ class Testpmd:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-            self.reader.join(timeout=10)
+            self.reader.join(timeout=DEADLINE)
             os.close(self.master)
 
 
@@ -435,27 +475,55 @@ class nfcapd:
     """Debian's nfcapd on 127.0.0.1 and a free port, in a directory of
     @tmp_path, for a with block (nfdump is required: tools/setup.sh
     installs it): .port inside; .files, the flow files it wrote, after.
-    On leaving, it waits until every datagram is read, then stops it."""
+    On leaving, it waits until every datagram is read, then stops it.
+
+    Two races of nfcapd 1.7.1 are waited out, by states:
+    - its bookkeeping record is keyed by its directory's inode (ftok()),
+      and a collector of another test run beside it (the other build
+      tree's) can hold the same key: the second exits at once, "Another
+      collector with pid N is already running". It is started again on
+      a new directory (a new inode), until one runs.
+    - it reads SIGTERM's flag only when a datagram or its rotation alarm
+      (300 s) wakes its receive: a SIGTERM that lands while it handles
+      the last datagram left it waiting past DEADLINE (CI). After the
+      signal it is woken with an empty datagram, polling, until it
+      exits."""
 
     def __init__(self, tmp_path):
         for tool in ("nfcapd", "nfdump"):
             need_tool(tool, "nfdump")
-        self.dir = os.path.join(str(tmp_path), "flows")
-        os.makedirs(self.dir, exist_ok=True)
+        self.tmp = str(tmp_path)
         self.port = free_udp_port()
         self.files = []
+        self.tries = 0
 
-    def __enter__(self):
-        self.logpath = os.path.join(self.dir, "..", "nfcapd.log")
+    def _start(self):
+        """nfcapd on a new directory: True once it is bound, False if it
+        exited for another collector's record."""
+        self.tries += 1
+        self.dir = os.path.join(self.tmp, "flows" if self.tries == 1
+                                else "flows%d" % self.tries)
+        os.makedirs(self.dir)
         self.log = open(self.logpath, "w+")
         self.proc = subprocess.Popen(
             ["nfcapd", "-w", self.dir, "-b", "127.0.0.1", "-p",
              str(self.port)], stdout=self.log, stderr=subprocess.STDOUT)
         wait_for(lambda: self.proc.poll() is not None or
                  udp_row(self.port), "nfcapd to bind port %d" % self.port)
-        assert self.proc.poll() is None, "nfcapd exited: " + \
-            open(self.logpath).read()
-        return self
+        if self.proc.poll() is None:
+            return True
+        self.log.close()
+        text = open(self.logpath).read()
+        assert "Another collector" in text, "nfcapd exited: " + text
+        return False
+
+    def __enter__(self):
+        self.logpath = os.path.join(self.tmp, "nfcapd.log")
+        for _ in polling(0.05):
+            if self._start():
+                return self
+        raise AssertionError("nfcapd never ran (%d tries): %s" % (
+            self.tries, open(self.logpath).read()))
 
     def __exit__(self, *exc):
         try:
@@ -467,7 +535,18 @@ class nfcapd:
                                      16) == 0, "nfcapd to read")
         finally:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=DEADLINE)
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                for _ in polling(0.1):
+                    if self.proc.poll() is not None:
+                        break
+                    s.sendto(b"", ("127.0.0.1", self.port))
+            if self.proc.poll() is None:
+                where = stacks(self.proc.pid)
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("nfcapd still running %.0f s after "
+                                     "SIGTERM; its threads:\n%s" % (
+                                         DEADLINE, where))
             self.log.close()
         self.files = sorted(os.path.join(self.dir, p)
                             for p in os.listdir(self.dir)
@@ -486,7 +565,7 @@ def nfdump_flows(files):
     flows = []
     for path in files:
         out = subprocess.run(["nfdump", "-r", path, "-q", "-o", "raw"],
-                             capture_output=True, text=True, timeout=30,
+                             capture_output=True, text=True, timeout=DEADLINE,
                              check=True).stdout
         for block in out.split("Flow Record:")[1:]:
             f = {}
@@ -510,7 +589,7 @@ def sequence_failures(files):
     n = 0
     for path in files:
         out = subprocess.run(["nfdump", "-r", path, "-I"],
-                             capture_output=True, text=True, timeout=30,
+                             capture_output=True, text=True, timeout=DEADLINE,
                              check=True).stdout
         line = [x for x in out.splitlines()
                 if x.startswith("Sequence failures:")]

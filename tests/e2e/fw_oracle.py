@@ -406,13 +406,23 @@ class Bucket:
     def __init__(self, burst):
         self.tokens = Fraction(burst)
         self.token_t = None
+        self.token_span = 0
         self.refilled = False
 
-    def take(self, t, cfg):
+    def take(self, t, cfg, span=0):
+        """A token for a packet met in [t, t + @span] (the last one's
+        time is known to within its own span)."""
         burst = Fraction(cfg.burst)
-        # Within 2 ms (and the slack) of refill from 1 token, the app's
-        # clock and rounding decide: no single answer.
-        eps = Fraction(cfg.rate * (2000000 + cfg.slack_ns), NS)
+        # The time since the last token's packet is known to within the
+        # two packets' spans (one span when both are the same phase's,
+        # met in order within it); within 2 ms (and that) of refill from
+        # 1 token, the app's clock and rounding decide: no single answer.
+        if self.token_t is None or (t, span) == (self.token_t,
+                                                 self.token_span):
+            width = span
+        else:
+            width = span + self.token_span
+        eps = Fraction(cfg.rate * (2000000 + width), NS)
         if self.token_t is not None and t > self.token_t and \
                 self.tokens < burst:
             raw = self.tokens + Fraction(cfg.rate * (t - self.token_t),
@@ -420,11 +430,11 @@ class Bucket:
             self.tokens = min(burst, raw)
             # Full again by a margin: exact; else it depends on the clock.
             self.refilled = raw < burst + eps
-        self.token_t = t if self.token_t is None else max(t, self.token_t)
-        # (Live: packets are up to slack_ns later than the model's time,
+        if self.token_t is None or t >= self.token_t:
+            self.token_t, self.token_span = t, span
+        # (Live: packets are up to @width later than the model's times,
         # so a count just under 1 may have been refilled past it.)
-        if 1 - eps <= self.tokens < 1 and (self.refilled or
-                                           cfg.slack_ns) or \
+        if 1 - eps <= self.tokens < 1 and (self.refilled or width) or \
                 self.refilled and 1 <= self.tokens < 1 + eps:
             raise Ambiguous("%.4f tokens at %.3f s: within %.4f of 1" % (
                 float(self.tokens), t / NS, float(eps)))
@@ -473,14 +483,14 @@ class Oracle:
                             "linger" if f.closed else "timeout",
                             limit / NS, lo / NS, hi / NS))
 
-    def _take_token(self, t, key):
+    def _take_token(self, t, key, span=0):
         if not self.cfg.rate:
             return True
         w = self.cfg.owner(key) if self.cfg.owner else 0
         b = self.buckets.get(w)
         if b is None:
             b = self.buckets[w] = Bucket(self.cfg.burst)
-        return b.take(t, self.cfg)
+        return b.take(t, self.cfg, span)
 
     # -- one packet
     def packet(self, t, port, frame, span_ns=None):
@@ -536,7 +546,7 @@ class Oracle:
                     not no_create:
                 # A new connection on a lingering flow: checks 3 (passes:
                 # SYN only) and 4, then reused and new.
-                if self._take_token(t, key):
+                if self._take_token(t, key, span):
                     self.c["reused"] += 1
                     del self.flows[key]
                     f = None
@@ -563,7 +573,7 @@ class Oracle:
                 verdict = UNSOLICITED
             elif cfg.tcp_strict and p["proto"] == TCP and not syn_only:
                 verdict = NOT_SYN
-            elif not self._take_token(t, key):
+            elif not self._take_token(t, key, span):
                 verdict = LIMITED
             else:
                 verdict = NEW

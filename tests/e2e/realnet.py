@@ -50,7 +50,7 @@ udp %s %d
 BIG = 3000          # a UDP datagram of 3000 bytes: 3 fragments
 
 
-def sh(*args, check=True, timeout=60, **kw):
+def sh(*args, check=True, timeout=DEADLINE, **kw):
     p = subprocess.run(list(args), capture_output=True, text=True,
                        timeout=timeout, **kw)
     if check and p.returncode != 0:
@@ -308,7 +308,7 @@ class Net:
         self.made = []
 
     # -- running
-    def ex(self, ns, *args, check=True, timeout=60):
+    def ex(self, ns, *args, check=True, timeout=DEADLINE):
         return sh(IP, "netns", "exec", ns, *args, check=check,
                   timeout=timeout)
 
@@ -533,13 +533,10 @@ def traffic_checks(net, prefix, proc, out):
         bad += inside_checks(net, family)
     for family in (4, 6):
         bad += outside_checks(net, family, prefix, proc)
-    rc = stop(proc)
+    rc = harness_stop(proc)
     if rc != 0:
-        return bad + ["cuckooflow rc %s" % rc]
+        return bad + ["cuckooflow rc %s %s" % (rc, proc.hung)]
     with open(out) as f:
         bad += totals_checks(json.load(f)["total"])
     return bad
 
-
-def stop(proc, timeout=60):
-    return harness_stop(proc, timeout)

@@ -2059,7 +2059,7 @@ def test_alert_rules_promtool():
 def prom_query(port, expr):
     url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (
         port, urllib.parse.quote(expr))
-    reply = json.loads(urllib.request.urlopen(url, timeout=5).read())
+    reply = json.loads(urllib.request.urlopen(url, timeout=DEADLINE).read())
     assert reply["status"] == "success", reply
     return reply["data"]["result"]
 
@@ -2138,7 +2138,11 @@ def test_prometheus_server_scrapes():
                                               re.M)
                      for n in re.findall(r"\b(up|cuckooflow_\w+)", expr)}
         assert len(names) >= 6, names
-        missing = [n for n in sorted(names) if not prom_query(prom_port, n)]
+        for _ in polling(0.1):  # (a series may wait for its next scrape)
+            missing = [n for n in sorted(names)
+                       if not prom_query(prom_port, n)]
+            if not missing:
+                break
         assert not missing, missing
     finally:
         for p in reversed(procs):
@@ -2274,8 +2278,13 @@ def test_restart_tsc_clock(nb):
                "the saved flows to age past 1 s")
     late = run(1)
     assert late["flows_restored"] == again["active"]
-    assert late["flows_new"] == first["flows_new"], (late, first)
-    assert late["flows_expired"] >= late["flows_restored"]
+    # every restored flow expired, so each flow of the replay is new
+    # again; a replay that itself stalls past the 1 s timeout (the
+    # scheduler, on a loaded machine) expires and renews a flow more,
+    # counted in both: never fewer new flows than the first run's
+    extra = late["flows_new"] - first["flows_new"]
+    assert extra >= 0 and \
+        late["flows_expired"] >= late["flows_restored"] + extra, (late, first)
 
 
 @pytest.mark.slow

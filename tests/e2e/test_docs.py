@@ -49,6 +49,7 @@ are made in that directory: in.pcap (pcaps/mixed.pcap), empty.pcap (no
 packets) and block.cf (usage.md's list.txt, compiled).
 """
 import collections
+import fcntl
 import glob
 import json
 import os
@@ -79,6 +80,8 @@ DOCS = ("docs/usage.md", "docs/install.md", "docs/tools.md", "docs/api.md",
 # vhost-user sockets under /run/cf, the outputs in each page's
 # directory): they share them, so they run on one xdist worker, in order.
 pytestmark = pytest.mark.xdist_group("docs")
+# ... and one test run of the machine at a time (a lock beside them)
+RUN_LOCK = "/run/cf.lock"
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARK = re.compile(r"^<!--\s*doc-test:\s*(.*?)\s*-->\s*$")
 DPDK = ("cuckooflow", "dpdk-testpmd")
@@ -537,7 +540,7 @@ class Tty:
 
     def text(self):
         if self.proc.poll() is not None:
-            self.thread.join(timeout=5)
+            self.thread.join(timeout=DEADLINE)
         with self.lock:
             return "".join(self.buf).replace("\r\n", "\n")
 
@@ -548,6 +551,22 @@ def pages(cuckooflow, cuckooflow_filter, pcaps, tmp_path_factory):
     progs = {"cuckooflow": cuckooflow, "cuckooflow-filter": cuckooflow_filter}
     build = os.path.dirname(os.path.dirname(cuckooflow))
     out = {}
+    # /run/cf is the machine's: another test run on it (another
+    # worktree's, on a shared machine) waits here until these are done
+    # (flock: released with the file, also when this process dies)
+    os.makedirs(os.path.dirname(RUN_LOCK), exist_ok=True)
+    lock = open(RUN_LOCK, "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        run_pages(progs, build, pcaps, tmp_path_factory, cuckooflow_filter,
+                  out)
+    finally:
+        lock.close()
+    return out
+
+
+def run_pages(progs, build, pcaps, tmp_path_factory, cuckooflow_filter,
+              out):
     for doc in DOCS:
         work = str(tmp_path_factory.mktemp("docs"))
         for name, target in (("build", build), ("pcaps", pcaps),
@@ -568,7 +587,6 @@ def pages(cuckooflow, cuckooflow_filter, pcaps, tmp_path_factory):
         page = Page(doc, work, progs)
         page.run_all()
         out[doc] = page
-    return out
 
 
 def hardware(b):

@@ -423,6 +423,34 @@ def test_spans_are_per_packet():
                     int(0.1 * NS)).verdict == "new"
 
 
+def test_token_spans_are_per_packet():
+    """The admission tokens, live (test_live[admission-firewall-1]: burst
+    5, 1 a second, 12 new flows in phase 1): a phase counted within
+    0.3 s has its 6th flow limited even when another phase of the run
+    took 1.2 s; the run's slowest phase as the token slack (before)
+    left it open. A phase that took 1.2 s itself is open either way
+    (a token may have come back within it), and so is the next phase's
+    new flow when the two spans add up to a token (each packet's time
+    known within its own phase)."""
+    flows = [udp(INSIDE, A, X, 43000 + i, 7000) for i in range(6)]
+    o = fw(new_flow_rate=1, new_flow_burst=5, slack_ns=int(1.25 * NS))
+    with pytest.raises(Ambiguous):
+        for fr in flows:
+            o.packet(0, INSIDE, fr)
+    o = fw(new_flow_rate=1, new_flow_burst=5, slack_ns=int(1.25 * NS))
+    got = [o.packet(0, INSIDE, fr, int(0.3 * NS)).action for fr in flows]
+    assert got == [FWD] * 5 + ["limited"]
+    o = fw(new_flow_rate=1, new_flow_burst=5)
+    with pytest.raises(Ambiguous):
+        for fr in flows:
+            o.packet(0, INSIDE, fr, int(1.2 * NS))
+    o = fw(new_flow_rate=1, new_flow_burst=5)
+    for fr in flows[:5]:
+        o.packet(0, INSIDE, fr, int(0.6 * NS))
+    with pytest.raises(Ambiguous):
+        o.packet(int(0.1 * NS), INSIDE, flows[5], int(0.6 * NS))
+
+
 def test_compare_frames():
     f1 = udp(INSIDE, A, X, 1, 2, b"a")
     f2 = udp(INSIDE, A, X, 1, 2, b"b")

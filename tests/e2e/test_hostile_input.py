@@ -24,16 +24,14 @@ Every run has its own --file-prefix and files under pytest's tmp_path.
 import json
 import os
 import re
-import signal
 import struct
 import subprocess
-import time
 
 import pytest
 
 import dpdk_telemetry
 from harness import NO_HUGE_MB
-from harness import DEADLINE, free_udp_port, no_crash
+from harness import DEADLINE, free_udp_port, no_crash, polling, stop
 
 APP = PCAPS = None
 runs = 0
@@ -101,26 +99,24 @@ class Started:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def wait(self, cond, what, deadline=60):
-        """Until cond() holds; fails if the process exits or the
-        deadline passes first."""
-        end = time.monotonic() + deadline
-        while not cond():
+    def wait(self, cond, what):
+        """Until cond() holds; fails if the process exits first, or
+        after DEADLINE (the state never came)."""
+        for _ in polling(0.05):
+            if cond():
+                return
             assert self.proc.poll() is None, "exited (%s) before %s: %s" % (
                 self.proc.returncode, what, self.log()[-600:])
-            assert time.monotonic() < end, "never %s: %s" % (
-                what, self.log()[-600:])
-            time.sleep(0.05)
+        assert cond(), "never %s in %.0f s: %s" % (
+            what, DEADLINE, self.log()[-600:])
 
     def stop(self):
         """SIGINT, then its exit status; a process that does not exit
-        within HANG s fails the test as a hang."""
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            rc = self.proc.wait(timeout=HANG)
-        except subprocess.TimeoutExpired:
-            pytest.fail("hung: no exit within %d s of SIGINT: %s" % (
-                HANG, self.log()[-600:]))
+        within HANG s fails the test as a hang, with its threads'
+        stacks (harness.stop())."""
+        rc = stop(self.proc, HANG)
+        if self.proc.hung:
+            pytest.fail("%s%s" % (self.proc.hung, self.log()[-600:]))
         return no_crash(rc, log=self.log())
 
     def close(self):

@@ -24,7 +24,7 @@ import sys
 import pytest
 
 from harness import NO_HUGE_MB
-from harness import need_tool, stats, wait_until
+from harness import DEADLINE, need_tool, stats, wait_until
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -81,7 +81,7 @@ def test_partial_burst_leaves_while_running(nb):
         wait_until(lambda: stats(rid), "cuckooflow's telemetry", proc=app)
         path = os.path.join(d, "in.pcap")
         wrpcap(path, [Ether(f) for f in sent])
-        ns.ex("tcpreplay", "-q", "--intf1=vethIb", path, timeout=120)
+        ns.ex("tcpreplay", "-q", "--intf1=vethIb", path, timeout=DEADLINE)
 
         # fewer than a burst: out by the drain timer, cuckooflow running
         wait_until(lambda: len(ours(captured(cap))) >= len(sent),

@@ -19,6 +19,8 @@ import tempfile
 
 import pytest
 
+from harness import DEADLINE
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV = os.environ
 LIBS = ("cuckoo", "cflow", "blocklist")
@@ -38,7 +40,7 @@ def under(root, d):
 
 
 def run(cmd, env=None, check=True, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=DEADLINE,
                        env=dict(ENV, **(env or {})), **kw)
     if check:
         assert p.returncode == 0, "%s: exit %d\n%s%s" % (
@@ -326,7 +328,7 @@ def preflight(destdir, work, env, meminfo, mounts):
         f.write(mounts)
     script = os.path.join(under(destdir, ENV["LIBEXECDIR"]), "cuckooflow",
                           "cuckooflow-preflight")
-    p = subprocess.run([script], capture_output=True, text=True, timeout=60,
+    p = subprocess.run([script], capture_output=True, text=True, timeout=DEADLINE,
                        env=dict(env, CUCKOOFLOW_PROC=proc,
                                 PATH=ENV["PATH"]))
     return p.returncode, p.stderr

@@ -7,6 +7,8 @@ import os
 import re
 import subprocess
 
+from harness import DEADLINE
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MAN = os.path.join(ROOT, "docs", "man")
@@ -48,7 +50,7 @@ def app_help(cuckooflow):
                         "--no-telemetry", "--log-level=lib.*:error",
                         "--file-prefix=cfman%d" % os.getpid(), "--",
                         "--help"], capture_output=True, text=True,
-                       timeout=60)
+                       timeout=DEADLINE)
     assert p.returncode == 0, p.stdout + p.stderr
     return p.stdout
 
@@ -122,7 +124,7 @@ def test_filter_options(cuckooflow_filter):
     """Every option of cuckooflow-filter --help is in
     cuckooflow-filter(8), and the other way round."""
     p = subprocess.run([cuckooflow_filter, "--help"], capture_output=True,
-                       text=True, timeout=30)
+                       text=True, timeout=DEADLINE)
     assert p.returncode == 0, p.stderr
     helped = set(OPTION.findall(p.stdout))
     man = described(man_source("cuckooflow-filter"))
@@ -138,7 +140,7 @@ def test_filter_options(cuckooflow_filter):
 def test_filter_commands(cuckooflow_filter):
     """Each command of the usage has a section in the page."""
     p = subprocess.run([cuckooflow_filter, "--help"], capture_output=True,
-                       text=True, timeout=30)
+                       text=True, timeout=DEADLINE)
     commands = set(re.findall(r"cuckooflow-filter (\w+) ", p.stdout))
     source = man_source("cuckooflow-filter")
     assert commands == {"build", "query", "info"}

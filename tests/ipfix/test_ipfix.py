@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from harness import nfcapd, nfdump_flows, sequence_failures
+from harness import DEADLINE, nfcapd, nfdump_flows, sequence_failures
 
 # A fixed past time: 2025-11-25 10:40:00 UTC, in ns.
 T0 = 1764067200 * 10**9
@@ -78,7 +78,7 @@ def run_send(ipfix_send, tmp_path, records, *args):
                     "%(bytes)d %(packets)d %(flow)d " % r +
                     "%d %d\n" % r["icmp"])
     r = subprocess.run([ipfix_send, "--now", str(NOW), *args, str(path)],
-                       capture_output=True, text=True, timeout=30)
+                       capture_output=True, text=True, timeout=DEADLINE)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
