@@ -5,7 +5,8 @@ and after, by number of flows: the median of the rounds as a bar, their
 range as an error bar, and an optional target line.
 
 Input: one CSV of bench_pipeline --csv rows with two more leading columns,
-build (before, after) and round.
+build (before, after) and round. The variants are those of the rows, in
+their order (cuckoo and rte_hash, or forward, firewall and fw_mirror).
 
 usage: tools/plot_pipeline_ab.py AB.csv OUT.png [TARGET_CYCLES]
 """
@@ -20,21 +21,27 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 COLORS = {("cuckoo", "before"): "#9ecae1", ("cuckoo", "after"): "C0",
-          ("rte_hash", "before"): "#fcae91", ("rte_hash", "after"): "C3"}
+          ("rte_hash", "before"): "#fcae91", ("rte_hash", "after"): "C3",
+          ("forward", "before"): "#9ecae1", ("forward", "after"): "C0",
+          ("firewall", "before"): "#fcae91", ("firewall", "after"): "C3",
+          ("fw_mirror", "before"): "#c7e9c0", ("fw_mirror", "after"): "C2"}
 
 
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     cycles = defaultdict(list)
+    variants = []
     with open(sys.argv[1]) as f:
         for row in csv.DictReader(f):
+            if row["variant"] not in variants:
+                variants.append(row["variant"])
             cycles[(int(row["flows"]), row["variant"], row["build"])].append(
                 float(row["cpu_cycles_per_pkt"]))
     if not cycles:
         sys.exit("no rows in " + sys.argv[1])
     flows = sorted({k[0] for k in cycles})
-    bars = [(v, b) for v in ("cuckoo", "rte_hash") for b in ("before", "after")
+    bars = [(v, b) for v in variants for b in ("before", "after")
             if any((n, v, b) in cycles for n in flows)]
     width = 0.8 / len(bars)
     fig, ax = plt.subplots(figsize=(8, 4.5))

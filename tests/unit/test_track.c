@@ -1222,16 +1222,45 @@ test_track_interleaved_equals_plain(void)
 	return 0;
 }
 
+/* A sided tracker's frame of flow f (churn_frame()), from @p how:
+ * 0 the inside, 1 the outside's reply (addresses and ports swapped),
+ * 2 the outside in the inside's direction (a wrong direction for a flow
+ * opened inside), 3 an allowed outside port (it may open flows). */
+static struct cflow_input
+sided_frame(uint8_t *buf, uint32_t f, uint8_t flags, uint64_t at,
+		unsigned int how)
+{
+	struct spec sp = { .family = 4, .src = (uint8_t)f,
+		.dst = (uint8_t)(f >> 8), .sport = 1000, .dport = 80,
+		.proto = f % 4 ? 6 : 17, .flags = flags };
+	struct cflow_input in = { .data = buf, .time_ns = at };
+
+	if (how == 1 || (how == 3 && (f & 1))) {
+		sp.src = (uint8_t)(f >> 8);
+		sp.dst = (uint8_t)f;
+		sp.sport = 80;
+		sp.dport = 1000;
+	}
+	in.flags = how == 0 ? 0 : how == 3 ? CFLOW_IN_OUTSIDE :
+		CFLOW_IN_OUTSIDE | CFLOW_IN_NO_CREATE;
+	in.len = in.wire_len = build(buf, &sp);
+	return in;
+}
+
 /*
- * The plain tracker's fast path for a seen flow (seen_plain(), no
- * flow_time, records or sides) decides as the general one: the same
- * stream, in time order, into a plain tracker and a flow_time one
- * (which judges an in-order packet at the clock as well, but takes
- * track_seen() and track_one()), gives the same verdicts, per-flow
- * counts and counters. Flows seen again about their timeout (ages of
- * every length), a table kept full for a while, FIN/RST/SYN churn,
- * pauses past the timeout between bursts (flows found idle), counts of
- * 0, 3 and 8 bits (saturating), 16- and 32-bit values.
+ * The fast path for a seen flow (seen_fast(), no flow_time or records;
+ * sided or not) decides as the general one: the same stream, in time
+ * order, into a tracker without flow_time and one with it (which judges
+ * an in-order packet at the clock as well, but takes track_seen() and
+ * track_one()), gives the same verdicts, per-flow counts and counters.
+ * Flows seen again about their timeout (ages of every length), a table
+ * kept full for a while, FIN/RST/SYN churn, pauses past the timeout
+ * between bursts (flows found idle), counts of 0, 3 and 8 bits
+ * (saturating), 16- and 32-bit values. Sided (a firewall, 32-bit
+ * fingerprints as its default): packets from the inside, the outside's
+ * replies, the outside in the inside's direction (wrong direction;
+ * unsolicited for a flow not open) and an allowed outside port that
+ * opens flows of either side.
  */
 static int
 test_track_seen_fast_equals_general(void)
@@ -1239,16 +1268,23 @@ test_track_seen_fast_equals_general(void)
 	static const uint8_t flag_set[] = { CFLOW_TCP_SYN, CFLOW_TCP_ACK,
 		CFLOW_TCP_ACK, CFLOW_TCP_ACK, CFLOW_TCP_FIN | CFLOW_TCP_ACK,
 		CFLOW_TCP_RST };
-	static const unsigned int conf[][3] = { { 16, 16, 0 }, { 16, 32, 3 },
-		{ 12, 32, 8 }, { 16, 16, 3 } };
+	/* fingerprint and value bits, count bits, sides (1: a sided
+	 * tracker; 2: the same frames, inside and outside, into a tracker
+	 * that is not sided, which ignores the outside flag) */
+	static const unsigned int conf[][4] = { { 16, 16, 0, 0 },
+		{ 16, 32, 3, 0 }, { 12, 32, 8, 0 }, { 16, 16, 3, 0 },
+		{ 32, 32, 3, 1 }, { 16, 16, 0, 1 }, { 12, 32, 8, 1 },
+		{ 32, 32, 3, 2 } };
 
 	for (unsigned int w = 0; w < sizeof(conf) / sizeof(conf[0]); w++) {
 		struct cflow_tracker *t[2];
 		uint64_t rng = 11 + w, at = 1000 * S;
 		char what[48];
 
-		snprintf(what, sizeof(what), "%u/%u bits, count %u", conf[w][0],
-			conf[w][1], conf[w][2]);
+		snprintf(what, sizeof(what), "%u/%u bits, count %u%s",
+			conf[w][0], conf[w][1], conf[w][2],
+			conf[w][3] == 1 ? ", sided" : conf[w][3] ?
+			", sides, not sided" : "");
 		for (int l = 0; l < 2; l++) {
 			struct cflow_tracker_params p;
 
@@ -1258,6 +1294,7 @@ test_track_seen_fast_equals_general(void)
 			p.count_bits = conf[w][2];
 			p.seed = 42;
 			p.flow_time = l == 1;
+			p.sided = conf[w][3] == 1;
 			for (int k = 0; k < CFLOW_CLASS_MAX; k++)
 				p.timeout_ns[k] = (uint64_t)(4 + k) * S;
 			t[l] = cflow_tracker_create(&p);
@@ -1285,15 +1322,34 @@ test_track_seen_fast_equals_general(void)
 					100 + (uint32_t)(r >> 8) % 300 :
 					(uint32_t)(r >> 8) % 40;
 
-				r = cfu_splitmix64(&rng) % 16;
-				in[k] = churn_frame(bufs[k], f, (uint8_t)(f >> 8),
-					r < 6 ? flag_set[r] : CFLOW_TCP_ACK,
-					at + (uint64_t)k);
+				r = cfu_splitmix64(&rng) % 128;
+				if (conf[w][3])
+					in[k] = sided_frame(bufs[k], f,
+						r % 16 < 6 ? flag_set[r % 16] :
+						CFLOW_TCP_ACK, at + (uint64_t)k,
+						r < 48 ? 0 : r < 96 ? 1 :
+						r < 112 ? 2 : 3);
+				else
+					in[k] = churn_frame(bufs[k], f,
+						(uint8_t)(f >> 8), r % 16 < 6 ?
+						flag_set[r % 16] :
+						CFLOW_TCP_ACK, at + (uint64_t)k);
 				st[k] = cflow_parse(bufs[k], in[k].len, NULL,
 					&pkts[k]);
 			}
 			TEST_ASSERT_EQ(pair_track(t, in, pkts, st, at + S / 16),
 				0, "%s, burst %d: verdicts differ", what, n);
+		}
+		if (conf[w][3]) {
+			struct cflow_counters c;
+
+			cflow_counters_get(t[0], &c);
+			TEST_ASSERT(conf[w][3] == 1 ? c.wrong_direction > 0 &&
+				c.unsolicited > 0 : c.wrong_direction == 0,
+				"%s: the history missed a case: %lu wrong "
+				"direction, %lu unsolicited", what,
+				(unsigned long)c.wrong_direction,
+				(unsigned long)c.unsolicited);
 		}
 		if (pair_end(t, what) != 0)
 			return -1;
