@@ -100,7 +100,9 @@ head_size(enum cf_key_hash key_hash)
 		sizeof(struct cf_file_ext) : 0);
 }
 
-static void
+/* Fills @p h and @p ext; returns the bytes of @p ext the file holds
+ * (0 before version 3). */
+static size_t
 header_fill(const struct cf_filter *f, struct cf_file_header *h,
 		struct cf_file_ext *ext)
 {
@@ -123,6 +125,7 @@ header_fill(const struct cf_filter *f, struct cf_file_header *h,
 	h->items = f->items;
 	h->table_bytes = f->table_bytes;
 	h->values_bytes = file_values_bytes(f);
+	return head_size(f->params.key_hash) - sizeof(*h);
 }
 
 static void
@@ -167,15 +170,16 @@ cf_save_mem(const struct cf_filter *f, void *buf, size_t len)
 	size_t size = cf_save_size(f);
 	struct cf_file_header h;
 	struct cf_file_ext ext;
+	size_t ext_bytes;
 	uint8_t *p = buf;
 
 	if (len < size)
 		return cf_err(ENOSPC);
-	header_fill(f, &h, &ext);
+	ext_bytes = header_fill(f, &h, &ext);
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
-	memcpy(p, &ext, head_size(f->params.key_hash) - sizeof(h));
-	p += head_size(f->params.key_hash) - sizeof(h);
+	memcpy(p, &ext, ext_bytes);
+	p += ext_bytes;
 	memcpy(p, f->table, f->table_bytes);
 	p += f->table_bytes;
 	if (f->aux_inline)
@@ -214,14 +218,14 @@ save_fill(int fd, void *arg)
 	const struct cf_filter *f = c->f;
 	struct cf_file_header h;
 	struct cf_file_ext ext;
+	size_t ext_bytes;
 	int ret;
 
-	header_fill(f, &h, &ext);
+	ext_bytes = header_fill(f, &h, &ext);
 	stash_fill(f, stash);
 	ret = write_sum(fd, &h, sizeof(h), c->st);
 	if (ret == 0)
-		ret = write_sum(fd, &ext, head_size(f->params.key_hash) -
-			sizeof(h), c->st);
+		ret = write_sum(fd, &ext, ext_bytes, c->st);
 	if (ret == 0)
 		ret = write_sum(fd, f->table, f->table_bytes, c->st);
 	if (ret == 0 && f->aux_inline) {
