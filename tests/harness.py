@@ -253,6 +253,37 @@ def wait_packets(prefix, want, proc, timeout=None):
     return st
 
 
+IP = shutil.which("ip") or "/usr/sbin/ip"
+
+
+def veth_netns(ns, pairs):
+    """Network namespace @ns (ip netns add), IPv6 off (before any
+    interface: new ones inherit "default") and no IGMP reports for
+    link-local groups, with a veth pair up for each (a, b) of @pairs: a
+    quiet wire for a test's own frames. Deleted again if a step fails."""
+    def ip(*args):
+        p = subprocess.run([IP] + list(args), capture_output=True,
+                           text=True, timeout=DEADLINE)
+        if p.returncode != 0:
+            raise RuntimeError("ip %s: rc %d: %s" % (
+                " ".join(args), p.returncode, p.stderr.strip()))
+
+    ip("netns", "add", ns)
+    try:
+        ip("netns", "exec", ns, "sysctl", "-qw",
+           "net.ipv6.conf.all.disable_ipv6=1",
+           "net.ipv6.conf.default.disable_ipv6=1",
+           "net.ipv4.igmp_link_local_mcast_reports=0")
+        for a, b in pairs:
+            ip("-n", ns, "link", "add", a, "type", "veth", "peer", "name",
+               b)
+            for dev in (a, b):
+                ip("-n", ns, "link", "set", dev, "up")
+    except Exception:
+        subprocess.run([IP, "netns", "del", ns], capture_output=True)
+        raise
+
+
 def netns_socket(ns, dev):
     """A raw AF_PACKET socket bound to interface @dev of network
     namespace @ns (ip netns add): frames sent on it leave @dev now, from

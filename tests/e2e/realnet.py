@@ -23,13 +23,11 @@ pytest process and a counter), so runs go side by side.
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 
-from harness import DEADLINE, need_tool, polling, stats
+from harness import DEADLINE, IP, need_tool, polling, stats
 from harness import stop as harness_stop
 
-IP = shutil.which("ip") or "/usr/sbin/ip"
 PY = "/usr/bin/python3"
 
 CLIENT4, ROUTER_IN4, ROUTER_OUT4, SERVER4 = ("10.26.1.2", "10.26.1.1",

@@ -47,8 +47,8 @@ import time
 import pytest
 
 from harness import NO_HUGE_MB
-from harness import (DEADLINE, need_tool, netns_socket, polling,
-                     send_frames, stats, stop, wait_packets)
+from harness import (DEADLINE, IP, need_tool, netns_socket, polling,
+                     send_frames, stats, stop, veth_netns, wait_packets)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,7 +57,6 @@ from fw_oracle import NS, Ambiguous, Oracle, compare_frames, parse  # noqa: E402
 
 APP = os.environ.get("CUCKOOFLOW_APP", "build/app/cuckooflow")
 PCAPS = os.environ.get("CUCKOOFLOW_PCAPS", "pcaps")
-IP = shutil.which("ip") or "/usr/sbin/ip"
 WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}
 TMP = tempfile.mkdtemp(prefix="cuckooflow-fw-")
 MIRROR_PORT = 2
@@ -270,19 +269,7 @@ class Netns:
 
     def __init__(self):
         self.name = run_id()
-        sh(IP, "netns", "add", self.name)
-        try:
-            self.ex("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1",
-                    "net.ipv4.igmp_link_local_mcast_reports=0")
-            for a, b in self.DEVS:
-                sh(IP, "-n", self.name, "link", "add", a, "type", "veth",
-                   "peer", "name", b)
-                for dev in (a, b):
-                    sh(IP, "-n", self.name, "link", "set", dev, "up")
-        except Exception:
-            self.delete()
-            raise
+        veth_netns(self.name, self.DEVS)
 
     def ex(self, *args, **kw):
         return sh(IP, "netns", "exec", self.name, *args, **kw)

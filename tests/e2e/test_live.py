@@ -54,12 +54,11 @@ import subprocess
 import pytest
 
 from harness import NO_HUGE_MB
-from harness import (DEADLINE, need_tool, polling, stats, wait_packets,
+from harness import (DEADLINE, IP, need_tool, polling, stats, wait_packets,
                      wait_until)
 from harness import stop as harness_stop
 
 APP = TMP = None
-IP = shutil.which("ip") or "/usr/sbin/ip"
 runs = 0
 namespaces = []     # every namespace this run created
 prefixes = []       # every DPDK --file-prefix this run used

@@ -13,7 +13,6 @@ reservation.
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -24,9 +23,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
 from harness import NO_HUGE_MB
-from harness import (DEADLINE, Testpmd, hugepages_free, need_tool,
+from harness import (DEADLINE, IP, Testpmd, hugepages_free, need_tool,
                      netns_socket, no_crash, polling, query, run_ended,
-                     send_frames, stop, wait_until)
+                     send_frames, stop, veth_netns, wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -447,32 +446,23 @@ def test_dumpcap_captures_running_instance(nb, tmp_path):
     dumpcap = need_tool("dpdk-dumpcap", "dpdk")
     need_hugepages()
     if os.geteuid() != 0:
-        pytest.skip("hardware: not root, no network namespace")
-    from scapy.all import IP, UDP, Ether, Raw
+        pytest.skip("not root: cannot create a network namespace")
+    from scapy.all import IP as IPv4, UDP, Ether, Raw
 
     def frame(i):
         # untagged (the af_packet PMD hands a VLAN tag the kernel took
         # off as metadata), numbered
         return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
-                     IP(src="198.18.0.%d" % (1 + i % 200), dst="198.19.0.1") /
+                     IPv4(src="198.18.0.%d" % (1 + i % 200), dst="198.19.0.1") /
                      UDP(sport=40000 + i % 1000, dport=5000) /
                      Raw(b"frame %08d" % i + b"." * (i % 64)))
     ns = "cfops%d_%s" % (os.getpid(), os.path.basename(str(tmp_path)))
-    ip = shutil.which("ip") or "/usr/sbin/ip"
-    subprocess.run([ip, "netns", "add", ns], check=True)
+    veth_netns(ns, [("vdA", "vdB")])
     app = None
     try:
-        subprocess.run([ip, "netns", "exec", ns, "sysctl", "-qw",
-                        "net.ipv6.conf.all.disable_ipv6=1",
-                        "net.ipv6.conf.default.disable_ipv6=1"], check=True)
-        subprocess.run([ip, "-n", ns, "link", "add", "vdA", "type", "veth",
-                        "peer", "name", "vdB"], check=True)
-        for dev in ("vdA", "vdB"):
-            subprocess.run([ip, "-n", ns, "link", "set", dev, "up"],
-                           check=True)
         sock = netns_socket(ns, "vdB")
         app = Live(tmp_path, nb, ["net_af_packet0,iface=vdA"], huge=True,
-                   wrap=[ip, "netns", "exec", ns])
+                   wrap=[IP, "netns", "exec", ns])
         app.up()
         cap = str(tmp_path / "cap.pcapng")
         log = open(str(tmp_path / "dumpcap.log"), "w")
@@ -510,7 +500,7 @@ def test_dumpcap_captures_running_instance(nb, tmp_path):
         sock.close()
     finally:
         rc = app.stop() if app else None
-        subprocess.run([ip, "netns", "del", ns])
+        subprocess.run([IP, "netns", "del", ns])
     got = frames_of(cap) if os.path.exists(cap) else []
     assert dc.returncode == 0 and len(got) >= 200, (dc.returncode, out)
     sent_frames = [frame(j) for j in range(i)]
