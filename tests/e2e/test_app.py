@@ -1526,7 +1526,7 @@ def bypass_frames():
     """(name, frame, fate under drop, fate under pass): packets the parser
     does not take to a 5-tuple, from listed and unlisted hosts; fate is
     "address", "flow", "unparsed" (dropped by kind) or None (forwarded)."""
-    from scapy.all import (Ether, Dot1Q, IP, IPv6, TCP, UDP, ARP, Raw,
+    from scapy.all import (Ether, Dot1Q, IP, IPv6, TCP, ARP, Raw,
                            IPv6ExtHdrDestOpt, PadN)
     e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     out = []
@@ -2472,7 +2472,6 @@ def test_events_ring_overflow():
     """A tiny ring under a flood of new flows: every event is queued or
     counted dropped, the JSON file holds exactly the queued ones, and the
     packets are counted as without events."""
-    from scapy.all import Ether, IP, UDP
     flood = os.path.join(TMP, "flood_events.pcap")
     if not os.path.exists(flood):
         write_udp_flows(flood, [(bytes((10, f >> 16, (f >> 8) & 255,

@@ -62,7 +62,6 @@ import signal
 import struct
 import subprocess
 import threading
-import time
 
 import pytest
 

@@ -26,16 +26,14 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
 import pytest
 from scapy.all import ARP, IP, TCP, UDP, Ether, Raw
 from scapy.utils import RawPcapReader
 
-import dpdk_telemetry
 from harness import NO_HUGE_MB
 from harness import (DEADLINE, Testpmd, links_up, memif_peer_argv,
-                     need_tool, no_crash, polling, query,
+                     need_tool, no_crash, query,
                      timed_pcap, wait_until)
 
 APP = TMP = None

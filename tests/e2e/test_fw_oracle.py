@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from fw_oracle import (ACTIONS, FWD, NS, Ambiguous, Config, Oracle,  # noqa
-                       SpecGap, compare_frames, parse, parse_allow)
+                       compare_frames, parse, parse_allow)
 import fw_scenarios as S  # noqa: E402
 from fw_scenarios import INSIDE, OUTSIDE, tcp, udp, icmp  # noqa: E402
 

@@ -28,7 +28,7 @@ import os
 import pytest
 
 from harness import NO_HUGE_MB
-from harness import DEADLINE, polling, query, stats
+from harness import polling, query
 from realnet import ALLOW, IP, Net, sh, tools, traffic_checks
 
 WORKER_LCORES = {1: "0@0,1@1", 2: "0@0,1@1,2@1"}

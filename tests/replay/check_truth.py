@@ -13,7 +13,6 @@ usage: /usr/bin/python3 -m pytest tests/replay/check_truth.py
 One test per capture and fingerprint width.
 """
 import json
-import os
 import subprocess
 
 import pytest
