@@ -2015,6 +2015,54 @@ sweep_mask(uint32_t a, unsigned int len)
 	return len == 0 ? 0 : a & (UINT32_MAX << (32 - len));
 }
 
+/* A model for @p n entries and @p nb_flows flows, and the file of its
+ * list @p name, open for writing; 0, or -1 after a failed assertion. */
+static int
+sweep_model_init(struct sweep_model *m, unsigned int n,
+		unsigned int nb_flows, const char *name, unsigned int set,
+		char *path, size_t path_len, FILE **fp)
+{
+	memset(m, 0, sizeof(*m));
+	m->nb_flows = nb_flows;
+	m->flows = calloc(nb_flows + 1, sizeof(*m->flows));
+	TEST_ASSERT(m->flows != NULL, "calloc");
+	for (unsigned int l = 0; l <= 32; l++) {
+		m->by_len[l] = calloc(n, sizeof(uint32_t));
+		TEST_ASSERT(m->by_len[l] != NULL, "calloc");
+	}
+	snprintf(path, path_len, "%s/%s%u.txt", dir, name, set);
+	*fp = fopen(path, "w");
+	TEST_ASSERT(*fp != NULL, "%s", path);
+	return 0;
+}
+
+/* The list written to @p fp read (its model sorted); NULL after a failed
+ * assertion. */
+static struct cbl *
+sweep_model_read(struct sweep_model *m, FILE *fp, const char *path)
+{
+	char err[512];
+	struct cbl *bl;
+
+	fclose(fp);
+	for (unsigned int l = 0; l <= 32; l++)
+		qsort(m->by_len[l], m->count[l], sizeof(uint32_t), cmp_u32);
+	bl = cbl_read(path, 0, err, sizeof(err));
+	if (bl == NULL) {
+		printf("# %s:%d: %s: %s\n", __FILE__, __LINE__, path, err);
+		return NULL;
+	}
+	return bl;
+}
+
+static void
+sweep_model_free(struct sweep_model *m)
+{
+	for (unsigned int l = 0; l <= 32; l++)
+		free(m->by_len[l]);
+	free(m->flows);
+}
+
 static enum cbl_kind
 sweep_addr(const struct sweep_model *m, const uint8_t *a16)
 {
@@ -2112,14 +2160,14 @@ test_index_sweep(void)
 	};
 	enum { PACKETS = 60000 };
 	uint64_t rng = 29, outcome[CBL_KINDS] = { 0 }, bursts = 0;
-	char path[256], err[512];
+	char path[256];
 
 	for (unsigned int set = 0; set < sizeof(sets) / sizeof(sets[0]);
 			set++) {
 		const unsigned int n = sets[set].entries;
 		uint32_t *entry = calloc(n, sizeof(*entry));
 		unsigned int *len = calloc(n, sizeof(*len));
-		struct sweep_model m = { .nb_flows = sets[set].flows };
+		struct sweep_model m;
 		struct cflow_packet burst[64];
 		enum cbl_kind want[64];
 		unsigned int fill = 0;
@@ -2127,15 +2175,9 @@ test_index_sweep(void)
 		FILE *fp;
 
 		TEST_ASSERT(entry != NULL && len != NULL, "calloc");
-		m.flows = calloc(m.nb_flows + 1, sizeof(*m.flows));
-		TEST_ASSERT(m.flows != NULL, "calloc");
-		for (unsigned int l = 0; l <= 32; l++) {
-			m.by_len[l] = calloc(n, sizeof(uint32_t));
-			TEST_ASSERT(m.by_len[l] != NULL, "calloc");
-		}
-		snprintf(path, sizeof(path), "%s/sweep%u.txt", dir, set);
-		fp = fopen(path, "w");
-		TEST_ASSERT(fp != NULL, "%s", path);
+		if (sweep_model_init(&m, n, sets[set].flows, "sweep", set,
+				path, sizeof(path), &fp) != 0)
+			return -1;
 		for (unsigned int i = 0; i < n; i++) {
 			uint64_t r = cfu_splitmix64(&rng);
 			unsigned int j = (unsigned int)((r >> 40) %
@@ -2174,12 +2216,9 @@ test_index_sweep(void)
 			inet_ntop(AF_INET, d + 12, dt, sizeof(dt));
 			fprintf(fp, "udp %s %u %s 53\n", st, f + 1, dt);
 		}
-		fclose(fp);
-		for (unsigned int l = 0; l <= 32; l++)
-			qsort(m.by_len[l], m.count[l], sizeof(uint32_t),
-				cmp_u32);
-		bl = cbl_read(path, 0, err, sizeof(err));
-		TEST_ASSERT(bl != NULL, "%s", err);
+		bl = sweep_model_read(&m, fp, path);
+		if (bl == NULL)
+			return -1;
 		for (unsigned int i = 0; i < PACKETS; i++) {
 			uint64_t r = cfu_splitmix64(&rng);
 			struct cflow_packet *p = &burst[fill];
@@ -2249,9 +2288,7 @@ test_index_sweep(void)
 			}
 		}
 		cbl_free(bl);
-		for (unsigned int l = 0; l <= 32; l++)
-			free(m.by_len[l]);
-		free(m.flows);
+		sweep_model_free(&m);
 		free(entry);
 		free(len);
 	}
@@ -2306,6 +2343,163 @@ test_duplicate_keeps_length(void)
 	return 0;
 }
 
+/*
+ * The length index at its edges, against the sweep's model: entries of
+ * lengths about the index's cell bits, anchored where its arithmetic
+ * turns (0.0.0.0 and 255.255.255.255, the index's first and last cells,
+ * covered or holding longer entries only,
+ * the first and last cells of a rank block and of a word of states,
+ * longer entries crowded into a few words of states, for every cell
+ * size the index may pick: 2^10 to 2^24 cells), in lists
+ * of 60, 3,000 and 60,000 entries (1-, 2- and 4-byte cells) and of 40
+ * entries longer than the cells (none covered). Every
+ * entry's first and last address and the ones just outside it (wrapping
+ * at the ends of the space), paired with an address at random or an
+ * entry's, are looked up through cbl_match(), and in bursts of 1 to 64
+ * packets with random masks, against the model.
+ */
+static int
+test_index_edges(void)
+{
+	static const struct {
+		unsigned int entries, nb;
+		unsigned int len[32];
+	} sets[] = {
+		{ 60, 6, { 2, 9, 10, 11, 24, 32 } },
+		{ 3000, 12, { 8, 12, 13, 14, 15, 16, 17, 18, 20, 25, 31,
+			32 } },
+		{ 60000, 20, { 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+			24, 25, 26, 27, 28, 29, 30, 31, 32 } },
+		/* longer than the cells only: no cell covered */
+		{ 40, 3, { 25, 28, 32 } },
+	};
+	uint64_t rng = 31, outcome[CBL_KINDS] = { 0 };
+	char path[256];
+
+	for (unsigned int set = 0; set < sizeof(sets) / sizeof(sets[0]);
+			set++) {
+		const unsigned int n = sets[set].entries;
+		uint32_t *entry = calloc(n, sizeof(*entry));
+		unsigned int *len = calloc(n, sizeof(*len)), fill = 0;
+		struct sweep_model m;
+		struct cflow_packet burst[64];
+		enum cbl_kind want[64];
+		struct cbl *bl;
+		FILE *fp;
+
+		TEST_ASSERT(entry != NULL && len != NULL, "calloc");
+		if (sweep_model_init(&m, n, 0, "edges", set, path,
+				sizeof(path), &fp) != 0)
+			return -1;
+		for (unsigned int i = 0; i < n; i++) {
+			uint64_t r = cfu_splitmix64(&rng);
+			unsigned int b = 10 + (unsigned int)(r >> 8) % 15;
+			uint32_t c = (uint32_t)(r >> 32) & ((UINT32_C(1) << b) -
+				1), a;
+			struct in_addr ia;
+
+			switch (r % 8) {
+			case 0:
+				a = 0;
+				break;
+			case 1:
+				a = UINT32_MAX;
+				break;
+			case 2: /* an odd rank block's first cell (not the
+				 * index's first) */
+				a = ((c & ~UINT32_C(255)) | 256) << (32 - b);
+				break;
+			case 3: /* an even one's last (not the index's last) */
+				a = ((c | 255) & ~UINT32_C(256)) << (32 - b) |
+					(UINT32_MAX >> b);
+				break;
+			case 4: /* a word of states' last cell */
+				a = (c | 31) << (32 - b) |
+					((uint32_t)cfu_splitmix64(&rng) >> b);
+				break;
+			case 5: /* longer entries crowded into a few words
+				 * of states: ranks within a word */
+				c = ((uint32_t)(r >> 40) % 5 * 997 * 32 +
+					(uint32_t)(r >> 48) % 32) &
+					((UINT32_C(1) << b) - 1);
+				a = c << (32 - b) |
+					((uint32_t)cfu_splitmix64(&rng) >> b);
+				break;
+			default:
+				a = (uint32_t)cfu_splitmix64(&rng);
+			}
+			len[i] = sets[set].len[(r >> 40) % sets[set].nb];
+			/* crowded entries longer than their cells; at the
+			 * ends of the space too but in the second list
+			 * (extreme cells that hold longer entries only) */
+			for (unsigned int j = 0; ((r % 8 == 5 && len[i] <= b) ||
+					(r % 8 < 2 && set != 1 && len[i] <= 24)) &&
+					j < sets[set].nb; j++)
+				len[i] = sets[set].len[(j + (r >> 56)) %
+					sets[set].nb];
+			entry[i] = sweep_mask(a, len[i]);
+			m.by_len[len[i]][m.count[len[i]]++] = entry[i];
+			ia.s_addr = htonl(entry[i]);
+			fprintf(fp, "%s/%u\n", inet_ntoa(ia), len[i]);
+		}
+		bl = sweep_model_read(&m, fp, path);
+		if (bl == NULL)
+			return -1;
+		for (unsigned int i = 0; i < 4 * n + 2; i++) {
+			uint32_t last, a[2];
+			uint8_t ad[2][16] = { { [10] = 0xff, [11] = 0xff },
+				{ [10] = 0xff, [11] = 0xff } };
+			struct cflow_packet p;
+			enum cbl_kind k, got;
+			unsigned int e = i / 4 < n ? i / 4 : 0;
+
+			last = entry[e] | UINT32_MAX >> len[e];
+			a[0] = i >= 4 * n ? (i & 1 ? UINT32_MAX : 0) :
+				i % 4 == 0 ? entry[e] : i % 4 == 1 ? last :
+				i % 4 == 2 ? entry[e] - 1 : last + 1;
+			a[1] = (uint32_t)cfu_splitmix64(&rng);
+			if (a[1] % 4 == 0)
+				a[1] = entry[(a[1] >> 8) % n];
+			for (int side = 0; side < 2; side++) {
+				uint32_t be = htonl(a[side]);
+
+				memcpy(ad[side] + 12, &be, 4);
+			}
+			memset(&p, 0, sizeof(p));
+			cflow_key_init(&p.key, 4, ad[i & 1], ad[!(i & 1)], 1,
+				2, 17);
+			p.has_addrs = true;
+			k = sweep_packet(&m, &p, true);
+			got = cbl_match(bl, &p);
+			TEST_ASSERT_EQ(got, k, "set %u, entry %08x/%u, probe "
+				"%u: %s, want %s", set, entry[e], len[e],
+				i % 4, cbl_kind_name(got), cbl_kind_name(k));
+			outcome[k]++;
+			burst[fill] = p;
+			want[fill++] = k;
+			if (fill == 64 || cfu_splitmix64(&rng) % 29 == 0) {
+				if (check_burst(bl, burst, want, fill,
+						cfu_splitmix64(&rng) | 1) != 0)
+					return -1;
+				fill = 0;
+			}
+		}
+		if (fill != 0 && check_burst(bl, burst, want, fill,
+				UINT64_MAX) != 0)
+			return -1;
+		cbl_free(bl);
+		sweep_model_free(&m);
+		free(entry);
+		free(len);
+	}
+	printf("# %" PRIu64 " none, %" PRIu64 " address, %" PRIu64
+		" prefix\n", outcome[CBL_NONE], outcome[CBL_ADDRESS],
+		outcome[CBL_PREFIX]);
+	TEST_ASSERT(outcome[CBL_NONE] != 0 && outcome[CBL_ADDRESS] != 0 &&
+		outcome[CBL_PREFIX] != 0, "not every outcome exercised");
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_big_files),
 	TEST_CASE(test_not_regular),
@@ -2325,6 +2519,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_many_lengths),
 	TEST_CASE(test_length_index),
 	TEST_CASE(test_index_sweep),
+	TEST_CASE(test_index_edges),
 	TEST_CASE(test_duplicate_keeps_length),
 	TEST_CASE(test_match_text_errors),
 	TEST_CASE(test_allow_bad_lines),
