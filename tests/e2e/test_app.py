@@ -230,6 +230,34 @@ def test_forward(nb):
             rc, sum(len(o) for o in outs), len(sent), log[-200:])
 
 
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_forward_many_ports(nb):
+    """Six ports in three pairs (0<->1, 2<->3, 4<->5), 1 and 2 workers
+    (a tx_pcap each): a worker buffers its first four egress ports
+    (APP_TXBUF_PORTS) and sends to the others at once, one frame a call.
+    Every port's files hold exactly its partner's frames, byte for byte,
+    each file in its capture's order."""
+    caps = ["mixed.pcap", "tcp.pcap", "ipv6.pcap", "udp_icmp.pcap",
+            "icmp.pcap", "vlan.pcap"]
+    sent = [pcap_frames(os.path.join(PCAPS, c)) for c in caps]
+    tx = [[os.path.join(TMP, "many%d_p%d_w%d.pcap" % (nb, p, w))
+           for w in range(nb)] for p in range(len(caps))]
+    rc, log, got = run_workers(nb, ["net_pcap%d,rx_pcap=%s,%s" % (
+        p, os.path.join(PCAPS, c), ",".join("tx_pcap=" + t for t in tx[p]))
+        for p, c in enumerate(caps)], ["--mode", "forward"])
+    assert rc == 0, "rc %d: %s" % (rc, log[-300:])
+    bad = []
+    for p in range(len(caps)):
+        outs = [pcap_frames(t) for t in tx[p]]
+        want = sent[p ^ 1]
+        if sorted(sum(outs, [])) != sorted(want) or not in_order(outs, want):
+            bad.append("port %d: %d of %d frames%s" % (
+                p, sum(len(o) for o in outs), len(want),
+                "" if sorted(sum(outs, [])) != sorted(want) else
+                ", out of order"))
+    assert not bad, "; ".join(bad)
+
 # Refusals through the whole start: app_config_parse()'s are tested in C
 # (tests/unit/test_app_config.c, every option and INI refusal without
 # the EAL); here those that need the EAL's ports, and one of each kind
