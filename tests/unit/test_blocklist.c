@@ -2453,7 +2453,7 @@ test_index_edges(void)
 			enum cbl_kind k, got;
 			unsigned int e = i / 4 < n ? i / 4 : 0;
 
-			last = entry[e] | UINT32_MAX >> len[e];
+			last = entry[e] | ~sweep_mask(UINT32_MAX, len[e]);
 			a[0] = i >= 4 * n ? (i & 1 ? UINT32_MAX : 0) :
 				i % 4 == 0 ? entry[e] : i % 4 == 1 ? last :
 				i % 4 == 2 ? entry[e] - 1 : last + 1;
