@@ -119,7 +119,7 @@ losses_read(uint64_t v[NB_LOSSES])
 	for (unsigned int i = 0; i < lw.topo->nb_ports; i++) {
 		struct rte_eth_stats st;
 
-		if (rte_eth_stats_get(lw.topo->ports[i].id, &st) != 0)
+		if (app_port_stats_get(lw.topo->ports[i].id, &st) != 0)
 			continue;
 		port_sum.imissed += st.imissed;
 		port_sum.rx_nombuf += st.rx_nombuf;
