@@ -42,7 +42,8 @@ static const struct loss {
 	{ "rx_missed", APP_LOSS_PACKETS, FROM_PORT,
 		offsetof(struct rte_eth_stats, imissed), "the ports dropped "
 		"them, their rx queues full: the workers did not keep up "
-		"(more workers, each on a CPU of its own; --rxd)" },
+		"(more workers, each on a CPU of its own; --rxd; net_af_packet: "
+		"the kernel's rings, larger with framecnt=)" },
 	{ "rx_nombuf", APP_LOSS_PACKETS, FROM_PORT,
 		offsetof(struct rte_eth_stats, rx_nombuf), "no mbuf to "
 		"receive them into (raise --mbufs)" },
