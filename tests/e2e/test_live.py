@@ -23,10 +23,12 @@ Cases:
   the 2 sockets), 2 workers, --clock tsc, 3 runs;
 - net_tap, 1 worker: the tap and vethA are ports of a bridge in the
   namespace, so what is sent into vethB is flooded into the tap;
-- a throughput probe (af_packet, 1 and 2 workers, rings of 2 frames):
-  tcpreplay --topspeed; every frame vethA took in is read or counted
-  lost, the rings' drops (the kernel's PACKET_STATISTICS, which DPDK
-  22.11's driver does not read) in rx_missed;
+- a throughput probe (af_packet, 1 and 2 workers, rings of 2 frames,
+  monitor and forward): tcpreplay --topspeed; every frame vethA took in
+  is read or counted lost, the rings' drops (the kernel's
+  PACKET_STATISTICS, which DPDK 22.11's driver does not read) in
+  rx_missed; forwarded, every frame read is captured beyond the second
+  port, byte for byte one of those replayed;
 - forwarding TCP between two af_packet ports (1 and 2 workers), a client
   and a server in namespaces of their own beyond them: veth tx checksum
   offload on, the SYN arrives with a wrong checksum and no connection;
@@ -48,6 +50,7 @@ import random
 import re
 import shutil
 import signal
+import struct
 import subprocess
 
 import pytest
@@ -257,12 +260,16 @@ def wait_link(ns, dev):
 
 # ------------------------------------------------------------ cuckooflow
 
-def start(ns, nb, vdev, prefix, out, extra=()):
+def start(ns, nb, vdev, prefix, out, extra=(), mode="monitor"):
+    """cuckooflow in @ns with @nb workers on the port(s) @vdev (one
+    --vdev argument, or a list of them)."""
     log = open(os.path.join(TMP, prefix + ".log"), "w")
+    vdevs = [vdev] if isinstance(vdev, str) else vdev
     cmd = [IP, "netns", "exec", ns, APP, "--lcores", WORKER_LCORES[nb],
            "--no-pci", "--no-huge", "-m", NO_HUGE_MB, "--log-level=lib.*:error",
-           "--file-prefix=" + prefix, "--vdev", vdev, "--",
-           "--clock", "tsc", "--mode", "monitor", "--stats-json", out] + \
+           "--file-prefix=" + prefix] + \
+        [a for v in vdevs for a in ("--vdev", v)] + [
+           "--", "--clock", "tsc", "--mode", mode, "--stats-json", out] + \
         list(extra)
     prefixes.append(prefix)
     # `ip netns exec` execs the command: the pid is cuckooflow's.
@@ -437,8 +444,25 @@ def test_tap():
 TINY_RING = "blocksz=4096,framesz=2048,framecnt=2"
 
 
+def pcap_frames(path):
+    """The frames of the classic pcap file @path (little-endian, as
+    tcpdump writes it here), as bytes: a list. Complete records only (the
+    file may still be written to)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    frames, off = [], 24
+    while off + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        if off + 16 + incl > len(data):
+            break
+        frames.append(data[off + 16:off + 16 + incl])
+        off += 16 + incl
+    return frames
+
+
+@pytest.mark.parametrize("mode", ["monitor", "forward"])
 @pytest.mark.parametrize("nb", [1, 2])
-def test_throughput(nb):
+def test_throughput(nb, mode):
     """tcpreplay --topspeed, looped, into af_packet (@nb workers, one
     queue pair each) with rings of 2 frames: the kernel drops frames at
     the rings (ring full), which DPDK 22.11's af_packet PMD does not
@@ -447,17 +471,38 @@ def test_throughput(nb):
     rings) is then read by cuckooflow or counted lost: packets +
     handoff_drops + rx_missed, waited for in /cuckooflow/stats until it
     adds up (a state: the rings are drained and their drops read), and
-    the same at exit in --stats-json. The rates are printed."""
+    the same at exit in --stats-json. In forward mode cuckooflow sends
+    what it read out of a second af_packet port (vethC, rings of the
+    default size) to vethD, where tcpdump captures it: every frame read
+    is sent or counted tx_dropped, vethD takes in every frame sent, and
+    each is one of the frames replayed, byte for byte. The rates are
+    printed."""
     path, n = burst_file()
     loops = int(os.environ.get("LIVE_LOOPS", "200"))
     ns = ns_create(False)
     prefix = ns
     out = os.path.join(TMP, prefix + ".json")
-    proc = log = None
+    cap = os.path.join(TMP, prefix + ".pcap")
+    proc = log = dump = None
     bad, note = [], ""
+    vdevs = ["net_af_packet0,iface=vethA,qpairs=%d,%s" % (nb, TINY_RING)]
     try:
-        proc, log = start(ns, nb, "net_af_packet0,iface=vethA,qpairs=%d,%s"
-                          % (nb, TINY_RING), prefix, out)
+        if mode == "forward":
+            tcpdump = need_tool("tcpdump", "tcpdump")
+            sh(IP, "-n", ns, "link", "add", "vethC", "type", "veth", "peer",
+               "name", "vethD")
+            for dev in ("vethC", "vethD"):
+                sh(IP, "-n", ns, "link", "set", dev, "up")
+            vdevs.append("net_af_packet1,iface=vethC,qpairs=%d" % nb)
+            with open(cap + ".log", "w") as dl:
+                # a buffer of 64 MiB: the 200,000 frames fit
+                dump = subprocess.Popen(
+                    [IP, "netns", "exec", ns, tcpdump, "-U", "-B", "65536",
+                     "-n", "-i", "vethD", "-w", cap],
+                    stdout=subprocess.DEVNULL, stderr=dl)
+            wait_until(lambda: "listening on" in open(cap + ".log").read(),
+                       "tcpdump listening", proc=dump)
+        proc, log = start(ns, nb, vdevs, prefix, out, mode=mode)
         if not wait_ready(prefix, proc):
             bad.append("telemetry never answered")
         else:
@@ -477,18 +522,28 @@ def test_throughput(nb):
                 st = stats(prefix) or st
                 if st and seen(st) >= arrived or proc.poll() is not None:
                     break
+            if mode == "forward" and st is not None:
+                # every frame sent, captured: a state
+                for _ in polling(0.05):
+                    st = stats(prefix) or st
+                    if len(pcap_frames(cap)) >= st["tx_packets"] and \
+                            link_stats(ns, "vethD")["rx"] >= \
+                            st["tx_packets"] or proc.poll() is not None:
+                        break
             rc2, text = stop(proc, log)
             with open(out) as f:
                 t = json.load(f)["total"]
             sent = n * loops
             m = re.search(r"sent in ([\d.]+) seconds", rout)
             secs = float(m.group(1)) if m else 0
-            note = ("%d workers: sent %d in %.3f s (%s pps, tcpreplay); "
+            note = ("%d workers, %s: sent %d in %.3f s (%s pps, tcpreplay); "
                     "vethA rx %d; cuckooflow packets %d (~%.0f pps while "
-                    "sending), rx_missed %d, handoff_drops %d" % (
-                        nb, sent, secs, replay_pps(rout), arrived,
+                    "sending), rx_missed %d, handoff_drops %d, tx_packets "
+                    "%d, tx_dropped %d" % (
+                        nb, mode, sent, secs, replay_pps(rout), arrived,
                         t["packets"], t["packets"] / secs if secs else 0,
-                        t["rx_missed"], t["handoff_drops"]))
+                        t["rx_missed"], t["handoff_drops"], t["tx_packets"],
+                        t["tx_dropped"]))
             if rc != 0 or rc2 != 0:
                 bad.append("rc tcpreplay %d cuckooflow %d: %s" % (
                     rc, rc2, rout[-200:]))
@@ -510,10 +565,27 @@ def test_throughput(nb):
                 bad.append("no frame dropped at the rings")
             if "lost" not in text or "rx_missed" not in text:
                 bad.append("the exit report does not say rx_missed")
+            if mode == "forward":
+                dump.send_signal(signal.SIGINT)
+                dump.wait(timeout=DEADLINE)
+                frames = pcap_frames(cap)
+                from scapy.all import rdpcap
+                replayed = {bytes(p) for p in rdpcap(path)}
+                if t["tx_packets"] + t["tx_dropped"] != t["packets"]:
+                    bad.append("forwarded %d + tx_dropped %d of %d read" % (
+                        t["tx_packets"], t["tx_dropped"], t["packets"]))
+                if len(frames) != t["tx_packets"]:
+                    bad.append("vethD: %d frames captured of %d sent" % (
+                        len(frames), t["tx_packets"]))
+                strange = [f for f in frames if f not in replayed]
+                if strange:
+                    bad.append("%d frames out not replayed ones: %s" % (
+                        len(strange), strange[0].hex()))
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        for p in (dump, proc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
         if log is not None and not log.closed:
             log.close()
         ns_delete(ns)
