@@ -260,14 +260,17 @@ def wait_link(ns, dev):
 
 # ------------------------------------------------------------ cuckooflow
 
-def start(ns, nb, vdev, prefix, out, extra=(), mode="monitor"):
+def start(ns, nb, vdev, prefix, out, extra=(), mode="monitor", wrap=()):
     """cuckooflow in @ns with @nb workers on the port(s) @vdev (one
-    --vdev argument, or a list of them)."""
+    --vdev argument, or a list of them), run by the command @wrap (which
+    ends by exec'ing its arguments) if one is given."""
     log = open(os.path.join(TMP, prefix + ".log"), "w")
     vdevs = [vdev] if isinstance(vdev, str) else vdev
-    cmd = [IP, "netns", "exec", ns, APP, "--lcores", WORKER_LCORES[nb],
-           "--no-pci", "--no-huge", "-m", NO_HUGE_MB, "--log-level=lib.*:error",
-           "--file-prefix=" + prefix] + \
+    cmd = list(wrap) + [IP, "netns", "exec", ns, APP, "--lcores",
+                        WORKER_LCORES[nb],
+                        "--no-pci", "--no-huge", "-m", NO_HUGE_MB,
+                        "--log-level=lib.*:error",
+                        "--file-prefix=" + prefix] + \
         [a for v in vdevs for a in ("--vdev", v)] + [
            "--", "--clock", "tsc", "--mode", mode, "--stats-json", out] + \
         list(extra)
@@ -592,6 +595,50 @@ def test_throughput(nb, mode):
         shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
     print(note)
     assert not bad, "; ".join(bad + [note])
+
+
+@pytest.mark.parametrize("nb", [1, 2])
+def test_ring_sockets_hidden(nb):
+    """cuckooflow's /proc/self/fd an empty directory (a bind mount in a
+    mount namespace of its own, over /proc/<its pid>/fd): it cannot find
+    the af_packet port's sockets, so it cannot count the rings' drops. It
+    says so, naming the port, and runs on: the frames replayed are
+    tracked (a few, at the default ring size: nothing is dropped)."""
+    unshare = need_tool("unshare", "util-linux")
+    path, n = burst_file()
+    ns = ns_create(False)
+    prefix = ns
+    out = os.path.join(TMP, prefix + ".json")
+    empty = os.path.join(TMP, prefix + ".empty")
+    os.mkdir(empty)
+    proc = log = None
+    try:
+        # the shell's pid is cuckooflow's: each command execs the next
+        proc, log = start(ns, nb, "net_af_packet0,iface=vethA,qpairs=%d" % nb,
+                          prefix, out, wrap=(
+                              unshare, "-m", "--propagation", "private",
+                              "sh", "-c", 'mount --bind "$0" /proc/$$/fd && '
+                              'exec "$@"', empty))
+        assert wait_ready(prefix, proc), "cuckooflow did not start"
+        rc, rout = replay(ns, "vethB", path)
+        assert rc == 0, rout
+        wait_packets(prefix, n, proc)
+        rc2, text = stop(proc, log)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if log is not None and not log.closed:
+            log.close()
+        ns_delete(ns)
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    with open(out) as f:
+        t = json.load(f)["total"]
+    assert rc2 == 0, text[-400:]
+    assert re.search(r"warning: port 0 \(net_af_packet0\): 0 AF_PACKET "
+                     r"sockets on interface \d+, not one per queue pair "
+                     r"\(%d\)" % nb, text), text[-800:]
+    assert t["packets"] == n and t["rx_missed"] == 0, t
 
 
 # ------------------------------------- forwarding between kernel ports
