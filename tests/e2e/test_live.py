@@ -287,6 +287,20 @@ def stop(proc, log):
         return proc.returncode, f.read()
 
 
+def cleanup(ns, prefix, log, *procs):
+    """At a test's end, whatever happened: kill what still runs of
+    @procs, close @log, delete @ns and the EAL's runtime dir of
+    @prefix."""
+    for p in procs:
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+    if log is not None and not log.closed:
+        log.close()
+    ns_delete(ns)
+    shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+
+
 def wait_ready(prefix, proc):
     for _ in polling(0.05):
         if proc.poll() is not None:
@@ -414,13 +428,7 @@ def live_run(kind, nb):
             bad.append("one queue got nothing: %s" % info["lcores"])
         info["sent"] = sent
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if log is not None and not log.closed:
-            log.close()
-        ns_delete(ns)
-        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+        cleanup(ns, prefix, log, proc)
     return bad, info
 
 
@@ -585,14 +593,7 @@ def test_throughput(nb, mode):
                     bad.append("%d frames out not replayed ones: %s" % (
                         len(strange), strange[0].hex()))
     finally:
-        for p in (dump, proc):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-        if log is not None and not log.closed:
-            log.close()
-        ns_delete(ns)
-        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+        cleanup(ns, prefix, log, dump, proc)
     print(note)
     assert not bad, "; ".join(bad + [note])
 
@@ -625,13 +626,7 @@ def test_ring_sockets_hidden(nb):
         wait_packets(prefix, n, proc)
         rc2, text = stop(proc, log)
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if log is not None and not log.closed:
-            log.close()
-        ns_delete(ns)
-        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+        cleanup(ns, prefix, log, proc)
     with open(out) as f:
         t = json.load(f)["total"]
     assert rc2 == 0, text[-400:]
