@@ -672,14 +672,24 @@ rings_find(const struct app_port *p)
 }
 
 /* Add what the kernel dropped at port @p id's rings since the last
- * read; the caller holds the lock. */
+ * read; the caller holds the lock. A socket that cannot be read (closed
+ * under us) is said once, and the port's rings no longer read. */
 static void
 rings_read(uint16_t id)
 {
 	struct ring_drops *r = &rings[id];
 
-	for (unsigned int i = 0; i < r->nb_fds; i++)
-		(void)app_afp_drops_add(r->fds[i], &r->drops);
+	for (unsigned int i = 0; i < r->nb_fds; i++) {
+		int ret = app_afp_drops_add(r->fds[i], &r->drops);
+
+		if (ret < 0) {
+			app_log(APP_LOG_WARNING, "port %u: its rings' drops no "
+				"longer counted in rx_missed (%" PRIu64 " so "
+				"far): socket %d: %s", id, r->drops, r->fds[i],
+				strerror(-ret));
+			r->nb_fds = 0;
+		}
+	}
 }
 
 int
