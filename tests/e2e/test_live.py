@@ -576,6 +576,8 @@ def test_throughput(nb, mode):
                 bad.append("no frame dropped at the rings")
             if "lost" not in text or "rx_missed" not in text:
                 bad.append("the exit report does not say rx_missed")
+            if "AF_PACKET sockets" in text or "rings' drops" in text:
+                bad.append("the rings' sockets not all found: %s" % text)
             if mode == "forward":
                 dump.send_signal(signal.SIGINT)
                 dump.wait(timeout=DEADLINE)
