@@ -108,7 +108,7 @@ static const struct app_counter port[] = {
 	PORT("rx_nombuf", rx_nombuf, "packets not received for want of an "
 		"mbuf, all ports"),
 	PORT("rx_missed", imissed, "packets the devices dropped, their rx "
-		"queues full, all ports"),
+		"queues full (net_af_packet: the kernel's rings), all ports"),
 	PORT("rx_errors", ierrors, "packets received in error, not "
 		"delivered, all ports"),
 };

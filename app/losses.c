@@ -42,7 +42,8 @@ static const struct loss {
 	{ "rx_missed", APP_LOSS_PACKETS, FROM_PORT,
 		offsetof(struct rte_eth_stats, imissed), "the ports dropped "
 		"them, their rx queues full: the workers did not keep up "
-		"(more workers, each on a CPU of its own; --rxd)" },
+		"(more workers, each on a CPU of its own; --rxd; net_af_packet: "
+		"the kernel's rings, larger with framecnt=)" },
 	{ "rx_nombuf", APP_LOSS_PACKETS, FROM_PORT,
 		offsetof(struct rte_eth_stats, rx_nombuf), "no mbuf to "
 		"receive them into (raise --mbufs)" },
@@ -119,7 +120,7 @@ losses_read(uint64_t v[NB_LOSSES])
 	for (unsigned int i = 0; i < lw.topo->nb_ports; i++) {
 		struct rte_eth_stats st;
 
-		if (rte_eth_stats_get(lw.topo->ports[i].id, &st) != 0)
+		if (app_port_stats_get(lw.topo->ports[i].id, &st) != 0)
 			continue;
 		port_sum.imissed += st.imissed;
 		port_sum.rx_nombuf += st.rx_nombuf;

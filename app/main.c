@@ -729,6 +729,8 @@ main(int argc, char **argv)
 	app_checkpoint_stop();
 	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
+	/* the ports' counters are final now: the rings' drops too */
+	app_topology_rings_final(&topo);
 	/* The trackers' records from here on go straight out. */
 	app_events_workers_stopped();
 	/* The final sweep may have changed it too. */

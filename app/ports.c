@@ -13,9 +13,11 @@
 #include <rte_devargs.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_spinlock.h>
 
 #include <pcap/pcap.h>
 
+#include "afpacket.h"
 #include "cfutil.h"
 #include "eal_help.h"
 #include "events.h"
@@ -35,6 +37,24 @@ static struct {
 	bool event;             /* set by the interrupt thread */
 	uint64_t polled_ns;
 } links;
+
+/*
+ * The kernel's drops at the net_af_packet ports' rings, which the
+ * driver does not read into imissed (afpacket.h): each port's sockets,
+ * found once when it starts, and their drops so far. Reading them
+ * resets the kernel's counts, so one reader at a time (the main lcore,
+ * the telemetry thread) takes the lock (all zero: unlocked) and adds
+ * them up; frozen once the workers have stopped (the driver closes the
+ * sockets with the port).
+ */
+#define RING_SOCKS_MAX 64
+static struct ring_drops {
+	rte_spinlock_t lock;
+	int fds[RING_SOCKS_MAX];
+	unsigned int nb_fds;    /* 0: none (not af_packet, or frozen) */
+	uint64_t drops;
+} rings[RTE_MAX_ETHPORTS];
+
 #define RSS_TYPES (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
 
 /*
@@ -622,6 +642,84 @@ link_event(uint16_t port, enum rte_eth_event_type type, void *arg,
 	return 0;
 }
 
+/* A net_af_packet port's sockets, for ring_drops: those of the process
+ * bound to its interface in the driver's fanout group. A scan that
+ * fails, or finds other than one socket per queue pair, is said: the
+ * port's ring drops are then counted from what was found. */
+static void
+rings_find(const struct app_port *p)
+{
+	struct ring_drops *r = &rings[p->id];
+	int n;
+
+	if (strcmp(p->info.driver_name, "net_af_packet") != 0)
+		return;
+	n = app_afp_sockets("/proc/self/fd", (int)p->info.if_index,
+		app_afp_fanout_id((int)p->info.if_index), r->fds,
+		RTE_DIM(r->fds));
+	if (n < 0) {
+		app_log(APP_LOG_WARNING, "port %u (%s): its rings' drops will "
+			"not be counted in rx_missed: /proc/self/fd: %s", p->id,
+			p->name, strerror(-n));
+		return;
+	}
+	r->nb_fds = RTE_MIN((unsigned int)n, RTE_DIM(r->fds));
+	if ((unsigned int)n != p->info.max_rx_queues)
+		app_log(APP_LOG_WARNING, "port %u (%s): %d AF_PACKET sockets "
+			"on interface %u, not one per queue pair (%u): rx_missed "
+			"counts the drops of %u", p->id, p->name, n,
+			p->info.if_index, p->info.max_rx_queues, r->nb_fds);
+}
+
+/* Add what the kernel dropped at port @p id's rings since the last
+ * read; the caller holds the lock. A socket that cannot be read (closed
+ * under us) is said once, and the port's rings no longer read. */
+static void
+rings_read(uint16_t id)
+{
+	struct ring_drops *r = &rings[id];
+
+	for (unsigned int i = 0; i < r->nb_fds; i++) {
+		int ret = app_afp_drops_add(r->fds[i], &r->drops);
+
+		if (ret < 0) {
+			app_log(APP_LOG_WARNING, "port %u: its rings' drops no "
+				"longer counted in rx_missed (%" PRIu64 " so "
+				"far): socket %d: %s", id, r->drops, r->fds[i],
+				strerror(-ret));
+			r->nb_fds = 0;
+		}
+	}
+}
+
+int
+app_port_stats_get(uint16_t id, struct rte_eth_stats *st)
+{
+	struct ring_drops *r = &rings[id];
+	int ret = rte_eth_stats_get(id, st);
+
+	if (ret != 0)
+		return ret;
+	rte_spinlock_lock(&r->lock);
+	rings_read(id);
+	st->imissed += r->drops;
+	rte_spinlock_unlock(&r->lock);
+	return 0;
+}
+
+void
+app_topology_rings_final(const struct app_topology *t)
+{
+	for (unsigned int i = 0; i < t->nb_ports; i++) {
+		struct ring_drops *r = &rings[t->ports[i].id];
+
+		rte_spinlock_lock(&r->lock);
+		rings_read(t->ports[i].id);
+		r->nb_fds = 0;
+		rte_spinlock_unlock(&r->lock);
+	}
+}
+
 static int
 port_start(struct app_topology *t, struct app_port *p,
 		const struct app_config *cfg, uint64_t rss_hf, char *err,
@@ -693,6 +791,7 @@ port_start(struct app_topology *t, struct app_port *p,
 		return cfu_fail(-ret, err, err_len, "port %u (%s): start: %s", p->id,
 			p->info.driver_name, rte_strerror(-ret));
 	rte_eth_promiscuous_enable(p->id);
+	rings_find(p);
 	/* The same redirection table everywhere: hash i -> queue i % n. */
 	if (p->rss_hf != 0 && p->info.reta_size != 0) {
 		struct rte_eth_rss_reta_entry64 reta[RTE_ETH_RSS_RETA_SIZE_512 /
@@ -875,7 +974,7 @@ port_replayed(const struct app_topology *t, const struct app_port *p,
 				*got += __atomic_load_n(
 					&workers[w].rxq[k].rx_packets,
 					__ATOMIC_RELAXED);
-	if (rte_eth_stats_get(p->id, &st) == 0)
+	if (app_port_stats_get(p->id, &st) == 0)
 		*got += st.rx_nombuf + st.ierrors;
 	return true;
 }
@@ -954,6 +1053,7 @@ app_topology_check_links(const struct app_topology *t)
 void
 app_topology_close(struct app_topology *t)
 {
+	app_topology_rings_final(t);
 	for (unsigned int i = 0; i < t->nb_ports; i++) {
 		rte_eth_dev_stop(t->ports[i].id);
 		rte_eth_dev_close(t->ports[i].id);

@@ -67,6 +67,24 @@ struct app_topology {
 int app_topology_setup(struct app_topology *t, const struct app_config *cfg,
 		char *err, size_t err_len);
 
+/**
+ * Port @p id's counters (rte_eth_stats_get()), the kernel's drops at
+ * its rings in imissed if it is a net_af_packet port (the driver does
+ * not count them; app/afpacket.h): every reader of the ports' counters
+ * goes through here, as the drops are read (and reset) in the kernel.
+ *
+ * @return
+ *   0, or rte_eth_stats_get()'s negative errno.
+ */
+int app_port_stats_get(uint16_t id, struct rte_eth_stats *st);
+
+/**
+ * Once the workers have stopped: read the af_packet rings' drops one
+ * last time and keep them, as the other counters are final then (and
+ * the driver closes its sockets with the ports).
+ */
+void app_topology_rings_final(const struct app_topology *t);
+
 /* The start banner: ports, queue map, affinity, mode, tables. */
 void app_topology_print(const struct app_topology *t,
 		const struct app_config *cfg, const struct app_worker *workers,

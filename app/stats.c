@@ -142,7 +142,7 @@ ports_add(struct lcore_counters *sum)
 	for (unsigned int i = 0; i < topo->nb_ports; i++) {
 		struct rte_eth_stats st;
 
-		if (rte_eth_stats_get(topo->ports[i].id, &st) == 0)
+		if (app_port_stats_get(topo->ports[i].id, &st) == 0)
 			for (unsigned int k = 0; k < t->n; k++)
 				*app_counter_ptr(t, k, &sum->port) +=
 					app_counter_get(t, k, &st);
@@ -572,7 +572,7 @@ ports_summary(FILE *out)
 		const struct app_port *p = &topo->ports[i];
 		struct rte_eth_stats st;
 
-		if (rte_eth_stats_get(p->id, &st) != 0)
+		if (app_port_stats_get(p->id, &st) != 0)
 			continue;
 		fprintf(out, "%scuckooflow: port %u (%s): rx %" PRIu64 ", tx %"
 			PRIu64 "; not received: missed %" PRIu64 ", nombuf %"

@@ -49,7 +49,9 @@ PORT_STATS = {
     "opackets": "packets sent",
     "ibytes": "bytes received",
     "obytes": "bytes sent",
-    "imissed": "packets dropped by the device (rx queues full)",
+    "imissed": "packets dropped by the device (rx queues full), the "
+               "driver's count (net_af_packet's ring drops are in "
+               "cuckooflow_rx_missed_total)",
     "ierrors": "packets received in error",
     "oerrors": "packets not sent",
     "rx_nombuf": "packets not received for want of an mbuf",
