@@ -56,8 +56,8 @@ import subprocess
 import pytest
 
 from harness import NO_HUGE_MB
-from harness import (DEADLINE, IP, need_tool, polling, stats, wait_packets,
-                     wait_until)
+from harness import (DEADLINE, IP, need_tool, polling, stats, veth_netns,
+                     wait_packets, wait_until)
 from harness import stop as harness_stop
 
 APP = TMP = None
@@ -201,16 +201,11 @@ def ns_create(bridge):
     global runs
     runs += 1
     ns = "cfl%d_%d" % (os.getpid(), runs)
-    sh(IP, "netns", "add", ns)
+    # IPv6 off and no IGMP reports for link-local groups (a bridge joins
+    # 224.0.0.106 and reports it from its address, seen on vethA and in
+    # the tap)
+    veth_netns(ns, [("vethA", "vethB")])
     namespaces.append(ns)
-    # IPv6 off before any interface exists: new ones inherit "default".
-    # No IGMP reports for link-local groups (a bridge joins 224.0.0.106
-    # and reports it from its address, seen on vethA and in the tap).
-    in_ns(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-          "net.ipv6.conf.default.disable_ipv6=1",
-          "net.ipv4.igmp_link_local_mcast_reports=0")
-    sh(IP, "-n", ns, "link", "add", "vethA", "type", "veth", "peer", "name",
-       "vethB")
     if bridge:
         sh(IP, "-n", ns, "link", "add", "cfbr0", "type", "bridge",
            "mcast_snooping", "0")
@@ -220,8 +215,6 @@ def ns_create(bridge):
     else:
         sh(IP, "-n", ns, "addr", "add", ADDR_A, "dev", "vethA")
     sh(IP, "-n", ns, "addr", "add", ADDR_B, "dev", "vethB")
-    for dev in ("vethA", "vethB"):
-        sh(IP, "-n", ns, "link", "set", dev, "up")
     return ns
 
 
@@ -645,10 +638,8 @@ def veth_ns(tag):
     global runs
     runs += 1
     ns = "cfl%d_%d%s" % (os.getpid(), runs, tag)
-    sh(IP, "netns", "add", ns)
+    veth_netns(ns, [])
     namespaces.append(ns)
-    in_ns(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-          "net.ipv6.conf.default.disable_ipv6=1")
     return ns
 
 
