@@ -58,7 +58,8 @@ checkpoint(void)
 
 	ret = app_state_write(cp.run->cfg->state_file, cp.srun,
 		cp.run->workers, worker_save, (void *)(uintptr_t)cp.run,
-		app_checkpoint_clock(cp.run), &flows, err, sizeof(err));
+		app_checkpoint_clock(cp.run), NULL, 0, &flows, err,
+		sizeof(err));
 	pthread_mutex_lock(&cp.lock);
 	if (ret == 0) {
 		/* the first, and the first after failures, said */

@@ -23,6 +23,11 @@ truth made from each capture's plan, never from the tracker.
   record, none left for the exit.
 - test_records_losses: records that cannot go out are counted and said at
   exit: no collector (the IPFIX socket refused), a full event ring.
+- test_records_warm_restart: a --state-file restart between two
+  captures: the flows open across it end with a forced record at the
+  first exit, then with a named one (JSON and IPFIX) counting the
+  packets since the restart; each flow's records sum to it, none
+  unnamed.
 """
 import ipaddress
 import json
@@ -615,3 +620,99 @@ def test_records_store_full(tmp_path):
     recs = [l for l in json_lines(events) if l["event"] == "record"]
     assert out == len(recs) and unnamed > 0 and full > 0
     assert out + unnamed == len(want) and lost_said(log) == unnamed
+
+
+def restart_plan():
+    """test_records_warm_restart's two captures, 2 s apart: (flows, the
+    first capture's packets, the second's), a flow a list of (time,
+    packet). "tcp" and "udp" are open across the restart (the TCP flow
+    ends by FIN in the second capture, its linger over before its end),
+    "rst" ends in the first, "new" opens in the second; the last packet
+    of each capture is "udp"'s."""
+    from scapy.all import Ether, IP, IPv6, UDP, Raw
+    e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    flows = {}
+    up, down = tcp_pair("10.9.0.1", "10.9.1.1", 40100, 443)
+    flows["tcp"] = [(0.1, up("S")), (0.2, down("SA")), (0.3, up("A")),
+                    (0.4, up("PA", 100)), (0.5, down("PA", 900)),
+                    (2.1, up("PA", 10)), (2.2, down("PA", 20)),
+                    (2.3, up("FA")), (2.4, down("FA")), (2.5, up("A"))]
+    up, down = tcp_pair("2001:db8::91", "2001:db8:1::91", 40200, 80,
+                        v6=True)
+    flows["rst"] = [(0.15, up("S")), (0.25, down("SA")), (0.35, down("RA"))]
+    u = lambda n: e / IP(src="10.9.0.2", dst="10.9.1.2") / UDP(
+        sport=5353, dport=53) / Raw(b"u" * n)
+    flows["udp"] = [(0.6, u(10)), (1.0, u(11)), (2.05, u(12)), (3.6, u(13))]
+    flows["new"] = [(2.15, e / IPv6(src="2001:db8::92",
+                                   dst="2001:db8:1::92") /
+                     UDP(sport=7000, dport=7001) / Raw(b"n" * 30)),
+                    (2.35, e / IPv6(src="2001:db8:1::92",
+                                    dst="2001:db8::92") /
+                     UDP(sport=7001, dport=7000) / Raw(b"m" * 5))]
+    first = sorted((t, p) for fl in flows.values() for t, p in fl if t < 2)
+    second = sorted((t, p) for fl in flows.values() for t, p in fl
+                    if t >= 2)
+    return flows, first, second
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_records_warm_restart(nb, tmp_path):
+    """A warm restart (--state-file) between two captures: the flows
+    open across it end in the first run with a forced record, then in
+    the second with a named record (JSON lines and IPFIX through nfcapd)
+    that starts at the save and counts the packets after it: each flow's
+    records sum to its packets and bytes, nothing unnamed or lost (exit
+    0). Forwarding: every frame goes out unchanged, in both runs. On the
+    code before, the state file kept no keys: the restored flows'
+    records were unnamed, not exported, and the run exited 4."""
+    from scapy.utils import rdpcap
+    flows, first, second = restart_plan()
+    state = str(tmp_path / "state")
+    recs, logs = [], []
+    for k, part in enumerate((first, second)):
+        pcap = timed_pcap(tmp_path / ("part%d.pcap" % k),
+                          [(stamp(t) / 1e9, p) for t, p in part])
+        tx = [str(tmp_path / ("tx%d_%d.pcap" % (k, q))) for q in range(nb)]
+        events = str(tmp_path / ("events%d.jsonl" % k))
+        with nfcapd(tmp_path / ("nfcapd%d" % k)) as cap:
+            rc, log, stats = run(nb, ["net_pcap0,rx_pcap=%s,%s" % (
+                pcap, ",".join("tx_pcap=" + t for t in tx))],
+                ["--mode", "forward", "--events", events, "--state-file",
+                 state, "--ipfix", "127.0.0.1:%d" % cap.port] + OPTS)
+        logs.append(log)
+        assert stats is not None, "run %d: rc %d: %s" % (k, rc, log[-800:])
+        assert records_said(log) is None, log[-800:]
+        assert lost_said(log) is None, log[-800:]
+        lines = [l for l in json_lines(events) if l["event"] == "record"]
+        assert sorted(map(as_json, lines)) == sorted(nfdump_flows(
+            cap.files)), "run %d: JSON and IPFIX differ" % k
+        assert sequence_failures(cap.files) == 0
+        recs += [(k, l) for l in lines]
+        sent = sorted(bytes(p) for t_ in tx for p in rdpcap(t_))
+        assert sent == sorted(bytes(p) for p in rdpcap(pcap))
+    assert "took over 2 open flows" in logs[1], logs[1][-800:]
+    assert "took over the keys of 3 flows" in logs[1], logs[1][-800:]
+    resume = stamp(first[-1][0]) // 10**6
+    for name, pkts in flows.items():
+        got = [(k, r) for k, r in recs if (r["sport"], r["dport"]) in
+               {(p.sport, p.dport) for _, p in pkts}]
+        want = [part for part in ([x for x in pkts if x[0] < 2],
+                                  [x for x in pkts if x[0] >= 2]) if part]
+        assert len(got) == len(want), (name, got)
+        for (k, r), part in zip(sorted(got, key=lambda x: x[0]), want):
+            assert (r["packets"], r["bytes"]) == (
+                len(part), sum(ip_len(p) for _, p in part)), (name, r)
+            # a record after the restart starts at the save
+            assert r["start_ns"] // 10**6 == (
+                resume if k == 1 and name in ("tcp", "udp") else
+                stamp(part[0][0]) // 10**6), (name, r)
+            assert r["end_ns"] // 10**6 == stamp(part[-1][0]) // 10**6
+        reasons = [r["reason"] for _, r in sorted(got, key=lambda x: x[0])]
+        assert reasons == {"tcp": ["forced", "end"], "rst": ["end"],
+                           "udp": ["forced", "forced"],
+                           "new": ["forced"]}[name], (name, reasons)
+    # a flow keeps its id across the restart
+    ids = {}
+    for k, r in recs:
+        ids.setdefault((r["src"], r["sport"]), set()).add(r["flow"])
+    assert all(len(v) == 1 for v in ids.values()), ids
