@@ -249,6 +249,28 @@ cflow_recstore_forget(struct cflow_recstore *s, uint16_t worker,
 	return 0;
 }
 
+uint64_t
+cflow_recstore_expire(struct cflow_recstore *s, uint64_t before_ns)
+{
+	uint64_t removed = 0;
+
+	/* A removal moves a later entry of the cluster into slot i: the
+	 * slot is looked at again. (One moved back across the end of the
+	 * index is met there, or at the next call.) */
+	for (uint64_t i = 0; i <= s->mask; ) {
+		uint32_t x = s->index[i];
+
+		if (x != 0 && s->e[x - 1].first_ns < before_ns) {
+			remove_at(s, i);
+			removed++;
+		} else {
+			i++;
+		}
+	}
+	s->st.expired += removed;
+	return removed;
+}
+
 /* The saved keys: this header, then the entries as they lie (the same
  * build reads them: the state file's version). */
 struct rs_saved {

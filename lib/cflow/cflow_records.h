@@ -51,6 +51,12 @@ struct cflow_recstore_stats {
 	/** Records of a name no entry holds: their flow's new event never
 	 *  reached the store (full, lost on the way, a restored table). */
 	uint64_t unnamed;
+	/**
+	 * Entries removed by cflow_recstore_expire(): no record came for
+	 * them for longer than any record of a live flow lasts (their
+	 * flow's end lost on the way, counted there).
+	 */
+	uint64_t expired;
 };
 
 struct cflow_recstore;
@@ -201,6 +207,25 @@ int64_t cflow_recstore_restore(struct cflow_recstore *s, const void *buf,
  */
 int cflow_recstore_forget(struct cflow_recstore *s, uint16_t worker,
 		uint64_t name);
+
+/**
+ * Remove the entries whose current record started before @p before_ns
+ * (since the epoch: its flow's first packet, or the packet that started
+ * it after an active timeout, or a warm restart's save): with
+ * @p before_ns the time now less more than any record of a live flow
+ * lasts (the active timeout and the longest timeout or linger), these
+ * are flows whose end record was lost before it reached the store (a
+ * full ring): without this they would hold their entries for good and
+ * fill the store. Counted expired. Scans the whole store.
+ *
+ * @param s
+ *   The store.
+ * @param before_ns
+ *   Entries whose record started before are removed.
+ * @return
+ *   The entries removed.
+ */
+uint64_t cflow_recstore_expire(struct cflow_recstore *s, uint64_t before_ns);
 
 /**
  * Copy the counters.

@@ -23,6 +23,8 @@ truth made from each capture's plan, never from the tracker.
   record, none left for the exit.
 - test_records_losses: records that cannot go out are counted and said at
   exit: no collector (the IPFIX socket refused), a full event ring.
+- test_records_store_orphans_expire: keys left in the key store by
+  records dropped on a full ring expire, so that later flows are kept.
 - test_records_warm_restart: a --state-file restart between two
   captures: the flows open across it end with a forced record at the
   first exit, then with a named one (JSON and IPFIX) counting the
@@ -716,3 +718,54 @@ def test_records_warm_restart(nb, tmp_path):
     for k, r in recs:
         ids.setdefault((r["src"], r["sport"]), set()).add(r["flow"])
     assert all(len(v) == 1 for v in ids.values()), ids
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_records_store_orphans_expire(nb, tmp_path):
+    """Records dropped on a full event ring leave their flows' keys in
+    the key store (orphans: no record will free them). A burst of 3000
+    UDP flows through a ring of 64 events under a key store of 64
+    (--records-max 64) leaves it full of orphans; a minute of capture
+    later, 40 new flows: each of them whose new-flow line was written
+    (the ring drops some) must be kept by the store (a flow id, not 0),
+    its records named: the orphans, older than any record of a live
+    flow lasts (--active-timeout plus the longest timeout), are gone.
+    On the code before, the orphans stayed for good: these flows were
+    not kept (id 0, records_store_full), their records unnamed."""
+    from scapy.all import Ether, IP, UDP
+    e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    udp = lambda src, sport: e / IP(src=src, dst="192.0.2.9") / UDP(
+        sport=sport, dport=53)
+    frames = [(0.1 + k * 0.0001, udp("10.%d.%d.1" % (k >> 8, k & 255),
+                                     1024)) for k in range(3000)]
+    # a flow kept open all along: the clock moves on, the sweep runs
+    frames += [(t * 0.5, udp("10.200.0.1", 2000)) for t in range(1, 120)]
+    late = ["10.201.0.%d" % (k + 1) for k in range(40)]
+    for k in range(20000):
+        t, i = 60 + k * 0.0005, k // 500
+        # a late flow opens every 0.25 s; each open one has a packet
+        # every second or more often (--timeout-udp 2): open at the end
+        src = late[i] if k % 500 == 0 else \
+            late[(k // 50) % (i + 1)] if k % 50 == 1 else "10.200.0.1"
+        frames.append((t, udp(src, 3000 if src in late else 2000)))
+    frames.sort(key=lambda x: x[0])
+    pcap = timed_pcap(tmp_path / "orphans.pcap",
+                      [(stamp(t) / 1e9, p) for t, p in frames])
+    events = str(tmp_path / "events.jsonl")
+    rc, log, stats = run(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        pcap, os.devnull)], ["--events", events, "--records", "on",
+                             "--event-ring", "64", "--records-max", "64"]
+        + OPTS, ok_rc=(4,))
+    assert rc == 4 and stats is not None, "rc %d: %s" % (rc, log[-800:])
+    assert stats["total"]["records_dropped"] > 0, stats["total"]
+    lines = json_lines(events)
+    # a new flow the key store keeps has an id (0: not kept, its
+    # records will be unnamed)
+    ids = {l["src"]: l.get("flow", 0) for l in lines
+           if l["event"] == "new" and l["src"] in late}
+    assert ids, "no late new-flow line passed the ring"
+    assert all(ids.values()), (sorted(ids.items()), records_said(log))
+    # and their records are named: those written carry those ids
+    for l in lines:
+        if l["event"] == "record" and l["src"] in ids:
+            assert l["flow"] == ids[l["src"]], l

@@ -789,6 +789,12 @@ test_records_store_restart(void)
 	cflow_recstore_stats_get(c, &st);
 	TEST_ASSERT(st.entries == 2 && st.full == 1, "full %lu",
 		(unsigned long)st.full);
+	/* orphans: entries whose record started before a time go */
+	TEST_ASSERT_EQ(cflow_recstore_expire(a, 150), 1u, "flow 1 (100)");
+	TEST_ASSERT_EQ(cflow_recstore_expire(a, 650), 2u, "3 (300), 2 (600)");
+	cflow_recstore_stats_get(a, &st);
+	TEST_ASSERT(st.entries == 0 && st.expired == 3, "expired %lu",
+		(unsigned long)st.expired);
 	cflow_recstore_free(a);
 	cflow_recstore_free(b);
 	cflow_recstore_free(c);
