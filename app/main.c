@@ -608,6 +608,12 @@ main(int argc, char **argv)
 	struct app_state *state;
 	int ret, lost;
 
+	/* A SIGHUP from the start on asks for a reload, made once the run
+	 * goes (its default action would end the process: `kill -HUP` or
+	 * ExecReload during the EAL's start, which takes a while). SIGINT
+	 * and SIGTERM keep theirs until the EAL is up: they stop a start
+	 * that hangs. */
+	signal(SIGHUP, signal_handler);
 	app_log_init();
 	ret = before_eal(argc, argv);
 	if (ret >= 0)
@@ -641,7 +647,6 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, signal_handler);
 	signal(SIGTERM, signal_handler);
-	signal(SIGHUP, signal_handler);
 	/* A FIFO output's reader gone, a file past RLIMIT_FSIZE: write
 	 * errors (EPIPE, EFBIG), reported and counted, not the end */
 	signal(SIGPIPE, SIG_IGN);

@@ -690,6 +690,51 @@ def test_notify_ready_reload_stop(nb, tmp_path):
 
 
 @pytest.mark.parametrize("nb", (1, 2))
+def test_sighup_during_start_is_a_reload(nb, tmp_path):
+    """SIGHUPs from the moment the EAL starts (its runtime directory
+    made) until READY=1: each asks for a reload, made once the run goes
+    (RELOADING=1, READY=1), none ends the process; SIGTERM then stops it,
+    exit 0. (Before: a SIGHUP during the EAL's start, before the handler
+    was set, ended it: killed by SIGHUP, as `systemctl reload` or
+    logrotate's postrotate would have it at a start.)"""
+    path = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    msgs, hups = [], 0
+    try:
+        app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s,"
+                                  "infinite_rx=1" % (MIXED, os.devnull)],
+                   env=dict(os.environ, NOTIFY_SOCKET=path))
+        try:
+            # the EAL starting: its runtime directory made (main() runs:
+            # before it, the loader's and the libraries' constructors)
+            app.wait(lambda: os.path.isdir("/var/run/dpdk/" + app.prefix),
+                     "the EAL's runtime directory")
+            sock.settimeout(0.002)
+            while not msgs:
+                assert app.proc.poll() is None, (
+                    "ended by SIGHUP %d: rc %s" % (hups, app.proc.returncode))
+                app.proc.send_signal(signal.SIGHUP)
+                hups += 1
+                try:
+                    msgs.append(sock.recv(4096).decode())
+                except socket.timeout:
+                    pass
+            sock.settimeout(DEADLINE)
+            msgs.append(sock.recv(4096).decode())
+            msgs.append(sock.recv(4096).decode())
+            app.proc.send_signal(signal.SIGTERM)
+            msgs.append(sock.recv(4096).decode())
+        finally:
+            rc = app.stop()
+    finally:
+        sock.close()
+    assert hups > 1 and msgs[0].startswith("READY=1\n"), (hups, msgs)
+    assert msgs[1:] == ["RELOADING=1", "READY=1\nSTATUS=running (reloaded)",
+                        "STOPPING=1"] and rc == 0, msgs
+
+
+@pytest.mark.parametrize("nb", (1, 2))
 def test_state_checkpoint_survives_sigkill(nb, tmp_path):
     """--state-interval 1: the tables are saved while the run goes on, so
     that a SIGKILL (no exit, no save at exit) loses nothing saved: the
