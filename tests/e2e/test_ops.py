@@ -656,6 +656,19 @@ def test_eal_failures_explained(tmp_path):
 # ----------------------------------------------------------- service
 
 
+# What $NOTIFY_SOCKET receives from a reload, then SIGTERM.
+RELOAD_STOP = ["RELOADING=1", "READY=1\nSTATUS=running (reloaded)",
+               "STOPPING=1"]
+
+
+def reload_then_stop(app, sock):
+    """The notify messages of a reload asked for (RELOADING=1, READY=1),
+    then of SIGTERM sent once it is made (STOPPING=1)."""
+    msgs = [sock.recv(4096).decode(), sock.recv(4096).decode()]
+    app.proc.send_signal(signal.SIGTERM)
+    return msgs + [sock.recv(4096).decode()]
+
+
 @pytest.mark.parametrize("nb", (1, 2))
 def test_notify_ready_reload_stop(nb, tmp_path):
     """Type=notify: with $NOTIFY_SOCKET (systemd's, here the test's),
@@ -675,18 +688,14 @@ def test_notify_ready_reload_stop(nb, tmp_path):
             msgs.append(sock.recv(4096).decode())
             ready_answers = query(app.prefix, "/cuckooflow/stats")
             app.proc.send_signal(signal.SIGHUP)
-            msgs.append(sock.recv(4096).decode())
-            msgs.append(sock.recv(4096).decode())
-            app.proc.send_signal(signal.SIGTERM)
-            msgs.append(sock.recv(4096).decode())
+            msgs += reload_then_stop(app, sock)
         finally:
             rc = app.stop()
     finally:
         sock.close()
     assert msgs[0] == "READY=1\nSTATUS=running: %d worker%s, 1 port" % (
         nb, "s" if nb > 1 else "") and ready_answers is not None, msgs
-    assert msgs[1:] == ["RELOADING=1", "READY=1\nSTATUS=running (reloaded)",
-                        "STOPPING=1"] and rc == 0, msgs
+    assert msgs[1:] == RELOAD_STOP and rc == 0, msgs
 
 
 @pytest.mark.parametrize("nb", (1, 2))
@@ -721,17 +730,13 @@ def test_sighup_during_start_is_a_reload(nb, tmp_path):
                 except socket.timeout:
                     pass
             sock.settimeout(DEADLINE)
-            msgs.append(sock.recv(4096).decode())
-            msgs.append(sock.recv(4096).decode())
-            app.proc.send_signal(signal.SIGTERM)
-            msgs.append(sock.recv(4096).decode())
+            msgs += reload_then_stop(app, sock)
         finally:
             rc = app.stop()
     finally:
         sock.close()
     assert hups > 1 and msgs[0].startswith("READY=1\n"), (hups, msgs)
-    assert msgs[1:] == ["RELOADING=1", "READY=1\nSTATUS=running (reloaded)",
-                        "STOPPING=1"] and rc == 0, msgs
+    assert msgs[1:] == RELOAD_STOP and rc == 0, msgs
 
 
 @pytest.mark.parametrize("nb", (1, 2))
