@@ -770,6 +770,7 @@ main(int argc, char **argv)
 		if (app_events_enabled(&cfg))
 			app_events_drain();
 		app_top_period();
+		app_checkpoint_serve();
 		rte_delay_us_sleep(app_events_enabled(&cfg) ? 1000 : 10000);
 	}
 	app_notify_stopping();

@@ -30,6 +30,8 @@ truth made from each capture's plan, never from the tracker.
   first exit, then with a named one (JSON and IPFIX) counting the
   packets since the restart; each flow's records sum to it, none
   unnamed.
+- test_records_checkpoint_keys: the same after a SIGKILL, from a
+  --state-interval save.
 """
 import ipaddress
 import json
@@ -769,3 +771,63 @@ def test_records_store_orphans_expire(nb, tmp_path):
     for l in lines:
         if l["event"] == "record" and l["src"] in ids:
             assert l["flow"] == ids[l["src"]], l
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_records_checkpoint_keys(nb, tmp_path):
+    """--state-interval saves keep the flow records' keys too: after a
+    SIGKILL (no exit, no forced records, no save at exit), the next run
+    takes over the flows of the last save and names their records (JSON
+    and IPFIX): each counts the packets since the restart, nothing
+    unnamed, exit 0; forwarding, every frame out unchanged. The first
+    run's replay is over before the saves waited for. (Before: the
+    periodic saves held no keys; those records were unnamed, exit 4.)"""
+    from scapy.utils import rdpcap
+    flows, first, second = restart_plan()
+    state = str(tmp_path / "state")
+    pcap0 = timed_pcap(tmp_path / "part0.pcap",
+                       [(stamp(t) / 1e9, p) for t, p in first])
+    prefix = prefix_next()
+    proc = subprocess.Popen(
+        [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + prefix,
+         "--vdev", "net_pcap0,rx_pcap=%s,%s" % (pcap0, ",".join(
+             ["tx_pcap=" + os.devnull] * nb)),
+         "--", "--clock", "pkt", "--fp-bits", "32", "--hash-seed", "7",
+         "--mode", "forward", "--events", str(tmp_path / "events0.jsonl"),
+         "--records", "on", "--state-file", state, "--state-interval",
+         "1"] + OPTS,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        run_ended(prefix, proc)
+        saves = query(prefix, "/cuckooflow/state")["saves"]
+        wait_until(lambda: query(prefix, "/cuckooflow/state")["saves"] >=
+                   saves + 2, "two saves after the replay's end", proc=proc)
+    finally:
+        proc.kill()
+        proc.wait(timeout=DEADLINE)
+    pcap1 = timed_pcap(tmp_path / "part1.pcap",
+                       [(stamp(t) / 1e9, p) for t, p in second])
+    tx = [str(tmp_path / ("tx%d.pcap" % q)) for q in range(nb)]
+    events = str(tmp_path / "events1.jsonl")
+    with nfcapd(tmp_path / "nfcapd") as cap:
+        rc, log, stats = run(nb, ["net_pcap0,rx_pcap=%s,%s" % (
+            pcap1, ",".join("tx_pcap=" + t for t in tx))],
+            ["--mode", "forward", "--events", events, "--state-file",
+             state, "--ipfix", "127.0.0.1:%d" % cap.port] + OPTS)
+    assert stats is not None, "rc %d: %s" % (rc, log[-800:])
+    assert records_said(log) is None and lost_said(log) is None, log[-800:]
+    assert "took over the keys of 3 flows" in log, log[-800:]
+    recs = [l for l in json_lines(events) if l["event"] == "record"]
+    assert sorted(map(as_json, recs)) == sorted(nfdump_flows(cap.files))
+    got = sorted((r["src"], r["reason"], r["packets"], r["bytes"])
+                 for r in recs)
+    want = sorted(
+        (str(ipaddress.ip_address(pkts[0][1].payload.src)),
+         {"tcp": "end", "udp": "forced", "new": "forced"}[name],
+         len(part), sum(ip_len(p) for _, p in part))
+        for name, pkts in flows.items()
+        for part in [[x for x in pkts if x[0] >= 2]] if part)
+    assert got == want, (got, want)
+    sent = sorted(bytes(p) for t_ in tx for p in rdpcap(t_))
+    assert sent == sorted(bytes(p) for p in rdpcap(pcap1))
