@@ -248,13 +248,13 @@ state_read(void)
 	app_tracker_params(&run, (int)rte_lcore_to_socket_id(topo.lcores[0]),
 		&p);
 	state_run.table_max = cflow_tracker_save_bound(&p);
-	/* the flow records' keys: an entry a flow, no more than the tables'
-	 * bytes (also without records: a file saved with them is refused
-	 * for that, not for its size) */
+	/* the flow records' keys: an entry a flow the tables hold (also
+	 * without records: a file saved with them is refused for that, not
+	 * for its size) */
 	state_run.keys_max = cflow_recstore_save_bound(RTE_MIN(
 		app_config_records(&cfg) && cfg.records_max != 0 ?
-		cfg.records_max : run.nb_workers * state_run.table_max,
-		UINT64_C(1) << 31));
+		cfg.records_max : run.nb_workers *
+		cflow_tracker_flows_bound(&p), UINT64_C(1) << 31));
 	if (app_state_read(cfg.state_file, &state_run, &s, err,
 			sizeof(err)) < 0) {
 		fprintf(stderr, "cuckooflow: --state-file %s: ignored, starting "
