@@ -461,9 +461,14 @@ rec_packet(struct cflow_tracker *t, uint32_t pos, uint64_t v, uint8_t flags,
 			rec_due(t, stamp), 0)) {
 		uint64_t name = 0;
 
-		(void)cf_name_at(t->filter, pos, &name);
-		rec_emit(t, name, CFLOW_RECORD_ACTIVE, v, w, t->judge_ns,
-			&t->c.records_active);
+		/* A record with no packet (a flow taken over from a state
+		 * file, none since) is not handed over: this packet starts
+		 * the flow's record here too. */
+		if (rec_packets(w) != 0) {
+			(void)cf_name_at(t->filter, pos, &name);
+			rec_emit(t, name, CFLOW_RECORD_ACTIVE, v, w,
+				t->judge_ns, &t->c.records_active);
+		}
 		/* this packet starts the next record: its time */
 		w = rec_word(1, bytes, flags, sub);
 		memcpy(a, &w, sizeof(w));

@@ -631,8 +631,9 @@ def restart_plan():
     first capture's packets, the second's), a flow a list of (time,
     packet). "tcp" and "udp" are open across the restart (the TCP flow
     ends by FIN in the second capture, its linger over before its end),
-    "rst" ends in the first, "new" opens in the second; the last packet
-    of each capture is "udp"'s."""
+    "rst" ends in the first, "new" opens in the second (and goes idle),
+    "cut" is due for an active timeout at its first packet after the
+    restart, the last of the second capture."""
     from scapy.all import Ether, IP, IPv6, UDP, Raw
     e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     flows = {}
@@ -653,6 +654,11 @@ def restart_plan():
                     (2.35, e / IPv6(src="2001:db8:1::92",
                                     dst="2001:db8::92") /
                      UDP(sport=7001, dport=7000) / Raw(b"m" * 5))]
+    # open across the restart, its record due for the active timeout
+    # (5 s) at its first packet after it: that packet starts the next
+    # record, nothing counted before it since the restart
+    up, down = tcp_pair("10.9.0.3", "10.9.1.3", 40300, 22)
+    flows["cut"] = [(-0.9, up("S")), (1.9, down("SA")), (4.6, up("A"))]
     first = sorted((t, p) for fl in flows.values() for t, p in fl if t < 2)
     second = sorted((t, p) for fl in flows.values() for t, p in fl
                     if t >= 2)
@@ -694,7 +700,7 @@ def test_records_warm_restart(nb, tmp_path):
         recs += [(k, l) for l in lines]
         sent = sorted(bytes(p) for t_ in tx for p in rdpcap(t_))
         assert sent == sorted(bytes(p) for p in rdpcap(pcap))
-    assert "took over 2 open flows" in logs[1], logs[1][-800:]
+    assert "took over 3 open flows" in logs[1], logs[1][-800:]
     assert "took over the keys of 3 flows" in logs[1], logs[1][-800:]
     resume = stamp(first[-1][0]) // 10**6
     for name, pkts in flows.items():
@@ -708,13 +714,14 @@ def test_records_warm_restart(nb, tmp_path):
                 len(part), sum(ip_len(p) for _, p in part)), (name, r)
             # a record after the restart starts at the save
             assert r["start_ns"] // 10**6 == (
-                resume if k == 1 and name in ("tcp", "udp") else
+                resume if k == 1 and name in ("tcp", "udp", "cut") else
                 stamp(part[0][0]) // 10**6), (name, r)
             assert r["end_ns"] // 10**6 == stamp(part[-1][0]) // 10**6
         reasons = [r["reason"] for _, r in sorted(got, key=lambda x: x[0])]
         assert reasons == {"tcp": ["forced", "end"], "rst": ["end"],
-                           "udp": ["forced", "forced"],
-                           "new": ["forced"]}[name], (name, reasons)
+                           "udp": ["forced", "forced"], "new": ["idle"],
+                           "cut": ["forced", "forced"]}[name], (name,
+                                                                reasons)
     # a flow keeps its id across the restart
     ids = {}
     for k, r in recs:
@@ -824,7 +831,8 @@ def test_records_checkpoint_keys(nb, tmp_path):
                  for r in recs)
     want = sorted(
         (str(ipaddress.ip_address(pkts[0][1].payload.src)),
-         {"tcp": "end", "udp": "forced", "new": "forced"}[name],
+         {"tcp": "end", "udp": "forced", "new": "idle",
+          "cut": "forced"}[name],
          len(part), sum(ip_len(p) for _, p in part))
         for name, pkts in flows.items()
         for part in [[x for x in pkts if x[0] >= 2]] if part)
