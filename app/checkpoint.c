@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,6 +17,7 @@
 #include "cfutil.h"
 #include "checkpoint.h"
 #include "control.h"
+#include "events.h"
 #include "log.h"
 #include "run.h"
 #include "telemetry.h"
@@ -27,6 +29,12 @@ static struct {
 	pthread_t thread;
 	bool started;
 	bool quit;
+	/* the flow records' keys: asked by the save, made by the main
+	 * lcore (app_checkpoint_serve()), ready: keys and keys_len set */
+	bool keys_asked;
+	bool keys_ready;
+	void *keys;
+	int64_t keys_len;
 	pthread_mutex_t lock;   /* the figures below, for telemetry */
 	uint64_t saves, failures, last_flows, last_ms, last_ns;
 	char last_error[512];
@@ -49,16 +57,51 @@ worker_save(unsigned int i, void *buf, uint64_t cap, void *arg)
 	return app_control_save(&run->workers[i], buf, cap);
 }
 
+void
+app_checkpoint_serve(void)
+{
+	if (!__atomic_load_n(&cp.keys_asked, __ATOMIC_ACQUIRE) ||
+			__atomic_load_n(&cp.keys_ready, __ATOMIC_RELAXED))
+		return;
+	cp.keys_len = app_events_keys_save(cp.run->cfg->clock ==
+		APP_CLOCK_PKT ? app_checkpoint_clock(cp.run) :
+		cfu_clock_ns(CLOCK_REALTIME), &cp.keys);
+	__atomic_store_n(&cp.keys_ready, true, __ATOMIC_RELEASE);
+}
+
+/* The keys from the main lcore, before the tables (a flow new between
+ * the two has no key: its records after a crash are unnamed); false if
+ * the run stops first, or none could be made. */
+static bool
+keys_asked(void)
+{
+	__atomic_store_n(&cp.keys_ready, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&cp.keys_asked, true, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&cp.keys_ready, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&cp.quit, __ATOMIC_ACQUIRE))
+			return false;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	__atomic_store_n(&cp.keys_asked, false, __ATOMIC_RELAXED);
+	return cp.keys_len >= 0;
+}
+
 static void
 checkpoint(void)
 {
 	uint64_t t0 = cfu_clock_ns(CLOCK_MONOTONIC), flows = 0;
+	bool keys = app_config_records(cp.run->cfg) && keys_asked();
 	char err[512];
 	int ret;
 
 	ret = app_state_write(cp.run->cfg->state_file, cp.srun,
 		cp.run->workers, worker_save, (void *)(uintptr_t)cp.run,
-		app_checkpoint_clock(cp.run), &flows, err, sizeof(err));
+		app_checkpoint_clock(cp.run), keys ? cp.keys : NULL,
+		keys ? (uint64_t)cp.keys_len : 0, &flows, err, sizeof(err));
+	if (keys) {
+		free(cp.keys);
+		cp.keys = NULL;
+	}
 	pthread_mutex_lock(&cp.lock);
 	if (ret == 0) {
 		/* the first, and the first after failures, said */

@@ -35,6 +35,11 @@ int app_checkpoint_start(const struct app_run *run,
  * them to save). */
 void app_checkpoint_stop(void);
 
+/* On the main lcore, each pass of its loop: the flow records' keys a
+ * save in progress asks for (app_events_keys_save(): the main lcore
+ * owns them), handed over. */
+void app_checkpoint_serve(void);
+
 /* The run's clock for a save: TSC time, or the last packet time. */
 uint64_t app_checkpoint_clock(const struct app_run *run);
 

@@ -33,6 +33,11 @@
 #include "worker.h"
 
 #define DRAIN_BURST 256
+/* Units of the active timeout (cflow_tracker_active_unit_ns()) after
+ * which a key store entry with no record is an orphan: a record lasts
+ * under 220 (the active timeout plus 9/8 of the longest timeout or
+ * linger plus 2 s), twice that and more. */
+#define STORE_HORIZON_UNITS 512
 /* Copies for rte_pcapng in flight: one drain burst's. */
 #define PCAPNG_POOL (2 * DRAIN_BURST - 1)
 /* An Enhanced Packet Block's timestamp words, after its type, length
@@ -73,6 +78,11 @@ static struct {
 	uint64_t unnamed_final;               /* the store's, once freed */
 	/* --records: the flows' keys, by worker and name */
 	struct cflow_recstore *store;
+	/* a record of a live flow lasts less: older entries are orphans
+	 * (STORE_HORIZON_UNITS; 0: no active timeout, never) */
+	uint64_t store_horizon_ns;
+	uint64_t store_expire_ns; /* the next scan of a full store, not
+				   * before this new flow's time */
 	uint64_t records_out;   /* records named and written */
 	bool failed;            /* an output failed: said once */
 } ev;
@@ -219,6 +229,8 @@ tel_events(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "records_store_full", st.full);
 		rte_tel_data_add_dict_u64(d, "records_store_replaced",
 			st.replaced);
+		rte_tel_data_add_dict_u64(d, "records_store_expired",
+			st.expired);
 		rte_tel_data_add_dict_u64(d, "records_store_bytes", st.bytes);
 	}
 	rte_tel_data_add_dict_u64(d, "json_lines", ev.json.written);
@@ -447,6 +459,8 @@ app_events_setup(const struct app_config *cfg, struct app_run *run,
 				"store of %" PRIu64 " flows (%" PRIu64 " MiB; "
 				"--records-max): %s", n,
 				cflow_recstore_bytes(n) >> 20, strerror(errno));
+		ev.store_horizon_ns = STORE_HORIZON_UNITS *
+			cflow_tracker_active_unit_ns(run->workers[0].tracker);
 	}
 	for (unsigned int i = 0; i < run->nb_workers; i++) {
 		struct app_worker *w = &run->workers[i];
@@ -545,6 +559,13 @@ record_out(uint16_t worker, const struct app_event_record *e,
 	};
 	struct cflow_flow_record r;
 
+	/* The end of a flow taken over at a warm restart with no packet
+	 * since: its packets are in the saved run's records; nothing to
+	 * write, nothing lost. */
+	if (e->packets == 0 && e->reason != CFLOW_RECORD_ACTIVE) {
+		(void)cflow_recstore_forget(ev.store, worker, e->name);
+		return;
+	}
 	if (cflow_recstore_name(ev.store, worker, &rec,
 			ev.run->epoch_offset_ns, &r) != 0)
 		return;
@@ -553,6 +574,27 @@ record_out(uint16_t worker, const struct app_event_record *e,
 		json_write(NULL, 0, &r);
 	if (ev.ipfix != NULL)
 		(void)cflow_ipfix_add(ev.ipfix, &r, now_s);
+}
+
+/*
+ * A full key store, before a new flow of @p time_ns: the entries whose
+ * record started more than the horizon before are orphans (their end
+ * record dropped on a full ring), removed (records_store_expired). The
+ * whole store is scanned, so at most once a quarter horizon.
+ */
+static void
+store_room(uint64_t time_ns)
+{
+	struct cflow_recstore_stats st;
+
+	if (ev.store_horizon_ns == 0 || time_ns < ev.store_expire_ns ||
+			time_ns < ev.store_horizon_ns)
+		return;
+	cflow_recstore_stats_get(ev.store, &st);
+	if (st.entries < st.capacity)
+		return;
+	(void)cflow_recstore_expire(ev.store, time_ns - ev.store_horizon_ns);
+	ev.store_expire_ns = time_ns + ev.store_horizon_ns / 4;
 }
 
 static unsigned int
@@ -573,9 +615,11 @@ drain_one(struct app_worker *w, unsigned int max, uint64_t now_s)
 			record_out(e->ev.worker, &e->rec, now_s);
 			continue;
 		}
-		if (ev.store != NULL && e->ev.type == CFLOW_EVENT_NEW)
+		if (ev.store != NULL && e->ev.type == CFLOW_EVENT_NEW) {
+			store_room(e->ev.time_ns);
 			flow_id = cflow_recstore_add(ev.store, e->ev.worker,
 				e->name, &e->ev);
+		}
 		if (ev.json_on)
 			json_write(&e->ev, flow_id, NULL);
 		/* a short event has no first packet */
@@ -758,6 +802,37 @@ app_events_workers_stopped(void)
 		;
 	for (unsigned int i = 0; i < ev.run->nb_workers; i++)
 		ev.run->workers[i].records_direct = true;
+}
+
+int64_t
+app_events_keys_save(uint64_t resume_ns, void **buf)
+{
+	struct cflow_recstore_stats st;
+	uint64_t cap;
+	int64_t n;
+
+	*buf = NULL;
+	if (ev.store == NULL)
+		return 0;
+	cflow_recstore_stats_get(ev.store, &st);
+	cap = cflow_recstore_save_bound(st.entries != 0 ? st.entries : 1);
+	*buf = malloc(cap);
+	if (*buf == NULL)
+		return -ENOMEM;
+	n = cflow_recstore_save(ev.store, resume_ns, *buf, cap);
+	if (n < 0) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return n;
+}
+
+int64_t
+app_events_keys_restore(const void *keys, size_t len)
+{
+	if (ev.store == NULL)
+		return len != 0 ? -ENOTSUP : 0;
+	return cflow_recstore_restore(ev.store, keys, len);
 }
 
 void

@@ -156,6 +156,18 @@ void app_events_lost(struct app_events_lost *l);
  */
 void app_events_workers_stopped(void);
 
+/* Records on: the keys the flow records' store holds now, as
+ * cflow_recstore_save() writes them (their next records starting at
+ * @p resume_ns, since the epoch), into *buf (free() it): their bytes,
+ * 0 with records off, or a negative errno. For the state file, before
+ * app_events_records_end() frees them. */
+int64_t app_events_keys_save(uint64_t resume_ns, void **buf);
+
+/* The keys a state file's tables were saved with, into the records'
+ * store (the trackers took those tables over): entries added, or a
+ * negative errno. */
+int64_t app_events_keys_restore(const void *keys, size_t len);
+
 /* Records on: a record of every flow left in the tables, the end of the
  * run (cflow_tracker_end_records()), after app_events_workers_stopped()
  * and after the state file is written. */

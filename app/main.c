@@ -248,6 +248,13 @@ state_read(void)
 	app_tracker_params(&run, (int)rte_lcore_to_socket_id(topo.lcores[0]),
 		&p);
 	state_run.table_max = cflow_tracker_save_bound(&p);
+	/* the flow records' keys: an entry a flow the tables hold (also
+	 * without records: a file saved with them is refused for that, not
+	 * for its size) */
+	state_run.keys_max = cflow_recstore_save_bound(RTE_MIN(
+		app_config_records(&cfg) && cfg.records_max != 0 ?
+		cfg.records_max : run.nb_workers *
+		cflow_tracker_flows_bound(&p), UINT64_C(1) << 31));
 	if (app_state_read(cfg.state_file, &state_run, &s, err,
 			sizeof(err)) < 0) {
 		fprintf(stderr, "cuckooflow: --state-file %s: ignored, starting "
@@ -261,8 +268,8 @@ state_read(void)
 }
 
 /* Each worker takes its saved table over, or none does; the clock goes
- * on from the saved one. */
-static void
+ * on from the saved one. True if they did. */
+static bool
 state_restore(struct app_state *s)
 {
 	uint64_t flows = 0, down_ns;
@@ -270,7 +277,7 @@ state_restore(struct app_state *s)
 	unsigned int i;
 
 	if (s == NULL)
-		return;
+		return false;
 	for (i = 0; i < run.nb_workers; i++)
 		if (app_state_restore(s, i, workers[i].tracker, err,
 				sizeof(err)) < 0)
@@ -282,7 +289,7 @@ state_restore(struct app_state *s)
 			cflow_tracker_free(workers[k].tracker);
 			workers[k].tracker = tracker_create(&workers[k]);
 		}
-		return;
+		return false;
 	}
 	for (i = 0; i < run.nb_workers; i++) {
 		struct cflow_counters c;
@@ -295,6 +302,25 @@ state_restore(struct app_state *s)
 	printf("state: %s: took over %" PRIu64 " open flows of %u workers, "
 		"saved %.1f s ago\n", cfg.state_file, flows, run.nb_workers,
 		(double)down_ns / 1e9);
+	return true;
+}
+
+/* The flow records' keys of the tables taken over: their flows' next
+ * records are named (once the records' store exists). */
+static void
+state_keys_restore(const struct app_state *s)
+{
+	size_t len;
+	const void *keys = app_state_keys(s, &len);
+	int64_t n = app_events_keys_restore(keys, len);
+
+	if (n < 0)
+		fprintf(stderr, "cuckooflow: --state-file %s: the flow records' "
+			"keys: %s: the flows taken over end in unnamed records "
+			"(records_unnamed)\n", cfg.state_file, strerror((int)-n));
+	else if (len != 0)
+		printf("state: %s: took over the keys of %" PRId64 " flows' "
+			"records\n", cfg.state_file, n);
 }
 
 /* --state-file at exit, once the workers have stopped. */
@@ -303,13 +329,28 @@ state_write(void)
 {
 	uint64_t flows, clock_ns;
 	char err[512];
+	void *keys;
+	int64_t keys_len;
+	int ret;
 
 	if (cfg.state_file[0] == '\0')
 		return 0;
 	state_run.seed = run.hash_seed;
 	clock_ns = app_checkpoint_clock(&run);
-	if (app_state_write(cfg.state_file, &state_run, workers, NULL, NULL,
-			clock_ns, &flows, err, sizeof(err)) < 0) {
+	/* The flows' keys, so that their records after a restart are
+	 * named: they start at this save (the forced records at this exit
+	 * count the packets before). */
+	keys_len = app_events_keys_save(cfg.clock == APP_CLOCK_PKT ? clock_ns :
+		cfu_clock_ns(CLOCK_REALTIME), &keys);
+	if (keys_len < 0) {
+		fprintf(stderr, "cuckooflow: --state-file: the flow records' "
+			"keys: %s\n", strerror((int)-keys_len));
+		return -1;
+	}
+	ret = app_state_write(cfg.state_file, &state_run, workers, NULL, NULL,
+		clock_ns, keys, (uint64_t)keys_len, &flows, err, sizeof(err));
+	free(keys);
+	if (ret < 0) {
 		fprintf(stderr, "cuckooflow: --state-file: %s\n", err);
 		return -1;
 	}
@@ -562,11 +603,17 @@ int
 main(int argc, char **argv)
 {
 	uint64_t last_print, last_progress, started, started_ns;
-	bool links_checked = false, replay;
+	bool links_checked = false, replay, restored;
 	char err[APP_BLOCKLIST_ERR_MAX], msg[8192];
 	struct app_state *state;
 	int ret, lost;
 
+	/* A SIGHUP from the start on asks for a reload, made once the run
+	 * goes (its default action would end the process: `kill -HUP` or
+	 * ExecReload during the EAL's start, which takes a while). SIGINT
+	 * and SIGTERM keep theirs until the EAL is up: they stop a start
+	 * that hangs. */
+	signal(SIGHUP, signal_handler);
 	app_log_init();
 	ret = before_eal(argc, argv);
 	if (ret >= 0)
@@ -600,7 +647,6 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, signal_handler);
 	signal(SIGTERM, signal_handler);
-	signal(SIGHUP, signal_handler);
 	/* A FIFO output's reader gone, a file past RLIMIT_FSIZE: write
 	 * errors (EPIPE, EFBIG), reported and counted, not the end */
 	signal(SIGPIPE, SIG_IGN);
@@ -642,8 +688,7 @@ main(int argc, char **argv)
 	run.parse = app_run_parse_params(&cfg, run.hash_seed);
 	workers_setup();
 	run.lead_ns = lead_ns();
-	state_restore(state);
-	app_state_free(state);
+	restored = state_restore(state);
 	if (app_blocklist_init(cfg.blocklist, run.nb_workers, err,
 			sizeof(err)) != 0)
 		rte_exit(EXIT_FAILURE, "%s\n", err);
@@ -662,6 +707,9 @@ main(int argc, char **argv)
 			app_control_setup(&run, msg, sizeof(msg)) < 0 ||
 			app_top_setup(&cfg, &run, msg, sizeof(msg)) < 0)
 		rte_exit(EXIT_FAILURE, "%s\n", msg);
+	if (restored)
+		state_keys_restore(state);
+	app_state_free(state);
 	/* dpdk-dumpcap's captures of the ports (rte_pdump) */
 	if (rte_pdump_init() != 0)
 		app_log(APP_LOG_WARNING, "rte_pdump_init: %s: dpdk-dumpcap "
@@ -722,6 +770,7 @@ main(int argc, char **argv)
 		if (app_events_enabled(&cfg))
 			app_events_drain();
 		app_top_period();
+		app_checkpoint_serve();
 		rte_delay_us_sleep(app_events_enabled(&cfg) ? 1000 : 10000);
 	}
 	app_notify_stopping();

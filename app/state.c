@@ -18,8 +18,9 @@
 
 #define STATE_MAGIC "CFLWSTAT"
 /* 3: the seed's origin, the firewall's roles and allow list; the
- * trackers' tables of format 2 (sided). */
-#define STATE_VERSION 3
+ * trackers' tables of format 2 (sided). 4: the flow records' keys after
+ * the tables (a length, 0 without). */
+#define STATE_VERSION 4
 #define STATE_BYTE_ORDER UINT32_C(0x01020304)
 /* The file holds the hash seed: its owner's alone. */
 #define STATE_FILE_MODE 0600
@@ -48,6 +49,8 @@ struct app_state {
 	struct file_header h;
 	const uint8_t *table[APP_MAX_WORKERS];
 	size_t table_len[APP_MAX_WORKERS];
+	const uint8_t *keys;    /* the flow records' keys, or NULL */
+	size_t keys_len;
 };
 
 static const char *
@@ -162,9 +165,24 @@ state_parse(struct app_state *s, const char *path, char *err,
 		s->table_len[i] = (size_t)n;
 		off += (size_t)n;
 	}
+	{
+		uint64_t n;
+
+		if (s->len - sizeof(sum) - off < sizeof(n))
+			return cfu_fail(EBADMSG, err, err_len, "%s: the flow "
+				"records' keys cut", path);
+		memcpy(&n, s->buf + off, sizeof(n));
+		off += sizeof(n);
+		if (n > s->len - sizeof(sum) - off)
+			return cfu_fail(EBADMSG, err, err_len, "%s: the flow "
+				"records' keys cut", path);
+		s->keys = n != 0 ? (const uint8_t *)s->buf + off : NULL;
+		s->keys_len = (size_t)n;
+		off += (size_t)n;
+	}
 	if (off != s->len - sizeof(sum))
 		return cfu_fail(EBADMSG, err, err_len, "%s: %zu bytes after the "
-			"tables", path, s->len - sizeof(sum) - off);
+			"tables and keys", path, s->len - sizeof(sum) - off);
 	return 0;
 }
 
@@ -268,7 +286,8 @@ app_state_read(const char *path, const struct app_state_run *run,
 	 * huge file is refused before it is read. (One saved by a run with
 	 * larger tables is refused here, as it would be after.) */
 	max = sizeof(struct file_header) + run->nb_workers *
-		(sizeof(uint64_t) + run->table_max) + sizeof(uint64_t);
+		(sizeof(uint64_t) + run->table_max) + sizeof(uint64_t) +
+		run->keys_max + sizeof(uint64_t);
 	s->buf = cfu_file_read_stat(path, max, &s->len, &sb, err, err_len);
 	if (s->buf == NULL) {
 		ret = -errno;
@@ -331,6 +350,13 @@ app_state_restore(const struct app_state *s, unsigned int i,
 	return ret;
 }
 
+const void *
+app_state_keys(const struct app_state *s, size_t *len)
+{
+	*len = s->keys_len;
+	return s->keys;
+}
+
 void
 app_state_free(struct app_state *s)
 {
@@ -346,6 +372,8 @@ struct state_fill {
 	app_state_save_fn save;
 	void *save_arg;
 	uint64_t clock_ns;
+	const void *keys;
+	uint64_t keys_len;
 	uint64_t flows;
 };
 
@@ -409,6 +437,14 @@ state_fill(int fd, void *arg)
 		cflow_counters_get(t, &c);
 		f->flows += c.active;
 	}
+	if (ret == 0) {
+		XXH64_update(sum, &f->keys_len, sizeof(f->keys_len));
+		ret = cfu_write_all(fd, &f->keys_len, sizeof(f->keys_len));
+	}
+	if (ret == 0 && f->keys_len != 0) {
+		XXH64_update(sum, f->keys, f->keys_len);
+		ret = cfu_write_all(fd, f->keys, f->keys_len);
+	}
 	digest = XXH64_digest(sum);
 	XXH64_freeState(sum);
 	if (ret == 0)
@@ -419,12 +455,13 @@ state_fill(int fd, void *arg)
 int
 app_state_write(const char *path, const struct app_state_run *run,
 		const struct app_worker *workers, app_state_save_fn save,
-		void *save_arg, uint64_t clock_ns, uint64_t *flows, char *err,
-		size_t err_len)
+		void *save_arg, uint64_t clock_ns, const void *keys,
+		uint64_t keys_len, uint64_t *flows, char *err, size_t err_len)
 {
 	struct state_fill f = {
 		.run = run, .workers = workers, .save = save,
-		.save_arg = save_arg, .clock_ns = clock_ns,
+		.save_arg = save_arg, .clock_ns = clock_ns, .keys = keys,
+		.keys_len = keys_len,
 	};
 	int ret;
 

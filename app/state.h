@@ -60,6 +60,9 @@ struct app_state_run {
 	/* The most bytes a worker's saved table may take in this run
 	 * (cflow_tracker_save_bound()): a larger file is refused unread. */
 	uint64_t table_max;
+	/* The most bytes the flow records' keys may take (with --records:
+	 * cflow_recstore_save_bound(); 0 without). */
+	uint64_t keys_max;
 };
 
 /* The digest of a queue map for app_state_run.queue_map: @p n entries of
@@ -96,6 +99,10 @@ uint64_t app_state_clock_offset(const struct app_state *s, uint64_t now_ns,
 int app_state_restore(const struct app_state *s, unsigned int i,
 		struct cflow_tracker *t, char *err, size_t err_len);
 
+/* The flow records' keys saved with the tables (cflow_recstore_save()):
+ * their bytes into *len, NULL if none were. */
+const void *app_state_keys(const struct app_state *s, size_t *len);
+
 void app_state_free(struct app_state *s);
 
 /* Worker @p i's table saved into @p buf of @p cap bytes (@p run's
@@ -108,12 +115,13 @@ typedef int64_t (*app_state_save_fn)(unsigned int i, void *buf,
  * Save the trackers of @p workers and @p clock_ns (the run's clock now:
  * TSC time, or the last packet time) to @p path durably: each by
  * @p save (with @p save_arg), or, NULL, by this thread (the workers
- * stopped). 0, or a negative errno with the reason in @p err; *flows
- * receives the open flows saved.
+ * stopped), and @p keys_len bytes of flow records' keys @p keys
+ * (cflow_recstore_save(); 0: none). 0, or a negative errno with the
+ * reason in @p err; *flows receives the open flows saved.
  */
 int app_state_write(const char *path, const struct app_state_run *run,
 		const struct app_worker *workers, app_state_save_fn save,
-		void *save_arg, uint64_t clock_ns, uint64_t *flows, char *err,
-		size_t err_len);
+		void *save_arg, uint64_t clock_ns, const void *keys,
+		uint64_t keys_len, uint64_t *flows, char *err, size_t err_len);
 
 #endif /* _APP_STATE_H_ */

@@ -237,6 +237,119 @@ cflow_recstore_name(struct cflow_recstore *s, uint16_t worker,
 	return 0;
 }
 
+int
+cflow_recstore_forget(struct cflow_recstore *s, uint16_t worker,
+		uint64_t name)
+{
+	uint64_t i = find(s, worker, name);
+
+	if (s->index[i] == 0)
+		return -ENOENT;
+	remove_at(s, i);
+	return 0;
+}
+
+uint64_t
+cflow_recstore_expire(struct cflow_recstore *s, uint64_t before_ns)
+{
+	uint64_t removed = 0;
+
+	/* A removal moves a later entry of the cluster into slot i: the
+	 * slot is looked at again. (One moved back across the end of the
+	 * index is met there, or at the next call.) */
+	for (uint64_t i = 0; i <= s->mask; ) {
+		uint32_t x = s->index[i];
+
+		if (x != 0 && s->e[x - 1].first_ns < before_ns) {
+			remove_at(s, i);
+			removed++;
+		} else {
+			i++;
+		}
+	}
+	s->st.expired += removed;
+	return removed;
+}
+
+/* The saved keys: this header, then the entries as they lie (the same
+ * build reads them: the state file's version). */
+struct rs_saved {
+	uint32_t entry_size;
+	uint32_t zero;
+	uint64_t entries;
+};
+
+uint64_t
+cflow_recstore_save_bound(uint64_t capacity)
+{
+	if (capacity == 0 || capacity > MAX_CAPACITY)
+		return 0;
+	return sizeof(struct rs_saved) + capacity * sizeof(struct rs_entry);
+}
+
+int64_t
+cflow_recstore_save(const struct cflow_recstore *s, uint64_t resume_ns,
+		void *buf, uint64_t cap)
+{
+	struct rs_saved h = {
+		.entry_size = sizeof(struct rs_entry),
+		.entries = s->st.entries,
+	};
+	uint8_t *p = (uint8_t *)buf + sizeof(h);
+
+	if (cap < sizeof(h) + h.entries * sizeof(struct rs_entry))
+		return -ENOSPC;
+	memcpy(buf, &h, sizeof(h));
+	for (uint64_t i = 0; i <= s->mask; i++) {
+		struct rs_entry x;
+
+		if (s->index[i] == 0)
+			continue;
+		x = s->e[s->index[i] - 1];
+		x.first_ns = resume_ns;
+		memcpy(p, &x, sizeof(x));
+		p += sizeof(x);
+	}
+	return p - (uint8_t *)buf;
+}
+
+int64_t
+cflow_recstore_restore(struct cflow_recstore *s, const void *buf,
+		uint64_t len)
+{
+	const uint8_t *p = (const uint8_t *)buf + sizeof(struct rs_saved);
+	struct rs_saved h;
+	int64_t added = 0;
+
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (h.entry_size != sizeof(struct rs_entry) || h.zero != 0 ||
+			h.entries > MAX_CAPACITY ||
+			len - sizeof(h) != h.entries * sizeof(struct rs_entry))
+		return -EBADMSG;
+	for (uint64_t k = 0; k < h.entries; k++, p += sizeof(struct rs_entry)) {
+		struct rs_entry x;
+		uint64_t i;
+
+		memcpy(&x, p, sizeof(x));
+		i = find(s, x.worker, x.name);
+		if (s->index[i] == 0) {
+			if (s->nb_free == 0) {
+				s->st.full += h.entries - k;
+				break;
+			}
+			s->index[i] = s->free_list[--s->nb_free] + 1;
+			s->st.entries++;
+		}
+		s->e[s->index[i] - 1] = x;
+		if (x.flow_id >= s->next_id)
+			s->next_id = x.flow_id + 1;
+		added++;
+	}
+	return added;
+}
+
 void
 cflow_recstore_stats_get(const struct cflow_recstore *s,
 		struct cflow_recstore_stats *st)

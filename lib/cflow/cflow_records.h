@@ -51,6 +51,12 @@ struct cflow_recstore_stats {
 	/** Records of a name no entry holds: their flow's new event never
 	 *  reached the store (full, lost on the way, a restored table). */
 	uint64_t unnamed;
+	/**
+	 * Entries removed by cflow_recstore_expire(): no record came for
+	 * them for longer than any record of a live flow lasts (their
+	 * flow's end lost on the way, counted there).
+	 */
+	uint64_t expired;
 };
 
 struct cflow_recstore;
@@ -129,6 +135,97 @@ uint64_t cflow_recstore_add(struct cflow_recstore *s, uint16_t worker,
 int cflow_recstore_name(struct cflow_recstore *s, uint16_t worker,
 		const struct cflow_record *r, uint64_t offset_ns,
 		struct cflow_flow_record *out);
+
+/**
+ * The most bytes cflow_recstore_save() writes for a store of
+ * @p capacity entries (0 for a capacity cflow_recstore_create()
+ * refuses).
+ *
+ * @param capacity
+ *   Entries.
+ * @return
+ *   Bytes.
+ */
+uint64_t cflow_recstore_save_bound(uint64_t capacity);
+
+/**
+ * Write the keys the store holds now into @p buf (a warm restart's
+ * state, read by cflow_recstore_restore() in a run of the same build):
+ * each entry's next record then starts at @p resume_ns (the save's
+ * time, since the epoch), as the record that ends the flow in the
+ * saved run (a forced end) covers its packets until then.
+ *
+ * @param s
+ *   The store.
+ * @param resume_ns
+ *   The time the restored flows' next records start at.
+ * @param buf
+ *   Receives the keys.
+ * @param cap
+ *   Its size: cflow_recstore_save_bound() of the store's capacity is
+ *   enough.
+ * @return
+ *   The bytes written, or -ENOSPC (no errno) if @p cap is too small.
+ */
+int64_t cflow_recstore_save(const struct cflow_recstore *s,
+		uint64_t resume_ns, void *buf, uint64_t cap);
+
+/**
+ * Add the keys cflow_recstore_save() wrote (their flows taken over by
+ * the trackers from the same state), with their flow ids; the next new
+ * flow's id follows the largest. An entry of a name the store holds
+ * replaces it; past the store's capacity the rest are not added
+ * (counted full).
+ *
+ * @param s
+ *   The store.
+ * @param buf
+ *   The saved keys.
+ * @param len
+ *   Their bytes.
+ * @return
+ *   The entries added, or -EBADMSG (no errno) if @p len is not that of
+ *   saved keys: nothing added.
+ */
+int64_t cflow_recstore_restore(struct cflow_recstore *s, const void *buf,
+		uint64_t len);
+
+/**
+ * Free the entry of a flow of tracker @p worker that ended in a record
+ * with nothing to write (no packet since its flow was taken over at a
+ * warm restart: its packets are in the records before), counting
+ * nothing.
+ *
+ * @param s
+ *   The store.
+ * @param worker
+ *   The tracker's worker.
+ * @param name
+ *   The flow's name.
+ * @return
+ *   0, or -ENOENT (no errno) if no entry holds the name.
+ */
+int cflow_recstore_forget(struct cflow_recstore *s, uint16_t worker,
+		uint64_t name);
+
+/**
+ * Remove the entries whose current record started before @p before_ns
+ * (since the epoch: its flow's first packet, or the packet that started
+ * it after an active timeout, or a warm restart's save): with
+ * @p before_ns the time now less more than any record of a live flow
+ * lasts (the active timeout and the longest timeout or linger), these
+ * are flows whose end record was lost before it reached the store (a
+ * full ring): without this they would hold their entries for good and
+ * fill the store. Counted expired. Scans the whole store.
+ *
+ * @param s
+ *   The store.
+ * @param before_ns
+ *   Entries whose record started before are removed.
+ * @return
+ *   The entries removed.
+ */
+uint64_t cflow_recstore_expire(struct cflow_recstore *s, uint64_t before_ns);
 
 /**
  * Copy the counters.

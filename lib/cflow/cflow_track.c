@@ -461,9 +461,14 @@ rec_packet(struct cflow_tracker *t, uint32_t pos, uint64_t v, uint8_t flags,
 			rec_due(t, stamp), 0)) {
 		uint64_t name = 0;
 
-		(void)cf_name_at(t->filter, pos, &name);
-		rec_emit(t, name, CFLOW_RECORD_ACTIVE, v, w, t->judge_ns,
-			&t->c.records_active);
+		/* A record with no packet (a flow taken over from a state
+		 * file, none since) is not handed over: this packet starts
+		 * the flow's record here too. */
+		if (rec_packets(w) != 0) {
+			(void)cf_name_at(t->filter, pos, &name);
+			rec_emit(t, name, CFLOW_RECORD_ACTIVE, v, w,
+				t->judge_ns, &t->c.records_active);
+		}
 		/* this packet starts the next record: its time */
 		w = rec_word(1, bytes, flags, sub);
 		memcpy(a, &w, sizeof(w));
@@ -1700,18 +1705,38 @@ cflow_tracker_save_size(const struct cflow_tracker *t)
 	return sizeof(struct state_header) + cf_save_size(t->filter);
 }
 
-uint64_t
-cflow_tracker_save_bound(const struct cflow_tracker_params *params)
+/* The table's saved size for @p params (0: refused), its filter's
+ * parameters into @p fp. */
+static uint64_t
+table_save_size(const struct cflow_tracker_params *params,
+		struct cf_params *fp)
 {
 	struct cflow_tracker_params r;
-	struct cf_params fp;
-	uint64_t n;
 
 	if (cflow_tracker_params_resolve(params, &r) != 0)
 		return 0;
-	fp = filter_params(&r);
-	n = cf_params_save_size(&fp);
+	*fp = filter_params(&r);
+	return cf_params_save_size(fp);
+}
+
+uint64_t
+cflow_tracker_save_bound(const struct cflow_tracker_params *params)
+{
+	struct cf_params fp;
+	uint64_t n = table_save_size(params, &fp);
+
 	return n == 0 ? 0 : sizeof(struct state_header) + n;
+}
+
+uint64_t
+cflow_tracker_flows_bound(const struct cflow_tracker_params *params)
+{
+	struct cf_params fp;
+	uint64_t n = table_save_size(params, &fp);
+
+	/* a slot saves its fingerprint and value: at least their bits */
+	return n == 0 ? 0 : n * 8 / (fp.fp_bits + fp.value_bits) +
+		CF_STASH_SIZE;
 }
 
 int64_t

@@ -804,6 +804,18 @@ size_t cflow_tracker_save_size(const struct cflow_tracker *t);
 uint64_t cflow_tracker_save_bound(const struct cflow_tracker_params *p);
 
 /**
+ * The most flows a tracker created with @p p holds (its table's slots
+ * and stash), or more, without creating one: from its saved table's
+ * bound and the bits of a slot.
+ *
+ * @param p
+ *   Parameters as cflow_tracker_create() takes them.
+ * @return
+ *   The bound, or 0 if cflow_tracker_create() would refuse @p p.
+ */
+uint64_t cflow_tracker_flows_bound(const struct cflow_tracker_params *p);
+
+/**
  * Serialise @p t's table and clock into @p buf.
  *
  * @param t

@@ -677,22 +677,22 @@ def test_state_fixed_seed_not_adopted(tmp_path):
 
 
 def test_state_old_version_refused(tmp_path):
-    """A state file of the format before (version 2, mode 0644 as that
-    version wrote it) is refused by its version, named, even with its
+    """A state file of the format before (version 3, without the flow
+    records' keys; mode 0644 as version 2 wrote it) is refused by its version, named, even with its
     checksum right."""
     tmp = str(tmp_path)
     state = save_once(tmp)
     data = bytearray(open(state, "rb").read())
     version = struct.unpack_from("<I", data, 8)[0]
-    struct.pack_into("<I", data, 8, 2)
+    struct.pack_into("<I", data, 8, 3)
     struct.pack_into("<Q", data, len(data) - 8,
                      xxh64(data[:-8]))
     with open(state, "wb") as f:
         f.write(data)
     os.chmod(state, 0o644)      # as the version before wrote it
     log, st, _ = take_over(tmp, state)
-    assert version == 3 and st.get("flows_restored") == 0 and \
-        "format version 2, this build reads 3" in log, (version,
+    assert version == 4 and st.get("flows_restored") == 0 and \
+        "format version 3, this build reads 4" in log, (version,
                                                         log[-600:])
 
 

@@ -656,6 +656,19 @@ def test_eal_failures_explained(tmp_path):
 # ----------------------------------------------------------- service
 
 
+# What $NOTIFY_SOCKET receives from a reload, then SIGTERM.
+RELOAD_STOP = ["RELOADING=1", "READY=1\nSTATUS=running (reloaded)",
+               "STOPPING=1"]
+
+
+def reload_then_stop(app, sock):
+    """The notify messages of a reload asked for (RELOADING=1, READY=1),
+    then of SIGTERM sent once it is made (STOPPING=1)."""
+    msgs = [sock.recv(4096).decode(), sock.recv(4096).decode()]
+    app.proc.send_signal(signal.SIGTERM)
+    return msgs + [sock.recv(4096).decode()]
+
+
 @pytest.mark.parametrize("nb", (1, 2))
 def test_notify_ready_reload_stop(nb, tmp_path):
     """Type=notify: with $NOTIFY_SOCKET (systemd's, here the test's),
@@ -675,18 +688,55 @@ def test_notify_ready_reload_stop(nb, tmp_path):
             msgs.append(sock.recv(4096).decode())
             ready_answers = query(app.prefix, "/cuckooflow/stats")
             app.proc.send_signal(signal.SIGHUP)
-            msgs.append(sock.recv(4096).decode())
-            msgs.append(sock.recv(4096).decode())
-            app.proc.send_signal(signal.SIGTERM)
-            msgs.append(sock.recv(4096).decode())
+            msgs += reload_then_stop(app, sock)
         finally:
             rc = app.stop()
     finally:
         sock.close()
     assert msgs[0] == "READY=1\nSTATUS=running: %d worker%s, 1 port" % (
         nb, "s" if nb > 1 else "") and ready_answers is not None, msgs
-    assert msgs[1:] == ["RELOADING=1", "READY=1\nSTATUS=running (reloaded)",
-                        "STOPPING=1"] and rc == 0, msgs
+    assert msgs[1:] == RELOAD_STOP and rc == 0, msgs
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_sighup_during_start_is_a_reload(nb, tmp_path):
+    """SIGHUPs from the moment the EAL starts (its runtime directory
+    made) until READY=1: each asks for a reload, made once the run goes
+    (RELOADING=1, READY=1), none ends the process; SIGTERM then stops it,
+    exit 0. (Before: a SIGHUP during the EAL's start, before the handler
+    was set, ended it: killed by SIGHUP, as `systemctl reload` or
+    logrotate's postrotate would have it at a start.)"""
+    path = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    msgs, hups = [], 0
+    try:
+        app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s,"
+                                  "infinite_rx=1" % (MIXED, os.devnull)],
+                   env=dict(os.environ, NOTIFY_SOCKET=path))
+        try:
+            # the EAL starting: its runtime directory made (main() runs:
+            # before it, the loader's and the libraries' constructors)
+            app.wait(lambda: os.path.isdir("/var/run/dpdk/" + app.prefix),
+                     "the EAL's runtime directory")
+            sock.settimeout(0.002)
+            while not msgs:
+                assert app.proc.poll() is None, (
+                    "ended by SIGHUP %d: rc %s" % (hups, app.proc.returncode))
+                app.proc.send_signal(signal.SIGHUP)
+                hups += 1
+                try:
+                    msgs.append(sock.recv(4096).decode())
+                except socket.timeout:
+                    pass
+            sock.settimeout(DEADLINE)
+            msgs += reload_then_stop(app, sock)
+        finally:
+            rc = app.stop()
+    finally:
+        sock.close()
+    assert hups > 1 and msgs[0].startswith("READY=1\n"), (hups, msgs)
+    assert msgs[1:] == RELOAD_STOP and rc == 0, msgs
 
 
 @pytest.mark.parametrize("nb", (1, 2))

@@ -23,6 +23,15 @@ truth made from each capture's plan, never from the tracker.
   record, none left for the exit.
 - test_records_losses: records that cannot go out are counted and said at
   exit: no collector (the IPFIX socket refused), a full event ring.
+- test_records_store_orphans_expire: keys left in the key store by
+  records dropped on a full ring expire, so that later flows are kept.
+- test_records_warm_restart: a --state-file restart between two
+  captures: the flows open across it end with a forced record at the
+  first exit, then with a named one (JSON and IPFIX) counting the
+  packets since the restart; each flow's records sum to it, none
+  unnamed.
+- test_records_checkpoint_keys: the same after a SIGKILL, from a
+  --state-interval save.
 """
 import ipaddress
 import json
@@ -615,3 +624,218 @@ def test_records_store_full(tmp_path):
     recs = [l for l in json_lines(events) if l["event"] == "record"]
     assert out == len(recs) and unnamed > 0 and full > 0
     assert out + unnamed == len(want) and lost_said(log) == unnamed
+
+
+def restart_plan():
+    """test_records_warm_restart's two captures, 2 s apart: (flows, the
+    first capture's packets, the second's), a flow a list of (time,
+    packet). "tcp" and "udp" are open across the restart (the TCP flow
+    ends by FIN in the second capture, its linger over before its end),
+    "rst" ends in the first, "new" opens in the second (and goes idle),
+    "cut" is due for an active timeout at its first packet after the
+    restart, the last of the second capture."""
+    from scapy.all import Ether, IP, IPv6, UDP, Raw
+    e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    flows = {}
+    up, down = tcp_pair("10.9.0.1", "10.9.1.1", 40100, 443)
+    flows["tcp"] = [(0.1, up("S")), (0.2, down("SA")), (0.3, up("A")),
+                    (0.4, up("PA", 100)), (0.5, down("PA", 900)),
+                    (2.1, up("PA", 10)), (2.2, down("PA", 20)),
+                    (2.3, up("FA")), (2.4, down("FA")), (2.5, up("A"))]
+    up, down = tcp_pair("2001:db8::91", "2001:db8:1::91", 40200, 80,
+                        v6=True)
+    flows["rst"] = [(0.15, up("S")), (0.25, down("SA")), (0.35, down("RA"))]
+    u = lambda n: e / IP(src="10.9.0.2", dst="10.9.1.2") / UDP(
+        sport=5353, dport=53) / Raw(b"u" * n)
+    flows["udp"] = [(0.6, u(10)), (1.0, u(11)), (2.05, u(12)), (3.6, u(13))]
+    flows["new"] = [(2.15, e / IPv6(src="2001:db8::92",
+                                   dst="2001:db8:1::92") /
+                     UDP(sport=7000, dport=7001) / Raw(b"n" * 30)),
+                    (2.35, e / IPv6(src="2001:db8:1::92",
+                                    dst="2001:db8::92") /
+                     UDP(sport=7001, dport=7000) / Raw(b"m" * 5))]
+    # open across the restart, its record due for the active timeout
+    # (5 s) at its first packet after it: that packet starts the next
+    # record, nothing counted before it since the restart
+    up, down = tcp_pair("10.9.0.3", "10.9.1.3", 40300, 22)
+    flows["cut"] = [(-0.9, up("S")), (1.9, down("SA")), (4.6, up("A"))]
+    first = sorted((t, p) for fl in flows.values() for t, p in fl if t < 2)
+    second = sorted((t, p) for fl in flows.values() for t, p in fl
+                    if t >= 2)
+    return flows, first, second
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_records_warm_restart(nb, tmp_path):
+    """A warm restart (--state-file) between two captures: the flows
+    open across it end in the first run with a forced record, then in
+    the second with a named record (JSON lines and IPFIX through nfcapd)
+    that starts at the save and counts the packets after it: each flow's
+    records sum to its packets and bytes, nothing unnamed or lost (exit
+    0). Forwarding: every frame goes out unchanged, in both runs. On the
+    code before, the state file kept no keys: the restored flows'
+    records were unnamed, not exported, and the run exited 4."""
+    from scapy.utils import rdpcap
+    flows, first, second = restart_plan()
+    state = str(tmp_path / "state")
+    recs, logs = [], []
+    for k, part in enumerate((first, second)):
+        pcap = timed_pcap(tmp_path / ("part%d.pcap" % k),
+                          [(stamp(t) / 1e9, p) for t, p in part])
+        tx = [str(tmp_path / ("tx%d_%d.pcap" % (k, q))) for q in range(nb)]
+        events = str(tmp_path / ("events%d.jsonl" % k))
+        with nfcapd(tmp_path / ("nfcapd%d" % k)) as cap:
+            rc, log, stats = run(nb, ["net_pcap0,rx_pcap=%s,%s" % (
+                pcap, ",".join("tx_pcap=" + t for t in tx))],
+                ["--mode", "forward", "--events", events, "--state-file",
+                 state, "--ipfix", "127.0.0.1:%d" % cap.port] + OPTS)
+        logs.append(log)
+        assert stats is not None, "run %d: rc %d: %s" % (k, rc, log[-800:])
+        assert records_said(log) is None, log[-800:]
+        assert lost_said(log) is None, log[-800:]
+        lines = [l for l in json_lines(events) if l["event"] == "record"]
+        assert sorted(map(as_json, lines)) == sorted(nfdump_flows(
+            cap.files)), "run %d: JSON and IPFIX differ" % k
+        assert sequence_failures(cap.files) == 0
+        recs += [(k, l) for l in lines]
+        sent = sorted(bytes(p) for t_ in tx for p in rdpcap(t_))
+        assert sent == sorted(bytes(p) for p in rdpcap(pcap))
+    assert "took over 3 open flows" in logs[1], logs[1][-800:]
+    assert "took over the keys of 3 flows" in logs[1], logs[1][-800:]
+    resume = stamp(first[-1][0]) // 10**6
+    for name, pkts in flows.items():
+        got = [(k, r) for k, r in recs if (r["sport"], r["dport"]) in
+               {(p.sport, p.dport) for _, p in pkts}]
+        want = [part for part in ([x for x in pkts if x[0] < 2],
+                                  [x for x in pkts if x[0] >= 2]) if part]
+        assert len(got) == len(want), (name, got)
+        for (k, r), part in zip(sorted(got, key=lambda x: x[0]), want):
+            assert (r["packets"], r["bytes"]) == (
+                len(part), sum(ip_len(p) for _, p in part)), (name, r)
+            # a record after the restart starts at the save
+            assert r["start_ns"] // 10**6 == (
+                resume if k == 1 and name in ("tcp", "udp", "cut") else
+                stamp(part[0][0]) // 10**6), (name, r)
+            assert r["end_ns"] // 10**6 == stamp(part[-1][0]) // 10**6
+        reasons = [r["reason"] for _, r in sorted(got, key=lambda x: x[0])]
+        assert reasons == {"tcp": ["forced", "end"], "rst": ["end"],
+                           "udp": ["forced", "forced"], "new": ["idle"],
+                           "cut": ["forced", "forced"]}[name], (name,
+                                                                reasons)
+    # a flow keeps its id across the restart
+    ids = {}
+    for k, r in recs:
+        ids.setdefault((r["src"], r["sport"]), set()).add(r["flow"])
+    assert all(len(v) == 1 for v in ids.values()), ids
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_records_store_orphans_expire(nb, tmp_path):
+    """Records dropped on a full event ring leave their flows' keys in
+    the key store (orphans: no record will free them). A burst of 3000
+    UDP flows through a ring of 64 events under a key store of 64
+    (--records-max 64) leaves it full of orphans; a minute of capture
+    later, 40 new flows: each of them whose new-flow line was written
+    (the ring drops some) must be kept by the store (a flow id, not 0),
+    its records named: the orphans, older than any record of a live
+    flow lasts (--active-timeout plus the longest timeout), are gone.
+    On the code before, the orphans stayed for good: these flows were
+    not kept (id 0, records_store_full), their records unnamed."""
+    from scapy.all import Ether, IP, UDP
+    e = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    udp = lambda src, sport: e / IP(src=src, dst="192.0.2.9") / UDP(
+        sport=sport, dport=53)
+    frames = [(0.1 + k * 0.0001, udp("10.%d.%d.1" % (k >> 8, k & 255),
+                                     1024)) for k in range(3000)]
+    # a flow kept open all along: the clock moves on, the sweep runs
+    frames += [(t * 0.5, udp("10.200.0.1", 2000)) for t in range(1, 120)]
+    late = ["10.201.0.%d" % (k + 1) for k in range(40)]
+    for k in range(20000):
+        t, i = 60 + k * 0.0005, k // 500
+        # a late flow opens every 0.25 s; each open one has a packet
+        # every second or more often (--timeout-udp 2): open at the end
+        src = late[i] if k % 500 == 0 else \
+            late[(k // 50) % (i + 1)] if k % 50 == 1 else "10.200.0.1"
+        frames.append((t, udp(src, 3000 if src in late else 2000)))
+    frames.sort(key=lambda x: x[0])
+    pcap = timed_pcap(tmp_path / "orphans.pcap",
+                      [(stamp(t) / 1e9, p) for t, p in frames])
+    events = str(tmp_path / "events.jsonl")
+    rc, log, stats = run(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
+        pcap, os.devnull)], ["--events", events, "--records", "on",
+                             "--event-ring", "64", "--records-max", "64"]
+        + OPTS, ok_rc=(4,))
+    assert rc == 4 and stats is not None, "rc %d: %s" % (rc, log[-800:])
+    assert stats["total"]["records_dropped"] > 0, stats["total"]
+    lines = json_lines(events)
+    # a new flow the key store keeps has an id (0: not kept, its
+    # records will be unnamed)
+    ids = {l["src"]: l.get("flow", 0) for l in lines
+           if l["event"] == "new" and l["src"] in late}
+    assert ids, "no late new-flow line passed the ring"
+    assert all(ids.values()), (sorted(ids.items()), records_said(log))
+    # and their records are named: those written carry those ids
+    for l in lines:
+        if l["event"] == "record" and l["src"] in ids:
+            assert l["flow"] == ids[l["src"]], l
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_records_checkpoint_keys(nb, tmp_path):
+    """--state-interval saves keep the flow records' keys too: after a
+    SIGKILL (no exit, no forced records, no save at exit), the next run
+    takes over the flows of the last save and names their records (JSON
+    and IPFIX): each counts the packets since the restart, nothing
+    unnamed, exit 0; forwarding, every frame out unchanged. The first
+    run's replay is over before the saves waited for. (Before: the
+    periodic saves held no keys; those records were unnamed, exit 4.)"""
+    from scapy.utils import rdpcap
+    flows, first, second = restart_plan()
+    state = str(tmp_path / "state")
+    pcap0 = timed_pcap(tmp_path / "part0.pcap",
+                       [(stamp(t) / 1e9, p) for t, p in first])
+    prefix = prefix_next()
+    proc = subprocess.Popen(
+        [APP, "--lcores", WORKER_LCORES[nb], "--no-pci", "--no-huge", "-m",
+         NO_HUGE_MB, "--log-level=lib.*:error", "--file-prefix=" + prefix,
+         "--vdev", "net_pcap0,rx_pcap=%s,%s" % (pcap0, ",".join(
+             ["tx_pcap=" + os.devnull] * nb)),
+         "--", "--clock", "pkt", "--fp-bits", "32", "--hash-seed", "7",
+         "--mode", "forward", "--events", str(tmp_path / "events0.jsonl"),
+         "--records", "on", "--state-file", state, "--state-interval",
+         "1"] + OPTS,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        run_ended(prefix, proc)
+        saves = query(prefix, "/cuckooflow/state")["saves"]
+        wait_until(lambda: query(prefix, "/cuckooflow/state")["saves"] >=
+                   saves + 2, "two saves after the replay's end", proc=proc)
+    finally:
+        proc.kill()
+        proc.wait(timeout=DEADLINE)
+    pcap1 = timed_pcap(tmp_path / "part1.pcap",
+                       [(stamp(t) / 1e9, p) for t, p in second])
+    tx = [str(tmp_path / ("tx%d.pcap" % q)) for q in range(nb)]
+    events = str(tmp_path / "events1.jsonl")
+    with nfcapd(tmp_path / "nfcapd") as cap:
+        rc, log, stats = run(nb, ["net_pcap0,rx_pcap=%s,%s" % (
+            pcap1, ",".join("tx_pcap=" + t for t in tx))],
+            ["--mode", "forward", "--events", events, "--state-file",
+             state, "--ipfix", "127.0.0.1:%d" % cap.port] + OPTS)
+    assert stats is not None, "rc %d: %s" % (rc, log[-800:])
+    assert records_said(log) is None and lost_said(log) is None, log[-800:]
+    assert "took over the keys of 3 flows" in log, log[-800:]
+    recs = [l for l in json_lines(events) if l["event"] == "record"]
+    assert sorted(map(as_json, recs)) == sorted(nfdump_flows(cap.files))
+    got = sorted((r["src"], r["reason"], r["packets"], r["bytes"])
+                 for r in recs)
+    want = sorted(
+        (str(ipaddress.ip_address(pkts[0][1].payload.src)),
+         {"tcp": "end", "udp": "forced", "new": "idle",
+          "cut": "forced"}[name],
+         len(part), sum(ip_len(p) for _, p in part))
+        for name, pkts in flows.items()
+        for part in [[x for x in pkts if x[0] >= 2]] if part)
+    assert got == want, (got, want)
+    sent = sorted(bytes(p) for t_ in tx for p in rdpcap(t_))
+    assert sent == sorted(bytes(p) for p in rdpcap(pcap1))

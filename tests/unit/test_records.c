@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "cflow.h"
+#include "cflow_records.h"
 #include "cflow_test.h"
 #include "packets.h"
 #include "test.h"
@@ -703,12 +704,110 @@ test_records_params(void)
 	return 0;
 }
 
+/* A new-flow event of the key store's tests: UDP from 10.0.0.@p k. */
+static struct cflow_event
+store_event(uint8_t k, uint64_t time_ns)
+{
+	struct cflow_event e = {
+		.time_ns = time_ns, .family = 4, .proto = 17,
+		.proto_class = CFLOW_CLASS_UDP, .sport = 1000 + k, .dport = 53,
+		.port = 1,
+	};
+
+	e.src[0] = 10;
+	e.src[3] = k;
+	e.dst[0] = 192;
+	return e;
+}
+
+/* The key store across a warm restart: cflow_recstore_save() then
+ * cflow_recstore_restore() keep each entry (worker, name, key, flow id),
+ * its next record starting at the save; new ids follow the largest; a
+ * length that is not a save's is refused whole; past the capacity the
+ * rest are counted full; cflow_recstore_forget() frees an entry
+ * uncounted. */
+static int
+test_records_store_restart(void)
+{
+	struct cflow_recstore *a = cflow_recstore_create(8), *b, *c;
+	struct cflow_record r = { .reason = CFLOW_RECORD_ACTIVE,
+		.last_ns = 500, .next_ns = 600, .packets = 2, .bytes = 80 };
+	struct cflow_recstore_stats st;
+	struct cflow_flow_record out;
+	struct cflow_event e;
+	uint8_t buf[4096];
+	int64_t n;
+
+	TEST_ASSERT(a != NULL, "create");
+	for (uint8_t k = 1; k <= 3; k++) {
+		e = store_event(k, 100 * k);
+		TEST_ASSERT_EQ(cflow_recstore_add(a, k % 2, 0x100 + k, &e),
+			(uint64_t)k, "id");
+	}
+	/* flow 2's active timeout: its next record from 600 */
+	r.name = 0x102;
+	TEST_ASSERT_EQ(cflow_recstore_name(a, 0, &r, 0, &out), 0, "active");
+	TEST_ASSERT(cflow_recstore_save(a, 7000, buf, 16) == -ENOSPC,
+		"too small");
+	n = cflow_recstore_save(a, 7000, buf, sizeof(buf));
+	TEST_ASSERT(n > 0 && (uint64_t)n <= cflow_recstore_save_bound(3),
+		"saved %ld", (long)n);
+	b = cflow_recstore_create(8);
+	TEST_ASSERT(b != NULL, "create");
+	TEST_ASSERT(cflow_recstore_restore(b, buf, (uint64_t)n - 1) ==
+		-EBADMSG, "cut");
+	cflow_recstore_stats_get(b, &st);
+	TEST_ASSERT_EQ(st.entries, 0u, "nothing added from a cut save");
+	TEST_ASSERT_EQ(cflow_recstore_restore(b, buf, (uint64_t)n), 3, "3");
+	for (uint8_t k = 1; k <= 3; k++) {
+		r = (struct cflow_record){ .name = 0x100 + k, .last_ns = 8000,
+			.packets = k, .bytes = 40u * k,
+			.reason = CFLOW_RECORD_END };
+		TEST_ASSERT_EQ(cflow_recstore_name(b, k % 2, &r, 0, &out), 0,
+			"named %u", k);
+		TEST_ASSERT(out.flow_id == k && out.first_ns == 7000 &&
+			out.last_ns == 8000 && out.sport == 1000 + k &&
+			out.src[3] == k && out.port == 1 && out.packets == k,
+			"flow %u", k);
+	}
+	/* the worker is part of the name */
+	r.name = 0x101;
+	TEST_ASSERT_EQ(cflow_recstore_name(b, 0, &r, 0, &out), -ENOENT,
+		"worker 0 has no 0x101");
+	e = store_event(9, 9000);
+	TEST_ASSERT_EQ(cflow_recstore_add(b, 0, 0x200, &e), 4u, "next id");
+	TEST_ASSERT_EQ(cflow_recstore_forget(b, 0, 0x200), 0, "forget");
+	TEST_ASSERT_EQ(cflow_recstore_forget(b, 0, 0x200), -ENOENT, "gone");
+	cflow_recstore_stats_get(b, &st);
+	TEST_ASSERT(st.entries == 0 && st.unnamed == 1 && st.named == 3,
+		"entries %lu unnamed %lu named %lu", (unsigned long)st.entries,
+		(unsigned long)st.unnamed, (unsigned long)st.named);
+	/* a smaller store: the rest counted full */
+	c = cflow_recstore_create(2);
+	TEST_ASSERT(c != NULL, "create");
+	TEST_ASSERT_EQ(cflow_recstore_restore(c, buf, (uint64_t)n), 2, "2");
+	cflow_recstore_stats_get(c, &st);
+	TEST_ASSERT(st.entries == 2 && st.full == 1, "full %lu",
+		(unsigned long)st.full);
+	/* orphans: entries whose record started before a time go */
+	TEST_ASSERT_EQ(cflow_recstore_expire(a, 150), 1u, "flow 1 (100)");
+	TEST_ASSERT_EQ(cflow_recstore_expire(a, 650), 2u, "3 (300), 2 (600)");
+	cflow_recstore_stats_get(a, &st);
+	TEST_ASSERT(st.entries == 0 && st.expired == 3, "expired %lu",
+		(unsigned long)st.expired);
+	cflow_recstore_free(a);
+	cflow_recstore_free(b);
+	cflow_recstore_free(c);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_records_params),
 	TEST_CASE(test_records_model),
 	TEST_CASE(test_records_overflow),
 	TEST_CASE(test_records_evict_flush),
 	TEST_CASE(test_records_restore),
+	TEST_CASE(test_records_store_restart),
 	TEST_CASES_END()
 };
 
