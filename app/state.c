@@ -21,6 +21,10 @@
  * trackers' tables of format 2 (sided). 4: the flow records' keys after
  * the tables (a length, 0 without). */
 #define STATE_VERSION 4
+/* The oldest version read: 3 is 4 without the keys (its flows taken
+ * over end in unnamed records, as they did with the build that wrote
+ * it), so that an upgrade keeps its flows. */
+#define STATE_VERSION_MIN 3
 #define STATE_BYTE_ORDER UINT32_C(0x01020304)
 /* The file holds the hash seed: its owner's alone. */
 #define STATE_FILE_MODE 0600
@@ -143,10 +147,10 @@ state_parse(struct app_state *s, const char *path, char *err,
 	if (sum != XXH64(s->buf, s->len - sizeof(sum), 0))
 		return cfu_fail(EBADMSG, err, err_len, "%s: checksum mismatch "
 			"(a damaged or cut file)", path);
-	if (h->version != STATE_VERSION)
+	if (h->version < STATE_VERSION_MIN || h->version > STATE_VERSION)
 		return cfu_fail(EPROTONOSUPPORT, err, err_len, "%s: format "
-			"version %u, this build reads %u", path, h->version,
-			STATE_VERSION);
+			"version %u, this build reads %u to %u", path,
+			h->version, STATE_VERSION_MIN, STATE_VERSION);
 	if (h->nb_workers == 0 || h->nb_workers > APP_MAX_WORKERS)
 		return cfu_fail(EBADMSG, err, err_len, "%s: %u workers", path,
 			h->nb_workers);
@@ -165,7 +169,7 @@ state_parse(struct app_state *s, const char *path, char *err,
 		s->table_len[i] = (size_t)n;
 		off += (size_t)n;
 	}
-	{
+	if (h->version >= 4) {
 		uint64_t n;
 
 		if (s->len - sizeof(sum) - off < sizeof(n))

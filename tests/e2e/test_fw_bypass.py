@@ -620,11 +620,12 @@ def save_once(tmp, args=(), nb=1):
     return state
 
 
-def take_over(tmp, state, args=()):
-    """A second run with the state file: (log, stats total)."""
+def take_over(tmp, state, args=(), nb=1):
+    """A second run with the state file, @nb workers: (log, stats total,
+    frames sent out of the inside port)."""
     rc, log, got, _, st = run(
         tmp, "again", [], [eth_out() / tcp4(X, A, 80, 40000, "SA")],
-        FW + ["--state-file", state] + list(args), 1, t0=T0 + 1)
+        FW + ["--state-file", state] + list(args), nb, t0=T0 + 1)
     assert rc == 0, log[-600:]
     return log, st, got
 
@@ -677,14 +678,14 @@ def test_state_fixed_seed_not_adopted(tmp_path):
 
 
 def test_state_old_version_refused(tmp_path):
-    """A state file of the format before (version 3, without the flow
-    records' keys; mode 0644 as version 2 wrote it) is refused by its version, named, even with its
-    checksum right."""
+    """A state file of a format this build does not read (version 2,
+    mode 0644 as that version wrote it) is refused by its version,
+    named, even with its checksum right."""
     tmp = str(tmp_path)
     state = save_once(tmp)
     data = bytearray(open(state, "rb").read())
     version = struct.unpack_from("<I", data, 8)[0]
-    struct.pack_into("<I", data, 8, 3)
+    struct.pack_into("<I", data, 8, 2)
     struct.pack_into("<Q", data, len(data) - 8,
                      xxh64(data[:-8]))
     with open(state, "wb") as f:
@@ -692,8 +693,32 @@ def test_state_old_version_refused(tmp_path):
     os.chmod(state, 0o644)      # as the version before wrote it
     log, st, _ = take_over(tmp, state)
     assert version == 4 and st.get("flows_restored") == 0 and \
-        "format version 3, this build reads 4" in log, (version,
-                                                        log[-600:])
+        "format version 2, this build reads 3 to 4" in log, (version,
+                                                             log[-600:])
+
+
+@pytest.mark.parametrize("nb", [1, 2])
+def test_state_version3_taken_over(tmp_path, nb):
+    """A state file of version 3, as the build before this one wrote it
+    (version 4 without the flow records' keys: no key section before
+    the checksum), is taken over: an upgrade keeps its flows (the
+    outside reply of the flow the first run opened is admitted and
+    forwarded, as it is from a version 4 file)."""
+    tmp = str(tmp_path)
+    state = save_once(tmp, nb=nb)
+    data = bytearray(open(state, "rb").read())
+    version = struct.unpack_from("<I", data, 8)[0]
+    keys_len = struct.unpack_from("<Q", data, len(data) - 16)[0]
+    assert version == 4 and keys_len == 0, (version, keys_len)
+    old = data[:-16]                    # without keys_len and checksum
+    struct.pack_into("<I", old, 8, 3)
+    old += struct.pack("<Q", xxh64(bytes(old)))
+    with open(state, "wb") as f:
+        f.write(old)
+    os.chmod(state, 0o600)
+    log, st, got = take_over(tmp, state, nb=nb)
+    assert st.get("flows_restored") == 1 and len(got) == 1, log[-600:]
+
 
 
 # --------------------------------------------------------- the sweep
