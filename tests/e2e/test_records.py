@@ -734,7 +734,11 @@ def test_records_store_orphans_expire(nb, tmp_path):
     """Records dropped on a full event ring leave their flows' keys in
     the key store (orphans: no record will free them). A burst of 3000
     UDP flows through a ring of 64 events under a key store of 64
-    (--records-max 64) leaves it full of orphans; a minute of capture
+    (--records-max 64) leaves it full of orphans (a table of 4096 flows:
+    the sweep that expires them covers it in a few calls, so that their
+    records come faster than the main lcore drains them in any build;
+    with the default table they were spread over thousands of calls,
+    and the sanitizer build drained them all in 1 run of 3); a minute of capture
     later, 40 new flows: each of them whose new-flow line was written
     (the ring drops some) must be kept by the store (a flow id, not 0),
     its records named: the orphans, older than any record of a live
@@ -763,8 +767,8 @@ def test_records_store_orphans_expire(nb, tmp_path):
     events = str(tmp_path / "events.jsonl")
     rc, log, stats = run(nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (
         pcap, os.devnull)], ["--events", events, "--records", "on",
-                             "--event-ring", "64", "--records-max", "64"]
-        + OPTS, ok_rc=(4,))
+                             "--event-ring", "64", "--records-max", "64",
+                             "--flows", "4096"] + OPTS, ok_rc=(4,))
     assert rc == 4 and stats is not None, "rc %d: %s" % (rc, log[-800:])
     assert stats["total"]["records_dropped"] > 0, stats["total"]
     lines = json_lines(events)
