@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,26 +153,37 @@ remove_at(struct cflow_recstore *s, uint64_t i)
 	}
 }
 
+/* The entry of @p worker's @p name: the one that holds it (@p held),
+ * or a free one taken for it; NULL if none holds it and none is free. */
+static struct rs_entry *
+entry_for(struct cflow_recstore *s, uint16_t worker, uint64_t name,
+		bool *held)
+{
+	uint64_t i = find(s, worker, name);
+
+	*held = s->index[i] != 0;
+	if (!*held) {
+		if (s->nb_free == 0)
+			return NULL;
+		s->index[i] = s->free_list[--s->nb_free] + 1;
+		s->st.entries++;
+	}
+	return &s->e[s->index[i] - 1];
+}
+
 uint64_t
 cflow_recstore_add(struct cflow_recstore *s, uint16_t worker, uint64_t name,
 		const struct cflow_event *e)
 {
-	uint64_t i = find(s, worker, name);
-	struct rs_entry *x;
+	bool held;
+	struct rs_entry *x = entry_for(s, worker, name, &held);
 
-	if (s->index[i] != 0) {
-		/* the flow that had the name ended unrecorded */
-		s->st.replaced++;
-		x = &s->e[s->index[i] - 1];
-	} else {
-		if (s->nb_free == 0) {
-			s->st.full++;
-			return 0;
-		}
-		s->index[i] = s->free_list[--s->nb_free] + 1;
-		s->st.entries++;
-		x = &s->e[s->index[i] - 1];
+	if (x == NULL) {
+		s->st.full++;
+		return 0;
 	}
+	/* held: the flow that had the name ended unrecorded */
+	s->st.replaced += held;
 	x->name = name;
 	x->worker = worker;
 	x->flow_id = s->next_id++;
@@ -329,20 +341,16 @@ cflow_recstore_restore(struct cflow_recstore *s, const void *buf,
 			len - sizeof(h) != h.entries * sizeof(struct rs_entry))
 		return -EBADMSG;
 	for (uint64_t k = 0; k < h.entries; k++, p += sizeof(struct rs_entry)) {
-		struct rs_entry x;
-		uint64_t i;
+		struct rs_entry x, *to;
+		bool held;
 
 		memcpy(&x, p, sizeof(x));
-		i = find(s, x.worker, x.name);
-		if (s->index[i] == 0) {
-			if (s->nb_free == 0) {
-				s->st.full += h.entries - k;
-				break;
-			}
-			s->index[i] = s->free_list[--s->nb_free] + 1;
-			s->st.entries++;
+		to = entry_for(s, x.worker, x.name, &held);
+		if (to == NULL) {
+			s->st.full += h.entries - k;
+			break;
 		}
-		s->e[s->index[i] - 1] = x;
+		*to = x;
 		if (x.flow_id >= s->next_id)
 			s->next_id = x.flow_id + 1;
 		added++;
