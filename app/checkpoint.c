@@ -48,6 +48,13 @@ app_checkpoint_clock(const struct app_run *run)
 		app_tsc_ns(run);
 }
 
+int64_t
+app_checkpoint_keys(const struct app_run *run, void **buf)
+{
+	return app_events_keys_save(run->cfg->clock == APP_CLOCK_PKT ?
+		app_checkpoint_clock(run) : cfu_clock_ns(CLOCK_REALTIME), buf);
+}
+
 /* Worker @p i saves its own table (app_state_save_fn). */
 static int64_t
 worker_save(unsigned int i, void *buf, uint64_t cap, void *arg)
@@ -63,9 +70,7 @@ app_checkpoint_serve(void)
 	if (!__atomic_load_n(&cp.keys_asked, __ATOMIC_ACQUIRE) ||
 			__atomic_load_n(&cp.keys_ready, __ATOMIC_RELAXED))
 		return;
-	cp.keys_len = app_events_keys_save(cp.run->cfg->clock ==
-		APP_CLOCK_PKT ? app_checkpoint_clock(cp.run) :
-		cfu_clock_ns(CLOCK_REALTIME), &cp.keys);
+	cp.keys_len = app_checkpoint_keys(cp.run, &cp.keys);
 	__atomic_store_n(&cp.keys_ready, true, __ATOMIC_RELEASE);
 }
 

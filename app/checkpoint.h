@@ -43,4 +43,9 @@ void app_checkpoint_serve(void);
 /* The run's clock for a save: TSC time, or the last packet time. */
 uint64_t app_checkpoint_clock(const struct app_run *run);
 
+/* On the main lcore: the flow records' keys for a save of now
+ * (app_events_keys_save()), their flows' next records starting at it:
+ * the last packet time, or the wall clock. */
+int64_t app_checkpoint_keys(const struct app_run *run, void **buf);
+
 #endif /* _APP_CHECKPOINT_H_ */

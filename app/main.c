@@ -340,8 +340,7 @@ state_write(void)
 	/* The flows' keys, so that their records after a restart are
 	 * named: they start at this save (the forced records at this exit
 	 * count the packets before). */
-	keys_len = app_events_keys_save(cfg.clock == APP_CLOCK_PKT ? clock_ns :
-		cfu_clock_ns(CLOCK_REALTIME), &keys);
+	keys_len = app_checkpoint_keys(&run, &keys);
 	if (keys_len < 0) {
 		fprintf(stderr, "cuckooflow: --state-file: the flow records' "
 			"keys: %s\n", strerror((int)-keys_len));
