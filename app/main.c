@@ -613,6 +613,11 @@ main(int argc, char **argv)
 	 * and SIGTERM keep theirs until the EAL is up: they stop a start
 	 * that hangs. */
 	signal(SIGHUP, signal_handler);
+	/* Lists are read only while no other process writes them, asked
+	 * with a file lease taken and given back at once (cfutil.h:
+	 * cfu_file_no_writer()); a writer opening the file in between
+	 * sends SIGIO, whose default action would end the process. */
+	signal(SIGIO, SIG_IGN);
 	app_log_init();
 	ret = before_eal(argc, argv);
 	if (ret >= 0)

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,9 @@ query(const char *path, int n, char **entries)
 int
 main(int argc, char **argv)
 {
+	/* lists are read only while no other process writes them
+	 * (cfu_file_no_writer(): a lease, whose break sends SIGIO) */
+	signal(SIGIO, SIG_IGN);
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
 			strcmp(argv[1], "-h") == 0)) {
 		print_usage(stdout);

@@ -246,10 +246,17 @@ read_rules_fn(int fd, const char *path, void *arg, char *err, size_t err_len)
 	return read_rules(fd, path, err, err_len);
 }
 
+static void
+drop_rules(void *al)
+{
+	cbl_allow_free(al);
+}
+
 struct cbl_allow *
 cbl_allow_read(const char *path, char *err, size_t err_len)
 {
-	return cbl_text_file_read(path, read_rules_fn, NULL, err, err_len);
+	return cbl_text_file_read(path, read_rules_fn, drop_rules, NULL, err,
+		err_len);
 }
 
 bool

@@ -963,29 +963,85 @@ out:
 	return bl;
 }
 
-void *
-cbl_text_file_read(const char *path, cbl_text_reader_fn read, void *arg,
+/*
+ * A list read whole, never a part of it: a file another process holds
+ * open for writing (truncated, then being written, maybe with pauses) is
+ * not read at all; one written, replaced (renamed over) or removed while
+ * it was read is read again, up to BL_READ_TRIES times, then refused.
+ * @p read gets the open file and its fstat(); @p drop frees what it
+ * returned when the file changed under it.
+ */
+#define BL_READ_TRIES 3
+
+typedef void *(*bl_fd_reader_fn)(int fd, const char *path,
+		const struct stat *sb, void *arg, char *err, size_t err_len);
+
+static void *
+read_whole(const char *path, bl_fd_reader_fn read, void (*drop)(void *),
+		void *arg, char *err, size_t err_len)
+{
+	for (int tries = 1; ; tries++) {
+		struct stat sb;
+		void *out;
+		int fd, e;
+
+		fd = cfu_file_open(path, &sb, err, err_len);
+		if (fd < 0)
+			return NULL;
+		if (cfu_file_no_writer(fd) == -EBUSY) {
+			close(fd);
+			cfu_fail(EBUSY, err, err_len, "%s: being written "
+				"(another process has it open for writing): "
+				"not read", path);
+			return NULL;
+		}
+		out = read(fd, path, &sb, arg, err, err_len);
+		e = errno;
+		/* an error too may be the writer's doing (a line cut) */
+		if (cfu_file_unchanged(fd, path, &sb) == 0) {
+			close(fd);
+			if (out == NULL)
+				errno = e;
+			return out;
+		}
+		close(fd);
+		if (out != NULL)
+			drop(out);
+		if (tries == BL_READ_TRIES) {
+			cfu_fail(EAGAIN, err, err_len, "%s: changed while "
+				"being read (%d times): not read", path,
+				BL_READ_TRIES);
+			return NULL;
+		}
+	}
+}
+
+struct text_call {
+	cbl_text_reader_fn read;
+	void *arg;
+};
+
+static void *
+text_fn(int fd, const char *path, const struct stat *sb, void *arg,
 		char *err, size_t err_len)
 {
-	struct stat sb;
-	void *out;
-	int fd, e;
+	const struct text_call *c = arg;
 
-	fd = cfu_file_open(path, &sb, err, err_len);
-	if (fd < 0)
-		return NULL;
-	if ((uint64_t)sb.st_size > CBL_TEXT_MAX) {
-		refuse_size(path, &sb, "text lists", CBL_TEXT_MAX, err,
+	if ((uint64_t)sb->st_size > CBL_TEXT_MAX) {
+		refuse_size(path, sb, "text lists", CBL_TEXT_MAX, err,
 			err_len);
-		out = NULL;
-	} else {
-		out = read(fd, path, arg, err, err_len);
+		return NULL;
 	}
-	e = errno;
-	close(fd);
-	if (out == NULL)
-		errno = e;
-	return out;
+	return c->read(fd, path, c->arg, err, err_len);
+}
+
+void *
+cbl_text_file_read(const char *path, cbl_text_reader_fn read,
+		void (*drop)(void *), void *arg, char *err, size_t err_len)
+{
+	struct text_call c = { read, arg };
+
+	return read_whole(path, text_fn, drop, &c, err, err_len);
 }
 
 static void *
@@ -994,11 +1050,18 @@ read_text_fn(int fd, const char *path, void *arg, char *err, size_t err_len)
 	return read_text(fd, path, *(const unsigned int *)arg, err, err_len);
 }
 
+static void
+drop_cbl(void *bl)
+{
+	cbl_free(bl);
+}
+
 struct cbl *
 cbl_read(const char *path, unsigned int fp_bits, char *err,
 		size_t err_len)
 {
-	return cbl_text_file_read(path, read_text_fn, &fp_bits, err, err_len);
+	return cbl_text_file_read(path, read_text_fn, drop_cbl, &fp_bits, err,
+		err_len);
 }
 
 /* ---------------------------------------------------------- matching */
@@ -1689,44 +1752,41 @@ fail:
 	return NULL;
 }
 
-struct cbl *
-cbl_load(const char *path, char *err, size_t err_len)
+static void *
+load_fn(int fd, const char *path, const struct stat *sb, void *arg,
+		char *err, size_t err_len)
 {
 	const uint64_t max = CBL_COMPILED_MAX > CBL_TEXT_MAX ?
 		CBL_COMPILED_MAX : CBL_TEXT_MAX;
-	struct cbl *bl = NULL;
 	char magic[sizeof(BL_MAGIC) - 1];
-	struct stat sb;
 	ssize_t n;
-	int fd, e;
 
-	fd = cfu_file_open(path, &sb, err, err_len);
-	if (fd < 0)
+	(void)arg;
+	if ((uint64_t)sb->st_size > max) {
+		refuse_size(path, sb, "blocklists", max, err, err_len);
 		return NULL;
-	if ((uint64_t)sb.st_size > max) {
-		refuse_size(path, &sb, "blocklists", max, err, err_len);
-		goto out;
 	}
 	n = pread_full(fd, magic, sizeof(magic), 0);
 	if (n < 0) {
 		cfu_fail((int)-n, err, err_len, "%s: read error: %s", path,
 			strerror((int)-n));
-		goto out;
+		return NULL;
 	}
 	if ((size_t)n == sizeof(magic) &&
 			memcmp(magic, BL_MAGIC, sizeof(magic)) == 0)
-		bl = load_compiled(fd, path, &sb, err, err_len);
-	else if ((uint64_t)sb.st_size > CBL_TEXT_MAX)
-		refuse_size(path, &sb, "text lists", CBL_TEXT_MAX, err,
+		return load_compiled(fd, path, sb, err, err_len);
+	if ((uint64_t)sb->st_size > CBL_TEXT_MAX) {
+		refuse_size(path, sb, "text lists", CBL_TEXT_MAX, err,
 			err_len);
-	else
-		bl = read_text(fd, path, 0, err, err_len);
-out:
-	e = errno;
-	close(fd);
-	if (bl == NULL)
-		errno = e;
-	return bl;
+		return NULL;
+	}
+	return read_text(fd, path, 0, err, err_len);
+}
+
+struct cbl *
+cbl_load(const char *path, char *err, size_t err_len)
+{
+	return read_whole(path, load_fn, drop_cbl, NULL, err, err_len);
 }
 
 void

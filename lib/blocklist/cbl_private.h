@@ -55,8 +55,10 @@ typedef void *(*cbl_text_reader_fn)(int fd, const char *path, void *arg,
 		char *err, size_t err_len);
 
 /* Open @p path as a user's text list (cfu_file_open(), at most
- * CBL_TEXT_MAX bytes) and hand it to @p read. */
+ * CBL_TEXT_MAX bytes) and hand it to @p read; read whole or refused:
+ * not while another process holds it open for writing, and read again
+ * if it changed under the read (@p drop frees that result). */
 void *cbl_text_file_read(const char *path, cbl_text_reader_fn read,
-		void *arg, char *err, size_t err_len);
+		void (*drop)(void *), void *arg, char *err, size_t err_len);
 
 #endif /* _CBL_PRIVATE_H_ */

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,43 @@ cfu_file_open(const char *path, struct stat *sb, char *err,
 		return cfu_fail(e, err, err_len, "%s: %s", path, strerror(e));
 	}
 	return fd;
+}
+
+int
+cfu_file_no_writer(int fd)
+{
+	struct sigaction sa;
+
+	/* a writer opening the file while the lease is held sends SIGIO:
+	 * only where that does not end the process */
+	if (sigaction(SIGIO, NULL, &sa) != 0 || (!(sa.sa_flags & SA_SIGINFO) &&
+			sa.sa_handler == SIG_DFL))
+		return -ENOTSUP;
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) != 0)
+		return errno == EAGAIN ? -EBUSY : -ENOTSUP;
+	(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+	return 0;
+}
+
+static bool
+same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+int
+cfu_file_unchanged(int fd, const char *path, const struct stat *before)
+{
+	struct stat now, at;
+
+	if (fstat(fd, &now) != 0 || stat(path, &at) != 0)
+		return -EAGAIN;
+	if (now.st_size != before->st_size ||
+			!same_time(&now.st_mtim, &before->st_mtim) ||
+			!same_time(&now.st_ctim, &before->st_ctim) ||
+			at.st_dev != now.st_dev || at.st_ino != now.st_ino)
+		return -EAGAIN;
+	return 0;
 }
 
 char *

@@ -113,6 +113,34 @@ int cfu_file_open(const char *path, struct stat *sb, char *err,
 		size_t err_len);
 
 /**
+ * Whether another process holds @p fd's file open for writing: a writer
+ * still at work (truncated, then writing, maybe pausing), whose first
+ * part a read now would take for the whole file. Asked with a read lease
+ * (fcntl F_SETLEASE), taken and given back at once; a writer opening the
+ * file in between sends the lease's signal, SIGIO, so this is asked only
+ * of a process that ignores or handles SIGIO.
+ *
+ * @param fd
+ *   A descriptor opened read-only (cfu_file_open()).
+ * @return
+ *   0 if none does; -EBUSY if one does; -ENOTSUP if this cannot tell
+ *   (SIGIO at its default action, which ends the process; not the file's
+ *   owner and without CAP_LEASE; a file system without leases).
+ */
+int cfu_file_no_writer(int fd);
+
+/**
+ * Whether the file read through @p fd is still the one @p before (its
+ * fstat() at the open) describes, and still at @p path: same size,
+ * modification and change times, and @p path names the same file.
+ *
+ * @return
+ *   0 if so; -EAGAIN if it was written meanwhile, or @p path was
+ *   replaced (renamed over) or removed.
+ */
+int cfu_file_unchanged(int fd, const char *path, const struct stat *before);
+
+/**
  * The whole of @p path, at most @p max bytes, NUL-terminated, in a
  * malloc()ed buffer of its size (not of @p max). A file whose size
  * changes while it is read is refused (EAGAIN), never half read.
