@@ -901,3 +901,93 @@ def test_replay_progress(nb, tmp_path):
     assert rc == 0 and done == sorted(done) and got[-1][0] == "100.0" and \
         int(got[-1][1]) == int(got[-1][2]) == frames and \
         got[-1][4] == got[-1][5], got
+
+
+# ------------------------------------------------- lists being written
+
+def prefix_list(first, n):
+    """@n /24 prefixes 10.1.I.0/24 from I = @first, a line each."""
+    return "".join("10.1.%d.0/24\n" % i for i in range(first, first + n))
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_list_being_written_not_reloaded(nb, tmp_path):
+    """A reload (telemetry, then SIGHUP) of a list its writer has
+    truncated and half written, the file still open (a download or
+    `cat > list` at work, pausing): not read, the old list kept, the
+    reason named; once the writer closes it, the whole list reloads; a
+    list renamed over it reloads. (Before: the half list was put in
+    force as if whole, "reloaded", about 100 of 200 entries: the
+    addresses of the rest passed.)"""
+    lst = tmp_path / "block.txt"
+    full = prefix_list(0, 200)
+    lst.write_text(full)
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,tx_pcap=%s,infinite_rx=1"
+                              % (MIXED, os.devnull)], ["--blocklist", str(lst)])
+    try:
+        app.up()
+        with open(str(lst), "r+") as w:
+            w.truncate(0)
+            w.write(full[:len(full) // 2])
+            w.flush()
+            half = query(app.prefix, "/cuckooflow/blocklist/reload")
+            assert half["result"].startswith("failed"), half
+            app.proc.send_signal(signal.SIGHUP)
+            app.wait(lambda: "SIGHUP reload: " in app.text(),
+                     "the SIGHUP reload's failure logged")
+            w.write(full[len(full) // 2:])
+        whole = query(app.prefix, "/cuckooflow/blocklist/reload")
+        new = tmp_path / "block.txt.new"
+        new.write_text(prefix_list(0, 50))
+        os.rename(str(new), str(lst))
+        renamed = query(app.prefix, "/cuckooflow/blocklist/reload")
+        stats = query(app.prefix, "/cuckooflow/stats")
+    finally:
+        rc = app.stop()
+    log = app.text()
+    assert half["result"].startswith("failed") and \
+        half["entries"] == 200 and "being written" in half["last_error"], half
+    assert re.search(r"SIGHUP reload: .*block\.txt: being written .*"
+                     r"\(previous list kept\)", log), log[-600:]
+    assert whole["result"] == "reloaded" and whole["entries"] == 200 and \
+        renamed["result"] == "reloaded" and renamed["entries"] == 50 and \
+        renamed["reload_failures"] == 2, (whole, renamed)
+    assert rc == 0 and stats["rx_packets"] > 0, (rc, log[-400:])
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_list_being_written_refused_at_start(nb, tmp_path):
+    """A start whose --blocklist is being written (truncated, half
+    written, still open) is refused, naming why: never a run with half
+    the list. Once written, a forward replay sends exactly the frames
+    the whole list does not match. (Before: the run went with the
+    first half of the list, and forwarded 96 frames of the rest's
+    prefixes.)"""
+    from scapy.all import IP as IPv4, UDP, Ether, wrpcap
+    frames = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
+              IPv4(src="10.%d.%d.1" % (net, i), dst="192.0.2.9") /
+              UDP(sport=1000 + i, dport=53)
+              for net in (1, 2) for i in range(200)]
+    cap = str(tmp_path / "in.pcap")
+    wrpcap(cap, frames)
+    want = sorted(bytes(f) for f in frames if f[IPv4].src.startswith("10.2."))
+    lst = tmp_path / "block.txt"
+    full = prefix_list(0, 200)
+    tx = [str(tmp_path / ("out%d.pcap" % w)) for w in range(nb)]
+    vdev = ["net_pcap0,rx_pcap=%s,%s" % (cap, ",".join("tx_pcap=" + t
+                                                        for t in tx))]
+    args = ["--mode", "forward", "--exit-on-eof", "--blocklist", str(lst)]
+    with open(str(lst), "w") as w:
+        w.write(full[:len(full) // 2])
+        w.flush()
+        rc, out, err = run(nb, vdev, args)
+        outs = sorted(sum((frames_of(t) for t in tx if os.path.exists(t)),
+                          []))
+        assert rc != 0 and "block.txt: being written" in err, \
+            "rc %d, %d frames out (%d of them listed): %s" % (
+                rc, len(outs), len(outs) - len(set(outs) & set(want)),
+                (out + err)[-400:])
+        w.write(full[len(full) // 2:])
+    rc, out, err = run(nb, vdev, args)
+    outs = sorted(sum((frames_of(t) for t in tx), []))
+    assert rc == 0 and outs == want, (rc, len(outs), (out + err)[-400:])
