@@ -335,7 +335,6 @@ state_write(void)
 
 	if (cfg.state_file[0] == '\0')
 		return 0;
-	state_run.seed = run.hash_seed;
 	clock_ns = app_checkpoint_clock(&run);
 	/* The flows' keys, so that their records after a restart are
 	 * named: they start at this save (the forced records at this exit
@@ -677,6 +676,10 @@ main(int argc, char **argv)
 		run.hash_seed = app_state_seed(state);
 	else
 		run.hash_seed = cflow_random_seed();
+	/* The seed the tables hash with, in every save: the periodic ones
+	 * (--state-interval) too, which once wrote --hash-seed's 0 and so
+	 * were refused after a crash ("saved with another seed"). */
+	state_run.seed = run.hash_seed;
 	app_run_clock_init(&run, rte_get_tsc_hz());
 	run.timestamp_offset = rte_mbuf_dynfield_lookup(
 			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
