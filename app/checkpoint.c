@@ -107,6 +107,14 @@ checkpoint(void)
 		free(cp.keys);
 		cp.keys = NULL;
 	}
+	/* Left off by the stop (the workers serve no more requests): no
+	 * failure, the exit saves the tables. */
+	if (ret != 0 && __atomic_load_n(&cp.run->quit, __ATOMIC_ACQUIRE)) {
+		app_log(APP_LOG_NOTICE, "--state-interval: the save under way "
+			"left off: the run stops (the tables are saved at "
+			"exit)");
+		return;
+	}
 	pthread_mutex_lock(&cp.lock);
 	if (ret == 0) {
 		/* the first, and the first after failures, said */

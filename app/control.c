@@ -26,8 +26,10 @@ static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Post the request in @p w->ctl (filled by the caller, under ctl_lock)
  * and wait for the worker to serve it: 0, or -ETIMEDOUT (withdrawn:
- * never served), or -EINPROGRESS (taken by the worker, which has not
- * finished in twice the wait: it will be served). */
+ * never served), -ECANCELED (withdrawn at once: the workers are
+ * stopping, a SIGINT or SIGTERM, and serve nothing more), or
+ * -EINPROGRESS (taken by the worker, which has not finished in twice
+ * the wait: it will be served). */
 static int
 ctl_call(struct app_worker *w)
 {
@@ -37,7 +39,10 @@ ctl_call(struct app_worker *w)
 
 	__atomic_store_n(&w->ctl.req, req, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&w->ctl.done, __ATOMIC_ACQUIRE) != req) {
-		if (cfu_clock_ns(CLOCK_MONOTONIC) > until) {
+		bool stopping = run != NULL && !withdrawing &&
+			__atomic_load_n(&run->quit, __ATOMIC_ACQUIRE);
+
+		if (stopping || cfu_clock_ns(CLOCK_MONOTONIC) > until) {
 			if (withdrawing)
 				return -EINPROGRESS;
 			/* Withdraw it, unless the worker has taken it: then
@@ -47,7 +52,7 @@ ctl_call(struct app_worker *w)
 			if (claim != req && __atomic_compare_exchange_n(
 					&w->ctl.claim, &claim, req, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				return -ETIMEDOUT;
+				return stopping ? -ECANCELED : -ETIMEDOUT;
 			withdrawing = true;
 			until += CTL_WAIT_NS;
 		}

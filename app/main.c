@@ -781,7 +781,9 @@ main(int argc, char **argv)
 		rte_delay_us_sleep(app_events_enabled(&cfg) ? 1000 : 10000);
 	}
 	app_notify_stopping();
-	/* its saves ask the workers: before they stop */
+	/* a save under way is left off at once: a SIGINT or SIGTERM has
+	 * stopped the workers already (run.quit), and they serve no more
+	 * requests; the exit's save follows */
 	app_checkpoint_stop();
 	__atomic_store_n(&run.quit, true, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
