@@ -126,38 +126,19 @@ fail:
 	return cfu_fail(-ret, err, err_len, "%s", why);
 }
 
-/*
- * Telemetry strings hold RTE_TEL_MAX_STRING_LEN - 1 characters. A longer
- * one (a long path, an error naming it) keeps its end, where the file
- * name and the reason are, after "...", rather than being cut silently.
- */
-static void
-add_string(struct rte_tel_data *d, const char *name, const char *s)
-{
-	const size_t max = RTE_TEL_MAX_STRING_LEN - 1;
-	char buf[RTE_TEL_MAX_STRING_LEN];
-	size_t len = strlen(s);
-
-	if (len > max) {
-		snprintf(buf, sizeof(buf), "...%s", s + len - (max - 3));
-		s = buf;
-	}
-	rte_tel_data_add_dict_string(d, name, s);
-}
-
 static void
 add_info(struct rte_tel_data *d)
 {
 	struct cbl *bl = app_blocklist_get();
 	struct cbl_info in;
 
-	add_string(d, "source", source);
+	app_telemetry_add_string(d, "source", source);
 	rte_tel_data_add_dict_u64(d, "reloads", reloads);
 	rte_tel_data_add_dict_u64(d, "reload_failures", reload_failures);
 	rte_tel_data_add_dict_u64(d, "last_load_us", last_load_us);
 	rte_tel_data_add_dict_u64(d, "last_sync_us", last_sync_us);
 	rte_tel_data_add_dict_u64(d, "max_sync_us", max_sync_us);
-	add_string(d, "last_error", last_error);
+	app_telemetry_add_string(d, "last_error", last_error);
 	if (bl == NULL)
 		return;
 	cbl_info(bl, &in);

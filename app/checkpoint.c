@@ -168,7 +168,7 @@ tel_state(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&cp.lock);
-	rte_tel_data_add_dict_string(d, "file", cp.run->cfg->state_file);
+	app_telemetry_add_string(d, "file", cp.run->cfg->state_file);
 	rte_tel_data_add_dict_u64(d, "interval_s",
 		cp.run->cfg->state_interval_s);
 	rte_tel_data_add_dict_u64(d, "saves", cp.saves);
@@ -176,7 +176,7 @@ tel_state(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "last_flows", cp.last_flows);
 	rte_tel_data_add_dict_u64(d, "last_save_ms", cp.last_ms);
 	rte_tel_data_add_dict_u64(d, "last_save_ns", cp.last_ns);
-	rte_tel_data_add_dict_string(d, "last_error", cp.last_error);
+	app_telemetry_add_string(d, "last_error", cp.last_error);
 	pthread_mutex_unlock(&cp.lock);
 	return 0;
 }

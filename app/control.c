@@ -238,7 +238,7 @@ tel_flow(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	if (parse_flow(params, run->cfg->vlan_in_key, &key, err,
 			sizeof(err)) < 0) {
-		rte_tel_data_add_dict_string(d, "error", err);
+		app_telemetry_add_string(d, "error", err);
 		return 0;
 	}
 	if (run->handoff && run->cfg->hash == CFLOW_HASH_XXH3) {
@@ -273,7 +273,7 @@ tel_flow(const char *cmd, const char *params, struct rte_tel_data *d)
 			"has not answered yet (stuck?)" : strerror(-ret));
 		return 0;
 	}
-	rte_tel_data_add_dict_string(d, "flow", params);
+	app_telemetry_add_string(d, "flow", params);
 	rte_tel_data_add_dict_int(d, "worker", owner);
 	rte_tel_data_add_dict_int(d, "lcore", owner < 0 ? -1 :
 		(int)run->workers[owner].lcore);

@@ -915,7 +915,7 @@ tel_config_entry(const char *section, const char *key, const char *value,
 	char name[64];
 
 	snprintf(name, sizeof(name), "%s_%s", section, key);
-	rte_tel_data_add_dict_string(arg, name, value);
+	app_telemetry_add_string(arg, name, value);
 }
 
 static int

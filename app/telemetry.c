@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,4 +107,34 @@ app_telemetry_stop(void)
 	pthread_rwlock_wrlock(&lock);
 	stopped = true;
 	pthread_rwlock_unlock(&lock);
+}
+
+void
+app_telemetry_add_string(struct rte_tel_data *d, const char *name,
+		const char *s)
+{
+	const size_t max = RTE_TEL_MAX_STRING_LEN - 1;
+	char buf[RTE_TEL_MAX_STRING_LEN];
+	size_t len = strlen(s), n = 0;
+	char *out = malloc(4 * len + 1);
+
+	if (out == NULL) {
+		rte_tel_data_add_dict_string(d, name, "(out of memory)");
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c < 0x7f)
+			out[n++] = (char)c;
+		else
+			n += (size_t)snprintf(out + n, 5, "\\x%02x", c);
+	}
+	out[n] = '\0';
+	if (n > max)
+		snprintf(buf, sizeof(buf), "...%s", out + n - (max - 3));
+	else
+		memcpy(buf, out, n + 1);
+	free(out);
+	rte_tel_data_add_dict_string(d, name, buf);
 }

@@ -35,6 +35,19 @@ int app_telemetry_register_all(const struct app_telemetry_cmd *cmds,
  * or -ENOMEM. */
 int app_telemetry_alloc(struct rte_tel_data **d, unsigned int n);
 
+/*
+ * Add string @p s under @p name, as printable ASCII: every other byte
+ * (a path's or a request's non-ASCII or control bytes) as \xNN. DPDK
+ * 22.11's JSON writer indexes a table by each char, signed: a byte of
+ * 0x80 or more read before the table, and the reply was no longer JSON
+ * (a reload with such a path broke every later /cuckooflow/blocklist).
+ * A string longer than a telemetry string (RTE_TEL_MAX_STRING_LEN - 1)
+ * keeps its end, where a path's file name and a reason are, after
+ * "...", rather than being cut silently.
+ */
+void app_telemetry_add_string(struct rte_tel_data *d, const char *name,
+		const char *s);
+
 /* Wait for running handlers; later requests get -ENODEV. */
 void app_telemetry_stop(void);
 

@@ -1067,3 +1067,92 @@ def test_sigterm_during_periodic_save(nb, tmp_path):
         MIXED, os.devnull)], common + ["--exit-on-eof"])
     assert rc == 0 and "took over %d open flows of %d workers" % (n, nb) \
         in out, out + err
+
+
+# ------------------------------------------------- hostile telemetry
+
+COMMANDS = ["/cuckooflow/" + c for c in (
+    "blocklist", "blocklist/reload", "state", "flow", "flush", "events",
+    "losses", "stats", "lcore", "table", "counters", "config", "run", "info",
+    "top_new_sources")]
+HOSTILE_PARAMS = [
+    b"A" * 1000, b"x\x00yz", b"\xff\xfe\xc3\x28", b'"\\\n{\t',
+    b"99999999999999999999999999", b"-1", b"0x10", b"," * 900,
+    b"tcp" + b",1.2.3.4" * 120, b"tcp,1.2.3.4,99999,5.6.7.8,-1",
+    b"tcp,1.2.3.4,0x50,5.6.7.8,80", b"\xff,1.2.3.4,1,5.6.7.8,2",
+    b"udp,::1,1,1.2.3.4,2", b"%s%n%x", b"/dev/zero", b"/proc/self/status",
+    b"/nonexistent/\xff\xfe.txt", b"18446744073709551617", b"101"]
+
+
+def telemetry_raw(pre, msg):
+    """The reply to @msg (bytes, sent as is) on the telemetry socket of
+    the run with --file-prefix @pre, as bytes."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(DEADLINE)
+    try:
+        s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % pre)
+        s.recv(16384)
+        s.send(msg)
+        return s.recv(1 << 20)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_telemetry_hostile_requests(nb, tmp_path):
+    """Every /cuckooflow/* command given hostile parameters (1000 bytes,
+    a NUL, bytes that are not UTF-8, quotes and control characters,
+    numbers out of range, negative, hex, 900 commas, a format string,
+    devices and /proc files as a list), then 20 clients at once that
+    never read: every reply is JSON (strict UTF-8), the run answers
+    after, its list unchanged, exits 0, and forwarded every frame.
+    (Before: a reload of a path with bytes of 0x80 or more, failed or
+    not, put them in last_error, and DPDK's JSON writer, indexing a
+    table by the signed char, wrote no JSON: the reply, and every
+    /cuckooflow/blocklist after it, failed to decode.)"""
+    lst = tmp_path / "block.txt"
+    lst.write_text("203.0.113.250\n")
+    tx = [str(tmp_path / ("fwd%d.pcap" % w)) for w in range(nb)]
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,%s" % (
+        MIXED, ",".join("tx_pcap=" + t for t in tx))],
+        ["--mode", "forward", "--blocklist", str(lst), "--blocklist-unparsed",
+         "pass", "--state-file", str(tmp_path / "flows.state"),
+         "--state-interval", "1"])
+    bad = []
+    try:
+        run_ended(app.prefix, app.proc)
+        for cmd in COMMANDS:
+            for prm in HOSTILE_PARAMS:
+                msg = cmd.encode() + b"," + prm
+                try:
+                    json.loads(telemetry_raw(app.prefix, msg).decode())
+                except ValueError as e:
+                    bad.append((msg[:60], repr(e)[:200]))
+        # 20 clients at once, none reading (DPDK serves 10)
+        idle = []
+        for _ in range(20):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            idle.append(s)
+            try:
+                s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % app.prefix)
+                s.send(b"/cuckooflow/counters")
+            except OSError:
+                pass    # past DPDK's 10: closed by the server
+        for s in idle:
+            s.close()
+        bl = app.wait(lambda: query(app.prefix, "/cuckooflow/blocklist"),
+                      "an answer once the clients are gone")
+        flow = json.loads(telemetry_raw(
+            app.prefix, b"/cuckooflow/flow,\xff,1.2.3.4,1,5.6.7.8,2"))
+        reload = json.loads(telemetry_raw(
+            app.prefix, b"/cuckooflow/blocklist/reload,/nonexistent/\xff"))
+    finally:
+        rc = app.stop()
+    assert not bad, bad[:5]
+    assert bl["entries"] == 1 and bl["source"] == str(lst), bl
+    assert "\\xff" in flow["/cuckooflow/flow"]["error"] and \
+        "/nonexistent/\\xff" in \
+        reload["/cuckooflow/blocklist/reload"]["last_error"], (flow, reload)
+    assert rc == 0, app.text()[-400:]
+    assert sorted(sum((frames_of(t) for t in tx), [])) == \
+        sorted(frames_of(MIXED))
