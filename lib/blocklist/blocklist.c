@@ -65,6 +65,16 @@
 #define BL_CELL_COVERED 1u      /* an entry of at most v4_bits covers it */
 #define BL_CELL_LONGER 2u       /* entries longer than v4_bits only */
 
+/*
+ * The prefixes of this many bits or fewer are added to the index once
+ * each (v4_added, 2^(BL_ADDED_LEN + 1) bits: 16 KiB). A prefix of len
+ * bits is written into 2^(v4_bits - len) cells: the list's lines of the
+ * same short prefix, each written again, made the build quadratic (a
+ * 12 MB list of 1 M lines "128.0.0.0/1", 2^23 cells each, ran for hours
+ * holding the reload). Longer ones write at most 2^(24 - 17) = 128.
+ */
+#define BL_ADDED_LEN 16
+
 /* Cells a rank counts: a 64-byte line of states. */
 #define BL_RANK_SHIFT 8
 
@@ -92,12 +102,16 @@ struct cbl {
 	 * address
 	 * is looked up at the lengths of its cell only (docs/design.md).
 	 * v4_cell: the cells in full (bit j: an entry of number j covers
-	 * or lies in the cell) while the list is built, then NULL.
+	 * or lies in the cell) while the list is built, then NULL; and
+	 * v4_added, the IPv4 prefixes of BL_ADDED_LEN bits or fewer already
+	 * in v4_cell (bit 2^len + prefix), so that a repeated one is not
+	 * written again into its 2^(v4_bits - len) cells.
 	 */
 	uint64_t *v4_state;
 	uint32_t *v4_rank;
 	uint8_t *v4_lens;
 	uint8_t *v4_cell;
+	uint8_t *v4_added;
 	uint64_t v4_nb_longer;
 	unsigned int v4_bits;
 	unsigned int v4_cell_bytes;
@@ -287,7 +301,8 @@ index_alloc(struct cbl *bl, uint64_t n, const uint8_t *seen)
 	}
 	/* the full cells for the build only (index_finish()) */
 	bl->v4_cell = calloc((size_t)1 << bits, bl->v4_cell_bytes);
-	if (bl->v4_cell == NULL)
+	bl->v4_added = calloc((size_t)1 << (BL_ADDED_LEN + 1 - 3), 1);
+	if (bl->v4_cell == NULL || bl->v4_added == NULL)
 		return -ENOMEM;
 	bl->v4_bits = bits;
 	return 0;
@@ -419,6 +434,8 @@ index_finish(struct cbl *bl)
 				bytes * c, bytes);
 	free(bl->v4_cell);
 	bl->v4_cell = NULL;
+	free(bl->v4_added);
+	bl->v4_added = NULL;
 	return 0;
 }
 
@@ -430,6 +447,14 @@ index_add(struct cbl *bl, const uint8_t *addr, unsigned int len)
 	uint32_t a = v4_word(addr), bit = UINT32_C(1) << bl->v4_slot_of[len];
 	uint64_t first, count = 1;
 
+	if (len <= BL_ADDED_LEN) {
+		uint32_t at = (UINT32_C(1) << len) + (a >> (32 - len));
+		uint8_t mask = (uint8_t)(1u << (at & 7));
+
+		if (bl->v4_added[at >> 3] & mask)
+			return; /* the same cells, the same bit: done */
+		bl->v4_added[at >> 3] |= mask;
+	}
 	if (len <= bl->v4_bits) {
 		first = (uint64_t)(a >> (32 - len)) << (bl->v4_bits - len);
 		count = UINT64_C(1) << (bl->v4_bits - len);
@@ -1836,6 +1861,7 @@ cbl_free(struct cbl *bl)
 		return;
 	cf_free(bl->filter);
 	free(bl->v4_cell);
+	free(bl->v4_added);
 	free(bl->v4_state);
 	free(bl->v4_rank);
 	free(bl->v4_lens);

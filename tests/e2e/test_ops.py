@@ -1156,3 +1156,38 @@ def test_telemetry_hostile_requests(nb, tmp_path):
     assert rc == 0, app.text()[-400:]
     assert sorted(sum((frames_of(t) for t in tx), [])) == \
         sorted(frames_of(MIXED))
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_list_of_repeated_short_prefixes(nb, tmp_path):
+    """A list of a million lines repeating two short prefixes
+    (128.0.0.0/1, 10.0.0.0/8: 12 MB, a merged feed's duplicates) loads
+    at the start and reloads over telemetry, as 2 entries; a forward
+    replay sends exactly the frames neither matches. (Before: each line
+    wrote its prefix again into all its cells of the IPv4 length index,
+    2^23 for a /1: the start took hours, holding the reload lock; here
+    it never came up before the test's deadline.)"""
+    from scapy.all import IP as IPv4, UDP, Ether, wrpcap
+    frames = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
+              IPv4(src=src % i, dst="100.64.0.9") / UDP(sport=1000 + i,
+                                                         dport=53)
+              for src in ("10.1.0.%d", "200.0.0.%d", "100.1.0.%d")
+              for i in range(50)]
+    cap = str(tmp_path / "in.pcap")
+    wrpcap(cap, frames)
+    want = sorted(bytes(f) for f in frames
+                  if f[IPv4].src.startswith("100.1."))
+    lst = tmp_path / "block.txt"
+    lst.write_text("128.0.0.0/1\n10.0.0.0/8\n" * 500000)
+    tx = [str(tmp_path / ("out%d.pcap" % w)) for w in range(nb)]
+    app = Live(tmp_path, nb, ["net_pcap0,rx_pcap=%s,%s" % (
+        cap, ",".join("tx_pcap=" + t for t in tx))],
+        ["--mode", "forward", "--blocklist", str(lst)])
+    try:
+        run_ended(app.prefix, app.proc)
+        bl = query(app.prefix, "/cuckooflow/blocklist/reload")
+    finally:
+        rc = app.stop()
+    assert rc == 0 and bl["result"] == "reloaded" and \
+        bl["entries"] == 2 and bl["prefix_lengths_v4"] == 2, bl
+    assert sorted(sum((frames_of(t) for t in tx), [])) == want
