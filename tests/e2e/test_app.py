@@ -1336,8 +1336,9 @@ def test_telemetry_documented(tmp_path, nb):
     (with every output that adds one: --state-file, --events, the top
     sources by default) has a row in usage.md's telemetry table, which
     says "none" for its parameters where the command's own help says it
-    takes none; and no command the docs, the README or the man page name
-    is missing from the program."""
+    takes none; no command the docs, the README or the man page name is
+    missing from the program; /cuckooflow/config has every config key of
+    --help, as section_key, and no other."""
     proc, prefix = start_workers(nb, "net_null0", [
         "--state-file", str(tmp_path / "flows.state"),
         "--events", str(tmp_path / "events.jsonl")])
@@ -1348,6 +1349,7 @@ def test_telemetry_documented(tmp_path, nb):
         commands = {c for c in query(prefix, "/")
                     if c.startswith("/cuckooflow/")}
         helps = {c: query(prefix, "/help," + c)[c] for c in commands}
+        settings = set(query(prefix, "/cuckooflow/config"))
     finally:
         rc = stop(proc)
     no_crash(rc, log=proc.stderr.read())
@@ -1374,6 +1376,13 @@ def test_telemetry_documented(tmp_path, nb):
         bad += ["%s names %s, not registered" % (
             os.path.relpath(path, ROOT), c)
             for c in sorted(named - commands)]
+    # /cuckooflow/config: "every setting as section_key" (usage.md)
+    keys = {o["key"].replace(".", "_") for o in app_help().values()
+            if o["key"]}
+    bad += ["%s: a key of --help, not in /cuckooflow/config" % k
+            for k in sorted(keys - settings)]
+    bad += ["%s: in /cuckooflow/config, not a key of --help" % k
+            for k in sorted(settings - keys)]
     assert len(commands) > 10 and not bad, "\n".join(bad)
 
 
