@@ -1071,7 +1071,7 @@ def switch_link_case(kind):
              # that would swallow the capture.
              "--no-flush-rx"])
         up = links_up(prefix, (0, 1))
-        tp.cmd("start")
+        tp.start_forwarding()
         # until cuckooflow has handled every packet, and testpmd has
         # taken what came back on link 1 (port 2) to its capture
         wait_until(lambda: (lambda c: c and c["rx_packets"] >= len(frames)
@@ -1776,6 +1776,12 @@ def test_memif_two_queues(nb, reps):
     assert not bad, str(bad[:1])
 
 
+def cf_counters(prefix, keys=("rx_packets", "tx_packets", "tx_dropped")):
+    """cuckooflow's @keys of /cuckooflow/stats, for a failure's message."""
+    st = query(prefix, "/cuckooflow/stats") or {}
+    return "cuckooflow %s" % {k: st.get(k) for k in keys}
+
+
 def memif_two_queue_run(testpmd, nb, files, empty, merged):
     global runs
     runs += 1
@@ -1808,9 +1814,10 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
                             ([files["qa"], files["qb"]], back),
                             ([empty, empty], recv)))
         up = links_up(prefix, (0, 1))
-        tp.cmd("start")
+        tp.start_forwarding()
         # testpmd's port 2 (link 1) has what cuckooflow forwarded
-        tp.wait_rx(2, len(merged), "the capture through cuckooflow")
+        tp.wait_rx(2, len(merged), "the capture through cuckooflow",
+                   more=lambda: cf_counters(prefix))
         cf.send_signal(signal.SIGINT)  # first: see switch_link_case
         cf.wait(timeout=DEADLINE)
         tp.close()

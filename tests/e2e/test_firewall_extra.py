@@ -508,7 +508,7 @@ def test_memif_firewall(nb):
             memif_peer_argv(testpmd, pre, sock, ([pin, empty], back),
                             ([pout, empty], recv)))
         up = links_up(pre, (0, 1))
-        tp.cmd("start")
+        tp.start_forwarding()
         want = len(inside) + len(outside)
         wait_until(lambda: (lambda c: c and c["rx_packets"] >= want and
                             c["tx_packets"] + c["tx_dropped"] +
