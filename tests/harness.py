@@ -324,13 +324,16 @@ def send_frames(sock, frames):
     return t
 
 
-def links_up(prefix, ports, timeout=None):
+def links_up(prefix, ports, timeout=None, proc=None):
     """Wait (up to DEADLINE) until the ports of the DPDK process with
     --file-prefix @prefix are up, as its telemetry shows: memif and
     vhost-user links come up asynchronously once both sides have
-    started. Returns whether they did."""
+    started. Returns whether they did (False at once if @proc, the
+    process, has exited)."""
     end = time.monotonic() + (timeout or DEADLINE)
     while time.monotonic() < end:
+        if proc is not None and proc.poll() is not None:
+            return False
         st = [query(prefix, "/ethdev/link_status,%d" % i) for i in ports]
         if all(x is not None and x.get("status") == "UP" for x in st):
             return True
@@ -427,10 +430,11 @@ class Testpmd:
         return (num("RX-packets"), num("RX-missed"), num("RX-errors"),
                 num("TX-packets"))
 
-    def wait_rx(self, port, want, what, more=None):
-        """Until @port has received @want packets (or more). Failing, the
-        message has every port's counters as last read, and @more(), if
-        given (the other side's counters: where the packets stopped)."""
+    def wait_rx(self, port, want, what, more=None, proc=None):
+        """Until @port has received @want packets (or more), or @proc
+        (the other side's process) has exited. Failing, the message has
+        every port's counters as last read, and @more(), if given (the
+        other side's counters: where the packets stopped)."""
         last = {}
 
         def received():
@@ -447,7 +451,7 @@ class Testpmd:
                 "(RX-packets, RX-missed, RX-errors, TX-packets) by port: " \
                 "%s%s" % (port, want, what, last,
                           "; " + more() if more is not None else "")
-        return wait_until(received, seen)
+        return wait_until(received, seen, proc=proc)
 
     def _vdevs(self):
         """Its --vdev devices, in port order (no PCI device: ports are

@@ -1813,11 +1813,11 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
             memif_peer_argv(testpmd, prefix, sock,
                             ([files["qa"], files["qb"]], back),
                             ([empty, empty], recv)))
-        up = links_up(prefix, (0, 1))
+        up = links_up(prefix, (0, 1), proc=cf)
         tp.start_forwarding()
         # testpmd's port 2 (link 1) has what cuckooflow forwarded
         tp.wait_rx(2, len(merged), "the capture through cuckooflow",
-                   more=lambda: cf_counters(prefix))
+                   more=lambda: cf_counters(prefix), proc=cf)
         cf.send_signal(signal.SIGINT)  # first: see switch_link_case
         cf.wait(timeout=DEADLINE)
         tp.close()
