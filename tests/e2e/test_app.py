@@ -1106,10 +1106,12 @@ def switch_link_case(kind):
     except RUN_ERRORS as e:
         pytest.fail(repr(e) + stderr_end(cf))
     finally:
-        if tp is not None:
-            tp.kill()
+        # cuckooflow first (docs/usage.md: memif's peer leaving can
+        # crash a worker inside a burst: noise in a failure's report)
         if cf.poll() is None:
             cf.kill()
+        if tp is not None:
+            tp.kill()
         for f in glob.glob("/dev/hugepages/%s_peermap_*" % prefix):
             os.unlink(f)
 
@@ -1856,10 +1858,11 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
     except RUN_ERRORS as e:
         return repr(e) + stderr_end(cf)
     finally:
-        if tp is not None:
-            tp.kill()
+        # cuckooflow first: see switch_link_case
         if cf.poll() is None:
             cf.kill()
+        if tp is not None:
+            tp.kill()
 
 
 def pcapng(interfaces, packets):
