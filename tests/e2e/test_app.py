@@ -1820,7 +1820,10 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
         # testpmd's port 2 (link 1) has what cuckooflow forwarded
         tp.wait_rx(2, len(merged), "the capture through cuckooflow",
                    more=lambda: cf_counters(prefix), proc=cf)
-        cf.send_signal(signal.SIGINT)  # first: see switch_link_case
+        # testpmd's forwarding stopped, then cuckooflow, then testpmd:
+        # neither side polls a link whose peer leaves (switch_link_case)
+        tp.stop()
+        cf.send_signal(signal.SIGINT)
         cf.wait(timeout=DEADLINE)
         tp.close()
         if not up or cf.returncode != 0:
