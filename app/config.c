@@ -281,7 +281,7 @@ static const struct option_def defs[] = {
 		.choices = affinities },
 	{ "config", "workers", "config", OPT_STRING, FIELD(queue_map_text), 0,
 		0, 0, "rx queue map (port,queue,lcore)[,...], as l3fwd's "
-		"(default: queue i of every port on worker i)", .arg = "MAP" },
+		"(none: queue i of every port on worker i)", .arg = "MAP" },
 	{ "handoff-full", "workers", "handoff_full", OPT_CHOICE,
 		FIELD(handoff_full), 0, 0, APP_HANDOFF_FULL_AUTO, "an owner's "
 		"full ring: wait, or drop and count (auto: wait when every "
@@ -633,7 +633,7 @@ print_idle_timeout(const struct app_config *cfg, const struct option_def *d,
 {
 	(void)cfg;
 	(void)d;
-	snprintf(buf, len, "(per class)");
+	snprintf(buf, len, "per class");
 }
 
 /* --mirror-port: a port id, or none. */
@@ -785,7 +785,7 @@ usage(const char *prog)
 	app_config_defaults(cfg);
 	printf("usage: %s [EAL options] -- [options]\n\n", prog);
 	for (unsigned int i = 0; i < NB_DEFS; i++) {
-		char left[64], def[320];
+		char left[64], def[320], key[64];
 
 		snprintf(left, sizeof(left), "--%s%s%s", defs[i].name,
 			defs[i].type == OPT_FLAG ? "" :
@@ -801,14 +801,22 @@ usage(const char *prog)
 					strlen(left), "%s%s", *c, c[1] ? "|" : "");
 		}
 		print_value(cfg, &defs[i], def, sizeof(def));
-		printf("  %-30s %s (default %s)\n", left, defs[i].help,
+		/* its --cfg file key (section.key), as the man page and
+		 * docs/usage.md give it; none: the command line only */
+		if (defs[i].section != NULL)
+			snprintf(key, sizeof(key), "%s.%s; ", defs[i].section,
+				defs[i].key);
+		else
+			key[0] = '\0';
+		printf("  %-30s %s (%sdefault %s)\n", left, defs[i].help, key,
 			def[0] ? def : "none");
 	}
 	printf("  %-30s %s\n  %-30s %s\n\nEAL options: those of DPDK's "
 		"programs (dpdk-testpmd --help); the usual ones: -l or --lcores "
 		"(the first the main lcore,\neach other one a worker), -a (a "
-		"PCI device), --vdev, --no-huge -m MB, --file-prefix.\nConfig "
-		"file keys: see config/cuckooflow.ini.\n", "-h, --help",
+		"PCI device), --vdev, --no-huge -m MB, --file-prefix.\nEach "
+		"option's --cfg file key is shown as section.key before its "
+		"default:\nconfig/cuckooflow.ini lists them all.\n", "-h, --help",
 		"this text", "--version", "the version, and DPDK's");
 	free(cfg);
 }

@@ -400,8 +400,10 @@ app_control_setup(const struct app_run *r, char *err, size_t err_len)
 {
 	static const struct app_telemetry_cmd cmds[] = {
 		{ "/cuckooflow/flow", tel_flow,
+			/* under RTE_TEL_MAX_STRING_LEN (128) */
 			"One flow's worker, state, idle time. Parameters: "
-			"proto,src,sport,dst,dport" },
+			"proto,src,sport,dst,dport[,vlan[,tunnel]] (vlan, "
+			"tunnel: --vlan-in-key)" },
 		{ "/cuckooflow/flush", tel_flush,
 			"Empty every flow table (counted in flows_flushed). "
 			"Takes no parameters" },

@@ -38,6 +38,8 @@
  * under 220 (the active timeout plus 9/8 of the longest timeout or
  * linger plus 2 s), twice that and more. */
 #define STORE_HORIZON_UNITS 512
+/* Key store entries an expiry step looks at: some 20 us (bench_recstore) */
+#define STORE_EXPIRE_STEP 4096
 /* Copies for rte_pcapng in flight: one drain burst's. */
 #define PCAPNG_POOL (2 * DRAIN_BURST - 1)
 /* An Enhanced Packet Block's timestamp words, after its type, length
@@ -81,8 +83,10 @@ static struct {
 	/* a record of a live flow lasts less: older entries are orphans
 	 * (STORE_HORIZON_UNITS; 0: no active timeout, never) */
 	uint64_t store_horizon_ns;
-	uint64_t store_expire_ns; /* the next scan of a full store, not
+	uint64_t store_expire_ns; /* the next pass over a full store, not
 				   * before this new flow's time */
+	uint64_t store_pass_before_ns; /* the pass under way's limit */
+	bool store_pass;        /* a pass is under way */
 	uint64_t records_out;   /* records named and written */
 	bool failed;            /* an output failed: said once */
 } ev;
@@ -579,22 +583,35 @@ record_out(uint16_t worker, const struct app_event_record *e,
 /*
  * A full key store, before a new flow of @p time_ns: the entries whose
  * record started more than the horizon before are orphans (their end
- * record dropped on a full ring), removed (records_store_expired). The
- * whole store is scanned, so at most once a quarter horizon.
+ * record dropped on a full ring), removed (records_store_expired). A pass
+ * over the store goes in steps of STORE_EXPIRE_STEP entries, one before
+ * each new flow that finds it full (a pass over millions of entries in
+ * one call would hold the main lcore for a second while the event rings
+ * fill); a pass at most once a quarter horizon.
  */
 static void
 store_room(uint64_t time_ns)
 {
 	struct cflow_recstore_stats st;
+	bool done;
 
-	if (ev.store_horizon_ns == 0 || time_ns < ev.store_expire_ns ||
-			time_ns < ev.store_horizon_ns)
+	if (ev.store_horizon_ns == 0 || time_ns < ev.store_horizon_ns)
 		return;
-	cflow_recstore_stats_get(ev.store, &st);
-	if (st.entries < st.capacity)
-		return;
-	(void)cflow_recstore_expire(ev.store, time_ns - ev.store_horizon_ns);
-	ev.store_expire_ns = time_ns + ev.store_horizon_ns / 4;
+	if (!ev.store_pass) {
+		if (time_ns < ev.store_expire_ns)
+			return;
+		cflow_recstore_stats_get(ev.store, &st);
+		if (st.entries < st.capacity)
+			return;
+		ev.store_pass_before_ns = time_ns - ev.store_horizon_ns;
+		ev.store_pass = true;
+	}
+	(void)cflow_recstore_expire(ev.store, ev.store_pass_before_ns,
+		STORE_EXPIRE_STEP, &done);
+	if (done) {
+		ev.store_pass = false;
+		ev.store_expire_ns = time_ns + ev.store_horizon_ns / 4;
+	}
 }
 
 static unsigned int

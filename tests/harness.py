@@ -31,6 +31,44 @@ DEADLINE = float(os.environ.get("CUCKOOFLOW_DEADLINE", "180"))
 NO_HUGE_MB = "128"
 
 
+def help_options(text):
+    """{option: {"arg", "key", "default", "line"}} of cuckooflow's --help
+    (@text): each option's argument as --help spells it ("N", "FILE",
+    "tsc|pkt"; "" for none), its --cfg key "section.key" (None: the
+    command line only) and its default, as the program prints them
+    (app/config.c's option table); -h and --version with neither."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"  (?:-h, )?(--[a-z0-9-]+)(?: (\S+))?\s", line)
+        if not m:
+            continue
+        d = re.search(r" \((?:(\w+\.\w+); )?default (.*)\)$", line)
+        out[m.group(1)] = {"arg": m.group(2) or "",
+                           "key": d.group(1) if d else None,
+                           "default": d.group(2) if d else None,
+                           "line": line}
+    if "-h, --help" in text:
+        out["-h"] = dict(out["--help"])
+    return out
+
+
+def ini_keys(path):
+    """{"section.key": value} of an INI file such as
+    config/cuckooflow.ini: the keys set and those shown commented out
+    ("; key = value", "# key = value")."""
+    keys, section = {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            m = re.match(r"\[(\w+)\]", line)
+            if m:
+                section = m.group(1)
+            m = re.match(r"[;#]?\s*(\w+) = (.*)", line)
+            if m and section:
+                keys[section + "." + m.group(1)] = m.group(2).strip()
+    return keys
+
+
 def need_tool(name, package):
     """The path of @name. Missing, it fails the test: tools/setup.sh
     installs @package (Debian), so a missing tool is a missing install

@@ -3,7 +3,10 @@
 
 Reads DPDK telemetry on every scrape (/cuckooflow/counters, /stats,
 /lcore,<id>, /table, /losses, /info, /blocklist, /events, /state, and
-/ethdev/list, /ethdev/stats,<port>, /ethdev/info,<port>) and serves it
+/ethdev/list, /ethdev/stats,<port>, /ethdev/info,<port>), over one
+connection it keeps (made again when cuckooflow restarts: DPDK serves
+10 telemetry clients at once, and others left open do not lock the
+exporter out once it has connected), and serves it
 as Prometheus text on http://ADDRESS:PORT/metrics, after Prometheus'
 conventions (the series: docs/usage.md, Telemetry):
 
@@ -351,7 +354,10 @@ def main():
     args = ap.parse_args()
     if not 0 < args.port < 65536:
         sys.exit("cuckooflow_exporter: --port %d: want 1..65535" % args.port)
-    REGISTRY.register(Collector(Telemetry(socket_path(args.file_prefix))))
+    # one connection kept for every scrape: DPDK serves 10 clients at
+    # once, and others left open must not lock the exporter out
+    REGISTRY.register(Collector(Telemetry(socket_path(args.file_prefix),
+                                          keep=True)))
     start_http_server(args.port, addr=args.address)
     while True:
         time.sleep(3600)

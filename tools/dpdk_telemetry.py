@@ -11,6 +11,7 @@ object, {"<command without its parameter>": value}.
 import json
 import os
 import socket
+import threading
 
 GREETING_MAX = 16384
 
@@ -30,29 +31,81 @@ def socket_path(prefix="rte"):
 
 
 class Telemetry:
-    """One DPDK process's telemetry; each query is a connection of its
-    own. Errors: OSError (not running, timeout), ValueError (not JSON)."""
+    """One DPDK process's telemetry. Errors: OSError (not running, a
+    timeout, the connection refused), ValueError (not JSON).
 
-    def __init__(self, path, timeout=5.0):
+    By default each query is a connection of its own. With @keep, one
+    connection serves every query, from any thread, one at a time: it is
+    made at the first query and again when it fails (the process
+    restarted; a query that fails on a fresh connection raises). DPDK
+    22.11 serves at most 10 clients at once (MAX_CONNECTIONS) and closes
+    any further one at once: a client that keeps its connection, like
+    cuckooflow_exporter.py, is not locked out by others left open."""
+
+    def __init__(self, path, timeout=5.0, keep=False):
         self.path = path
         self.timeout = timeout
+        self.keep = keep
+        self.lock = threading.Lock()
+        self.conn = None        # with @keep: (socket, reply size)
 
     @classmethod
-    def of_prefix(cls, prefix, timeout=5.0):
-        return cls(socket_path(prefix), timeout)
+    def of_prefix(cls, prefix, timeout=5.0, keep=False):
+        return cls(socket_path(prefix), timeout, keep)
 
-    def reply(self, cmd):
-        """The whole JSON reply to @cmd."""
+    def connect(self):
+        """A new connection, its greeting read: (socket, reply size)."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         s.settimeout(self.timeout)
         try:
             s.connect(self.path)
-            greeting = json.loads(s.recv(GREETING_MAX).decode())
-            s.send(cmd.encode())
-            size = max(int(greeting.get("max_output_len", 0)), 1 << 17)
-            return json.loads(s.recv(size).decode())
-        finally:
+            data = s.recv(GREETING_MAX)
+            if not data:
+                raise ConnectionRefusedError(
+                    "%s: closed before its greeting (DPDK serves at most "
+                    "10 telemetry clients at once)" % self.path)
+            greeting = json.loads(data.decode())
+        except BaseException:
             s.close()
+            raise
+        return s, max(int(greeting.get("max_output_len", 0)), 1 << 17)
+
+    @staticmethod
+    def ask(conn, cmd):
+        s, size = conn
+        s.send(cmd.encode())
+        data = s.recv(size)
+        if not data:
+            raise ConnectionResetError("telemetry connection closed")
+        return json.loads(data.decode())
+
+    def close(self):
+        with self.lock:
+            if self.conn is not None:
+                self.conn[0].close()
+                self.conn = None
+
+    def reply(self, cmd):
+        """The whole JSON reply to @cmd."""
+        if not self.keep:
+            conn = self.connect()
+            try:
+                return self.ask(conn, cmd)
+            finally:
+                conn[0].close()
+        with self.lock:
+            while True:
+                fresh = self.conn is None
+                if fresh:
+                    self.conn = self.connect()
+                try:
+                    return self.ask(self.conn, cmd)
+                except (OSError, ValueError):
+                    # closed: a reply left unread would answer the next
+                    self.conn[0].close()
+                    self.conn = None
+                    if fresh:
+                        raise
 
     def query(self, cmd):
         """The value of the reply to @cmd (None for a command the

@@ -5,7 +5,9 @@
  * found through an index of linear probing (entry number + 1, 0 free;
  * twice the capacity or more, a power of two, so at most half full),
  * keyed by (worker, name); a removal shifts the rest of its cluster
- * back (no tombstones). Free entries are a stack of their numbers.
+ * back (no tombstones). Free entries are a stack of their numbers, and
+ * their first_ns is UINT64_MAX (FREE_NS): a scan of the entries in their
+ * order, for orphans, passes them at one compare.
  */
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include "cfutil.h"
 
 #define MAX_CAPACITY (UINT64_C(1) << 31)
+#define FREE_NS UINT64_MAX
 
 struct rs_entry {
 	uint64_t name;
@@ -35,6 +38,7 @@ struct cflow_recstore {
 	uint32_t nb_free;
 	uint64_t mask;          /* index slots - 1 */
 	uint64_t next_id;
+	uint64_t expire_next;   /* the entry the next expiry step starts at */
 	struct cflow_recstore_stats st;
 };
 
@@ -79,8 +83,10 @@ cflow_recstore_create(uint64_t capacity)
 		goto nomem;
 	}
 	/* Entry 0 first: the low numbers are used first. */
-	for (uint64_t k = 0; k < capacity; k++)
+	for (uint64_t k = 0; k < capacity; k++) {
 		s->free_list[k] = (uint32_t)(capacity - 1 - k);
+		s->e[k].first_ns = FREE_NS;
+	}
 	s->nb_free = (uint32_t)capacity;
 	s->mask = slots - 1;
 	s->next_id = 1;
@@ -130,6 +136,7 @@ remove_at(struct cflow_recstore *s, uint64_t i)
 {
 	uint64_t j = i;
 
+	s->e[s->index[i] - 1].first_ns = FREE_NS;
 	s->free_list[s->nb_free++] = s->index[i] - 1;
 	s->st.entries--;
 	for (;;) {
@@ -262,23 +269,28 @@ cflow_recstore_forget(struct cflow_recstore *s, uint16_t worker,
 }
 
 uint64_t
-cflow_recstore_expire(struct cflow_recstore *s, uint64_t before_ns)
+cflow_recstore_expire(struct cflow_recstore *s, uint64_t before_ns,
+		uint64_t max_entries, bool *done)
 {
-	uint64_t removed = 0;
+	uint64_t k = s->expire_next, end = s->st.capacity, removed = 0;
 
-	/* A removal moves a later entry of the cluster into slot i: the
-	 * slot is looked at again. (One moved back across the end of the
-	 * index is met there, or at the next call.) */
-	for (uint64_t i = 0; i <= s->mask; ) {
-		uint32_t x = s->index[i];
+	if (max_entries != 0 && max_entries < end - k)
+		end = k + max_entries;
+	/* In the entries' order: they never move (a removal shifts index
+	 * slots only), so a pass in steps meets each entry once. A free
+	 * entry's FREE_NS never passes the compare: one that does is live,
+	 * and the index holds it under its key. */
+	for (; k < end; k++) {
+		const struct rs_entry *x = &s->e[k];
 
-		if (x != 0 && s->e[x - 1].first_ns < before_ns) {
-			remove_at(s, i);
-			removed++;
-		} else {
-			i++;
-		}
+		if (x->first_ns >= before_ns)
+			continue;
+		remove_at(s, find(s, x->worker, x->name));
+		removed++;
 	}
+	s->expire_next = end < s->st.capacity ? end : 0;
+	if (done != NULL)
+		*done = s->expire_next == 0;
 	s->st.expired += removed;
 	return removed;
 }

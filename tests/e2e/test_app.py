@@ -27,9 +27,10 @@ from scapy.utils import RawPcapReader
 
 import dpdk_telemetry
 from harness import NO_HUGE_MB
-from harness import (DEADLINE, Testpmd, empty_pcap, flush, hugepages_free,
-                     links_up, lookup, memif_peer_argv, need_tool, no_crash,
-                     polling, query, run_ended, run_replay, wait_until)
+from harness import (DEADLINE, Testpmd, empty_pcap, flush, help_options,
+                     hugepages_free, ini_keys, links_up, lookup,
+                     memif_peer_argv, need_tool, no_crash, polling, query,
+                     run_ended, run_replay, stop, wait_until)
 
 APP = PCAPS = MIXED = TMP = None
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -1222,12 +1223,169 @@ def test_two_link_types_on_one_port_refused():
     assert rc != 0 and "one link type a port" in log, log[-200:]
 
 
-def test_help():
-    """--help lists every option with its default."""
+# The options, config keys and telemetry commands the program has,
+# against what docs/usage.md, config/cuckooflow.ini and cuckooflow(8)
+# say (the man page's own test: tests/install/test_man.py). The program's
+# lists come from itself: --help (app/config.c's option table: each
+# option, its argument, its --cfg key and default) and a running
+# instance's telemetry command list.
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DOC_FILES = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + [
+    os.path.join(ROOT, "README.md"),
+    os.path.join(ROOT, "docs", "man", "cuckooflow.8.scd")]
+# a telemetry command named in them, not a path (/etc/cuckooflow/x.ini)
+COMMAND = re.compile(r"(?<![\w./@-])/cuckooflow/[a-z_/]*[a-z_]"
+                     r"(?![\w-]|\.\w)")
+
+
+def app_help():
     rc, log = app(None, ["--help"], vdev="net_null0")
-    assert rc == 0 and all(o in log for o in (
-        "--portmask", "--flows", "--clock", "--exit-on-eof", "--stats-json",
-        "--cfg", "default")), log[-200:]
+    assert rc == 0, log[-400:]
+    helped = help_options(log)
+    assert len(helped) > 40, log[-400:]
+    return helped
+
+
+def usage_tables(header):
+    """The rows of docs/usage.md's tables whose header starts with
+    @header ("| option | config key |"): a list of {column: cell}, the
+    cells as written (backticks and "\\|" kept)."""
+    with open(os.path.join(ROOT, "docs", "usage.md")) as f:
+        lines = f.read().splitlines()
+    rows = []
+    for i, line in enumerate(lines):
+        if not line.startswith(header):
+            continue
+        cols = [c.strip() for c in line.strip("|").split("|")]
+        for row in lines[i + 2:]:
+            if not row.startswith("|"):
+                break
+            cells = [c.strip() for c in
+                     re.split(r"(?<!\\)\|", row.strip()[1:-1])]
+            rows.append(dict(zip(cols, cells)))
+    return rows
+
+
+def option_cell(cell):
+    """(option, its argument) of an options table's "`--mode
+    monitor\\|forward`"."""
+    words = cell.strip("`").replace("\\|", "|").split(" ", 1)
+    return words[0], words[1] if len(words) > 1 else ""
+
+
+def test_options_documented():
+    """Every option of --help has a row in usage.md's options table, with
+    its config key, its default and (a choice) its choices as --help
+    prints them, and the table has no other option; every other table of
+    options (Flow events) names real options by their keys."""
+    helped = app_help()
+    rows = usage_tables("| option | config key |")
+    bad, seen = [], set()
+    for row in rows:
+        opt, arg = option_cell(row["option"])
+        o = helped.get(opt)
+        key = o["key"] or "-" if o else None
+        if "default" in row:
+            seen.add(opt)   # the options table (Flow events' has none)
+        if o is None or row["config key"] != key:
+            bad.append("%s (%s): in usage.md, not so in --help (%s)" % (
+                opt, row["config key"], key))
+            continue
+        if "default" not in row:
+            continue
+        if row["default"] != o["default"]:
+            bad.append("%s: default %r in usage.md, %r in --help" % (
+                opt, row["default"], o["default"]))
+        if "|" in o["arg"] and set(arg.split("|")) != \
+                set(o["arg"].split("|")):
+            bad.append("%s: choices %s in usage.md, %s in --help" % (
+                opt, arg, o["arg"]))
+    missing = sorted(set(helped) - seen - {"-h", "--help", "--version"})
+    assert len(seen) > 40 and not missing and not bad, "\n".join(
+        bad + ["%s: in --help, not in usage.md's options table" % o
+               for o in missing])
+
+
+def test_config_keys_documented(tmp_path):
+    """config/cuckooflow.ini shows every config key --help names, set or
+    commented out, and no other; each as the file shows it (the commented
+    ones uncommented: their values are examples) is read by the program,
+    all in one --cfg file."""
+    helped = app_help()
+    keys = {o["key"] for o in helped.values() if o["key"]}
+    ini = ini_keys(os.path.join(ROOT, "config", "cuckooflow.ini"))
+    assert not set(ini) - keys and not keys - set(ini), (
+        "in the ini, not a key of --help", sorted(set(ini) - keys),
+        "a key of --help, not in the ini", sorted(keys - set(ini)))
+    by_section = {}
+    for k, v in ini.items():
+        section, key = k.split(".")
+        by_section.setdefault(section, []).append("%s = %s" % (key, v))
+    cfg = tmp_path / "every_key.ini"
+    cfg.write_text("".join("[%s]\n%s\n" % (s, "\n".join(lines))
+                           for s, lines in by_section.items()))
+    # --help after the file: the file is read whole, the run goes no
+    # further (no EAL)
+    rc, log = app(None, ["--cfg", str(cfg), "--help"], vdev="net_null0")
+    assert rc == 0 and "--cfg FILE" in log, (log[-600:], cfg.read_text())
+    assert len(ini) > 50
+
+
+@pytest.mark.parametrize("nb", [1, 2])
+def test_telemetry_documented(tmp_path, nb):
+    """Every /cuckooflow/ telemetry command a running instance registers
+    (with every output that adds one: --state-file, --events, the top
+    sources by default) has a row in usage.md's telemetry table, which
+    says "none" for its parameters where the command's own help says it
+    takes none; no command the docs, the README or the man page name is
+    missing from the program; /cuckooflow/config has every config key of
+    --help, as section_key, and no other."""
+    proc, prefix = start_workers(nb, "net_null0", [
+        "--state-file", str(tmp_path / "flows.state"),
+        "--events", str(tmp_path / "events.jsonl")])
+    try:
+        # /cuckooflow/state: the last registered, once the workers run
+        wait_until(lambda: query(prefix, "/cuckooflow/state") is not None,
+                   "/cuckooflow/state", proc=proc)
+        commands = {c for c in query(prefix, "/")
+                    if c.startswith("/cuckooflow/")}
+        helps = {c: query(prefix, "/help," + c)[c] for c in commands}
+        settings = set(query(prefix, "/cuckooflow/config"))
+    finally:
+        rc = stop(proc)
+    no_crash(rc, log=proc.stderr.read())
+    rows = {r["command"].strip("`"): r for r in
+            usage_tables("| command | parameters | reply |")}
+    bad = ["%s: registered, not in usage.md's telemetry table" % c
+           for c in sorted(commands - set(rows))]
+    bad += ["%s: in usage.md's telemetry table, not registered" % c
+            for c in sorted(set(rows) - commands)]
+    for c in sorted(commands & set(rows)):
+        cell = rows[c]["parameters"]
+        # "Parameters: int N", "... string path", or its syntax
+        # ("proto,src,..."), which the row spells out too, first
+        given = re.search(r"Parameters: (?:int |string )?(\S+)",
+                          helps[c])
+        if (cell == "none") != ("Takes no parameters" in helps[c]) or (
+                given and "," in given.group(1) and
+                not cell.startswith("`%s`" % given.group(1))):
+            bad.append("%s: parameters %r in usage.md, its help says %r"
+                       % (c, cell, helps[c]))
+    for path in DOC_FILES:
+        with open(path) as f:
+            named = set(re.findall(COMMAND, f.read()))
+        bad += ["%s names %s, not registered" % (
+            os.path.relpath(path, ROOT), c)
+            for c in sorted(named - commands)]
+    # /cuckooflow/config: "every setting as section_key" (usage.md)
+    keys = {o["key"].replace(".", "_") for o in app_help().values()
+            if o["key"]}
+    bad += ["%s: a key of --help, not in /cuckooflow/config" % k
+            for k in sorted(keys - settings)]
+    bad += ["%s: in /cuckooflow/config, not a key of --help" % k
+            for k in sorted(settings - keys)]
+    assert len(commands) > 10 and not bad, "\n".join(bad)
 
 
 # ------------------------------------------------------------ workers

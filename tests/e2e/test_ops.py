@@ -22,6 +22,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from scapy.utils import RawPcapReader
 
+import dpdk_telemetry  # tools/, on sys.path (conftest.py)
 from harness import NO_HUGE_MB
 from harness import (DEADLINE, IP, Testpmd, hugepages_free, need_tool,
                      netns_socket, no_crash, polling, query, run_ended,
@@ -82,8 +83,8 @@ class Live:
     """cuckooflow running in the background, its output to files."""
 
     def __init__(self, tmp, nb, vdevs, args=(), huge=False, env=None,
-                 lcores=None, cwd=None, wrap=()):
-        self.prefix = prefix()
+                 lcores=None, cwd=None, wrap=(), pre=None):
+        self.prefix = pre or prefix()
         self.out = os.path.join(str(tmp), self.prefix + ".out")
         self.err = os.path.join(str(tmp), self.prefix + ".err")
         argv = [APP] + eal(nb, self.prefix, huge) + \
@@ -246,6 +247,72 @@ def test_losses_live(nb, tmp_path):
     assert rc == 0 and log.count("losing records: ipfix_records_lost") == \
         1 and re.search(r"warning: lost \d+ records: ipfix_records_lost",
                         log), log[-800:]
+
+
+@pytest.mark.parametrize("nb", (1, 2))
+def test_exporter_keeps_its_connection(nb, tmp_path):
+    """DPDK 22.11 serves at most 10 telemetry clients at once
+    (MAX_CONNECTIONS) and closes any further one at once. The exporter
+    made a connection for each of a scrape's dozen queries, so clients
+    left open (a stuck script, a dpdk-telemetry.py session) locked it
+    out: cuckooflow_up 0. Now it keeps one connection: with every other
+    slot taken (a client more is refused: the premise, checked), its
+    scrapes are whole; once cuckooflow has restarted under the same file
+    prefix, it connects again. (Before: cuckooflow_up 0 with the slots
+    taken.)"""
+    vdev = ["net_pcap0,rx_pcap=%s,tx_pcap=%s,infinite_rx=1" % (
+        MIXED, os.devnull)]
+    app = Live(tmp_path, nb, vdev)
+    port = free_port()
+    exp = app2 = None
+    idle = []
+
+    def metrics():
+        fams = {f.name: f for f in
+                text_string_to_metric_families(scrape(port))}
+        up = fams.get("cuckooflow_up")
+        return fams if up and up.samples[0].value == 1 else None
+
+    try:
+        app.up()
+        exp = subprocess.Popen([EXPORTER, "--file-prefix", app.prefix,
+                                "--port", str(port)],
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        wait_until(metrics, "a whole scrape", proc=exp)
+        path = dpdk_telemetry.socket_path(app.prefix)
+        for _ in range(10):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.settimeout(DEADLINE)
+            s.connect(path)
+            idle.append(s)
+            if not s.recv(16384):
+                break           # refused: every slot is taken
+        with pytest.raises(ConnectionRefusedError):
+            dpdk_telemetry.query(app.prefix, "/cuckooflow/stats")
+        for _ in range(3):
+            fams = metrics()
+            assert fams and sum(
+                s.value for s in fams["cuckooflow_packets"].samples
+                if s.name == "cuckooflow_packets_total") > 0, sorted(
+                    fams or ())
+        for s in idle:
+            s.close()
+        assert app.stop() == 0, app.text()[-400:]
+        app2 = Live(tmp_path, nb, vdev, pre=app.prefix)
+        app2.up()
+        fams = wait_until(metrics, "a whole scrape after the restart",
+                          proc=exp)
+        assert fams["cuckooflow_start_time_seconds"].samples[0].value > 0
+    finally:
+        for s in idle:
+            s.close()
+        if exp is not None:
+            exp.terminate()
+            exp.wait(timeout=DEADLINE)
+        app.stop()
+        if app2 is not None:
+            assert app2.stop() == 0, app2.text()[-400:]
 
 
 # -------------------------------------------------------------- logs

@@ -13,6 +13,11 @@
  *   of both families, duplicates as they come; written as a text list
  *   and read with cbl_read() (the IPv4 length index: 1-, 2- or 4-byte
  *   cells for up to 8, 16 or 32 lengths, flows-only lists, a /0);
+ * - with a byte of the input (3 times in 8), 70 to 4200 more IPv4
+ *   entries of one length (32, 24, 20, 17 or 12) in the bases' /16s: a
+ *   longer list takes a larger index (2^11 to 2^17 cells: lengths up to
+ *   11, 13, 15 or 17 then answered by a cell's state alone), which 63
+ *   entries never reach;
  * - a burst of up to 64 packets (keys by cflow_key_init(), ICMP errors
  *   with their own sender, VLANs) and a 64-bit mask of parsed ones.
  *
@@ -37,10 +42,18 @@
 
 #include "blocklist.h"
 #include "cflow.h"
+#include "cfutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_ENTRIES 63
+#define MAX_FILL 4200
+
+/* More entries, by a byte's low 4 bits: none 10 times in 16. */
+static const uint16_t fill_counts[16] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 70, 70, 300, 300, 1100, MAX_FILL,
+};
+static const uint8_t fill_lengths[8] = { 32, 32, 32, 24, 20, 17, 12, 32 };
 
 struct in_stream {
 	const uint8_t *p;
@@ -198,15 +211,15 @@ static const uint8_t protos[4] = { 6, 17, 1, 58 };
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct ref_entry es[MAX_ENTRIES];
+	static struct ref_entry es[MAX_ENTRIES + MAX_FILL];
 	static struct cflow_packet pkts[64];
 	struct in_stream s = { data, size };
 	uint8_t bases[2][4][16];
 	char path[] = "/tmp/fuzz_blocklist_XXXXXX", err[256];
 	char a1[INET6_ADDRSTRLEN], a2[INET6_ADDRSTRLEN];
-	unsigned int ne, np;
+	unsigned int ne, np, nf;
 	uint64_t mask = 0;
-	uint8_t save;
+	uint8_t save, fill;
 	struct cbl *bl;
 	FILE *f;
 	int fd;
@@ -266,6 +279,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		e->kind = e->length == full ? CBL_ADDRESS : CBL_PREFIX;
 		addr_text(e->family, e->addr, a1, sizeof(a1));
+		fprintf(f, "%s/%u\n", a1, e->length);
+	}
+	fill = get8(&s);
+	nf = fill_counts[fill & 15];
+	for (unsigned int i = 0; i < nf; i++, ne++) {
+		struct ref_entry *e = &es[ne];
+		uint64_t x = cfu_mix64(((uint64_t)fill << 32) + i);
+
+		memset(e, 0, sizeof(*e));
+		e->family = 4;
+		memcpy(e->addr, bases[0][i & 3], 16);
+		e->addr[14] ^= (uint8_t)(x >> 8);
+		e->addr[15] ^= (uint8_t)x;
+		e->length = fill_lengths[fill >> 5];
+		e->kind = e->length == 32 ? CBL_ADDRESS : CBL_PREFIX;
+		addr_text(4, e->addr, a1, sizeof(a1));
 		fprintf(f, "%s/%u\n", a1, e->length);
 	}
 	if (fclose(f) != 0)

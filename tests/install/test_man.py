@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 
-from harness import DEADLINE
+from harness import DEADLINE, help_options, ini_keys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -55,38 +55,10 @@ def app_help(cuckooflow):
     return p.stdout
 
 
-def app_options(text):
-    """{option: (its default, its line)} of cuckooflow's --help."""
-    out = {}
-    for line in text.splitlines():
-        m = re.match(r"  (?:-h, )?(--[a-z0-9-]+)", line)
-        if m:
-            d = re.search(r"\(default (.*)\)$", line)
-            out[m.group(1)] = (d.group(1) if d else None, line)
-    if "-h, --help" in text:
-        out["-h"] = (None, "-h, --help")
-    return out
-
-
-def ini_keys():
-    keys, section = set(), None
-    with open(INI) as f:
-        for line in f:
-            line = line.strip()
-            m = re.match(r"\[(\w+)\]", line)
-            if m:
-                section = m.group(1)
-            # set keys, and those shown commented out ("; key = value")
-            m = re.match(r"[;#]?\s*(\w+) = ", line)
-            if m and section:
-                keys.add(section + "." + m.group(1))
-    return keys
-
-
 def test_cuckooflow_options(cuckooflow):
     """Every option of cuckooflow --help is in cuckooflow(8), and the
     other way round."""
-    helped = app_options(app_help(cuckooflow))
+    helped = help_options(app_help(cuckooflow))
     man = described(man_source("cuckooflow"))
     assert len(helped) > 40
     missing = sorted(set(helped) - set(man))
@@ -96,24 +68,30 @@ def test_cuckooflow_options(cuckooflow):
 
 
 def test_cuckooflow_defaults(cuckooflow):
-    """Each option's default in cuckooflow(8) is the one --help prints,
-    and its config key is one of config/cuckooflow.ini."""
-    helped = app_options(app_help(cuckooflow))
+    """Each option's default and config key in cuckooflow(8) are the ones
+    --help prints, and the key is one of config/cuckooflow.ini."""
+    helped = help_options(app_help(cuckooflow))
     man = described(man_source("cuckooflow"))
-    keys = ini_keys()
+    keys = ini_keys(INI)
     bad = []
-    for opt, (default, line) in sorted(helped.items()):
+    for opt, o in sorted(helped.items()):
         text = man.get(opt, "")
         m = re.search(r"\((\w+\.\w+); default: ([^)]*)\)", text)
-        if default is None or opt in ("--cfg", "--idle-timeout"):
+        if o["key"] is None:
+            if m is not None:
+                bad.append("%s: key %s in the page, none in --help"
+                           % (opt, m.group(1)))
             continue
         if m is None:
             bad.append("%s: no (section.key; default: ...) in the page"
                        % opt)
             continue
-        if not m.group(2).startswith(default):
+        if not m.group(2).startswith(o["default"]):
             bad.append("%s: default %r in the page, %r in --help"
-                       % (opt, m.group(2), default))
+                       % (opt, m.group(2), o["default"]))
+        if m.group(1) != o["key"]:
+            bad.append("%s: key %s in the page, %s in --help"
+                       % (opt, m.group(1), o["key"]))
         if m.group(1) not in keys:
             bad.append("%s: key %s is not in config/cuckooflow.ini"
                        % (opt, m.group(1)))

@@ -790,14 +790,94 @@ test_records_store_restart(void)
 	TEST_ASSERT(st.entries == 2 && st.full == 1, "full %lu",
 		(unsigned long)st.full);
 	/* orphans: entries whose record started before a time go */
-	TEST_ASSERT_EQ(cflow_recstore_expire(a, 150), 1u, "flow 1 (100)");
-	TEST_ASSERT_EQ(cflow_recstore_expire(a, 650), 2u, "3 (300), 2 (600)");
+	TEST_ASSERT_EQ(cflow_recstore_expire(a, 150, 0, NULL), 1u, "flow 1 (100)");
+	TEST_ASSERT_EQ(cflow_recstore_expire(a, 650, 0, NULL), 2u, "3 (300), 2 (600)");
 	cflow_recstore_stats_get(a, &st);
 	TEST_ASSERT(st.entries == 0 && st.expired == 3, "expired %lu",
 		(unsigned long)st.expired);
 	cflow_recstore_free(a);
 	cflow_recstore_free(b);
 	cflow_recstore_free(c);
+	return 0;
+}
+
+/* Orphan expiry in steps: a pass in steps of 37 entries removes exactly
+ * the live entries older than the limit, as one whole pass would, however
+ * the steps fall and whatever moved in the index meanwhile (removals
+ * between steps shift index slots; entries never move); a free entry is
+ * never counted, nor a new flow that took an old flow's name; "done"
+ * comes with the step that ends the pass, and the next pass starts over. */
+static int
+test_records_store_expire_steps(void)
+{
+	enum { CAP = 1000, STEP = 37 };
+	static uint64_t time_of[CAP];   /* by name - 1; 0: not in */
+	struct cflow_recstore *s = cflow_recstore_create(CAP);
+	struct cflow_recstore_stats st;
+	uint64_t x = 7, removed = 0, want = 0, calls = 0;
+	struct cflow_record r = { .reason = CFLOW_RECORD_END };
+	struct cflow_flow_record out;
+	bool done = false;
+
+	TEST_ASSERT(s != NULL, "create");
+	for (uint64_t n = 1; n <= CAP; n++) {
+		struct cflow_event e = store_event((uint8_t)n, n * 10);
+
+		TEST_ASSERT(cflow_recstore_add(s, n % 3, n, &e) != 0, "%lu",
+			(unsigned long)n);
+		time_of[n - 1] = n * 10;
+	}
+	/* a third of them end; half of those come back newer */
+	for (uint64_t k = 0; k < CAP / 3; k++) {
+		uint64_t n;
+
+		x = cfu_mix64(x + k);
+		n = x % CAP + 1;
+		if (time_of[n - 1] == 0)
+			continue;
+		TEST_ASSERT_EQ(cflow_recstore_forget(s, n % 3, n), 0, "forget");
+		time_of[n - 1] = 0;
+		if (x & 1) {
+			struct cflow_event e = store_event((uint8_t)n, 20000 + n);
+
+			TEST_ASSERT(cflow_recstore_add(s, n % 3, n, &e) != 0,
+				"again");
+			time_of[n - 1] = 20000 + n;
+		}
+	}
+	for (uint64_t n = 1; n <= CAP; n++)
+		want += time_of[n - 1] != 0 && time_of[n - 1] < 5000;
+	TEST_ASSERT(want > 100, "%lu to expire", (unsigned long)want);
+	while (!done) {
+		uint64_t n;
+
+		removed += cflow_recstore_expire(s, 5000, STEP, &done);
+		calls++;
+		/* between steps: one flow ends (its index cluster shifts) */
+		x = cfu_mix64(x + calls);
+		n = x % CAP + 1;
+		if (time_of[n - 1] >= 5000) {
+			TEST_ASSERT_EQ(cflow_recstore_forget(s, n % 3, n), 0,
+				"end");
+			time_of[n - 1] = 0;
+		}
+	}
+	TEST_ASSERT_EQ(calls, (uint64_t)(CAP + STEP - 1) / STEP, "steps");
+	TEST_ASSERT_EQ(removed, want, "removed");
+	for (uint64_t n = 1; n <= CAP; n++) {
+		r.name = n;
+		TEST_ASSERT_EQ(cflow_recstore_name(s, n % 3, &r, 0, &out),
+			time_of[n - 1] >= 5000 ? 0 : -ENOENT, "name %lu at %lu",
+			(unsigned long)n, (unsigned long)time_of[n - 1]);
+	}
+	cflow_recstore_stats_get(s, &st);
+	TEST_ASSERT(st.entries == 0 && st.expired == want, "entries %lu",
+		(unsigned long)st.entries);
+	/* the next pass starts at the first entry, whole */
+	TEST_ASSERT_EQ(cflow_recstore_expire(s, UINT64_MAX - 1, 0, &done),
+		0u, "empty");
+	TEST_ASSERT(done, "one call, whole");
+	cflow_recstore_free(s);
 	return 0;
 }
 
@@ -808,6 +888,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_records_evict_flush),
 	TEST_CASE(test_records_restore),
 	TEST_CASE(test_records_store_restart),
+	TEST_CASE(test_records_store_expire_steps),
 	TEST_CASES_END()
 };
 
