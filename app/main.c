@@ -714,6 +714,8 @@ main(int argc, char **argv)
 	run.watermark = cfg.clock == APP_CLOCK_PKT &&
 		(run.handoff || worker_reads_queues(&topo));
 	memcpy(run.tx_port, topo.tx_port, sizeof(run.tx_port));
+	for (unsigned int i = 0; i < topo.nb_ports; i++)
+		run.link_gated[topo.ports[i].id] = topo.ports[i].link_gated;
 	roles_setup();
 	app_run_reta_init(&run);
 	state = state_read();

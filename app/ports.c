@@ -324,6 +324,7 @@ find_ports(struct app_topology *t, const struct app_config *cfg, char *err,
 			return cfu_fail(ENODEV, err, err_len, "port %u: no device info", id);
 		rte_eth_dev_get_name_by_port(id, p->name);
 		p->pcap = strcmp(p->info.driver_name, "net_pcap") == 0;
+		p->link_gated = strcmp(p->info.driver_name, "net_memif") == 0;
 		p->replay = p->pcap && strstr(driver_args(p), "rx_iface") ==
 			NULL;
 		p->rss_capable = (p->info.flow_type_rss_offloads &

@@ -31,6 +31,9 @@ struct app_port {
 	uint64_t rss_hf;        /* hash types configured; 0: no RSS */
 	bool rss_capable;       /* IP, TCP and UDP hash types offered */
 	bool pcap;              /* net_pcap */
+	/* net_memif: polled and sent to only while its link is up
+	 * (app_run.link_gated, worker.c link_usable()) */
+	bool link_gated;
 	bool replay;            /* net_pcap reading files, not an iface */
 	enum cflow_link_type link_type; /* net_pcap: its captures'; else
 					 * Ethernet */

@@ -152,6 +152,9 @@ struct app_run {
 	uint64_t hash_seed;     /* every tracker's: the handed-off hash */
 	uint16_t reta[APP_RETA_SIZE]; /* hash -> owner worker index */
 	uint16_t tx_port[RTE_MAX_ETHPORTS]; /* forward: ingress -> egress */
+	/* Ports polled and sent to only while their link is up
+	 * (app_port.link_gated) */
+	bool link_gated[RTE_MAX_ETHPORTS];
 	uint8_t role[RTE_MAX_ETHPORTS]; /* enum app_role */
 	const struct cbl_allow *allow;  /* firewall: --allow, or NULL */
 	bool mirror;            /* --mirror-port */

@@ -83,7 +83,8 @@ def need_tool(name, package):
 def wait_until(cond, what, timeout=None, proc=None, interval=0.02):
     """Poll cond() until it returns a true value, and return it. Fails the
     test, naming @what, after @timeout seconds (DEADLINE), or as soon as
-    @proc (a Popen) has exited."""
+    @proc (a Popen) has exited. @what may be a function, called for the
+    message: the state last seen, when the test fails."""
     end = time.monotonic() + (timeout or DEADLINE)
     while True:
         value = cond()
@@ -92,10 +93,10 @@ def wait_until(cond, what, timeout=None, proc=None, interval=0.02):
         if proc is not None and proc.poll() is not None:
             err = proc.stderr.read()[-600:] if proc.stderr else ""
             pytest.fail("exited (%s) while waiting for %s: %s" % (
-                proc.returncode, what, err))
+                proc.returncode, what() if callable(what) else what, err))
         if time.monotonic() > end:
             pytest.fail("still waiting for %s after %.0f s" % (
-                what, timeout or DEADLINE))
+                what() if callable(what) else what, timeout or DEADLINE))
         time.sleep(interval)
 
 
@@ -361,13 +362,16 @@ def send_frames(sock, frames):
     return t
 
 
-def links_up(prefix, ports, timeout=None):
+def links_up(prefix, ports, timeout=None, proc=None):
     """Wait (up to DEADLINE) until the ports of the DPDK process with
     --file-prefix @prefix are up, as its telemetry shows: memif and
     vhost-user links come up asynchronously once both sides have
-    started. Returns whether they did."""
+    started. Returns whether they did (False at once if @proc, the
+    process, has exited)."""
     end = time.monotonic() + (timeout or DEADLINE)
     while time.monotonic() < end:
+        if proc is not None and proc.poll() is not None:
+            return False
         st = [query(prefix, "/ethdev/link_status,%d" % i) for i in ports]
         if all(x is not None and x.get("status") == "UP" for x in st):
             return True
@@ -464,11 +468,74 @@ class Testpmd:
         return (num("RX-packets"), num("RX-missed"), num("RX-errors"),
                 num("TX-packets"))
 
-    def wait_rx(self, port, want, what):
-        """Until @port has received @want packets (or more)."""
-        return wait_until(lambda: self.port_stats(port)[0] >= want,
-                          "testpmd port %d to receive %d packets (%s)" % (
-                              port, want, what))
+    def wait_rx(self, port, want, what, more=None, proc=None):
+        """Until @port has received @want packets (or more), or @proc
+        (the other side's process) has exited. Failing, the message has
+        every port's counters as last read, and @more(), if given (the
+        other side's counters: where the packets stopped)."""
+        last = {}
+
+        def received():
+            last[port] = self.port_stats(port)
+            return last[port][0] >= want
+
+        def seen():
+            for p in range(self.nb_ports()):
+                try:
+                    last.setdefault(p, self.port_stats(p))
+                except OSError as e:
+                    last.setdefault(p, repr(e))
+            return "testpmd port %d to receive %d packets (%s); testpmd's " \
+                "(RX-packets, RX-missed, RX-errors, TX-packets) by port: " \
+                "%s%s" % (port, want, what, last,
+                          "; " + more() if more is not None else "")
+        return wait_until(received, seen, proc=proc)
+
+    def _vdevs(self):
+        """Its --vdev devices, in port order (no PCI device: ports are
+        the vdevs in the order given)."""
+        return [a.split("=", 1)[1] for a in self.proc.args
+                if a.startswith("--vdev=")]
+
+    def nb_ports(self):
+        return len(self._vdevs())
+
+    def start_forwarding(self):
+        """`start`, once no frame can be lost to its links' coming up.
+        Its links (every port but its net_pcap ones: memif, virtio-user)
+        are up on its own side, as its telemetry shows: the server side
+        of a memif link (cuckooflow) is up before its client (testpmd),
+        and testpmd's io forwarding drops what a link not yet up refuses.
+        Then it forwards once with its captures held back (their rx
+        queues stopped: testpmd skips them), which polls every link: a
+        memif client's receive posts the buffers on the ring towards it,
+        and until it has, a frame cuckooflow forwards finds no free slot
+        and is dropped (tx_dropped). Then the captures go."""
+        argv = self.proc.args
+        prefix = [a.split("=", 1)[1] for a in argv
+                  if a.startswith("--file-prefix=")][0]
+        nq = ([int(a.split("=", 1)[1]) for a in argv
+               if a.startswith("--rxq=")] or [1])[0]
+        vdevs = self._vdevs()
+        links = [p for p, v in enumerate(vdevs)
+                 if not v.startswith("net_pcap")]
+        held = ["port %d rxq %d" % (p, q) for p, v in enumerate(vdevs)
+                if v.startswith("net_pcap") for q in range(nq)]
+        if not links_up(prefix, links):
+            raise OSError("testpmd: ports %s not up on its side after %.0f "
+                          "s" % (links, DEADLINE))
+        for q in held:
+            self.cmd(q + " stop")
+        self.cmd("start")
+        polled = self.stop()
+        m = re.search(r"Accumulated forward statistics.*?RX-packets:\s+(\d+)",
+                      polled, re.S)
+        if m is None or int(m.group(1)) != 0:
+            raise OSError("testpmd: its captures were not held back: %s" %
+                          polled[-600:])
+        for q in held:
+            self.cmd(q + " start")
+        self.cmd("start")
 
     def close(self):
         """quit, and everything testpmd printed."""

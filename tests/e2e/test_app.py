@@ -1072,7 +1072,7 @@ def switch_link_case(kind):
              # that would swallow the capture.
              "--no-flush-rx"])
         up = links_up(prefix, (0, 1))
-        tp.cmd("start")
+        tp.start_forwarding()
         # until cuckooflow has handled every packet, and testpmd has
         # taken what came back on link 1 (port 2) to its capture
         wait_until(lambda: (lambda c: c and c["rx_packets"] >= len(frames)
@@ -1107,10 +1107,12 @@ def switch_link_case(kind):
     except RUN_ERRORS as e:
         pytest.fail(repr(e) + stderr_end(cf))
     finally:
-        if tp is not None:
-            tp.kill()
+        # cuckooflow first (docs/usage.md: memif's peer leaving can
+        # crash a worker inside a burst: noise in a failure's report)
         if cf.poll() is None:
             cf.kill()
+        if tp is not None:
+            tp.kill()
         for f in glob.glob("/dev/hugepages/%s_peermap_*" % prefix):
             os.unlink(f)
 
@@ -1934,6 +1936,12 @@ def test_memif_two_queues(nb, reps):
     assert not bad, str(bad[:1])
 
 
+def cf_counters(prefix, keys=("rx_packets", "tx_packets", "tx_dropped")):
+    """cuckooflow's @keys of /cuckooflow/stats, for a failure's message."""
+    st = query(prefix, "/cuckooflow/stats") or {}
+    return "cuckooflow %s" % {k: st.get(k) for k in keys}
+
+
 def memif_two_queue_run(testpmd, nb, files, empty, merged):
     global runs
     runs += 1
@@ -1965,11 +1973,15 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
             memif_peer_argv(testpmd, prefix, sock,
                             ([files["qa"], files["qb"]], back),
                             ([empty, empty], recv)))
-        up = links_up(prefix, (0, 1))
-        tp.cmd("start")
+        up = links_up(prefix, (0, 1), proc=cf)
+        tp.start_forwarding()
         # testpmd's port 2 (link 1) has what cuckooflow forwarded
-        tp.wait_rx(2, len(merged), "the capture through cuckooflow")
-        cf.send_signal(signal.SIGINT)  # first: see switch_link_case
+        tp.wait_rx(2, len(merged), "the capture through cuckooflow",
+                   more=lambda: cf_counters(prefix), proc=cf)
+        # testpmd's forwarding stopped, then cuckooflow, then testpmd:
+        # neither side polls a link whose peer leaves (switch_link_case)
+        tp.stop()
+        cf.send_signal(signal.SIGINT)
         cf.wait(timeout=DEADLINE)
         tp.close()
         if not up or cf.returncode != 0:
@@ -2007,10 +2019,11 @@ def memif_two_queue_run(testpmd, nb, files, empty, merged):
     except RUN_ERRORS as e:
         return repr(e) + stderr_end(cf)
     finally:
-        if tp is not None:
-            tp.kill()
+        # cuckooflow first: see switch_link_case
         if cf.poll() is None:
             cf.kill()
+        if tp is not None:
+            tp.kill()
 
 
 def pcapng(interfaces, packets):
