@@ -627,12 +627,15 @@ class Oracle:
         self.log.append(d)
         return d
 
-    def finish(self, t):
-        """Flows still open at @t (within the slack): (active, expired by
-        then), or raises Ambiguous if some flow's fate is undecided."""
+    def finish(self, t, span_ns=None):
+        """Flows still open at a time in [t, t + @span_ns] (default: the
+        slack): (active, expired by then), or raises Ambiguous if some
+        flow's fate is undecided."""
         active = expired = 0
+        if span_ns is None:
+            span_ns = self.cfg.slack_ns
         for key, f in self.flows.items():
-            if self._alive(f, t, key, self.cfg.slack_ns):
+            if self._alive(f, t, key, span_ns):
                 active += 0 if f.closed else 1
             elif not f.closed:
                 expired += 1
