@@ -280,14 +280,12 @@ def test_exporter_keeps_its_connection(nb, tmp_path):
                                stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         wait_until(metrics, "a whole scrape", proc=exp)
-        path = dpdk_telemetry.socket_path(app.prefix)
+        client = dpdk_telemetry.Telemetry.of_prefix(app.prefix, DEADLINE)
         for _ in range(10):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            s.settimeout(DEADLINE)
-            s.connect(path)
-            idle.append(s)
-            if not s.recv(16384):
-                break           # refused: every slot is taken
+            try:
+                idle.append(client.connect()[0])
+            except ConnectionRefusedError:
+                break           # every slot is taken
         with pytest.raises(ConnectionRefusedError):
             dpdk_telemetry.query(app.prefix, "/cuckooflow/stats")
         for _ in range(3):
@@ -1161,11 +1159,8 @@ HOSTILE_PARAMS = [
 def telemetry_raw(pre, msg):
     """The reply to @msg (bytes, sent as is) on the telemetry socket of
     the run with --file-prefix @pre, as bytes."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(DEADLINE)
+    s, _ = dpdk_telemetry.Telemetry.of_prefix(pre, DEADLINE).connect()
     try:
-        s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % pre)
-        s.recv(16384)
         s.send(msg)
         return s.recv(1 << 20)
     finally:
@@ -1208,7 +1203,7 @@ def test_telemetry_hostile_requests(nb, tmp_path):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             idle.append(s)
             try:
-                s.connect("/var/run/dpdk/%s/dpdk_telemetry.v2" % app.prefix)
+                s.connect(dpdk_telemetry.socket_path(app.prefix))
                 s.send(b"/cuckooflow/counters")
             except OSError:
                 pass    # past DPDK's 10: closed by the server
